@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// Exit codes (sysexits for pi-actors' own errors; exec/call pass the
+// command's own status through).
+const (
+	exitOK          = 0
+	exitUsage       = 64
+	exitDataErr     = 65
+	exitNoInput     = 66
+	exitUnavailable = 69
+	exitSoftware    = 70
+	exitCantCreate  = 73
+	exitTempFail    = 75
+	exitNoPerm      = 77
+)
+
+// cliError is an error with its exit code and machine code decided.
+type cliError struct {
+	exit    int
+	code    string
+	msg     string
+	hint    string
+	details any
+}
+
+func (e *cliError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) *cliError {
+	return &cliError{exit: exitUsage, code: "usage", msg: fmt.Sprintf(format, args...), hint: "pi-actors help"}
+}
+
+func invalidf(format string, args ...any) *cliError {
+	return &cliError{exit: exitDataErr, code: "invalid_data", msg: fmt.Sprintf(format, args...)}
+}
+
+// classify decides the exit code and error code of any error, in one place.
+func classify(err error) *cliError {
+	var ce *cliError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var te *template.Error
+	switch {
+	case errors.As(err, &te):
+		code := "invalid_template"
+		if errors.Is(err, template.ErrLimit) {
+			code = "limit_exceeded"
+		}
+		return &cliError{exit: exitDataErr, code: code, msg: err.Error()}
+	case errors.Is(err, config.ErrInvalid):
+		return &cliError{exit: exitDataErr, code: "invalid_config", msg: err.Error(), hint: "fix the key or value named above in pi-actors.toml"}
+	}
+	return &cliError{exit: exitSoftware, code: "internal", msg: err.Error()}
+}

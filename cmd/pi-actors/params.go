@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// request is one parsed invocation: a verb, its parameters and flags.
+type request struct {
+	verb    string
+	words   []string       // positional words, in order
+	params  map[string]any // key=value (string) and key:=JSON values
+	order   []string       // parameter names in the order given
+	batch   []map[string]any
+	json    bool
+	verbose bool
+	help    bool
+	dryRun  bool
+	stdin   bool
+}
+
+var keyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// flags every verb accepts, and the per-verb ones.
+var commonFlags = map[string]func(*request){
+	"--json":    func(r *request) { r.json = true },
+	"--verbose": func(r *request) { r.verbose = true },
+	"--help":    func(r *request) { r.help = true },
+	"-h":        func(r *request) { r.help = true },
+	"--dry-run": func(r *request) { r.dryRun = true },
+	"--stdin":   func(r *request) { r.stdin = true },
+}
+
+// parseArgs reads `<verb> [key=value | key:=JSON | word ...] [flags]`.
+// Flags may stand anywhere; `--` ends flag parsing. With firstWord set,
+// the first non-flag word is positional even when it contains '=' (exec's
+// template). A lone `-` reads parameters from stdin: one JSON object, or a
+// JSON array or JSON lines of objects for a batch.
+func parseArgs(args []string, stdin io.Reader, firstWord bool) (*request, error) {
+	r := &request{params: map[string]any{}}
+	if len(args) == 0 {
+		return r, nil
+	}
+	r.verb = args[0]
+	rest := args[1:]
+	literal := false
+	for _, a := range rest {
+		if !literal {
+			if a == "--" {
+				literal = true
+				continue
+			}
+			if set, ok := commonFlags[a]; ok {
+				set(r)
+				continue
+			}
+			if strings.HasPrefix(a, "--") {
+				return nil, usagef("unknown flag %s (flags: --json, --verbose, --dry-run, --stdin, --help)", a)
+			}
+			if a == "-" {
+				if err := r.readStdin(stdin); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		if firstWord && len(r.words) == 0 && len(r.params) == 0 && !strings.HasPrefix(a, "template=") && !strings.HasPrefix(a, "template:=") {
+			r.words = append(r.words, a)
+			continue
+		}
+		key, val, isJSON, ok := splitParam(a)
+		if !ok {
+			r.words = append(r.words, a)
+			continue
+		}
+		if isJSON {
+			v, err := template.DecodeJSON([]byte(val))
+			if err != nil {
+				return nil, invalidf("parameter %s: malformed JSON after := (%v); write strings as %s=value", key, err, key)
+			}
+			r.set(key, v)
+		} else {
+			r.set(key, val)
+		}
+	}
+	return r, nil
+}
+
+func (r *request) set(key string, v any) {
+	if _, ok := r.params[key]; !ok {
+		r.order = append(r.order, key)
+	}
+	r.params[key] = v
+}
+
+// splitParam splits key=value or key:=JSON; ok is false for other words.
+func splitParam(a string) (key, val string, isJSON, ok bool) {
+	i := strings.IndexByte(a, '=')
+	if i <= 0 {
+		return "", "", false, false
+	}
+	key, val = a[:i], a[i+1:]
+	if strings.HasSuffix(key, ":") {
+		key, isJSON = key[:len(key)-1], true
+	}
+	if !keyRe.MatchString(key) {
+		return "", "", false, false
+	}
+	return key, val, isJSON, true
+}
+
+// readStdin reads one JSON object (merged into the parameters) or several
+// (a batch: a JSON array, or one object per line).
+func (r *request) readStdin(in io.Reader) error {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return fmt.Errorf("read parameters from stdin: %w", err)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return invalidf("stdin: expected a JSON object of parameters (or an array / JSON lines for a batch), got nothing")
+	}
+	if data[0] == '[' {
+		v, err := template.DecodeJSON(data)
+		if err != nil {
+			return invalidf("stdin: malformed JSON array: %v", err)
+		}
+		for i, e := range v.([]any) {
+			obj, ok := e.(map[string]any)
+			if !ok {
+				return invalidf("stdin: batch item %d is not a JSON object", i)
+			}
+			r.batch = append(r.batch, obj)
+		}
+		if len(r.batch) == 0 {
+			return invalidf("stdin: the batch array is empty")
+		}
+		return nil
+	}
+	var objs []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	whole, wholeErr := template.DecodeJSON(data)
+	if wholeErr == nil {
+		obj, ok := whole.(map[string]any)
+		if !ok {
+			return invalidf("stdin: expected a JSON object of parameters, got %s", template.CompactJSON(whole))
+		}
+		objs = append(objs, obj)
+	} else {
+		line := 0
+		for sc.Scan() {
+			line++
+			text := bytes.TrimSpace(sc.Bytes())
+			if len(text) == 0 {
+				continue
+			}
+			v, err := template.DecodeJSON(text)
+			if err != nil {
+				return invalidf("stdin line %d: malformed JSON: %v", line, err)
+			}
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return invalidf("stdin line %d: expected a JSON object", line)
+			}
+			objs = append(objs, obj)
+		}
+		if err := sc.Err(); err != nil {
+			return invalidf("stdin: %v", err)
+		}
+	}
+	if len(objs) == 1 {
+		for k, v := range objs[0] {
+			r.set(k, v)
+		}
+		return nil
+	}
+	r.batch = objs
+	return nil
+}
+
+// single returns the requests this invocation stands for: itself, or one
+// per batch item (each item's parameters over the command line's).
+func (r *request) single() []*request {
+	if len(r.batch) == 0 {
+		return []*request{r}
+	}
+	out := make([]*request, len(r.batch))
+	for i, obj := range r.batch {
+		c := *r
+		c.batch = nil
+		c.params = map[string]any{}
+		c.order = nil
+		for _, k := range r.order {
+			c.set(k, r.params[k])
+		}
+		for k, v := range obj {
+			c.set(k, v)
+		}
+		out[i] = &c
+	}
+	return out
+}

@@ -1,0 +1,131 @@
+// Package config locates the agent root and loads <agent>/pi-actors.toml,
+// the limits and defaults every verb uses.
+//
+// The agent root is $PI_CODING_AGENT_DIR, else ~/.pi/agent. The config
+// file is optional; a missing file means the defaults. Unknown keys are an
+// error that names the key, so a typo never silently falls back to a
+// default. The package only reads; it never writes the file.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the config file's name inside the agent root.
+const FileName = "pi-actors.toml"
+
+// Config is the content of pi-actors.toml.
+type Config struct {
+	Exec   Exec   `toml:"exec"`
+	Output Output `toml:"output"`
+}
+
+// Exec bounds command-template execution.
+type Exec struct {
+	// MaxParallelBranches limits the fan-out of one parallel node.
+	MaxParallelBranches int `toml:"max_parallel_branches"`
+	// MaxLeaves limits the leaves of one plan.
+	MaxLeaves int `toml:"max_leaves"`
+	// KillGraceMS is the time between SIGTERM and SIGKILL.
+	KillGraceMS int `toml:"kill_grace_ms"`
+}
+
+// Output bounds what agents read.
+type Output struct {
+	// MaxLines and MaxBytes bound the tail of foreground output in --json.
+	MaxLines int `toml:"max_lines"`
+	MaxBytes int `toml:"max_bytes"`
+}
+
+// Defaults returns the built-in configuration.
+func Defaults() Config {
+	return Config{
+		Exec:   Exec{MaxParallelBranches: 64, MaxLeaves: 10000, KillGraceMS: 5000},
+		Output: Output{MaxLines: 2000, MaxBytes: 51200},
+	}
+}
+
+// ErrInvalid marks a config file that cannot be used.
+var ErrInvalid = errors.New("invalid config")
+
+// AgentDir returns the agent root: $PI_CODING_AGENT_DIR or ~/.pi/agent.
+func AgentDir() (string, error) {
+	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("agent root: set PI_CODING_AGENT_DIR or HOME: %w", err)
+	}
+	return filepath.Join(home, ".pi", "agent"), nil
+}
+
+// Load reads <agentDir>/pi-actors.toml over the defaults, then applies
+// environment overrides (PI_ACTORS_MAX_PARALLEL_BRANCHES).
+func Load(agentDir string) (Config, error) {
+	c := Defaults()
+	path := filepath.Join(agentDir, FileName)
+	md, err := toml.DecodeFile(path, &c)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return c, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+	default:
+		if und := md.Undecoded(); len(und) > 0 {
+			keys := make([]string, len(und))
+			for i, k := range und {
+				keys[i] = k.String()
+			}
+			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes)", ErrInvalid, path, strings.Join(keys, ", "))
+		}
+	}
+	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("%w: PI_ACTORS_MAX_PARALLEL_BRANCHES must be a positive integer (got %q)", ErrInvalid, v)
+		}
+		c.Exec.MaxParallelBranches = n
+	}
+	if err := c.check(path); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func (c Config) check(path string) error {
+	for _, f := range []struct {
+		key string
+		v   int
+		min int
+	}{
+		{"exec.max_parallel_branches", c.Exec.MaxParallelBranches, 1},
+		{"exec.max_leaves", c.Exec.MaxLeaves, 1},
+		{"exec.kill_grace_ms", c.Exec.KillGraceMS, 0},
+		{"output.max_lines", c.Output.MaxLines, 1},
+		{"output.max_bytes", c.Output.MaxBytes, 1},
+	} {
+		if f.v < f.min {
+			return fmt.Errorf("%w: %s: %s must be at least %d (got %d)", ErrInvalid, path, f.key, f.min, f.v)
+		}
+	}
+	return nil
+}
+
+// KillGrace is Exec.KillGraceMS as a duration.
+func (c Config) KillGrace() time.Duration {
+	return time.Duration(c.Exec.KillGraceMS) * time.Millisecond
+}
+
+// TmpDir is <agent>/tmp/pi-actors, where runs, outputs and spills live.
+func TmpDir(agentDir string) string {
+	return filepath.Join(agentDir, "tmp", "pi-actors")
+}

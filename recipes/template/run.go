@@ -1,0 +1,382 @@
+package template
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultKillGrace is the time between SIGTERM and SIGKILL.
+const DefaultKillGrace = 5 * time.Second
+
+// Runner executes plans. The zero value runs in the current directory with
+// the current environment.
+type Runner struct {
+	Dir       string
+	Env       []string      // nil = the current environment
+	KillGrace time.Duration // SIGTERM → SIGKILL; 0 = DefaultKillGrace
+	TempDir   string        // where large outputs spill; "" = os.TempDir()
+	// Stderr, if set, receives a live copy of every leaf's stderr.
+	Stderr io.Writer
+	// Hook may rewrite a leaf's argv just before it starts (recipes add
+	// their context bundle to `pi -p` prompts).
+	Hook func(s *Step, argv []string) []string
+	// OnEvent, if set, is called (from many goroutines) when a command
+	// starts and when it is done.
+	OnEvent func(Event)
+}
+
+// Event reports a command starting or finishing.
+type Event struct {
+	Type    string // "command.start" or "command.done"
+	Path    string
+	Command string
+	Pid     int
+	Code    int
+	Killed  bool
+	Active  int // commands still running after this event
+}
+
+// Result is the outcome of a composition.
+type Result struct {
+	Code    int  // 0, the failing command's status, 124 timeout, 128+n signal
+	Killed  bool // the failing command was killed (timeout or abort)
+	Skipped bool // the root node was skipped by `when`
+	// Stdout is the composition's output; the caller closes it.
+	Stdout *Buffer
+	// Failure describes what failed the composition (Code != 0).
+	Failure     *Failure
+	Commands    []string  // every started invocation, shell-quoted
+	NonCritical []Failure // failures that did not fail the composition
+	Joins       []Join    // every parallel join, in completion order
+}
+
+// Failure is one failed command (or group).
+type Failure struct {
+	Path    string `json:"path"`
+	Command string `json:"command"`
+	Code    int    `json:"code"`
+	Killed  bool   `json:"killed"`
+	Stderr  string `json:"stderr,omitempty"` // at most 1000 bytes
+}
+
+// Join is the report of one parallel node.
+type Join struct {
+	Path       string     `json:"path"`
+	Branches   []Branch   `json:"branches"`
+	SoftQuorum SoftQuorum `json:"soft_quorum"`
+}
+
+// Branch is one branch of a parallel join.
+type Branch struct {
+	Label       string `json:"label"`
+	Status      string `json:"status"` // done, failed or timeout
+	Code        int    `json:"code"`
+	Command     string `json:"command"`
+	Killed      bool   `json:"killed"`
+	Stderr      string `json:"stderr,omitempty"`
+	StdoutBytes int64  `json:"stdout_bytes"`
+}
+
+// SoftQuorum summarises a join: a join with failures still succeeds
+// unless a failure scope escalates.
+type SoftQuorum struct {
+	Coverage float64 `json:"coverage"`
+	Degraded bool    `json:"degraded"`
+	Done     int     `json:"done"`
+	Expected int     `json:"expected"`
+	Failed   int     `json:"failed"`
+	Usable   bool    `json:"usable"`
+}
+
+const branchStderrMax = 1000
+
+// outcome is a step's result inside a run.
+type outcome struct {
+	code     int
+	killed   bool
+	skipped  bool
+	out      *Buffer
+	stderr   *Buffer
+	command  string
+	path     string
+	escalate Scope
+}
+
+type run struct {
+	*Runner
+	root     *Step
+	mu       sync.Mutex
+	commands []string
+	noncrit  []Failure
+	joins    []Join
+	active   int
+	buffers  []*Buffer
+	stderrMu sync.Mutex
+}
+
+// Run executes plan. stdin is the first step's input (nil = empty). The
+// returned Result owns its Stdout buffer; every other buffer is released.
+// Cancelling ctx stops every running command (SIGTERM, grace, SIGKILL).
+func (r *Runner) Run(ctx context.Context, plan *Plan, stdin *Buffer) *Result {
+	x := &run{Runner: r, root: plan.Root}
+	o := x.step(ctx, plan.Root, stdin)
+	res := &Result{
+		Code:        o.code,
+		Killed:      o.killed,
+		Skipped:     o.skipped && o.path == plan.Root.Path,
+		Stdout:      o.out,
+		Commands:    x.commands,
+		NonCritical: x.noncrit,
+		Joins:       x.joins,
+	}
+	if o.code != 0 {
+		res.Failure = &Failure{Path: o.path, Command: o.command, Code: o.code, Killed: o.killed, Stderr: headString(o.stderr, branchStderrMax)}
+	}
+	if res.Stdout == nil {
+		res.Stdout = BufferOf(nil)
+	}
+	for _, b := range x.buffers {
+		if b != res.Stdout && b != stdin {
+			b.Close()
+		}
+	}
+	return res
+}
+
+func (x *run) newBuffer() *Buffer {
+	b := NewBuffer(x.TempDir, 0)
+	x.mu.Lock()
+	x.buffers = append(x.buffers, b)
+	x.mu.Unlock()
+	return b
+}
+
+func (x *run) killGrace() time.Duration {
+	if x.KillGrace > 0 {
+		return x.KillGrace
+	}
+	return DefaultKillGrace
+}
+
+// interrupted is the outcome of a step stopped by its context: 124 when a
+// timeout expired, 130 when the composition was aborted.
+func interrupted(ctx context.Context, s *Step) outcome {
+	o := outcome{code: 130, killed: true, path: s.Path}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		o.code = 124
+	}
+	return o
+}
+
+func (x *run) step(ctx context.Context, s *Step, in *Buffer) outcome {
+	if s.Kind == StepSkipped {
+		return outcome{out: in, skipped: true, path: s.Path}
+	}
+	if s.Delay > 0 {
+		t := time.NewTimer(s.Delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return interrupted(ctx, s)
+		}
+	}
+	var o outcome
+	for attempt := 1; ; attempt++ {
+		o = x.attempt(ctx, s, in)
+		if o.code == 0 || attempt >= s.Retry || ctx.Err() != nil {
+			break
+		}
+		if s.Recover != nil {
+			ro := x.step(ctx, s.Recover, o.out)
+			if ro.code != 0 {
+				ro.escalate = max(ro.escalate, s.Recover.Failure, s.Failure)
+				return ro
+			}
+		}
+	}
+	if o.code == 0 && s.Output != nil {
+		b := x.newBuffer()
+		b.Write([]byte(*s.Output))
+		o.out = b
+	}
+	return o
+}
+
+// attempt runs s once, bounded by its timeout.
+func (x *run) attempt(ctx context.Context, s *Step, in *Buffer) outcome {
+	actx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	var o outcome
+	switch s.Kind {
+	case StepLeaf:
+		o = x.leaf(actx, s, in)
+	case StepParallel:
+		o = x.parallel(actx, s, in)
+	default:
+		o = x.sequence(actx, s, in)
+	}
+	// A group whose own timeout expired failed with 124, whatever its
+	// children reported.
+	if s.Kind != StepLeaf && o.code != 0 && actx.Err() != nil && ctx.Err() == nil {
+		t := interrupted(actx, s)
+		t.out, t.stderr = o.out, o.stderr
+		t.command = o.command
+		return t
+	}
+	return o
+}
+
+func (x *run) sequence(ctx context.Context, s *Step, in *Buffer) outcome {
+	cur := in
+	for _, c := range s.Children {
+		if ctx.Err() != nil {
+			return interrupted(ctx, s)
+		}
+		o := x.step(ctx, c, cur)
+		if o.code == 0 {
+			cur = o.out
+			continue
+		}
+		scope := max(c.Failure, s.Failure, o.escalate)
+		// A root sequence of exactly one step fails with it.
+		if s == x.root && len(s.Children) == 1 {
+			scope = ScopeRoot
+		}
+		if scope == ScopeContinue {
+			x.nonCritical(o)
+			cur = nil
+			continue
+		}
+		o.escalate = scope
+		return o
+	}
+	return outcome{out: cur, path: s.Path}
+}
+
+func (x *run) parallel(ctx context.Context, s *Step, in *Buffer) outcome {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	outs := make([]outcome, len(s.Children))
+	var wg sync.WaitGroup
+	for i, c := range s.Children {
+		wg.Go(func() {
+			o := x.step(pctx, c, in)
+			if o.code != 0 {
+				o.escalate = max(c.Failure, s.Failure, o.escalate)
+				if o.escalate == ScopeRoot {
+					cancel() // abort the siblings
+				}
+			}
+			outs[i] = o
+		})
+	}
+	wg.Wait()
+	for _, o := range outs {
+		if o.code != 0 && o.escalate == ScopeRoot {
+			return o
+		}
+	}
+	return x.join(s, in, outs)
+}
+
+// join writes the branch reports in order:
+//
+//	--- branch: <label> status: <done|failed|timeout> ---
+//	<stdout>                   (done)
+//	exit: <code>               (failed, timeout)
+//	stderr: <first 1000 bytes> (failed, timeout; when not blank)
+func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
+	out := x.newBuffer()
+	j := Join{Path: s.Path, Branches: make([]Branch, len(outs))}
+	var first *outcome
+	for i, o := range outs {
+		c := s.Children[i]
+		label := c.Label
+		if label == "" {
+			label = fmt.Sprintf("branch %d", i+1)
+		}
+		br := Branch{Label: label, Code: o.code, Command: o.command, Killed: o.killed, StdoutBytes: o.out.Len()}
+		switch {
+		case o.code == 0:
+			br.Status = "done"
+		case o.killed:
+			br.Status = "timeout"
+		default:
+			br.Status = "failed"
+		}
+		if i > 0 {
+			out.Write([]byte("\n"))
+		}
+		fmt.Fprintf(out, "--- branch: %s status: %s ---\n", label, br.Status)
+		if o.code == 0 {
+			j.SoftQuorum.Done++
+			body, _ := o.out.Bytes()
+			out.Write(trimNewlines(body))
+		} else {
+			j.SoftQuorum.Failed++
+			br.Stderr = strings.TrimSpace(headString(o.stderr, branchStderrMax))
+			fmt.Fprintf(out, "exit: %d", o.code)
+			if br.Stderr != "" {
+				fmt.Fprintf(out, "\nstderr: %s", br.Stderr)
+			}
+			if first == nil {
+				first = &outs[i]
+			}
+		}
+		j.Branches[i] = br
+	}
+	out.Write([]byte("\n"))
+	q := &j.SoftQuorum
+	q.Expected = len(outs)
+	q.Coverage = float64(q.Done) / float64(q.Expected)
+	q.Degraded = q.Failed > 0
+	q.Usable = q.Done > 0
+	x.mu.Lock()
+	x.joins = append(x.joins, j)
+	x.mu.Unlock()
+	if first == nil {
+		return outcome{out: out, path: s.Path}
+	}
+	if s.Failure >= ScopeBranch {
+		return outcome{code: first.code, killed: first.killed, out: out, stderr: first.stderr, command: first.command, path: first.path, escalate: s.Failure}
+	}
+	for _, o := range outs {
+		if o.code != 0 {
+			x.nonCritical(o)
+		}
+	}
+	return outcome{out: out, path: s.Path}
+}
+
+func (x *run) nonCritical(o outcome) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.noncrit = append(x.noncrit, Failure{Path: o.path, Command: o.command, Code: o.code, Killed: o.killed, Stderr: strings.TrimSpace(headString(o.stderr, branchStderrMax))})
+}
+
+func trimNewlines(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// headString returns up to n bytes from the start of b.
+func headString(b *Buffer, n int) string {
+	if b == nil {
+		return ""
+	}
+	p := make([]byte, min(int64(n), b.Len()))
+	k, _ := b.ReadAt(p, 0)
+	return strings.ToValidUTF8(string(p[:k]), "")
+}
