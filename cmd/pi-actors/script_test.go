@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"pi-actors": func() {
+			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+		},
+		"pa-helper": func() { testproc.Main(os.Args[1:]) },
+	})
+}
+
+// TestScripts runs the CLI behaviour cases in testdata/script, one case
+// per file. Each script gets its own agent root ($WORK/agent) and HOME;
+// every pid a helper recorded in $WORK/*.pid is killed afterwards.
+//
+// Extra commands: `alive PIDFILE` / `! alive PIDFILE` (is the recorded
+// process running), `waitfile FILE` (wait up to 10 s for FILE to exist).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PI_CODING_AGENT_DIR", filepath.Join(env.WorkDir, "agent"))
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("PI_ACTORS_SESSION", "")
+			env.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+			env.Defer(func() { killRecorded(env.WorkDir) })
+			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"alive":    cmdAlive,
+			"waitfile": cmdWaitFile,
+		},
+	})
+}
+
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive PIDFILE")
+	}
+	pid := testproc.ReadPid(ts.MkAbs(args[0]))
+	if pid == 0 {
+		ts.Fatalf("no pid in %s", args[0])
+	}
+	// A process that is being killed may take a moment to go.
+	want := !neg
+	deadline := time.Now().Add(3 * time.Second)
+	for testproc.Alive(pid) != want {
+		if time.Now().After(deadline) {
+			ts.Fatalf("process %d (%s): alive=%v, want %v", pid, args[0], !want, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(ts.MkAbs(args[0]))
+		if (err == nil) != neg {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile %s: timed out", args[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func killRecorded(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
