@@ -63,10 +63,10 @@ func run(name string, args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 		writePid(arg(args, 0, ""), os.Getpid())
 		fmt.Println("ready")
-		select {}
+		sleepForever()
 	case "sleep-forever":
 		writePid(arg(args, 0, ""), os.Getpid())
-		select {}
+		sleepForever()
 	case "fork-grandchild":
 		self, err := os.Executable()
 		if err != nil {
@@ -85,7 +85,7 @@ func run(name string, args []string) int {
 		if arg(args, 1, "") == "exit" {
 			return 0
 		}
-		select {}
+		sleepForever()
 	case "kill-self":
 		n, _ := strconv.Atoi(arg(args, 0, "9"))
 		syscall.Kill(os.Getpid(), syscall.Signal(n))
@@ -168,4 +168,12 @@ func ReadPid(file string) int {
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return n
+}
+
+// sleepForever blocks without tripping the runtime's deadlock detector
+// (a bare select{} with no other goroutine is a fatal error).
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }

@@ -225,9 +225,9 @@ func (x *run) attempt(ctx context.Context, s *Step, in *Buffer) outcome {
 	default:
 		o = x.sequence(actx, s, in)
 	}
-	// A group whose own timeout expired failed with 124, whatever its
-	// children reported.
-	if s.Kind != StepLeaf && o.code != 0 && actx.Err() != nil && ctx.Err() == nil {
+	// A group whose own timeout cut it short failed with 124, whatever its
+	// children reported (a degraded join of killed branches included).
+	if s.Kind != StepLeaf && (o.code != 0 || o.killed) && actx.Err() != nil && ctx.Err() == nil {
 		t := interrupted(actx, s)
 		t.out, t.stderr = o.out, o.stderr
 		t.command = o.command
@@ -344,6 +344,10 @@ func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
 	x.mu.Lock()
 	x.joins = append(x.joins, j)
 	x.mu.Unlock()
+	killed := false
+	for _, o := range outs {
+		killed = killed || o.killed
+	}
 	if first == nil {
 		return outcome{out: out, path: s.Path}
 	}
@@ -355,7 +359,7 @@ func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
 			x.nonCritical(o)
 		}
 	}
-	return outcome{out: out, path: s.Path}
+	return outcome{out: out, path: s.Path, killed: killed}
 }
 
 func (x *run) nonCritical(o outcome) {
