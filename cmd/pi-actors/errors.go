@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
@@ -48,7 +49,20 @@ func classify(err error) *cliError {
 		return ce
 	}
 	var te *template.Error
+	var ae *recipes.ArgError
+	var le *recipes.LaunchError
 	switch {
+	case errors.As(err, &ae):
+		return &cliError{exit: exitDataErr, code: "invalid_arguments", msg: err.Error()}
+	case errors.As(err, &le):
+		return &cliError{exit: exitDataErr, code: "recipe_" + le.Reason, msg: err.Error(), hint: "inspect target=recipes view=doctor",
+			details: map[string]any{"reason": le.Reason, "active_path": le.ActivePath, "blocked_fallback": le.BlockedFallback}}
+	case errors.Is(err, recipes.ErrNotFound):
+		return &cliError{exit: exitNoInput, code: "not_found", msg: err.Error(), hint: "inspect target=recipes view=summary"}
+	case errors.Is(err, recipes.ErrDisabled):
+		return &cliError{exit: exitDataErr, code: "recipe_disabled", msg: err.Error()}
+	case errors.Is(err, recipes.ErrInvalid):
+		return &cliError{exit: exitDataErr, code: "invalid_recipe", msg: err.Error(), hint: "inspect target=recipes view=doctor"}
 	case errors.As(err, &te):
 		code := "invalid_template"
 		if errors.Is(err, template.ErrLimit) {

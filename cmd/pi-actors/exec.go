@@ -89,18 +89,18 @@ func runExec(ctx context.Context, a *app, r *request) int {
 		plan.WriteText(a.io.out)
 		return exitOK
 	}
-	return a.runPlan(ctx, r, cfg, plan, "exec")
+	return a.runPlan(ctx, r, cfg, plan, "exec", nil)
 }
 
 // runPlan executes a plan in the foreground and reports it: the output
 // byte for byte in text mode, a bounded tail in --json.
-func (a *app) runPlan(ctx context.Context, r *request, cfg config.Config, plan *template.Plan, tool string) int {
+func (a *app) runPlan(ctx context.Context, r *request, cfg config.Config, plan *template.Plan, tool string, hook func(*template.Step, []string) []string) int {
 	tmp := config.TmpDir(a.agentDir)
 	spill := filepath.Join(tmp, "spill")
 	if err := os.MkdirAll(spill, 0o700); err != nil {
 		return a.fail(r, fmt.Errorf("create %s: %w", spill, err))
 	}
-	runner := &template.Runner{KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill}
+	runner := &template.Runner{KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook}
 	if !r.json {
 		runner.Stderr = a.io.err
 	}

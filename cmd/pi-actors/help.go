@@ -20,7 +20,6 @@ func init() {
 		{"spawn", "start a detached, supervised run actor"},
 		{"message", "send a typed envelope to an actor"},
 		{"inspect", "read runs, sessions, recipes and tools intentionally"},
-		{"call", "invoke a recipe like the agent tool would"},
 		{"register_tool", "create, update, list, delete or promote user recipes"},
 		{"mailbox", "claim and finish inbox entries from a script inside a run"},
 		{"kernel", "start, stop or inspect the kernel"},

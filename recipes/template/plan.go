@@ -163,6 +163,9 @@ func (p *planner) child(sc *scope, n *Node) *scope {
 			vals[a.Name] = a.Default
 		}
 	}
+	if n.Context != nil {
+		sc = &scope{runtime: sc.runtime, rep: sc.rep, layer: sc.layer, context: n.Context}
+	}
 	if len(n.Defaults) > 0 {
 		if vals == nil {
 			vals = n.Defaults
@@ -175,7 +178,7 @@ func (p *planner) child(sc *scope, n *Node) *scope {
 	if vals == nil {
 		return sc
 	}
-	return &scope{runtime: sc.runtime, rep: sc.rep, layer: &layer{parent: sc.layer, vals: vals}}
+	return &scope{runtime: sc.runtime, rep: sc.rep, context: sc.context, layer: &layer{parent: sc.layer, vals: vals}}
 }
 
 // node plans n; path is where the step sits in the plan (repeat copies
@@ -201,7 +204,12 @@ func (p *planner) node(n *Node, outer *scope, path string) (*Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	group := &Step{Path: path, Kind: StepSequence, When: how, Label: p.label(n, sc), Retry: 1, Failure: n.Failure}
+	// failure belongs to each copy: a failed copy is one failed branch of a
+	// soft-quorum join (or stops a sequential repeat), as the scope says.
+	group := &Step{Path: path, Kind: StepSequence, When: how, Retry: 1}
+	if !hasPlaceholder(n.Label) {
+		group.Label = n.Label
+	}
 	if n.Parallel {
 		group.Kind = StepParallel
 		if count > p.opts.MaxParallel {
@@ -223,7 +231,7 @@ func (p *planner) node(n *Node, outer *scope, path string) (*Step, error) {
 	labelHasPlace := hasPlaceholder(n.Label)
 	group.Children = make([]*Step, count)
 	for i := range count {
-		csc := &scope{runtime: sc.runtime, layer: sc.layer, rep: &repeatVars{index: i, count: count}}
+		csc := &scope{runtime: sc.runtime, layer: sc.layer, context: sc.context, rep: &repeatVars{index: i, count: count}}
 		label := ""
 		switch {
 		case labelHasPlace:
@@ -245,7 +253,7 @@ func (p *planner) node(n *Node, outer *scope, path string) (*Step, error) {
 // body plans n's own template with its per-attempt controls. Inside a
 // repeat, `parallel` belongs to the repeat, so an array body is a sequence.
 func (p *planner) body(n *Node, sc *scope, label string, inRepeat bool, path string) (*Step, error) {
-	s := &Step{Path: path, Failure: n.Failure, Context: n.Context, Label: label}
+	s := &Step{Path: path, Failure: n.Failure, Context: sc.context, Label: label}
 	if label == "" {
 		s.Label = p.label(n, sc)
 	}

@@ -52,6 +52,7 @@ type scope struct {
 	runtime Values
 	layer   *layer
 	rep     *repeatVars
+	context map[string]any // nearest actorRecipeContext marker
 }
 
 type source int
@@ -179,7 +180,17 @@ func (r *resolver) place(sc *scope, ph *placeholder, depth int, self selfRef) (s
 			return ph.def, nil
 		}
 		if ph.expr != nil && ph.exprErr == nil {
-			return r.arith(sc, ph, ph.expr, depth, self)
+			// {a-b}: arithmetic only when its variables exist; otherwise it
+			// is the missing value named a-b.
+			n, err := ph.expr.eval(r.exprLookup(sc, depth, self))
+			var ev *errExprVar
+			if errors.As(err, &ev) && !ev.found {
+				return "", &errMissing{content: ph.raw}
+			}
+			if err != nil {
+				return "", fmt.Errorf("invalid expression {%s}: %v", ph.raw, err)
+			}
+			return formatPadded(n, ph.pad), nil
 		}
 		return "", &errMissing{content: ph.raw}
 	case phNullish:

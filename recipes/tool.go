@@ -1,0 +1,278 @@
+package recipes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// Injected are the values the runtime gives every run; they are never
+// tool arguments.
+var Injected = []string{"actor_address", "communication_file", "default_room", "run_id", "state_dir"}
+
+// Param is one argument of a recipe tool.
+type Param struct {
+	Name       string
+	Type       template.Type
+	Required   bool
+	Default    any
+	HasDefault bool
+}
+
+// Tool is a recipe prepared for invocation: resolved, parsed, with its
+// argument schema.
+type Tool struct {
+	Name     string
+	Recipe   *Recipe
+	Resolved *Resolved
+	Node     *template.Node
+	Params   []Param
+}
+
+// Tool prepares r for invocation. Explicit `args` types always win over
+// placeholder-derived ones; any default (args, defaults, inline, recipe
+// values) makes an argument optional.
+func (rv *Resolver) Tool(r *Recipe) (*Tool, error) {
+	res, err := rv.Resolve(r)
+	if err != nil {
+		return nil, err
+	}
+	node, err := template.Parse(res.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, r.Path, err)
+	}
+	t := &Tool{Name: r.ID, Recipe: r, Resolved: res, Node: node}
+	t.Params = params(node, r)
+	return t, nil
+}
+
+func params(node *template.Node, r *Recipe) []Param {
+	declared, rootDefaults := node.Declared()
+	var out []Param
+	index := map[string]int{}
+	skip := map[string]bool{}
+	if r.Async {
+		for _, n := range Injected {
+			skip[n] = true
+		}
+	}
+	add := func(p Param) {
+		if skip[p.Name] {
+			return
+		}
+		if _, ok := index[p.Name]; ok {
+			return
+		}
+		index[p.Name] = len(out)
+		out = append(out, p)
+	}
+	for _, a := range declared {
+		p := Param{Name: a.Name, Type: a.Type}
+		if a.HasDefault {
+			p.Default, p.HasDefault = a.Default, true
+		}
+		add(p)
+	}
+	for _, ref := range node.Refs() {
+		if i, ok := index[ref.Name]; ok {
+			if !out[i].HasDefault && ref.HasDefault {
+				out[i].Default, out[i].HasDefault = ref.Default, true
+			}
+			continue
+		}
+		p := Param{Name: ref.Name, Type: template.ParseType(ref.Type)}
+		if ref.HasDefault {
+			p.Default, p.HasDefault = ref.Default, true
+		}
+		add(p)
+	}
+	for i := range out {
+		p := &out[i]
+		if v, ok := rootDefaults[p.Name]; ok && !p.HasDefault {
+			p.Default, p.HasDefault = v, true
+		}
+		if v, ok := r.Values[p.Name]; ok && !p.HasDefault {
+			p.Default, p.HasDefault = v, true
+		}
+		if !p.HasDefault && node.HasDefaultAnywhere(p.Name) {
+			p.HasDefault = true
+		}
+		p.Required = !p.HasDefault
+	}
+	return out
+}
+
+// Types returns the declared type of every parameter.
+func (t *Tool) Types() map[string]template.Type {
+	types := make(map[string]template.Type, len(t.Params))
+	for _, p := range t.Params {
+		types[p.Name] = p.Type
+	}
+	return types
+}
+
+// Schema is the JSON Schema of the tool's parameters (the MCP input
+// schema). Async recipes take an optional run_id.
+func (t *Tool) Schema() map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	for _, p := range t.Params {
+		props[p.Name] = paramSchema(p)
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	if t.Recipe.Async {
+		props["run_id"] = map[string]any{"type": "string", "description": "Optional run id override for this async template recipe invocation."}
+	}
+	return map[string]any{"type": "object", "additionalProperties": false, "properties": props, "required": required}
+}
+
+func paramSchema(p Param) map[string]any {
+	s := map[string]any{}
+	switch p.Type.Kind {
+	case "path":
+		s["type"], s["description"] = "string", "Path argument: "+p.Name
+	case "int":
+		s["type"], s["description"] = "integer", "Int argument: "+p.Name
+	case "number":
+		s["type"], s["description"] = "number", "Number argument: "+p.Name
+	case "bool":
+		s["type"], s["description"] = "boolean", "Bool argument: "+p.Name
+	case "array":
+		s["type"], s["description"], s["items"] = "array", "Array argument: "+p.Name, map[string]any{}
+	case "enum":
+		s["type"], s["description"], s["enum"] = "string", "Enum argument: "+p.Name, p.Type.Enum
+	default:
+		s["type"], s["description"] = "string", "Argument: "+p.Name
+	}
+	if p.HasDefault && p.Default != nil {
+		s["default"] = p.Default
+	}
+	return s
+}
+
+// ArgError is a bad call: what is wrong, and the expected call shape.
+type ArgError struct {
+	Tool string
+	Msg  string
+	Help string
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("Invalid arguments for tool %q: %s\n\n%s", e.Tool, e.Msg, e.Help)
+}
+
+// Values merges the recipe's values, then the caller's parameters (minus
+// run_id), and checks them: unknown names are rejected, declared types
+// applied. Errors are *ArgError with the expected call shape.
+func (t *Tool) Values(params map[string]any) (template.Values, error) {
+	known := map[string]bool{"run_id": t.Recipe.Async}
+	for _, p := range t.Params {
+		known[p.Name] = true
+	}
+	var unknown []string
+	for k := range params {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, t.ArgError(fmt.Errorf("unknown argument(s): %s", strings.Join(unknown, ", ")))
+	}
+	vals := template.Values{}
+	for k, v := range t.Recipe.Values {
+		vals[k] = v
+	}
+	for k, v := range params {
+		if k != "run_id" {
+			vals[k] = v
+		}
+	}
+	types := t.Types()
+	for k, v := range vals {
+		if ty, ok := types[k]; ok {
+			nv, err := ty.Normalize(k, v)
+			if err != nil {
+				return nil, t.ArgError(err)
+			}
+			vals[k] = nv
+		}
+	}
+	return vals, nil
+}
+
+// ArgError wraps a normalisation or missing-value error with the call
+// shape; other errors pass through.
+func (t *Tool) ArgError(err error) error {
+	var te *template.Error
+	msg := err.Error()
+	if errors.As(err, &te) {
+		if !strings.Contains(te.Msg, "missing value") && !strings.HasPrefix(te.Path, "values.") {
+			return err
+		}
+		msg = te.Msg
+	}
+	return &ArgError{Tool: t.Name, Msg: msg, Help: t.CallShape()}
+}
+
+// CallShape is the guidance printed with a bad call: an example call with
+// every argument, then the required and optional names.
+func (t *Tool) CallShape() string {
+	example := map[string]any{}
+	var req, opt []string
+	for _, p := range t.Params {
+		example[p.Name] = exampleValue(p)
+		if p.Required {
+			req = append(req, p.Name)
+		} else {
+			opt = append(opt, p.Name)
+		}
+	}
+	if t.Recipe.Async {
+		opt = append(opt, "run_id")
+	}
+	js, _ := json.MarshalIndent(example, "", "  ")
+	return fmt.Sprintf("Expected call shape for %s:\n%s(%s)\nRequired: %s\nOptional: %s", t.Name, t.Name, js, listOrNone(req), listOrNone(opt))
+}
+
+func exampleValue(p Param) any {
+	if p.HasDefault && p.Default != nil {
+		if s, ok := p.Default.(string); ok {
+			switch p.Type.Kind {
+			case "int", "number":
+				return json.Number(s)
+			case "bool":
+				return s == "true"
+			}
+		}
+		return p.Default
+	}
+	switch p.Type.Kind {
+	case "path":
+		return "./" + p.Name
+	case "int":
+		return 1
+	case "number":
+		return 1.5
+	case "bool":
+		return true
+	case "array":
+		return []string{"<" + p.Name + ">"}
+	case "enum":
+		return p.Type.Enum[0]
+	}
+	return "<" + p.Name + ">"
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
