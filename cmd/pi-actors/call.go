@@ -16,6 +16,7 @@ func init() {
 		name:      "call",
 		summary:   "invoke a recipe like the agent tool would",
 		firstWord: true,
+		flags:     []string{"--dry-run", "--stdin"},
 		usage: `pi-actors call <recipe|path> [name=value | name:=JSON ...] [--dry-run] [--stdin] [--json]
 
 Invokes a recipe exactly as its agent tool would: arguments are checked

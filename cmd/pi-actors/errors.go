@@ -39,7 +39,8 @@ func usagef(format string, args ...any) *cliError {
 }
 
 func invalidf(format string, args ...any) *cliError {
-	return &cliError{exit: exitDataErr, code: "invalid_data", msg: fmt.Sprintf(format, args...)}
+	return &cliError{exit: exitDataErr, code: "invalid_data", msg: fmt.Sprintf(format, args...),
+		hint: "strings are key=value; JSON values are key:=JSON (quote the word for your shell)"}
 }
 
 // classify decides the exit code and error code of any error, in one place.
@@ -47,6 +48,10 @@ func classify(err error) *cliError {
 	var ce *cliError
 	if errors.As(err, &ce) {
 		return ce
+	}
+	var re *recipes.RegisterError
+	if errors.As(err, &re) {
+		return registerError(re)
 	}
 	var te *template.Error
 	var ae *recipes.ArgError
@@ -68,7 +73,11 @@ func classify(err error) *cliError {
 		if errors.Is(err, template.ErrLimit) {
 			code = "limit_exceeded"
 		}
-		return &cliError{exit: exitDataErr, code: code, msg: err.Error()}
+		hint := "pi-actors exec --dry-run shows how a template resolves; see docs/command-templates.md"
+		if code == "limit_exceeded" {
+			hint = "raise the limit named above in <agent>/pi-actors.toml"
+		}
+		return &cliError{exit: exitDataErr, code: code, msg: err.Error(), hint: hint}
 	case errors.Is(err, config.ErrInvalid):
 		return &cliError{exit: exitDataErr, code: "invalid_config", msg: err.Error(), hint: "fix the key or value named above in pi-actors.toml"}
 	}

@@ -17,6 +17,7 @@ func init() {
 		name:      "exec",
 		summary:   "run an inline command template in the foreground",
 		firstWord: true,
+		flags:     []string{"--dry-run", "--stdin"},
 		usage: `pi-actors exec 'TEMPLATE' [name=value | name:=JSON ...] [--dry-run] [--stdin] [--json]
 pi-actors exec template:='JSON graph' [name=value ...]
 

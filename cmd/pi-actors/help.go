@@ -19,7 +19,6 @@ func init() {
 	for _, p := range []struct{ name, summary string }{
 		{"spawn", "start a detached, supervised run actor"},
 		{"message", "send a typed envelope to an actor"},
-		{"inspect", "read runs, sessions, recipes and tools intentionally"},
 		{"register_tool", "create, update, list, delete or promote user recipes"},
 		{"mailbox", "claim and finish inbox entries from a script inside a run"},
 		{"kernel", "start, stop or inspect the kernel"},
@@ -56,7 +55,11 @@ func runHelp(_ context.Context, a *app, r *request) int {
 		}
 		return a.ok(r, verbHelp(v), map[string]any{"verb": v.name, "usage": v.usage, "available": !v.pending})
 	}
-	return a.ok(r, helpText(), map[string]any{"verbs": verbNames()})
+	names := make([]string, 0, len(verbs))
+	for _, v := range verbs {
+		names = append(names, v.name)
+	}
+	return a.ok(r, helpText(), map[string]any{"verbs": names, "available": strings.Split(availableNames(), ", ")})
 }
 
 func helpText() string {

@@ -37,6 +37,8 @@ type verb struct {
 	usage   string
 	// firstWord makes the first non-flag word positional (exec's template).
 	firstWord bool
+	// flags are the verb's own flags (besides --json, --verbose, --help).
+	flags []string
 	run       func(ctx context.Context, a *app, r *request) int
 	// issue names the capability a verb waits for; such verbs are listed
 	// but answer "not yet available".
@@ -67,6 +69,14 @@ func run(ctx context.Context, args []string, io streams) int {
 		fmt.Fprint(io.err, helpText())
 		return exitUsage
 	}
+	// Flags may stand anywhere, before the verb too.
+	lead := 0
+	for lead < len(args) && strings.HasPrefix(args[lead], "-") && args[lead] != "-" && args[lead] != "--" {
+		lead++
+	}
+	if lead > 0 && lead < len(args) {
+		args = append(append([]string{args[lead]}, args[:lead]...), args[lead+1:]...)
+	}
 	name := args[0]
 	if name == "--help" || name == "-h" {
 		name = "help"
@@ -75,7 +85,7 @@ func run(ctx context.Context, args []string, io streams) int {
 	if v == nil {
 		return a.fail(&request{verb: name, json: hasFlag(args, "--json")}, usagef("unknown verb %q; verbs: %s", name, verbNames()))
 	}
-	r, err := parseArgs(args, io.in, v.firstWord)
+	r, err := parseArgs(args, io.in, v)
 	if err != nil {
 		return a.fail(&request{verb: name, json: hasFlag(args, "--json")}, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"slices"
 	"bytes"
 	"fmt"
 	"io"
@@ -27,8 +28,9 @@ type request struct {
 
 var keyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
-// flags every verb accepts, and the per-verb ones.
-var commonFlags = map[string]func(*request){
+// allFlags are the flags a verb may accept; every verb takes the common
+// ones, and declares its own (verb.flags).
+var allFlags = map[string]func(*request){
 	"--json":    func(r *request) { r.json = true },
 	"--verbose": func(r *request) { r.verbose = true },
 	"--help":    func(r *request) { r.help = true },
@@ -37,33 +39,41 @@ var commonFlags = map[string]func(*request){
 	"--stdin":   func(r *request) { r.stdin = true },
 }
 
+var commonFlags = []string{"--json", "--verbose", "--help", "-h"}
+
 // parseArgs reads `<verb> [key=value | key:=JSON | word ...] [flags]`.
 // Flags may stand anywhere; `--` ends flag parsing. With firstWord set,
 // the first non-flag word is positional even when it contains '=' (exec's
 // template). A lone `-` reads parameters from stdin: one JSON object, or a
 // JSON array or JSON lines of objects for a batch.
-func parseArgs(args []string, stdin io.Reader, firstWord bool) (*request, error) {
+func parseArgs(args []string, stdin io.Reader, v *verb) (*request, error) {
+	firstWord := v.firstWord
+	allowed := append(append([]string{}, commonFlags...), v.flags...)
 	r := &request{params: map[string]any{}}
 	if len(args) == 0 {
 		return r, nil
 	}
 	r.verb = args[0]
 	rest := args[1:]
-	literal := false
+	literal, stdinParams := false, false
 	for _, a := range rest {
 		if !literal {
 			if a == "--" {
 				literal = true
 				continue
 			}
-			if set, ok := commonFlags[a]; ok {
+			if set, ok := allFlags[a]; ok && slices.Contains(allowed, a) {
 				set(r)
 				continue
 			}
-			if strings.HasPrefix(a, "--") {
-				return nil, usagef("unknown flag %s (flags: --json, --verbose, --dry-run, --stdin, --help)", a)
+			if strings.HasPrefix(a, "--") || a == "-h" {
+				return nil, usagef("unknown flag %s for %s (flags: %s)", a, r.verb, strings.Join(allowed[:len(allowed)-1], ", "))
 			}
 			if a == "-" {
+				if stdinParams {
+					return nil, usagef("- given twice: parameters are read from stdin once")
+				}
+				stdinParams = true
 				if err := r.readStdin(stdin); err != nil {
 					return nil, err
 				}
@@ -88,6 +98,9 @@ func parseArgs(args []string, stdin io.Reader, firstWord bool) (*request, error)
 		} else {
 			r.set(key, val)
 		}
+	}
+	if r.stdin && stdinParams {
+		return nil, usagef("--stdin and - both want stdin: pass parameters as words, or give the command's input another way")
 	}
 	return r, nil
 }

@@ -443,7 +443,7 @@ func TestPlaceholderResolve(t *testing.T) {
 		"a": "5", "b": "2", "my-var": "3", "file": "a.md", "x": "X", "n": "-5",
 		"items": []any{"p", "q r", "s"}, "index": "1", "c": "7", "obj": map[string]any{"k": "v"},
 		"t": "yes", "f": " No ", "zero": "0", "off": false, "nul": nil, "empty": "",
-		"a-b": "hyphen", "arrstr": `["j","k"]`,
+		"a-b": "hyphen", "arrstr": `["j","k"]`, "tpl": "{a}",
 	}
 	tests := []struct {
 		tmpl string
@@ -475,6 +475,8 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"awk '{print $1}'", []string{"awk", "{print $1}"}},
 		{"jq '{a: .b}' '{\"a\":1}'", []string{"jq", "{a: .b}", `{"a":1}`}},
 		{"x {c:int=3} {nosuch:int=3}", []string{"x", "7", "3"}},
+		// substituted text is never scanned again
+		{"x {tpl} pre{tpl}post", []string{"x", "{a}", "pre{a}post"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tmpl, func(t *testing.T) {

@@ -153,7 +153,7 @@ func (r *resolver) value(sc *scope, name string, depth int, self selfRef) (any, 
 		return v, true, nil
 	}
 	if depth >= maxValueDepth {
-		return nil, false, fmt.Errorf("value recursion exceeded resolving {%s}: defaults refer to each other in a loop (%q)", name, s)
+		return nil, false, fmt.Errorf("value recursion exceeded resolving {%s}: defaults refer to each other more than %d levels deep, or in a loop (%q)", name, maxValueDepth, s)
 	}
 	out, err := r.word(sc, segs, depth+1, selfRef{name: name, layer: l})
 	var miss *errMissing

@@ -229,8 +229,7 @@ func (x *run) attempt(ctx context.Context, s *Step, in *Buffer) outcome {
 	// children reported (a degraded join of killed branches included).
 	if s.Kind != StepLeaf && (o.code != 0 || o.killed) && actx.Err() != nil && ctx.Err() == nil {
 		t := interrupted(actx, s)
-		t.out, t.stderr = o.out, o.stderr
-		t.command = o.command
+		t.out, t.stderr, t.command = o.out, o.stderr, o.command
 		return t
 	}
 	return o
@@ -243,6 +242,13 @@ func (x *run) sequence(ctx context.Context, s *Step, in *Buffer) outcome {
 			return interrupted(ctx, s)
 		}
 		o := x.step(ctx, c, cur)
+		if ctx.Err() != nil {
+			// The group itself was stopped (its timeout, or an abort): that
+			// ends the sequence whatever the step's own scope says.
+			t := interrupted(ctx, s)
+			t.command, t.stderr, t.path = o.command, o.stderr, o.path
+			return t
+		}
 		if o.code == 0 {
 			cur = o.out
 			continue
@@ -344,9 +350,11 @@ func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
 	x.mu.Lock()
 	x.joins = append(x.joins, j)
 	x.mu.Unlock()
-	killed := false
-	for _, o := range outs {
-		killed = killed || o.killed
+	var killed *outcome
+	for i := range outs {
+		if outs[i].killed && killed == nil {
+			killed = &outs[i]
+		}
 	}
 	if first == nil {
 		return outcome{out: out, path: s.Path}
@@ -359,7 +367,11 @@ func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
 			x.nonCritical(o)
 		}
 	}
-	return outcome{out: out, path: s.Path, killed: killed}
+	if killed != nil {
+		// Report the stopped branch, in case the group's own timeout stopped it.
+		return outcome{out: out, path: killed.path, killed: true, command: killed.command, stderr: killed.stderr}
+	}
+	return outcome{out: out, path: s.Path}
 }
 
 func (x *run) nonCritical(o outcome) {

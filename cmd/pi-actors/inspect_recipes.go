@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/recipes"
+)
+
+// Bounds of the recipe views' text.
+const (
+	doctorActionChars     = 72 // action and blocked-fallback previews
+	doctorRemediations    = 8  // remediation lines
+	doctorGlobalDiags     = 4  // unattributed error/warning lines
+	doctorMessageChars    = 160
+	summaryRecipeLines    = 24
+	summaryDraftLines     = 5
+	descriptionChars      = 160
+	doctorTopRisks        = 4
+	remediationLabelCount = 4
+)
+
+// inspectRecipes answers target=recipes: the discovery summary of the
+// user root and the packaged library, in the requested view. The details
+// are the full summary in every view.
+func inspectRecipes(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspectOutput, error) {
+	g, err := recipes.Discover(a.agentDir)
+	if err != nil {
+		return nil, err
+	}
+	s := recipes.Summarize(g, a.resolver())
+	s.NextActions = s.NextActionsFor(q.view)
+	var text string
+	switch q.view {
+	case "status":
+		text = recipesStatusLine(s)
+	case "summary":
+		text = recipesSummaryText(s)
+	case "doctor":
+		text = recipesDoctorText(s)
+	case "imports":
+		text = recipesImportsText(s)
+	}
+	return &inspectOutput{text: text, details: s}, nil
+}
+
+// recipesStatusLine is `recipes active=N drafts=N shadowed=N invalid=N
+// disabled=N recommendations=N diagnostics=N[ next=…]`.
+func recipesStatusLine(s *recipes.Summary) string {
+	return fmt.Sprintf("recipes active=%d drafts=%d shadowed=%d invalid=%d disabled=%d recommendations=%d diagnostics=%d%s",
+		len(s.Active), len(s.Drafts), len(s.Shadowed), len(s.Invalid), len(s.Disabled), len(s.Recommendations), len(s.Diagnostics), inspectNext(s.NextActions))
+}
+
+// recipesSummaryText is the status line, then one line per active recipe
+// (user-root ones first, bounded) and per draft (bounded).
+func recipesSummaryText(s *recipes.Summary) string {
+	lines := []string{recipesStatusLine(s)}
+	active := append([]recipes.SummaryActive{}, s.Active...)
+	sort.SliceStable(active, func(i, j int) bool {
+		return !recipes.IsPackaged(active[i].Path) && recipes.IsPackaged(active[j].Path)
+	})
+	for i, e := range active {
+		if i == summaryRecipeLines {
+			lines = append(lines, fmt.Sprintf("(+%d more recipes; inspect target=recipes view=summary verbose=true lists all)", len(active)-i))
+			break
+		}
+		line := fmt.Sprintf("recipe=%s tool=%t", e.ID, e.Tool)
+		if e.Invalid {
+			line += " invalid=true"
+		}
+		if e.Disabled {
+			line += " disabled=true"
+		}
+		if len(e.Shadows) > 0 {
+			line += fmt.Sprintf(" shadows=%d", len(e.Shadows))
+		}
+		if len(e.RiskLabels) > 0 {
+			line += " risks=" + strings.Join(e.RiskLabels, ",")
+		}
+		lines = append(lines, line+" path="+e.Path)
+	}
+	for i, d := range s.Drafts {
+		if i == summaryDraftLines {
+			lines = append(lines, fmt.Sprintf("(+%d more drafts; inspect target=recipes view=summary verbose=true lists all)", len(s.Drafts)-i))
+			break
+		}
+		line := fmt.Sprintf("draft=%s valid=%t", d.ID, d.Valid)
+		if d.SourceRun != "" {
+			line += " source_run=" + d.SourceRun
+		}
+		if len(d.RiskLabels) > 0 {
+			line += " risks=" + strings.Join(d.RiskLabels, ",")
+		}
+		lines = append(lines, line+" path="+d.Path)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// recipesDoctorText is the severity line, the top action, then the
+// ranked remediations and the registry-wide problems no remediation
+// covers (root permissions), all bounded.
+func recipesDoctorText(s *recipes.Summary) string {
+	errs, warns, info := s.SeverityCounts()
+	risks := 0
+	var top []string
+	for i, rc := range s.RiskSummary {
+		risks += rc.Count
+		if i < doctorTopRisks {
+			top = append(top, fmt.Sprintf("%s:%d", rc.Label, rc.Count))
+		}
+	}
+	first := fmt.Sprintf("recipes doctor errors=%d warnings=%d info=%d actions=%d recommendations=%d risks=%d",
+		errs, warns, info, len(s.Remediations), len(s.Recommendations), risks)
+	if len(top) > 0 {
+		first += " top_risks=" + strings.Join(top, ",")
+	}
+	lines := []string{first + inspectNext(s.NextActions)}
+	if t := s.TopAction; t != nil {
+		lines = append(lines, fmt.Sprintf("top severity=%s kind=%s id=%s action=%s", t.Severity, t.Kind, t.ID, inspectPreview(t.Action, doctorActionChars)))
+	}
+	for i, m := range s.Remediations {
+		if i == doctorRemediations {
+			lines = append(lines, fmt.Sprintf("(+%d more remediations; inspect target=recipes view=doctor verbose=true lists all)", len(s.Remediations)-i))
+			break
+		}
+		line := fmt.Sprintf("%s kind=%s id=%s", m.Severity, m.Kind, m.ID)
+		if m.BlockedFallback != "" {
+			line += " blocked=" + inspectPreview(m.BlockedFallback, doctorActionChars)
+		}
+		if len(m.RiskLabels) > 0 {
+			labels := m.RiskLabels
+			if len(labels) > remediationLabelCount {
+				labels = labels[:remediationLabelCount]
+			}
+			line += " labels=" + strings.Join(labels, ",")
+		}
+		lines = append(lines, line+" action="+inspectPreview(m.Action, doctorActionChars))
+	}
+	shown := 0
+	for _, d := range s.DiagnosticDetails {
+		if d.Path != "" || d.Severity == recipes.SeverityInfo {
+			continue
+		}
+		if shown == doctorGlobalDiags {
+			break
+		}
+		shown++
+		lines = append(lines, fmt.Sprintf("%s kind=registry action=%s message=%s", d.Severity, inspectPreview(d.Action, doctorActionChars), inspectPreview(d.Message, doctorMessageChars)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// recipesImportsText is one `recipe=<id> alias=<alias> from=<from>` line
+// per import of an active recipe, or `(no recipe imports)`.
+func recipesImportsText(s *recipes.Summary) string {
+	var lines []string
+	for _, e := range s.Active {
+		imports, ok := e.Imports.(map[string]any)
+		if !ok {
+			continue
+		}
+		aliases := make([]string, 0, len(imports))
+		for alias := range imports {
+			aliases = append(aliases, alias)
+		}
+		sort.Strings(aliases)
+		for _, alias := range aliases {
+			from := ""
+			switch b := imports[alias].(type) {
+			case string:
+				from = b
+			case map[string]any:
+				from, _ = b["from"].(string)
+			}
+			lines = append(lines, fmt.Sprintf("recipe=%s alias=%s from=%s", e.ID, alias, from))
+		}
+	}
+	if len(lines) == 0 {
+		return "(no recipe imports)"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// toolDetails is what inspect shows of a recipe tool: its name,
+// description, parameter schema and prompt snippet.
+type toolDetails struct {
+	Name          string         `json:"name"`
+	Description   string         `json:"description"`
+	Parameters    map[string]any `json:"parameters"`
+	PromptSnippet string         `json:"promptSnippet"`
+}
+
+// inspectTool answers target=tool:<name> for the recipe tools of the
+// user root (active, valid, enabled recipes there).
+func inspectTool(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspectOutput, error) {
+	name := q.target.id
+	g, err := recipes.Discover(a.agentDir)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := g.Active[name]
+	if !ok || !e.Tool() {
+		return nil, toolNotFound(g, name, e)
+	}
+	tool, err := a.resolver().Tool(e.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	d := toolDetails{Name: name, Description: e.Recipe.Description, Parameters: tool.Schema(), PromptSnippet: "Execute template recipe: " + name}
+	if d.Description == "" {
+		d.Description = "Execute template recipe: " + name
+	}
+	if e.Recipe.Async {
+		d.PromptSnippet = "Start async template recipe: " + name
+	}
+	if q.view == "schema" {
+		return &inspectOutput{text: inspectJSON(d), details: d, textIsJSON: true}, nil
+	}
+	var args, required []string
+	for _, p := range tool.Params {
+		args = append(args, p.Name)
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	text := fmt.Sprintf("tool=%s description=%s args=%s required=%s%s", name, inspectPreview(d.Description, descriptionChars),
+		strings.Join(args, ","), strings.Join(required, ","), inspectNext([]string{"inspect target=tool:" + name + " view=schema"}))
+	return &inspectOutput{text: text, details: d}, nil
+}
+
+// toolNotFound explains why name is not a tool: no such recipe, a
+// packaged component, or an invalid or disabled user recipe.
+func toolNotFound(g *recipes.Registry, name string, e *recipes.Entry) error {
+	ce := &cliError{exit: exitNoInput, code: "not_found", msg: "tool actor not found: " + name,
+		hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
+	switch {
+	case e == nil:
+	case e.Invalid():
+		ce.hint = fmt.Sprintf("%s is an invalid recipe (%s); inspect target=recipes view=doctor", name, e.Path)
+	case e.Disabled():
+		ce.hint = fmt.Sprintf("%s is disabled (%s); inspect target=recipes view=doctor", name, e.Path)
+	case e.Layer != recipes.LayerUser:
+		ce.hint = fmt.Sprintf("%s is a packaged component, not a tool: run it with pi-actors call %s, or copy it into %s to expose it", name, name, g.UserRoot)
+	}
+	return ce
+}

@@ -1,0 +1,1057 @@
+package recipes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// This file is the register_tool operation: it creates, updates, deletes,
+// lists and promotes the JSON recipes of the user root (<agent>/recipes),
+// which are agent tools by location. Every request is validated in full —
+// the file it would write is parsed and resolved like any discovered
+// recipe — before anything touches the disk, and the one file written is
+// replaced atomically under the user root's lock (LockName), so a failed
+// request never leaves a partial or half-validated file.
+
+// ErrConflict marks a registration that would overwrite an existing tool
+// without update=true.
+var ErrConflict = errors.New("tool already registered")
+
+// RegisterParams are the parameters register_tool accepts.
+var RegisterParams = []string{"name", "description", "template", "args", "defaults", "async", "state_dir", "values", "update", "draft"}
+
+// ReservedNames are tool names register_tool refuses: the host's core
+// tools and the pi-actors verbs. (pi-actors normalises to pi_actors.)
+var ReservedNames = []string{"read", "write", "edit", "bash", "find", "grep", "ls", "register_tool", "message", "spawn", "inspect", "call", "exec", "pi-actors", "pi_actors"}
+
+// MaxNameLength bounds a normalised tool name.
+const MaxNameLength = 64
+
+// RegisterError is a register_tool request that cannot be carried out: the
+// parameter at fault, what is wrong and how to fix it. It wraps
+// ErrInvalid, ErrNotFound or ErrConflict.
+type RegisterError struct {
+	Field string
+	Msg   string
+	Hint  string
+	Err   error
+}
+
+func (e *RegisterError) Error() string { return e.Msg }
+
+func (e *RegisterError) Unwrap() error { return e.Err }
+
+func regErr(field string, kind error, hint, format string, args ...any) *RegisterError {
+	return &RegisterError{Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint, Err: kind}
+}
+
+// Registration is one register_tool request. Optional fields are nil (or
+// their Has flag false) when the request does not give them. An update
+// keeps what it does not give: the description, async, state_dir and any
+// field register_tool does not manage (usage, mailbox, artifacts…); the
+// template with its imports, args, defaults and values when it gives no
+// template.
+type Registration struct {
+	Name        string
+	Description *string
+	Template    any // a string, an array or an object; nil or "" deletes
+	HasTemplate bool
+	Args        []template.Arg
+	HasArgs     bool
+	Defaults    map[string]any // nil when not given
+	Values      map[string]any // nil when not given
+	Async       *bool
+	StateDir    *string
+	Update      bool
+	Draft       string
+	// DryRun validates and renders the file without writing it.
+	DryRun bool
+}
+
+// ParseRegistration decodes register_tool parameters (as decoded JSON:
+// strings, json.Number, bool, nil, []any, map[string]any). Booleans may
+// also be the strings true/false/yes/no/1/0, as the CLI's key=value form
+// gives them.
+func ParseRegistration(params map[string]any) (*Registration, error) {
+	req := &Registration{}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := params[k]
+		var err error
+		switch k {
+		case "name":
+			req.Name, err = paramString(k, v)
+		case "draft":
+			req.Draft, err = paramString(k, v)
+		case "description":
+			if v != nil {
+				var s string
+				s, err = paramString(k, v)
+				req.Description = &s
+			}
+		case "state_dir":
+			if v != nil {
+				var s string
+				s, err = paramString(k, v)
+				req.StateDir = &s
+			}
+		case "template":
+			req.Template, req.HasTemplate = v, true
+		case "args":
+			req.HasArgs = true
+			req.Args, err = template.ParseArgs(v)
+			if err != nil {
+				err = regErr("args", ErrInvalid, `write args="file:path, n:int=3" or args:='["file:path","n:int=3"]'`, "args: %v", err)
+			}
+		case "defaults", "values":
+			var m map[string]any
+			m, err = paramObject(k, v)
+			if k == "defaults" {
+				req.Defaults = m
+			} else {
+				req.Values = m
+			}
+		case "async":
+			if v != nil {
+				var b bool
+				b, err = paramBool(k, v)
+				req.Async = &b
+			}
+		case "update":
+			req.Update, err = paramBool(k, v)
+		default:
+			err = regErr(k, ErrInvalid, "register_tool takes: "+strings.Join(RegisterParams, ", "), "unknown parameter %s", k)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+func paramString(key string, v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return strings.TrimSpace(x), nil
+	}
+	return "", regErr(key, ErrInvalid, fmt.Sprintf("pass %s=<text>", key), "%s must be a string (got %s)", key, template.CompactJSON(v))
+}
+
+func paramObject(key string, v any) (map[string]any, error) {
+	switch x := v.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return x, nil
+	}
+	return nil, regErr(key, ErrInvalid, fmt.Sprintf(`pass %s:='{"name": "value"}'`, key), "%s must be an object of name → value (got %s)", key, template.CompactJSON(v))
+}
+
+func paramBool(key string, v any) (bool, error) {
+	switch x := v.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return x, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "yes", "1":
+			return true, nil
+		case "false", "no", "0", "":
+			return false, nil
+		}
+	}
+	return false, regErr(key, ErrInvalid, fmt.Sprintf("pass %s=true or %s=false", key, key), "%s must be true or false (got %s)", key, template.CompactJSON(v))
+}
+
+var nonNameRe = regexp.MustCompile(`[^a-z0-9_]+`)
+var underscoresRe = regexp.MustCompile(`_+`)
+
+// NormalizeName turns a requested tool name into a tool name: trimmed,
+// lowercased, every run of characters outside [a-z0-9_] replaced by one _,
+// repeated _ collapsed, leading and trailing _ removed, a tool_ prefix
+// before a leading digit, cut to 64 characters. "My Tool!" → my_tool,
+// "123abc" → tool_123abc, "docs-review" → docs_review. It returns "" when
+// nothing usable is left.
+func NormalizeName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = nonNameRe.ReplaceAllString(s, "_")
+	s = underscoresRe.ReplaceAllString(s, "_")
+	s = strings.Trim(s, "_")
+	if s != "" && s[0] >= '0' && s[0] <= '9' {
+		s = "tool_" + s
+	}
+	if len(s) > MaxNameLength {
+		s = s[:MaxNameLength]
+	}
+	return s
+}
+
+// ToolName normalises a requested name and refuses empty and reserved
+// results.
+func ToolName(requested string) (string, error) {
+	n := NormalizeName(requested)
+	if n == "" {
+		return "", regErr("name", ErrInvalid, "use letters, digits and _, e.g. name=docs_review", "invalid tool name %q: nothing is left after normalisation", requested)
+	}
+	if contains(ReservedNames, n) || contains(ReservedNames, strings.ToLower(strings.TrimSpace(requested))) {
+		return "", regErr("name", ErrInvalid, fmt.Sprintf("choose another name, e.g. name=%s_tool", n), "reserved tool name: %s", n)
+	}
+	return n, nil
+}
+
+// Registrar carries out register_tool requests for one agent root.
+type Registrar struct {
+	AgentDir string
+	Home     string // for ~ in template and draft paths
+	Cwd      string // relative template and draft paths resolve here
+}
+
+func (rg *Registrar) userRoot() string { return UserRoot(rg.AgentDir) }
+
+func (rg *Registrar) resolver() *Resolver { return &Resolver{AgentDir: rg.AgentDir, Home: rg.Home} }
+
+// List returns the names of the user tools: the active, valid, enabled
+// recipes of the user root, sorted.
+func (rg *Registrar) List() ([]string, error) {
+	g, err := Discover(rg.AgentDir)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, e := range g.Entries {
+		if e.Tool() {
+			names = append(names, e.ID)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Registered is the outcome of one register_tool request.
+type Registered struct {
+	Action        string // created, updated, deleted or not_found
+	Tool          string
+	Path          string
+	Args          []string
+	Warnings      []string
+	WrappedRecipe string // the wrapped recipe's path, for an import-wrapper
+	WrappedFrom   string // the import value written
+	Draft         string // the promoted draft
+	Note          string
+	DryRun        bool
+	Document      []byte // the file written (or that would be, with DryRun)
+}
+
+// Message is the text answer: `Registered tool "x" (args: a, b).`, the
+// wrapped recipe or draft, then `Warnings:` with one `- …` line each.
+func (r *Registered) Message() string {
+	var b strings.Builder
+	args := "none"
+	if len(r.Args) > 0 {
+		args = strings.Join(r.Args, ", ")
+	}
+	switch r.Action {
+	case "deleted":
+		fmt.Fprintf(&b, "Deleted tool %q: removed %s.", r.Tool, r.Path)
+	case "not_found":
+		fmt.Fprintf(&b, "Tool %q not found; nothing to delete.", r.Tool)
+	default:
+		verb := "Registered"
+		if r.Action == "updated" {
+			verb = "Updated"
+		}
+		if r.DryRun {
+			verb = "Would have " + strings.ToLower(verb)
+		}
+		from := ""
+		if r.Draft != "" {
+			from = " from draft recipe"
+		}
+		fmt.Fprintf(&b, "%s tool %q%s (args: %s).", verb, r.Tool, from, args)
+		switch {
+		case r.WrappedRecipe == "":
+		case r.WrappedFrom == r.WrappedRecipe:
+			fmt.Fprintf(&b, "\nWraps recipe %s through imports.", r.WrappedRecipe)
+		default:
+			fmt.Fprintf(&b, "\nWraps recipe %s (%s) through imports.", r.WrappedFrom, r.WrappedRecipe)
+		}
+	}
+	if r.Note != "" {
+		b.WriteString("\n" + r.Note)
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nWarnings:")
+		for _, w := range r.Warnings {
+			b.WriteString("\n- " + w)
+		}
+	}
+	return b.String()
+}
+
+// Result is the machine answer: {tool, path, args, created|updated|deleted,
+// warnings, wrapped_recipe?, draft?, promoted?, note?, dry_run?}.
+func (r *Registered) Result() map[string]any {
+	out := map[string]any{"tool": r.Tool, "path": r.Path}
+	switch r.Action {
+	case "deleted":
+		out["deleted"] = true
+	case "not_found":
+		out["deleted"] = false
+		out["found"] = false
+	default:
+		out[r.Action] = true
+		args := r.Args
+		if args == nil {
+			args = []string{}
+		}
+		warnings := r.Warnings
+		if warnings == nil {
+			warnings = []string{}
+		}
+		out["args"], out["warnings"] = args, warnings
+	}
+	if r.WrappedRecipe != "" {
+		out["wrapped_recipe"] = r.WrappedRecipe
+		out["wrapped_from"] = r.WrappedFrom
+	}
+	if r.Draft != "" {
+		out["draft"], out["promoted"] = r.Draft, !r.DryRun
+	}
+	if r.Note != "" {
+		out["note"] = r.Note
+	}
+	if r.DryRun {
+		out["dry_run"] = true
+		if v, err := decodeOrdered(r.Document); err == nil {
+			out["document"] = toPlain(v)
+		}
+	}
+	return out
+}
+
+// Register carries out a request that names a tool (or a draft). Errors
+// are *RegisterError (or errors from the file system).
+func (rg *Registrar) Register(req *Registration) (*Registered, error) {
+	requested := req.Name
+	if requested == "" && req.Draft != "" {
+		requested = IDOf(req.Draft)
+	}
+	if requested == "" {
+		return nil, regErr("name", ErrInvalid, "pass name=<tool name>, or no parameters at all to list the tools", "name is required to register, update or delete a tool")
+	}
+	name, err := ToolName(requested)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.Draft != "":
+		return rg.promote(name, req)
+	case req.HasTemplate && isDeletion(req.Template):
+		return rg.remove(name)
+	}
+	return rg.register(name, req)
+}
+
+func isDeletion(t any) bool {
+	s, isString := t.(string)
+	return t == nil || isString && s == ""
+}
+
+// existing is what the user root holds under a tool's id.
+type existing struct {
+	jsonPath string
+	jsonData []byte // nil when there is no JSON file
+	mdPath   string // set when a Markdown recipe has the id
+	doc      *jsonObject
+}
+
+func (x *existing) found() bool { return x.jsonData != nil || x.mdPath != "" }
+
+func (x *existing) field(key string) (any, bool) {
+	if x.doc == nil {
+		return nil, false
+	}
+	return x.doc.get(key)
+}
+
+// lookupExisting reads the JSON (or, failing that, Markdown) recipe that
+// has the tool's id. An unreadable JSON file still counts as existing; its
+// content is not carried over.
+func (rg *Registrar) lookupExisting(name string) (*existing, error) {
+	x := &existing{jsonPath: filepath.Join(rg.userRoot(), name+".json")}
+	data, err := os.ReadFile(x.jsonPath)
+	switch {
+	case err == nil:
+		x.jsonData = data
+		if v, err := decodeOrdered(data); err == nil {
+			x.doc, _ = v.(*jsonObject)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("read %s: %w", x.jsonPath, err)
+	}
+	md := filepath.Join(rg.userRoot(), name+".md")
+	if _, err := os.Stat(md); err == nil {
+		x.mdPath = md
+		if x.jsonData == nil {
+			if r, err := Load(md); err == nil {
+				x.doc = canonicalDoc(r.Raw)
+			}
+		}
+	}
+	return x, nil
+}
+
+func conflictErr(name string) error {
+	return regErr("name", ErrConflict, "pass update=true to replace it, or choose another name", "tool %q already registered; use update=true to overwrite", name)
+}
+
+// register creates or updates <user>/<name>.json from a request.
+func (rg *Registrar) register(name string, req *Registration) (*Registered, error) {
+	prev, err := rg.lookupExisting(name)
+	if err != nil {
+		return nil, err
+	}
+	if prev.found() && !req.Update {
+		return nil, conflictErr(name)
+	}
+	if !prev.found() && !req.HasTemplate {
+		return nil, regErr("template", ErrInvalid, `pass template="cmd {arg}", template:='<JSON graph>', or the name or path of an existing recipe`, "template is required for new registrations")
+	}
+	out := &Registered{Tool: name, Path: prev.jsonPath, Action: "created", DryRun: req.DryRun}
+	if prev.found() {
+		out.Action = "updated"
+	}
+	doc, wrapped, err := rg.document(name, req, prev)
+	if err != nil {
+		return nil, err
+	}
+	if wrapped != nil {
+		out.WrappedRecipe, out.WrappedFrom = wrapped.path, wrapped.from
+	}
+	data, err := marshalOrdered(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", prev.jsonPath, err)
+	}
+	if err := rg.check(out, data, "template"); err != nil {
+		return nil, err
+	}
+	if prev.mdPath != "" && prev.jsonData == nil {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("Markdown recipe %s is now shadowed by JSON recipe %s; delete the Markdown file when the JSON one works", prev.mdPath, prev.jsonPath))
+	}
+	return out, rg.commit(out, data, prev.jsonData, req.DryRun)
+}
+
+// managedKeys are the fields register_tool writes; other fields of an
+// updated file are kept as they are.
+var managedKeys = []string{"description", "async", "state_dir", "args", "defaults", "values", "imports", "template"}
+
+// document builds the file a request stands for, in the persisted key
+// order: description, async?, state_dir?, args?, defaults?, values?, the
+// existing file's other fields, imports?, template.
+func (rg *Registrar) document(name string, req *Registration, prev *existing) (*jsonObject, *wrapTarget, error) {
+	var tmpl, imports any
+	var wrapped *wrapTarget
+	if req.HasTemplate {
+		if err := checkTemplateValue(req.Template); err != nil {
+			return nil, nil, err
+		}
+		w, err := rg.wrapTarget(name, req.Template)
+		if err != nil {
+			return nil, nil, err
+		}
+		if w != nil {
+			wrapped = w
+			tmpl = newJSONObject()
+			tmpl.(*jsonObject).set("name", w.alias)
+			imp := newJSONObject()
+			imp.set(w.alias, w.from)
+			imports = imp
+		} else {
+			tmpl = toOrdered(req.Template)
+			if old, ok := prev.field("imports"); ok && hasImportNode(req.Template) {
+				imports = old
+			}
+		}
+	} else {
+		tmpl, _ = prev.field("template")
+		imports, _ = prev.field("imports")
+		if tmpl == nil {
+			return nil, nil, regErr("template", ErrInvalid, `pass template="…" to replace it`, "the existing tool %s has no readable template to keep", prev.jsonPath)
+		}
+	}
+
+	description := ""
+	switch {
+	case req.Description != nil && *req.Description != "":
+		description = *req.Description
+	case prev.doc != nil:
+		description, _ = mustGet(prev.doc, "description").(string)
+	}
+	if description == "" && wrapped != nil {
+		description = wrapped.recipe.Description
+	}
+	if strings.TrimSpace(description) == "" {
+		return nil, nil, regErr("description", ErrInvalid, `pass description="what the tool does and when to use it"`, "description is required unless deleting")
+	}
+
+	async := false
+	switch {
+	case req.Async != nil:
+		async = *req.Async
+	case req.HasTemplate && wrapped != nil:
+		async = wrapped.recipe.Async
+	default:
+		async, _ = mustGet(orEmpty(prev.doc), "async").(bool)
+	}
+	stateDir := ""
+	if req.StateDir != nil {
+		stateDir = *req.StateDir
+	} else {
+		stateDir, _ = mustGet(orEmpty(prev.doc), "state_dir").(string)
+	}
+
+	// args, defaults and values describe the template: an update keeps
+	// them only when it keeps the template.
+	keep := !req.HasTemplate
+	args := req.Args
+	if !req.HasArgs && keep {
+		if old, ok := prev.field("args"); ok {
+			parsed, err := template.ParseArgs(toPlain(old))
+			if err != nil {
+				return nil, nil, regErr("args", ErrInvalid, `pass args="…" to replace them`, "args of the existing tool are invalid: %v", err)
+			}
+			args = parsed
+		}
+	}
+	defaults := newJSONObject()
+	for _, a := range args {
+		if a.HasDefault {
+			defaults.set(a.Name, a.Default)
+		}
+	}
+	switch {
+	case req.Defaults != nil:
+		for _, k := range sortedObjectKeys(req.Defaults) {
+			defaults.set(k, toOrdered(req.Defaults[k]))
+		}
+	case !req.HasArgs && keep:
+		if old, ok := mustGet(orEmpty(prev.doc), "defaults").(*jsonObject); ok {
+			for _, k := range old.keys {
+				defaults.set(k, old.vals[k])
+			}
+		}
+	}
+	if err := checkDefaults(args, defaults); err != nil {
+		return nil, nil, err
+	}
+	var values any
+	if req.Values != nil {
+		if len(req.Values) > 0 {
+			values = toOrdered(req.Values)
+		}
+	} else if old, ok := prev.field("values"); ok && keep {
+		values = old
+	}
+
+	doc := newJSONObject()
+	doc.set("description", description)
+	if async {
+		doc.set("async", true)
+	}
+	if stateDir != "" {
+		doc.set("state_dir", stateDir)
+	}
+	if len(args) > 0 {
+		decl := make([]any, len(args))
+		for i, a := range args {
+			decl[i] = a.Canonical()
+		}
+		doc.set("args", decl)
+	}
+	if len(defaults.keys) > 0 {
+		doc.set("defaults", defaults)
+	}
+	if values != nil {
+		doc.set("values", values)
+	}
+	if prev.doc != nil {
+		for _, k := range prev.doc.keys {
+			if !contains(managedKeys, k) {
+				doc.set(k, prev.doc.vals[k])
+			}
+		}
+	}
+	if imports != nil {
+		doc.set("imports", imports)
+	}
+	doc.set("template", tmpl)
+	return doc, wrapped, nil
+}
+
+func orEmpty(o *jsonObject) *jsonObject {
+	if o == nil {
+		return newJSONObject()
+	}
+	return o
+}
+
+// checkTemplateValue rejects template values that can never be a tool.
+func checkTemplateValue(t any) error {
+	hint := `pass template="cmd {arg}", or template:='["step one", "step two"]' / template:='{"template": …}' for a graph`
+	switch x := t.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return regErr("template", ErrInvalid, hint+`; template="" deletes the tool`, "template is blank")
+		}
+	case []any:
+		if len(x) == 0 {
+			return regErr("template", ErrInvalid, hint, "template sequence is empty: give at least one step")
+		}
+	case map[string]any:
+	default:
+		return regErr("template", ErrInvalid, hint, "template must be a string, object, or sequence (got %s)", template.CompactJSON(t))
+	}
+	return nil
+}
+
+// hasImportNode reports whether a template holds a {name: alias} node
+// without template — a reference to the recipe's imports.
+func hasImportNode(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if hasImportNode(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		if _, ok := x["name"].(string); ok {
+			if _, has := x["template"]; !has {
+				return true
+			}
+		}
+		return hasImportNode(x["template"]) || hasImportNode(x["recover"])
+	}
+	return false
+}
+
+// checkDefaults applies each declared type to its default, so a default
+// that can never fit fails at registration instead of at every call.
+func checkDefaults(args []template.Arg, defaults *jsonObject) error {
+	for _, a := range args {
+		v, ok := defaults.get(a.Name)
+		if !ok || a.Type.Kind == "" || a.Type.Kind == "string" || a.Type.Kind == "path" {
+			continue
+		}
+		if _, err := a.Type.Normalize(a.Name, toPlain(v)); err != nil {
+			return regErr("defaults", ErrInvalid, fmt.Sprintf("give %s a default that fits %s, or drop it", a.Name, a.Canonical()), "defaults.%s: %v", a.Name, err)
+		}
+	}
+	return nil
+}
+
+// check validates the file a request would write exactly as discovery
+// would load it from its final path: the recipe compiles, its imports
+// resolve and its template parses. No values are needed, so placeholders
+// stay unresolved. It fills in the argument names and warnings.
+func (rg *Registrar) check(out *Registered, data []byte, field string) error {
+	if len(data) > MaxFileBytes {
+		return regErr(field, ErrInvalid, "keep recipes small: move data into files the template reads", "recipe would exceed the size limit %d bytes", MaxFileBytes)
+	}
+	hint := "fix the template; pi-actors exec --dry-run shows how a template resolves"
+	if field == "draft" {
+		hint = "fix the draft file, or replay it with spawn to see the error"
+	}
+	what := "template is invalid"
+	if field == "draft" {
+		what = "draft recipe is invalid"
+	}
+	r, err := Parse(data, out.Path)
+	if err != nil {
+		return regErr(field, ErrInvalid, hint, "%s: %s", what, cleanReason(err, out.Path))
+	}
+	tool, err := rg.resolver().Tool(r)
+	if err != nil {
+		return regErr(field, ErrInvalid, hint, "%s: %s", what, cleanReason(err, out.Path))
+	}
+	types := tool.Types()
+	for _, k := range sortedObjectKeys(r.Values) {
+		if ty, ok := types[k]; ok {
+			if _, err := ty.Normalize(k, r.Values[k]); err != nil {
+				return regErr("values", ErrInvalid, fmt.Sprintf("give %s a value that fits its type", k), "values.%s: %v", k, err)
+			}
+		}
+	}
+	out.Args = make([]string, len(tool.Params))
+	for i, p := range tool.Params {
+		out.Args[i] = p.Name
+	}
+	for _, w := range r.Warnings {
+		out.Warnings = append(out.Warnings, "Recipe "+out.Path+": "+w)
+	}
+	// Warnings come from each leaf's words as written (Resolver.Risk): a
+	// tool has no values yet, and a placeholder counts as a broad path.
+	_, warnings, err := rg.resolver().Risk(r)
+	if err != nil {
+		return regErr(field, ErrInvalid, hint, "%s: %s", what, cleanReason(err, out.Path))
+	}
+	out.Warnings = append(out.Warnings, warnings...)
+	out.Document = data
+	return nil
+}
+
+// cleanReason strips the path and the "invalid recipe" prefix an error
+// from the loader repeats.
+func cleanReason(err error, path string) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, path+": ", "")
+	return strings.ReplaceAll(s, ErrInvalid.Error()+": ", "")
+}
+
+// commit writes data to out.Path under the user root's lock, provided the
+// file still holds what the request was validated against (before, nil
+// for absent).
+func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) error {
+	if dryRun {
+		return nil
+	}
+	root := rg.userRoot()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", root, err)
+	}
+	unlock, err := fsutil.Lock(filepath.Join(root, LockName))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	now, err := os.ReadFile(out.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		now = nil
+	case err != nil:
+		return fmt.Errorf("read %s: %w", out.Path, err)
+	}
+	if (before == nil) != (now == nil) || !bytes.Equal(before, now) {
+		if before == nil {
+			return conflictErr(out.Tool)
+		}
+		return regErr("update", ErrConflict, "run register_tool again", "tool %q changed while it was being updated", out.Tool)
+	}
+	return fsutil.WriteFile(out.Path, data, 0o644)
+}
+
+// remove deletes <user>/<name>.json. A missing file is a note, not an
+// error.
+func (rg *Registrar) remove(name string) (*Registered, error) {
+	root := rg.userRoot()
+	path := filepath.Join(root, name+".json")
+	out := &Registered{Tool: name, Path: path, Action: "deleted"}
+	md := filepath.Join(root, name+".md")
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		out.Action = "not_found"
+		if _, err := os.Stat(md); err == nil {
+			out.Note = fmt.Sprintf("Markdown recipe %s has this id; register_tool only deletes the JSON recipes it writes, so remove that file by hand.", md)
+		}
+		return out, nil
+	}
+	unlock, err := fsutil.Lock(filepath.Join(root, LockName))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := os.Remove(path); errors.Is(err, fs.ErrNotExist) {
+		out.Action = "not_found"
+		return out, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("delete %s: %w", path, err)
+	}
+	if err := fsutil.SyncDir(root); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(md); err == nil {
+		out.Note = fmt.Sprintf("Markdown recipe %s has the same id and is now the active tool.", md)
+	}
+	return out, nil
+}
+
+// wrapTarget is the recipe an import-wrapper registration wraps.
+type wrapTarget struct {
+	alias  string  // the import alias (the recipe id, sanitised)
+	from   string  // the import value written: a bare name or a path
+	path   string  // where it resolves now (an OS path or pkg:…)
+	recipe *Recipe // the wrapped recipe
+}
+
+var nonAliasRe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// wrapTarget decides whether a template names an existing recipe rather
+// than a command (decision C5): a single word that is a path ending in
+// .json or .md (relative to the working directory; ~, {agent} and {repo}
+// expanded), or a bare name that is the id of a recipe in the user root or
+// the packaged library. Such a registration persists an import-wrapper,
+// {imports: {alias: from}, template: {name: alias}}, instead of a command
+// that would run the file name. A single word ending in .json/.md that
+// names no existing recipe is an error rather than a broken command.
+func (rg *Registrar) wrapTarget(name string, t any) (*wrapTarget, error) {
+	s, ok := t.(string)
+	if !ok {
+		return nil, nil
+	}
+	word := strings.TrimSpace(s)
+	if word == "" || strings.ContainsAny(word, " \t\r\n\"'\\") {
+		return nil, nil
+	}
+	hasExt := strings.HasSuffix(word, ".json") || strings.HasSuffix(word, ".md")
+	isPath := strings.Contains(word, "/") || strings.HasPrefix(word, "~")
+	templated := strings.Contains(word, "{")
+	w := &wrapTarget{}
+	switch {
+	case isPath && !hasExt:
+		return nil, nil // a command path such as ./build.sh
+	case hasExt:
+		p := rg.expandTemplatePath(word)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			w.path, w.from = p, p
+			if strings.HasPrefix(word, "~") || templated {
+				w.from = word // keep it portable, as written
+			}
+		} else if !isPath && !templated {
+			w.path, w.from = rg.findBare(word), word
+		}
+		if w.path == "" {
+			return nil, regErr("template", ErrNotFound,
+				"give the path of an existing recipe file (relative to the working directory), a recipe name (inspect target=recipes view=summary lists them), or a command",
+				"template names recipe file %s, which does not exist", p)
+		}
+	default:
+		if templated {
+			return nil, nil
+		}
+		if w.path = rg.findBare(word); w.path == "" {
+			return nil, nil // a plain command such as `date`
+		}
+		w.from = word
+	}
+	dest := filepath.Join(rg.userRoot(), name+".json")
+	self := w.path == dest
+	if !isPath && withExtensions(w.from)[0] == name+".json" {
+		self = true // after the write, the bare name would resolve to the wrapper itself
+	}
+	if real, err := filepath.EvalSymlinks(w.path); err == nil && !IsPackaged(w.path) {
+		if realDest, err := filepath.EvalSymlinks(dest); err == nil && real == realDest {
+			self = true
+		}
+	}
+	if self {
+		return nil, regErr("template", ErrInvalid, "choose another tool name, or give the path of the recipe to wrap",
+			"template %q names the tool %q itself; a tool cannot wrap itself", word, name)
+	}
+	r, err := Load(w.path)
+	if err != nil {
+		return nil, regErr("template", ErrInvalid, "fix that recipe first (inspect target=recipes view=doctor), or wrap another one",
+			"template names recipe %s, which cannot be used: %s", w.path, cleanReason(err, w.path))
+	}
+	if r.Disabled {
+		return nil, regErr("template", ErrInvalid, "enable that recipe first, or wrap another one", "template names recipe %s, which is disabled", w.path)
+	}
+	w.recipe = r
+	w.alias = strings.Trim(nonAliasRe.ReplaceAllString(r.ID, "_"), "_")
+	if w.alias == "" {
+		w.alias = "recipe"
+	}
+	return w, nil
+}
+
+// expandTemplatePath resolves a recipe path given as a template: {agent}
+// and {repo} (the agent root, as a user recipe sees them), ~, then the
+// working directory.
+func (rg *Registrar) expandTemplatePath(p string) string {
+	p = strings.ReplaceAll(p, "{agent}", rg.AgentDir)
+	p = strings.ReplaceAll(p, "{repo}", rg.AgentDir)
+	switch {
+	case p == "~":
+		p = rg.Home
+	case strings.HasPrefix(p, "~/"):
+		p = filepath.Join(rg.Home, p[2:])
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(rg.Cwd, p)
+	}
+	return filepath.Clean(p)
+}
+
+// findBare looks a bare recipe name up the way an import of it resolves
+// from the user root: the user root, then the packaged library, each as
+// name.json then name.md (or the exact name when it has an extension). It
+// returns "" when no such recipe exists.
+func (rg *Registrar) findBare(name string) string {
+	for _, n := range withExtensions(name) {
+		if p := filepath.Join(rg.userRoot(), n); exists(p) {
+			return p
+		}
+	}
+	for _, n := range withExtensions(name) {
+		if p := pkgPrefix + n; exists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// promote copies a draft from <user>/drafts to <user>/<name>.json: the raw
+// JSON as it is (a Markdown draft as its compiled JSON). The draft stays.
+func (rg *Registrar) promote(name string, req *Registration) (*Registered, error) {
+	for _, f := range []struct {
+		key   string
+		given bool
+	}{{"template", req.HasTemplate}, {"description", req.Description != nil}, {"args", req.HasArgs},
+		{"defaults", req.Defaults != nil}, {"values", req.Values != nil}, {"async", req.Async != nil}, {"state_dir", req.StateDir != nil}} {
+		if f.given {
+			return nil, regErr(f.key, ErrInvalid, fmt.Sprintf("promote the draft as it is, then change it with register_tool name=%s update=true %s=…", name, f.key),
+				"%s cannot be combined with draft: a draft is promoted as it is", f.key)
+		}
+	}
+	path, err := rg.draftPath(req.Draft)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readFile(path)
+	if errors.Is(err, ErrNotFound) {
+		return nil, regErr("draft", ErrNotFound, "inspect target=recipes view=summary lists the drafts", "draft not found: %s", path)
+	}
+	if err != nil {
+		return nil, regErr("draft", ErrInvalid, "fix the draft file", "draft recipe is invalid: %s", cleanReason(err, path))
+	}
+	prev, err := rg.lookupExisting(name)
+	if err != nil {
+		return nil, err
+	}
+	if prev.found() && !req.Update {
+		return nil, conflictErr(name)
+	}
+	out := &Registered{Tool: name, Path: prev.jsonPath, Action: "created", Draft: path, DryRun: req.DryRun}
+	if prev.found() {
+		out.Action = "updated"
+	}
+	content := data
+	if strings.HasSuffix(path, ".md") {
+		r, err := Parse(data, path)
+		if err != nil {
+			return nil, regErr("draft", ErrInvalid, "fix the draft file", "draft recipe is invalid: %s", cleanReason(err, path))
+		}
+		if content, err = marshalOrdered(canonicalDoc(r.Raw)); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", prev.jsonPath, err)
+		}
+	}
+	if err := rg.check(out, content, "draft"); err != nil {
+		return nil, err
+	}
+	return out, rg.commit(out, content, prev.jsonData, req.DryRun)
+}
+
+// draftPath resolves a draft reference strictly inside <user>/drafts: a
+// bare file name (with or without .json/.md) is taken from the drafts
+// directory; other relative paths from the working directory. ../ escapes
+// and symbolic links that lead out of the drafts directory are refused,
+// comparing the real (symlink-evaluated) paths.
+func (rg *Registrar) draftPath(ref string) (string, error) {
+	root := filepath.Join(rg.userRoot(), "drafts")
+	escape := func() error {
+		return regErr("draft", ErrInvalid, "use inspect target=recipes view=summary to list drafts",
+			"draft must be under %s (got %s); use inspect target=recipes view=summary to list drafts", root, ref)
+	}
+	var p string
+	switch {
+	case ref == "~" || strings.HasPrefix(ref, "~/"):
+		p = filepath.Join(rg.Home, strings.TrimPrefix(ref, "~"))
+	case filepath.IsAbs(ref):
+		p = ref
+	case !strings.Contains(ref, "/"):
+		p = filepath.Join(root, ref)
+		if !strings.HasSuffix(ref, ".json") && !strings.HasSuffix(ref, ".md") && ref != "." && ref != ".." {
+			p += ".json"
+			if _, err := os.Lstat(p); err != nil {
+				if _, err := os.Lstat(strings.TrimSuffix(p, ".json") + ".md"); err == nil {
+					p = strings.TrimSuffix(p, ".json") + ".md"
+				}
+			}
+		}
+	default:
+		p = filepath.Join(rg.Cwd, ref)
+	}
+	p = filepath.Clean(p)
+	if !strictlyInside(root, p) {
+		return "", escape()
+	}
+	if !strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".md") {
+		return "", regErr("draft", ErrInvalid, "drafts are .json or .md recipe files; inspect target=recipes view=summary lists them", "draft %s is not a .json or .md recipe file", p)
+	}
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return "", regErr("draft", ErrNotFound, "inspect target=recipes view=summary lists the drafts", "draft not found: %s", p)
+	} else if err != nil {
+		return "", fmt.Errorf("draft %s: %w", p, err)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", escape()
+	}
+	realP, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", regErr("draft", ErrNotFound, "inspect target=recipes view=summary lists the drafts", "draft not found: %s (a dangling link)", p)
+	}
+	if err != nil || !strictlyInside(realRoot, realP) {
+		return "", escape()
+	}
+	return p, nil
+}
+
+// strictlyInside reports whether p lies below dir (not dir itself).
+func strictlyInside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return false
+	}
+	return true
+}
+
+// canonicalDoc orders a recipe's fields the way register_tool writes them:
+// description, disabled, async, state_dir, args, defaults, values, the
+// other fields sorted, imports, template.
+func canonicalDoc(raw map[string]any) *jsonObject {
+	first := []string{"description", "disabled", "async", "state_dir", "args", "defaults", "values"}
+	last := []string{"imports", "template"}
+	o := newJSONObject()
+	for _, k := range first {
+		if v, ok := raw[k]; ok {
+			o.set(k, toOrdered(v))
+		}
+	}
+	for _, k := range sortedObjectKeys(raw) {
+		if !contains(first, k) && !contains(last, k) {
+			o.set(k, toOrdered(raw[k]))
+		}
+	}
+	for _, k := range last {
+		if v, ok := raw[k]; ok {
+			o.set(k, toOrdered(v))
+		}
+	}
+	return o
+}
