@@ -39,7 +39,7 @@ type verb struct {
 	firstWord bool
 	// flags are the verb's own flags (besides --json, --verbose, --help).
 	flags []string
-	run       func(ctx context.Context, a *app, r *request) int
+	run   func(ctx context.Context, a *app, r *request) int
 	// issue names the capability a verb waits for; such verbs are listed
 	// but answer "not yet available".
 	pending bool

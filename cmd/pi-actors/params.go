@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
-	"slices"
 	"bytes"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
