@@ -209,7 +209,7 @@ func (g *Registry) diagnose() []string {
 	for _, e := range g.Entries {
 		switch {
 		case e.Invalid():
-			d = append(d, fmt.Sprintf("Invalid recipe: %s: %s", e.Path, reason(e.Err)))
+			d = append(d, fmt.Sprintf("Invalid recipe: %s: %s", e.Path, reason(e.Path, e.Err)))
 		case len(e.Recipe.Warnings) > 0:
 			for _, w := range e.Recipe.Warnings {
 				d = append(d, fmt.Sprintf("Recipe %s: %s", e.Path, w))
@@ -234,16 +234,20 @@ func (g *Registry) diagnose() []string {
 	return d
 }
 
-// reason strips the path prefix an error repeats.
-func reason(err error) string {
+// reason strips the path prefixes an error repeats about its own file.
+func reason(path string, err error) string {
 	if err == nil {
 		return ""
 	}
 	s := err.Error()
-	if i := strings.Index(s, ": "); i >= 0 && (strings.HasPrefix(s, "/") || strings.HasPrefix(s, pkgPrefix)) {
-		s = s[i+2:]
+	for strings.HasPrefix(s, path+": ") {
+		s = strings.TrimPrefix(s, path+": ")
 	}
-	return strings.TrimPrefix(s, ErrInvalid.Error()+": ")
+	s = strings.TrimPrefix(s, ErrInvalid.Error()+": ")
+	for strings.HasPrefix(s, path+": ") {
+		s = strings.TrimPrefix(s, path+": ")
+	}
+	return s
 }
 
 func rootDiagnostics(root string) []string {
@@ -337,7 +341,7 @@ func listDrafts(dir string) []*Draft {
 			d.CreatedAt = birthTime(st)
 		}
 		if e.Invalid() {
-			d.Diagnostics = append(d.Diagnostics, reason(e.Err))
+			d.Diagnostics = append(d.Diagnostics, reason(e.Path, e.Err))
 		} else {
 			d.Valid = true
 			d.Description = e.Recipe.Description

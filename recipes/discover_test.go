@@ -371,3 +371,30 @@ func TestDiscoverUnreadableRootIsError(t *testing.T) {
 		t.Errorf("an unreadable recipe root must be an error")
 	}
 }
+
+// BugDiscoverUnresolvableWinnerBlocksFallback: PARITY A2 "Template
+// validity" and "Invalid blocks fallback": a recipe whose template is
+// invalid (an item that is not a node, an object without template) or
+// whose imports fail (missing, cyclic) is invalid ("Failed to load recipe
+// …" for thrown errors), still wins its id, and a bare-name launch explains
+// reason=shadowed_invalid with the blocked fallback.
+func TestBugDiscoverUnresolvableWinnerBlocksFallback(t *testing.T) {
+	for name, body := range map[string]string{
+		"bad item":       `{"template": ["echo ok", 3]}`,
+		"no template":    `{"template": {"label": "nothing to run"}}`,
+		"missing import": `{"imports": {"g": "no-such-recipe"}, "template": {"name": "g"}}`,
+		"cycle":          `{"imports": {"me": "utility-git-log"}, "template": {"name": "me"}}`,
+	} {
+		agent, root := agentWith(t, map[string]string{"utility-git-log.json": body})
+		g := discover(t, agent)
+		e := g.Active["utility-git-log"]
+		if !e.Invalid() || e.Tool() {
+			t.Errorf("%s: observed invalid=%v tool=%v; expected an invalid, non-tool winner", name, e.Invalid(), e.Tool())
+		}
+		_, err := g.Lookup("utility-git-log")
+		var le *LaunchError
+		if !errors.As(err, &le) || le.Reason != "shadowed_invalid" || le.ActivePath != filepath.Join(root, "utility-git-log.json") || le.BlockedFallback != "pkg:utility-git-log.json" {
+			t.Errorf("%s: observed Lookup err=%v; expected a shadowed_invalid LaunchError blocking pkg:utility-git-log.json", name, err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package recipes
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -699,5 +698,3 @@ func hasLine(lines []string, sub string) bool {
 	}
 	return false
 }
-
-var _ = json.Number("")

@@ -360,14 +360,26 @@ func (rg *Registrar) Register(req *Registration) (*Registered, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case req.Draft != "":
-		return rg.promote(name, req)
-	case req.HasTemplate && isDeletion(req.Template):
+	if req.HasTemplate && isDeletion(req.Template) && req.Draft == "" {
 		return rg.remove(name)
 	}
-	return rg.register(name, req)
+	// A file that changes between validation and the locked write (a
+	// usage update racing an update) is read and validated again.
+	for attempt := 1; ; attempt++ {
+		var out *Registered
+		if req.Draft != "" {
+			out, err = rg.promote(name, req)
+		} else {
+			out, err = rg.register(name, req)
+		}
+		if !errors.Is(err, errChanged) || attempt == 3 {
+			return out, err
+		}
+	}
 }
+
+// errChanged marks a file that changed while a request was validated.
+var errChanged = fmt.Errorf("%w: changed concurrently", ErrConflict)
 
 func isDeletion(t any) bool {
 	s, isString := t.(string)
@@ -455,7 +467,10 @@ func (rg *Registrar) register(name string, req *Registration) (*Registered, erro
 	if prev.mdPath != "" && prev.jsonData == nil {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("Markdown recipe %s is now shadowed by JSON recipe %s; delete the Markdown file when the JSON one works", prev.mdPath, prev.jsonPath))
 	}
-	return out, rg.commit(out, data, prev.jsonData, req.DryRun)
+	if err := rg.commit(out, data, prev.jsonData, req.DryRun); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // managedKeys are the fields register_tool writes; other fields of an
@@ -466,108 +481,28 @@ var managedKeys = []string{"description", "async", "state_dir", "args", "default
 // order: description, async?, state_dir?, args?, defaults?, values?, the
 // existing file's other fields, imports?, template.
 func (rg *Registrar) document(name string, req *Registration, prev *existing) (*jsonObject, *wrapTarget, error) {
-	var tmpl, imports any
-	var wrapped *wrapTarget
-	if req.HasTemplate {
-		if err := checkTemplateValue(req.Template); err != nil {
-			return nil, nil, err
-		}
-		w, err := rg.wrapTarget(name, req.Template)
-		if err != nil {
-			return nil, nil, err
-		}
-		if w != nil {
-			wrapped = w
-			tmpl = newJSONObject()
-			tmpl.(*jsonObject).set("name", w.alias)
-			imp := newJSONObject()
-			imp.set(w.alias, w.from)
-			imports = imp
-		} else {
-			tmpl = toOrdered(req.Template)
-			if old, ok := prev.field("imports"); ok && hasImportNode(req.Template) {
-				imports = old
-			}
-		}
-	} else {
-		tmpl, _ = prev.field("template")
-		imports, _ = prev.field("imports")
-		if tmpl == nil {
-			return nil, nil, regErr("template", ErrInvalid, `pass template="…" to replace it`, "the existing tool %s has no readable template to keep", prev.jsonPath)
-		}
+	tmpl, imports, wrapped, err := rg.templateFields(name, req, prev)
+	if err != nil {
+		return nil, nil, err
 	}
-
-	description := ""
-	switch {
-	case req.Description != nil && *req.Description != "":
-		description = *req.Description
-	case prev.doc != nil:
-		description, _ = mustGet(prev.doc, "description").(string)
+	description, err := descriptionOf(req, prev, wrapped)
+	if err != nil {
+		return nil, nil, err
 	}
-	if description == "" && wrapped != nil {
-		description = wrapped.recipe.Description
+	args, defaults, values, err := argFields(req, prev)
+	if err != nil {
+		return nil, nil, err
 	}
-	if strings.TrimSpace(description) == "" {
-		return nil, nil, regErr("description", ErrInvalid, `pass description="what the tool does and when to use it"`, "description is required unless deleting")
-	}
-
-	async := false
+	async, _ := mustGet(orEmpty(prev.doc), "async").(bool)
 	switch {
 	case req.Async != nil:
 		async = *req.Async
-	case req.HasTemplate && wrapped != nil:
+	case wrapped != nil:
 		async = wrapped.recipe.Async
-	default:
-		async, _ = mustGet(orEmpty(prev.doc), "async").(bool)
 	}
-	stateDir := ""
+	stateDir, _ := mustGet(orEmpty(prev.doc), "state_dir").(string)
 	if req.StateDir != nil {
 		stateDir = *req.StateDir
-	} else {
-		stateDir, _ = mustGet(orEmpty(prev.doc), "state_dir").(string)
-	}
-
-	// args, defaults and values describe the template: an update keeps
-	// them only when it keeps the template.
-	keep := !req.HasTemplate
-	args := req.Args
-	if !req.HasArgs && keep {
-		if old, ok := prev.field("args"); ok {
-			parsed, err := template.ParseArgs(toPlain(old))
-			if err != nil {
-				return nil, nil, regErr("args", ErrInvalid, `pass args="…" to replace them`, "args of the existing tool are invalid: %v", err)
-			}
-			args = parsed
-		}
-	}
-	defaults := newJSONObject()
-	for _, a := range args {
-		if a.HasDefault {
-			defaults.set(a.Name, a.Default)
-		}
-	}
-	switch {
-	case req.Defaults != nil:
-		for _, k := range sortedObjectKeys(req.Defaults) {
-			defaults.set(k, toOrdered(req.Defaults[k]))
-		}
-	case !req.HasArgs && keep:
-		if old, ok := mustGet(orEmpty(prev.doc), "defaults").(*jsonObject); ok {
-			for _, k := range old.keys {
-				defaults.set(k, old.vals[k])
-			}
-		}
-	}
-	if err := checkDefaults(args, defaults); err != nil {
-		return nil, nil, err
-	}
-	var values any
-	if req.Values != nil {
-		if len(req.Values) > 0 {
-			values = toOrdered(req.Values)
-		}
-	} else if old, ok := prev.field("values"); ok && keep {
-		values = old
 	}
 
 	doc := newJSONObject()
@@ -603,6 +538,101 @@ func (rg *Registrar) document(name string, req *Registration, prev *existing) (*
 	}
 	doc.set("template", tmpl)
 	return doc, wrapped, nil
+}
+
+// templateFields returns the template and imports to write: an
+// import-wrapper for a template naming a recipe, the given template
+// (keeping the old imports only if it uses import nodes), or — for an
+// update without template — the existing ones.
+func (rg *Registrar) templateFields(name string, req *Registration, prev *existing) (tmpl, imports any, wrapped *wrapTarget, err error) {
+	if !req.HasTemplate {
+		tmpl, _ = prev.field("template")
+		imports, _ = prev.field("imports")
+		if tmpl == nil {
+			return nil, nil, nil, regErr("template", ErrInvalid, `pass template="…" to replace it`, "the existing tool %s has no readable template to keep", prev.jsonPath)
+		}
+		return tmpl, imports, nil, nil
+	}
+	if err := checkTemplateValue(req.Template); err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := rg.wrapTarget(name, req.Template)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if w != nil {
+		node, imp := newJSONObject(), newJSONObject()
+		node.set("name", w.alias)
+		imp.set(w.alias, w.from)
+		return node, imp, w, nil
+	}
+	if old, ok := prev.field("imports"); ok && hasImportNode(req.Template) {
+		imports = old
+	}
+	return toOrdered(req.Template), imports, nil, nil
+}
+
+// descriptionOf picks the description: the given one, else the existing
+// tool's, else the wrapped recipe's. It is required.
+func descriptionOf(req *Registration, prev *existing, wrapped *wrapTarget) (string, error) {
+	description := ""
+	if req.Description != nil {
+		description = *req.Description
+	}
+	if description == "" {
+		description, _ = mustGet(orEmpty(prev.doc), "description").(string)
+	}
+	if description == "" && wrapped != nil {
+		description = wrapped.recipe.Description
+	}
+	if strings.TrimSpace(description) == "" {
+		return "", regErr("description", ErrInvalid, `pass description="what the tool does and when to use it"`, "description is required unless deleting")
+	}
+	return description, nil
+}
+
+// argFields returns the args, defaults (args' name=default shorthand, then
+// the defaults parameter over it) and values to write. They describe the
+// template, so an update keeps the existing ones only when it keeps the
+// template and does not give them.
+func argFields(req *Registration, prev *existing) (args []template.Arg, defaults *jsonObject, values any, err error) {
+	keep := !req.HasTemplate
+	args = req.Args
+	if !req.HasArgs && keep {
+		if old, ok := prev.field("args"); ok {
+			if args, err = template.ParseArgs(toPlain(old)); err != nil {
+				return nil, nil, nil, regErr("args", ErrInvalid, `pass args="…" to replace them`, "args of the existing tool are invalid: %v", err)
+			}
+		}
+	}
+	defaults = newJSONObject()
+	for _, a := range args {
+		if a.HasDefault {
+			defaults.set(a.Name, a.Default)
+		}
+	}
+	switch {
+	case req.Defaults != nil:
+		for _, k := range sortedObjectKeys(req.Defaults) {
+			defaults.set(k, toOrdered(req.Defaults[k]))
+		}
+	case !req.HasArgs && keep:
+		if old, ok := mustGet(orEmpty(prev.doc), "defaults").(*jsonObject); ok {
+			for _, k := range old.keys {
+				defaults.set(k, old.vals[k])
+			}
+		}
+	}
+	if err := checkDefaults(args, defaults); err != nil {
+		return nil, nil, nil, err
+	}
+	switch {
+	case req.Values != nil && len(req.Values) > 0:
+		values = toOrdered(req.Values)
+	case req.Values == nil && keep:
+		values, _ = prev.field("values")
+	}
+	return args, defaults, values, nil
 }
 
 func orEmpty(o *jsonObject) *jsonObject {
@@ -752,7 +782,7 @@ func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) e
 		if before == nil {
 			return conflictErr(out.Tool)
 		}
-		return regErr("update", ErrConflict, "run register_tool again", "tool %q changed while it was being updated", out.Tool)
+		return regErr("update", errChanged, "run register_tool again", "tool %q changed while it was being updated", out.Tool)
 	}
 	return fsutil.WriteFile(out.Path, data, 0o644)
 }
@@ -963,7 +993,10 @@ func (rg *Registrar) promote(name string, req *Registration) (*Registered, error
 	if err := rg.check(out, content, "draft"); err != nil {
 		return nil, err
 	}
-	return out, rg.commit(out, content, prev.jsonData, req.DryRun)
+	if err := rg.commit(out, content, prev.jsonData, req.DryRun); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // draftPath resolves a draft reference strictly inside <user>/drafts: a

@@ -341,13 +341,12 @@ func evaluate(rv *Resolver, e *Entry) *sumEntry {
 // invalidDiag is "Invalid recipe: <path>: <reason>", with the reason
 // stripped of the path the error repeats.
 func invalidDiag(path string, err error) string {
-	return fmt.Sprintf("Invalid recipe: %s: %s", path, strings.TrimPrefix(reason(err), path+": "))
+	return fmt.Sprintf("Invalid recipe: %s: %s", path, reason(path, err))
 }
 
 // mergeDiagnostics returns the Registry's diagnostics followed by those
 // the summary found on top (resolution failures, leaf risk warnings), each
-// once. A Registry line about an invalid file is replaced by the summary's
-// wording of the same fact (which does not repeat the path).
+// once.
 func mergeDiagnostics(base []string, all []*sumEntry) []string {
 	out := []string{}
 	seen := map[string]bool{}
@@ -357,16 +356,7 @@ func mergeDiagnostics(base []string, all []*sumEntry) []string {
 			out = append(out, d)
 		}
 	}
-	reworded := map[string]string{}
-	for _, se := range all {
-		if se.e.Invalid() {
-			reworded[fmt.Sprintf("Invalid recipe: %s: %s", se.e.Path, reason(se.e.Err))] = invalidDiag(se.e.Path, se.e.Err)
-		}
-	}
 	for _, d := range base {
-		if r, ok := reworded[d]; ok {
-			d = r
-		}
 		add(d)
 	}
 	for _, se := range all {

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
@@ -52,6 +55,23 @@ func classify(err error) *cliError {
 	var re *recipes.RegisterError
 	if errors.As(err, &re) {
 		return registerError(re)
+	}
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return wireFail(we)
+	}
+	if errors.Is(err, wire.ErrUnavailable) {
+		return &cliError{exit: exitUnavailable, code: "kernel_unavailable", msg: err.Error(), hint: "pi-actors kernel status; the kernel log is <agent>/tmp/pi-actors/kernel.log"}
+	}
+	var me *mailbox.AddressError
+	var ee *mailbox.EnvelopeError
+	switch {
+	case errors.As(err, &me), errors.As(err, &ee):
+		return &cliError{exit: exitDataErr, code: "invalid_envelope", msg: err.Error(), hint: "message needs to=<address> type=<channel.action>; addresses: run:<id>, coordinator, session:<id>"}
+	case errors.Is(err, runs.ErrInvalidID):
+		return &cliError{exit: exitDataErr, code: "invalid_run_id", msg: err.Error()}
+	case errors.Is(err, runs.ErrNotFound):
+		return &cliError{exit: exitNoInput, code: "not_found", msg: err.Error(), hint: "inspect target=session:all view=runs"}
 	}
 	var te *template.Error
 	var ae *recipes.ArgError

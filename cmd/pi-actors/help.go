@@ -17,12 +17,6 @@ func init() {
 		&verb{name: "help", summary: "show usage, or one verb's usage", usage: "pi-actors help [verb]", run: runHelp},
 	)
 	for _, p := range []struct{ name, summary string }{
-		{"spawn", "start a detached, supervised run actor"},
-		{"message", "send a typed envelope to an actor"},
-		{"register_tool", "create, update, list, delete or promote user recipes"},
-		{"mailbox", "claim and finish inbox entries from a script inside a run"},
-		{"kernel", "start, stop or inspect the kernel"},
-		{"watch", "stream follow-ups as JSON lines"},
 		{"demo", "a guided tour of supervised runs"},
 		{"knowledge", "the knowledge actor's operations"},
 		{"mcp", "serve the verbs as MCP tools over stdio"},

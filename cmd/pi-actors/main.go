@@ -64,6 +64,9 @@ type app struct {
 }
 
 func run(ctx context.Context, args []string, io streams) int {
+	if len(args) > 0 && args[0] == "supervise" {
+		return superviseMain(args[1:])
+	}
 	a := &app{io: io}
 	if len(args) == 0 {
 		fmt.Fprint(io.err, helpText())

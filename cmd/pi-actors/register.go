@@ -15,6 +15,7 @@ func init() {
 	v := &verb{
 		name:    "register_tool",
 		summary: "create, update, list, delete or promote user recipes",
+		flags:   []string{"--dry-run"},
 		usage: `pi-actors register_tool [name=<tool> ...] [--dry-run] [--json]
 
 Writes <agent>/recipes/<name>.json — a recipe that is an agent tool by
@@ -44,12 +45,6 @@ Examples:
   pi-actors register_tool name=greet description="Say hello" template='echo hello {who=world}'
   pi-actors register_tool name=greet template=`,
 		run: runRegister,
-	}
-	for i, old := range verbs {
-		if old.name == v.name {
-			verbs[i] = v
-			return
-		}
 	}
 	verbs = append(verbs, v)
 }

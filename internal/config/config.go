@@ -27,6 +27,25 @@ const FileName = "pi-actors.toml"
 type Config struct {
 	Exec   Exec   `toml:"exec"`
 	Output Output `toml:"output"`
+	Runs   Runs   `toml:"runs"`
+}
+
+// Runs bounds detached runs.
+type Runs struct {
+	// MaxDepth limits nested spawns (a run spawning runs…).
+	MaxDepth int `toml:"max_depth"`
+	// MaxLivePerSession limits the live runs one session owns.
+	MaxLivePerSession int `toml:"max_live_per_session"`
+	// LogMaxBytes caps stdout.log / stderr.log before rotation; LogKeep is
+	// how many rotated files are kept.
+	LogMaxBytes int64 `toml:"log_max_bytes"`
+	LogKeep     int   `toml:"log_keep"`
+	// RetentionDays: terminal runs older than this are pruned by the kernel.
+	RetentionDays int `toml:"retention_days"`
+	// StalledAfterS: a running run silent this long shows stalled=true.
+	StalledAfterS int `toml:"stalled_after_s"`
+	// CaptureDrafts writes inline spawns to <agent>/recipes/drafts/.
+	CaptureDrafts bool `toml:"capture_drafts"`
 }
 
 // Exec bounds command-template execution.
@@ -51,6 +70,8 @@ func Defaults() Config {
 	return Config{
 		Exec:   Exec{MaxParallelBranches: 64, MaxLeaves: 10000, KillGraceMS: 5000},
 		Output: Output{MaxLines: 2000, MaxBytes: 51200},
+		Runs: Runs{MaxDepth: 8, MaxLivePerSession: 64, LogMaxBytes: 10 << 20, LogKeep: 1, RetentionDays: 7,
+			StalledAfterS: 300, CaptureDrafts: true},
 	}
 }
 
@@ -85,7 +106,7 @@ func Load(agentDir string) (Config, error) {
 			for i, k := range und {
 				keys[i] = k.String()
 			}
-			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes)", ErrInvalid, path, strings.Join(keys, ", "))
+			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts)", ErrInvalid, path, strings.Join(keys, ", "))
 		}
 	}
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
@@ -112,6 +133,12 @@ func (c Config) check(path string) error {
 		{"exec.kill_grace_ms", c.Exec.KillGraceMS, 0},
 		{"output.max_lines", c.Output.MaxLines, 1},
 		{"output.max_bytes", c.Output.MaxBytes, 1},
+		{"runs.max_depth", c.Runs.MaxDepth, 1},
+		{"runs.max_live_per_session", c.Runs.MaxLivePerSession, 1},
+		{"runs.log_max_bytes", int(min(c.Runs.LogMaxBytes, 1<<40)), 1024},
+		{"runs.log_keep", c.Runs.LogKeep, 1},
+		{"runs.retention_days", c.Runs.RetentionDays, 1},
+		{"runs.stalled_after_s", c.Runs.StalledAfterS, 1},
 	} {
 		if f.v < f.min {
 			return fmt.Errorf("%w: %s: %s must be at least %d (got %d)", ErrInvalid, path, f.key, f.min, f.v)

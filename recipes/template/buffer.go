@@ -25,6 +25,8 @@ type Buffer struct {
 	dir   string
 	spill int
 	err   error
+	limit int64 // 0 = unbounded; past it writes are counted but dropped
+	lost  int64
 }
 
 // NewBuffer returns an empty buffer that spills to dir ("" = os.TempDir())
@@ -49,6 +51,32 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
+	if b.limit > 0 && b.size+int64(len(p)) > b.limit {
+		keep := max(0, b.limit-b.size)
+		b.lost += int64(len(p)) - keep
+		if keep == 0 {
+			return len(p), nil
+		}
+		n, err := b.write(p[:keep])
+		if err != nil {
+			return n, err
+		}
+		return len(p), nil
+	}
+	return b.write(p)
+}
+
+// Dropped is how many bytes were dropped past the capture limit.
+func (b *Buffer) Dropped() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lost
+}
+
+func (b *Buffer) write(p []byte) (int, error) {
 	if b.f == nil && len(b.mem)+len(p) > b.spill {
 		f, err := os.CreateTemp(b.dir, "pi-actors-output-*")
 		if err != nil {

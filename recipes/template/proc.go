@@ -34,16 +34,19 @@ func (x *run) leaf(ctx context.Context, s *Step, in *Buffer) outcome {
 		return o
 	}
 	o := outcome{command: command, path: s.Path, out: x.newBuffer(), stderr: x.newBuffer()}
-	var errSink io.Writer = o.stderr
+	var errSink, outSink io.Writer = o.stderr, o.out
 	if x.Stderr != nil {
 		errSink = &teeWriter{buf: o.stderr, live: x.Stderr, mu: &x.stderrMu}
+	}
+	if x.Stdout != nil {
+		outSink = &teeWriter{buf: o.out, live: x.Stdout, mu: &x.stdoutMu}
 	}
 	if s.Exe == "" {
 		fmt.Fprintf(errSink, "pi-actors: %s: command not found\n", argv[0])
 		o.code = 127
 		return o
 	}
-	p, err := x.start(s.Exe, argv, in, o.out, errSink)
+	p, err := x.start(s.Exe, argv, in, outSink, errSink)
 	if err != nil {
 		fmt.Fprintf(errSink, "pi-actors: %s: %v\n", argv[0], err)
 		o.code = 126

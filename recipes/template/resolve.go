@@ -262,3 +262,18 @@ func (r *resolver) exprLookup(sc *scope, depth int, self selfRef) func(string) (
 		return Stringify(v), true, nil
 	}
 }
+
+// Expand substitutes the placeholders of free text (an artifact path, a
+// label) from values, then defaults, with the same rules as a leaf word.
+// A missing value is an *Error naming the placeholder.
+func Expand(s string, values Values, defaults map[string]any) (string, error) {
+	sc := &scope{runtime: values}
+	if len(defaults) > 0 {
+		sc.layer = &layer{vals: defaults}
+	}
+	out, err := newResolver().text(sc, s, 0, selfRef{})
+	if err != nil {
+		return "", placeErr("", err)
+	}
+	return out, nil
+}

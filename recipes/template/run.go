@@ -20,8 +20,13 @@ type Runner struct {
 	Env       []string      // nil = the current environment
 	KillGrace time.Duration // SIGTERM → SIGKILL; 0 = DefaultKillGrace
 	TempDir   string        // where large outputs spill; "" = os.TempDir()
-	// Stderr, if set, receives a live copy of every leaf's stderr.
+	// Stdout and Stderr, if set, receive a live copy of every leaf's
+	// stdout and stderr (a run's logs).
+	Stdout io.Writer
 	Stderr io.Writer
+	// MaxCapture bounds what is kept of one leaf's stdout for the next
+	// step (0 = everything); the live copy is never cut.
+	MaxCapture int64
 	// Hook may rewrite a leaf's argv just before it starts (recipes add
 	// their context bundle to `pi -p` prompts).
 	Hook func(s *Step, argv []string) []string
@@ -117,6 +122,7 @@ type run struct {
 	active   int
 	buffers  []*Buffer
 	stderrMu sync.Mutex
+	stdoutMu sync.Mutex
 }
 
 // Run executes plan. stdin is the first step's input (nil = empty). The
@@ -150,6 +156,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, stdin *Buffer) *Result {
 
 func (x *run) newBuffer() *Buffer {
 	b := NewBuffer(x.TempDir, 0)
+	b.limit = x.MaxCapture
 	x.mu.Lock()
 	x.buffers = append(x.buffers, b)
 	x.mu.Unlock()

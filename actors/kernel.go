@@ -1,0 +1,252 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// Config is what a kernel needs to run.
+type Config struct {
+	AgentDir string
+	// Supervisor is the argv prefix that starts `pi-actors supervise`; the
+	// state directory is appended.
+	Supervisor []string
+	Version    string
+	Settings   config.Config
+}
+
+// ErrRunning means another kernel already owns the agent root.
+var ErrRunning = errors.New("kernel already running")
+
+// Kernel hosts the actor system of one agent root.
+type Kernel struct {
+	cfg     Config
+	tmp     string
+	log     *slog.Logger
+	logFile *runs.Log
+	system  *actor.ActorSystem
+	runs    *actor.PID // parent of every run actor
+	sess    *actor.PID // parent of every session actor
+	exits   *runs.ExitWatcher
+	fsw     *fsnotify.Watcher
+	index   *runs.Index
+	started time.Time
+	ln      net.Listener
+	stopped chan struct{}
+	stop    sync.Once
+
+	mu      sync.Mutex
+	live    map[string]*liveRun // state dir → live run
+	watched map[string]*actor.PID
+}
+
+// liveRun is the kernel's view of a run it supervises.
+type liveRun struct {
+	id    string
+	owner string
+	dir   runs.Dir
+	pid   *actor.PID
+}
+
+// Run starts the kernel and serves until ctx ends or a stop request
+// arrives. It takes the agent root's kernel lock (ErrRunning if held),
+// listens on the unix socket (mode 0600, peer uid checked), rebuilds its
+// run actors from the runs index and cleans up stale temp state.
+func Run(ctx context.Context, cfg Config) error {
+	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{},
+		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir)}
+	if err := os.MkdirAll(k.tmp, 0o700); err != nil {
+		return fmt.Errorf("kernel: %w", err)
+	}
+	unlock, err := fsutil.LockTimeout(filepath.Join(k.tmp, "kernel.lock"), 0)
+	if err != nil {
+		return fmt.Errorf("%w for %s", ErrRunning, cfg.AgentDir)
+	}
+	defer unlock()
+	if err := k.openLog(); err != nil {
+		return err
+	}
+	defer k.logFile.Close()
+	if k.exits, err = runs.NewExitWatcher(); err != nil {
+		return err
+	}
+	defer k.exits.Close()
+	if k.fsw, err = fsnotify.NewWatcher(); err != nil {
+		return fmt.Errorf("kernel: inotify: %w", err)
+	}
+	defer k.fsw.Close()
+	go k.watchFiles()
+	k.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return k.log.With("component", "actor") }))
+	defer k.system.Shutdown()
+	k.runs = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &runsActor{k: k} }, actor.WithSupervisor(restartDecider())))
+	k.sess = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &sessionsActor{k: k} }, actor.WithSupervisor(restartDecider())))
+	if err := k.listen(); err != nil {
+		return err
+	}
+	defer k.ln.Close()
+	defer os.Remove(filepath.Join(k.tmp, "kernel.json"))
+	k.cleanTemp()
+	k.rebuild()
+	if err := k.writeInfo(); err != nil {
+		return err
+	}
+	k.log.Info("kernel started", "pid", os.Getpid(), "socket", k.ln.Addr().String(), "version", cfg.Version)
+	go k.serve()
+	go k.retentionLoop()
+	select {
+	case <-ctx.Done():
+	case <-k.stopped:
+	}
+	k.log.Info("kernel stopping")
+	return nil
+}
+
+// restartDecider keeps one crashing actor from taking others down: a
+// panicking actor is restarted (bounded), its siblings are untouched.
+func restartDecider() actor.SupervisorStrategy {
+	return actor.NewOneForOneStrategy(10, time.Minute, func(reason any) actor.Directive {
+		return actor.RestartDirective
+	})
+}
+
+func (k *Kernel) openLog() error {
+	var err error
+	k.logFile, err = runs.OpenLog(filepath.Join(k.tmp, "kernel.log"), 4<<20, 2)
+	if err != nil {
+		return fmt.Errorf("kernel log: %w", err)
+	}
+	k.log = slog.New(slog.NewTextHandler(k.logFile, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "kernel")
+	return nil
+}
+
+func (k *Kernel) writeInfo() error {
+	info := wire.Info{Pid: os.Getpid(), PidStart: runs.StartTime(os.Getpid()), Socket: k.ln.Addr().String(), StartedAt: k.started.UTC(), Version: k.cfg.Version}
+	return fsutil.WriteJSON(filepath.Join(k.tmp, "kernel.json"), info, 0o600)
+}
+
+// Stop asks the kernel to stop (the stop request).
+func (k *Kernel) Stop() { k.stop.Do(func() { close(k.stopped) }) }
+
+// live run bookkeeping, used for limits and lookups.
+
+func (k *Kernel) addLive(lr *liveRun) {
+	k.mu.Lock()
+	k.live[string(lr.dir)] = lr
+	k.mu.Unlock()
+}
+
+func (k *Kernel) removeLive(dir runs.Dir) {
+	k.mu.Lock()
+	delete(k.live, string(dir))
+	k.mu.Unlock()
+}
+
+func (k *Kernel) liveCount(owner string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, lr := range k.live {
+		if lr.owner == owner {
+			n++
+		}
+	}
+	return n
+}
+
+func (k *Kernel) liveTotal() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.live)
+}
+
+// watchFiles routes inotify events on run directories to run actors.
+func (k *Kernel) watchFiles() {
+	for {
+		select {
+		case ev, ok := <-k.fsw.Events:
+			if !ok {
+				return
+			}
+			if filepath.Base(ev.Name) != runs.OutboxFile {
+				continue
+			}
+			k.mu.Lock()
+			pid := k.watched[filepath.Dir(ev.Name)]
+			k.mu.Unlock()
+			if pid != nil {
+				k.system.Root.Send(pid, outboxChanged{})
+			}
+		case err, ok := <-k.fsw.Errors:
+			if !ok {
+				return
+			}
+			k.log.Warn("inotify", "err", err)
+		}
+	}
+}
+
+func (k *Kernel) watchDir(dir runs.Dir, pid *actor.PID) {
+	k.mu.Lock()
+	k.watched[string(dir)] = pid
+	k.mu.Unlock()
+	if err := k.fsw.Add(string(dir)); err != nil {
+		k.log.Warn("watch run dir", "dir", dir, "err", err)
+	}
+}
+
+func (k *Kernel) unwatchDir(dir runs.Dir) {
+	k.mu.Lock()
+	delete(k.watched, string(dir))
+	k.mu.Unlock()
+	k.fsw.Remove(string(dir))
+}
+
+// status is the kernel's own status report.
+func (k *Kernel) status() map[string]any {
+	return map[string]any{
+		"pid": os.Getpid(), "socket": k.ln.Addr().String(), "agent_dir": k.cfg.AgentDir,
+		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
+		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
+	}
+}
+
+// selfRSS reads VmRSS from /proc/self/status.
+func selfRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return 0
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

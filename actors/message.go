@@ -1,0 +1,235 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// controlWait bounds how long a control message waits to be applied by
+// the run's supervisor before the answer says it is still pending.
+const controlWait = 3 * time.Second
+
+// message sends one envelope: durable first (appended to the target's
+// JSONL under a lock with a unique id), then delivered or applied.
+func (k *Kernel) message(req wire.Request) (any, error) {
+	raw := copyMap(req.Params)
+	delete(raw, "verbose")
+	env, err := mailbox.Normalize(raw)
+	if err != nil {
+		return nil, err
+	}
+	to, err := mailbox.Parse(env.To)
+	if err != nil {
+		return nil, err
+	}
+	switch to.Kind {
+	case "run":
+		return k.messageRun(req, env, to.ID)
+	case "coordinator", "session":
+		return k.messageUp(req, env, to)
+	}
+	return nil, &wire.Error{Code: "not_available", Exit: 64, Message: fmt.Sprintf("message to %s: %s destinations are not yet available in this build (available: run:<id>, coordinator, session:<id>)", env.To, to.Kind)}
+}
+
+// ResolveRun finds the state directory of run:<id>: the default
+// <runs>/<id>, else the newest indexed run with that id (custom state_dir).
+func ResolveRun(agentDir, id string) (runs.Dir, error) {
+	if err := runs.ValidID(id); err != nil {
+		return "", err
+	}
+	d := runs.StateDirFor(agentDir, id)
+	if d.Exists(runs.RunFile) || d.Exists(runs.TombstoneFile) {
+		return d, nil
+	}
+	entries, err := runs.NewIndex(agentDir).Entries()
+	if err == nil {
+		for _, e := range entries {
+			if e.Run == id {
+				return runs.Dir(e.StateDir), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: run:%s (inspect target=session:all view=runs lists runs)", runs.ErrNotFound, id)
+}
+
+// CheckOwner refuses a session other than the run's owner. Unowned runs,
+// and callers without a session, pass.
+func CheckOwner(session string, m *runs.Meta) error {
+	if session == "" || m.OwnerID == "" || session == m.OwnerID {
+		return nil
+	}
+	return &wire.Error{Code: "session_mismatch", Exit: 77,
+		Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s current_session=%s hint=inspect_session:%s", m.Run, m.OwnerID, session, m.OwnerID),
+		Hint:    "inspect target=session:" + m.OwnerID + " view=status",
+		Details: map[string]any{"reason": "session_mismatch", "owner_session": m.OwnerID, "current_session": session}}
+}
+
+var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
+
+func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (any, error) {
+	dir, err := ResolveRun(k.cfg.AgentDir, id)
+	if err != nil {
+		return nil, err
+	}
+	in, err := runs.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckOwner(req.Session, in.Meta); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"to": env.To, "type": env.Type, "run": id, "state_dir": string(dir), "persisted": true}
+	switch env.Type {
+	case "control.archive", "control.prune":
+		if !runs.Terminal(in.Status) || in.Status == runs.StatusArchived {
+			return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("only terminal runs can be archived or pruned: run:%s is %s", id, in.Status), Hint: "stop it first: message to=run:" + id + " type=control.kill"}
+		}
+		var res map[string]any
+		if env.Type == "control.archive" {
+			res, err = runs.Archive(in)
+		} else {
+			res, err = runs.Prune(in, preserveArtifacts(env.Body))
+		}
+		if err != nil {
+			return nil, err
+		}
+		k.index.Record(runs.Entry{Run: id, StateDir: string(dir), Status: runs.StatusArchived, OwnerID: in.Meta.OwnerID, Recipe: in.Meta.Recipe, Removed: env.Type == "control.prune"})
+		for key, v := range res {
+			out[key] = v
+		}
+		out["delivered"], out["consumer"], out["reason"] = true, "run-control", "control_applied"
+		return out, nil
+	}
+	rec, dup, err := mailbox.NewInbox(dir.Path(runs.InboxFile)).Append(env)
+	if err != nil {
+		return nil, fmt.Errorf("persist message: %w", err)
+	}
+	inboxID := rec.ID()
+	out["inbox_id"] = inboxID
+	if dup {
+		out["duplicate"] = true
+	}
+	mailbox.AppendWake(dir.Path(runs.WakeFile), mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}})
+	runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
+	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {
+		if mb := mailboxOf(rw); mb != nil && !mb.Allows(env.Type) {
+			out["warnings"] = []string{fmt.Sprintf("message type %s is not declared in mailbox.accepts for run:%s", env.Type, id)}
+		}
+	}
+	if !in.Live() {
+		out["delivered"], out["queued"], out["reason"], out["status"] = false, true, "run_not_running", in.Status
+		return out, nil
+	}
+	if !runtimeControl[env.Type] {
+		out["delivered"], out["queued"], out["consumer"], out["reason"] = false, true, "run-inbox", "queued_mailbox"
+		return out, nil
+	}
+	applied := waitHandled(dir.Path(runs.InboxFile), inboxID, controlWait)
+	out["consumer"] = "run-supervisor"
+	if applied {
+		out["delivered"], out["reason"] = true, "control_applied"
+		if env.Type != "control.restart" {
+			out["stopped"] = true
+		}
+	} else {
+		out["delivered"], out["queued"], out["reason"] = false, true, "control_pending"
+	}
+	return out, nil
+}
+
+// waitHandled polls the inbox until the record is handled or failed.
+func waitHandled(path, id string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	step := 2 * time.Millisecond
+	for time.Now().Before(deadline) {
+		if lines, err := mailbox.Read(path); err == nil {
+			for i := len(lines) - 1; i >= 0; i-- {
+				r := mailbox.Record(lines[i].Value)
+				if lines[i].Err == nil && r.ID() == id {
+					if s := r.Status(); s == mailbox.StatusHandled || s == mailbox.StatusFailed {
+						return true
+					}
+					break
+				}
+			}
+		}
+		time.Sleep(step)
+		step = min(step*2, 50*time.Millisecond)
+	}
+	return false
+}
+
+func preserveArtifacts(body any) bool {
+	m, _ := body.(map[string]any)
+	b1, _ := m["preserve_artifacts"].(bool)
+	b2, _ := m["preserveArtifacts"].(bool)
+	return b1 || b2
+}
+
+// mailboxOf reads the mailbox contract stored in run.json.
+func mailboxOf(v any) *recipes.Mailbox {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var mb recipes.Mailbox
+	if json.Unmarshal(b, &mb) != nil {
+		return nil
+	}
+	return &mb
+}
+
+// messageUp records a run's message to its coordinator (or a session) in
+// the sender's outbox; the kernel's run actor then queues it as a
+// follow-up for the owner.
+func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Address) (any, error) {
+	if env.From == "" {
+		return nil, invalidErr("message to %s requires from=run:<id> (the sending run; scripts get it as $PI_ACTORS_ADDRESS)", env.To)
+	}
+	from, err := mailbox.Parse(env.From)
+	if err != nil {
+		return nil, err
+	}
+	if from.Kind != "run" {
+		return nil, invalidErr("message to %s currently requires from=run:<id>", env.To)
+	}
+	dir, err := ResolveRun(k.cfg.AgentDir, from.ID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := runs.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckOwner(req.Session, in.Meta); err != nil {
+		return nil, err
+	}
+	if to.Kind == "session" && in.Meta.OwnerID != to.ID {
+		return nil, &wire.Error{Code: "session_mismatch", Exit: 77, Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s current_session=%s hint=inspect_session:%s", from.ID, to.ID, in.Meta.OwnerID, to.ID)}
+	}
+	delivery := "notify"
+	if to.Kind == "session" {
+		delivery = "followup"
+	}
+	if rr, _ := env.Metadata["requires_response"].(bool); rr {
+		delivery = "followup"
+	}
+	summary := env.Summary
+	if summary == "" {
+		summary = env.Type
+	}
+	rec := mailbox.OutboxRecord{Body: env.Body, CorrelationID: env.CorrelationID, Delivery: delivery, Event: env.Type, From: env.From,
+		ID: env.ID, Level: "info", Metadata: env.Metadata, ReplyTo: env.ReplyTo, Summary: summary, To: env.To, Type: env.Type}
+	if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
+		return nil, fmt.Errorf("persist message: %w", err)
+	}
+	return map[string]any{"to": env.To, "type": env.Type, "run": from.ID, "state_dir": string(dir), "outbox": filepath.Base(runs.OutboxFile),
+		"sent": true, "persisted": true, "queued": true, "delivered": false, "consumer": "run-outbox", "reason": to.Kind + "_outbox_persisted"}, nil
+}

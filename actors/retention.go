@@ -1,0 +1,86 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// rebuild restores the kernel's view after a (re)start: every indexed run
+// that is not terminal gets a run actor again — a live supervisor (pid and
+// start time match) is re-attached; a dead one is marked exited and its
+// leftovers are killed — and terminal runs whose follow-up was never
+// queued (they ended while no kernel ran) get it now, once.
+func (k *Kernel) rebuild() {
+	entries, err := k.index.Rebuild()
+	if err != nil {
+		k.log.Warn("rebuild index", "err", err)
+		return
+	}
+	attachedN, lostN := 0, 0
+	for _, e := range entries {
+		dir := runs.Dir(e.StateDir)
+		in, err := runs.Load(dir)
+		if err != nil {
+			continue
+		}
+		if in.Status == runs.StatusRunning || in.Status == runs.StatusBackoff {
+			fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: in.Meta}, 5*time.Second)
+			fut.Result()
+			attachedN++
+			continue
+		}
+		var n notified
+		dir.ReadJSON(runs.NotifiedFile, &n)
+		if n.Terminal == "" && in.Meta.OwnerID != "" && in.Handled == nil && time.Since(e.UpdatedAt) < 7*24*time.Hour {
+			k.terminal(in, &n)
+			if n.Terminal != "" {
+				lostN++
+				dir.WriteJSON(runs.NotifiedFile, n)
+			}
+		}
+	}
+	k.log.Info("rebuilt", "runs", len(entries), "reattached", attachedN, "late_followups", lostN)
+}
+
+// cleanTemp removes stale temp entries (24 h) on start.
+func (k *Kernel) cleanTemp() {
+	if n := runs.CleanTemp(k.tmp, 24*time.Hour); n > 0 {
+		k.log.Info("removed stale temp entries", "count", n)
+	}
+}
+
+// retentionLoop prunes terminal runs older than the retention period,
+// never a live run, once at start and then hourly; it also compacts the
+// index.
+func (k *Kernel) retentionLoop() {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		k.retain()
+		select {
+		case <-t.C:
+		case <-k.stopped:
+			return
+		}
+	}
+}
+
+func (k *Kernel) retain() {
+	entries, err := k.index.Entries()
+	if err != nil {
+		return
+	}
+	maxAge := time.Duration(k.cfg.Settings.Runs.RetentionDays) * 24 * time.Hour
+	for _, e := range runs.Expired(entries, maxAge) {
+		in, err := runs.Load(runs.Dir(e.StateDir))
+		if err != nil {
+			continue
+		}
+		if _, err := runs.Prune(in, false); err == nil {
+			k.index.Record(runs.Entry{Run: e.Run, StateDir: e.StateDir, Removed: true})
+			k.log.Info("pruned expired run", "run", e.Run, "age", time.Since(e.UpdatedAt).Round(time.Hour))
+		}
+	}
+	k.index.Compact()
+}

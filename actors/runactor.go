@@ -1,0 +1,190 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// runsActor is the parent of every run actor: it spawns one per live run
+// and supervises them (a panic in one restarts only that one).
+type runsActor struct{ k *Kernel }
+
+// attachRun asks the runs actor to supervise a live run.
+type attachRun struct {
+	dir  runs.Dir
+	meta *runs.Meta
+	proc *os.Process // set when this kernel started the supervisor
+}
+
+type attached struct{ pid *actor.PID }
+
+func (a *runsActor) Receive(ctx actor.Context) {
+	if m, ok := ctx.Message().(*attachRun); ok {
+		props := actor.PropsFromProducer(func() actor.Actor { return &runActor{k: a.k, dir: m.dir, meta: m.meta, proc: m.proc} })
+		pid := ctx.SpawnPrefix(props, "run:"+m.meta.Run+"#")
+		ctx.Respond(&attached{pid: pid})
+	}
+}
+
+// runActor (address run:<id>) follows one live run: it learns at once when
+// the supervisor exits (pidfd), queues follow-ups for the owning session
+// (terminal transitions and outbox records), keeps the index current and,
+// when a supervisor died without a result, cleans up what it left.
+type runActor struct {
+	k        *Kernel
+	dir      runs.Dir
+	meta     *runs.Meta
+	proc     *os.Process
+	notified notified
+	finished bool
+}
+
+type (
+	supervisorExited struct{}
+	outboxChanged    struct{}
+)
+
+// notified is notified.json: what has been queued as follow-ups already,
+// so a restarted kernel delivers each exactly once.
+type notified struct {
+	OutboxLines int    `json:"outbox_lines"`
+	Terminal    string `json:"terminal,omitempty"`
+}
+
+func (a *runActor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		a.dir.ReadJSON(runs.NotifiedFile, &a.notified)
+		a.k.addLive(&liveRun{id: a.meta.Run, owner: a.meta.OwnerID, dir: a.dir, pid: ctx.Self()})
+		a.k.watchDir(a.dir, ctx.Self())
+		self, root := ctx.Self(), a.k.system.Root
+		a.k.exits.Watch(a.meta.Pid, a.meta.PidStart, func() { root.Send(self, &supervisorExited{}) })
+		a.scanOutbox()
+	case *outboxChanged:
+		a.scanOutbox()
+	case *supervisorExited:
+		if !a.finished {
+			a.finished = true
+			a.finish()
+			ctx.Stop(ctx.Self())
+		}
+	case *actor.Stopped:
+		a.k.unwatchDir(a.dir)
+		a.k.removeLive(a.dir)
+	}
+}
+
+// finish handles the end of the supervisor process.
+func (a *runActor) finish() {
+	if a.proc != nil {
+		a.proc.Wait() // our child: reap it
+	}
+	in, err := runs.Load(a.dir)
+	if err != nil {
+		a.k.log.Warn("run vanished", "dir", a.dir, "err", err)
+		return
+	}
+	if in.Result == nil && in.Status != runs.StatusArchived {
+		a.k.markLost(in, "supervisor_lost")
+		if in, err = runs.Load(a.dir); err != nil {
+			return
+		}
+	}
+	a.scanOutbox()
+	if err := a.k.index.Record(runs.EntryOf(in)); err != nil {
+		a.k.log.Warn("index", "err", err)
+	}
+	a.k.terminal(in, &a.notified)
+	a.saveNotified()
+}
+
+func (a *runActor) saveNotified() {
+	if err := a.dir.WriteJSON(runs.NotifiedFile, a.notified); err != nil {
+		a.k.log.Warn("write notified.json", "dir", a.dir, "err", err)
+	}
+}
+
+// scanOutbox queues new notify/followup outbox records for the owner.
+func (a *runActor) scanOutbox() {
+	lines, err := mailbox.Read(a.dir.Path(runs.OutboxFile))
+	if err != nil || len(lines) <= a.notified.OutboxLines {
+		return
+	}
+	for i := a.notified.OutboxLines; i < len(lines); i++ {
+		rec, err := mailbox.ParseOutbox(lines[i].Raw, a.meta.Run, i)
+		if err != nil || a.meta.OwnerID == "" {
+			continue
+		}
+		if rec.Delivery != "notify" && rec.Delivery != "followup" {
+			continue
+		}
+		a.k.enqueue(a.meta.OwnerID, outboxFollowup(a.meta, rec, i))
+	}
+	a.notified.OutboxLines = len(lines)
+	a.saveNotified()
+}
+
+// markLost records a run whose supervisor is gone without a result: every
+// process left in its session and its recorded leaf groups is killed, and
+// result.json says exited with the reason.
+func (k *Kernel) markLost(in *runs.Info, reason string) {
+	m := in.Meta
+	killed := 0
+	if m.Pid > 0 {
+		members := runs.SessionMembers(m.Pid)
+		runs.KillAll(members, syscall.SIGKILL)
+		killed += len(members)
+	}
+	if in.Progress != nil {
+		for _, l := range in.Progress.Leaves {
+			if runs.Alive(l.Pid, l.Start) {
+				syscall.Kill(-l.Pid, syscall.SIGKILL)
+				killed++
+			}
+		}
+	}
+	status, why := runs.StatusExited, reason
+	if in.Status == runs.StatusKilled || in.Status == runs.StatusCancelled {
+		status, why = in.Status, in.Reason
+	}
+	res := &runs.Result{Status: status, Code: 1, Reason: why, Error: fmt.Sprintf("the run's supervisor ended without a result (%s); %d leftover process(es) killed", reason, killed), CompletedAt: time.Now().UTC()}
+	if err := in.Dir.WriteJSON(runs.ResultFile, res); err != nil {
+		k.log.Warn("write result", "dir", in.Dir, "err", err)
+	}
+	runs.AppendEvent(in.Dir, map[string]any{"event": "run.exited", "reason": reason, "killed_leftovers": killed})
+	k.log.Info("run lost its supervisor", "run", m.Run, "reason", reason, "killed", killed)
+}
+
+// terminal queues the follow-up of a terminal transition, exactly once:
+// only for owned runs, only done/failed/killed/exited, never for a run
+// stopped on purpose (terminal-handled.json).
+func (k *Kernel) terminal(in *runs.Info, n *notified) {
+	if n.Terminal != "" || in.Meta.OwnerID == "" || in.Handled != nil {
+		return
+	}
+	switch in.Status {
+	case runs.StatusDone, runs.StatusFailed, runs.StatusKilled, runs.StatusExited:
+	default:
+		return
+	}
+	k.enqueue(in.Meta.OwnerID, terminalFollowup(k.cfg.AgentDir, in))
+	n.Terminal = in.Status
+}
+
+var errNoSession = errors.New("no session")
+
+func shortList(items []string, n int) string {
+	if len(items) > n {
+		items = append(items[:n:n], fmt.Sprintf("(+%d more)", len(items)-n))
+	}
+	return strings.Join(items, ", ")
+}

@@ -1,0 +1,160 @@
+package actors
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+)
+
+// batchLimit bounds how many items of a batch are handled at once.
+const batchLimit = 32
+
+func (k *Kernel) listen() error {
+	path := wire.SocketPath(k.cfg.AgentDir)
+	// We hold the kernel lock, so a socket file left here is stale.
+	os.Remove(path)
+	old := unix.Umask(0o177)
+	ln, err := net.Listen("unix", path)
+	unix.Umask(old)
+	if err != nil {
+		return fmt.Errorf("kernel: listen %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("kernel: chmod socket: %w", err)
+	}
+	k.ln = ln
+	return nil
+}
+
+func (k *Kernel) serve() {
+	for {
+		c, err := k.ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				k.log.Warn("accept", "err", err)
+			}
+			return
+		}
+		go k.handle(c)
+	}
+}
+
+// peerAllowed checks the connecting process runs as our uid.
+func peerAllowed(c net.Conn) bool {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	allowed := false
+	raw.Control(func(fd uintptr) {
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		allowed = err == nil && int(cred.Uid) == os.Getuid()
+	})
+	return allowed
+}
+
+func (k *Kernel) handle(c net.Conn) {
+	defer c.Close()
+	if !peerAllowed(c) {
+		k.log.Warn("refused connection from another user")
+		return
+	}
+	r := bufio.NewReaderSize(c, 64<<10)
+	var wmu sync.Mutex
+	write := func(resp wire.Response) error {
+		b, _ := json.Marshal(resp)
+		wmu.Lock()
+		defer wmu.Unlock()
+		_, err := c.Write(append(b, '\n'))
+		return err
+	}
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var req wire.Request
+		if err := json.Unmarshal(line, &req); err != nil {
+			write(wire.Response{Error: &wire.Error{Code: "invalid_request", Message: "malformed request: " + err.Error(), Exit: 65}})
+			continue
+		}
+		if req.Op == "watch" {
+			k.watch(req, write)
+			return
+		}
+		if err := write(k.dispatch(req)); err != nil {
+			return
+		}
+	}
+}
+
+// dispatch answers one request; batches fan out with bounded parallelism
+// and answer in order.
+func (k *Kernel) dispatch(req wire.Request) wire.Response {
+	resp := wire.Response{ID: req.ID}
+	defer func() {
+		if p := recover(); p != nil {
+			k.log.Error("request panicked", "op", req.Op, "panic", p)
+			resp = wire.Response{ID: req.ID, Error: &wire.Error{Code: "internal", Message: fmt.Sprintf("kernel error handling %s: %v", req.Op, p), Exit: 70}}
+		}
+	}()
+	if len(req.Items) > 0 {
+		resp.OK = true
+		resp.Results = make([]wire.Response, len(req.Items))
+		var g errgroup.Group
+		g.SetLimit(batchLimit)
+		for i, item := range req.Items {
+			g.Go(func() error {
+				one := req
+				one.Items, one.Params = nil, item
+				resp.Results[i] = k.one(one)
+				return nil
+			})
+		}
+		g.Wait()
+		return resp
+	}
+	return k.one(req)
+}
+
+func (k *Kernel) one(req wire.Request) wire.Response {
+	var (
+		result any
+		err    error
+	)
+	switch req.Op {
+	case "ping":
+		result = map[string]any{"pid": os.Getpid(), "version": k.cfg.Version}
+	case "status":
+		result = k.status()
+	case "spawn":
+		result, err = k.spawn(req)
+	case "message":
+		result, err = k.message(req)
+	case "followups":
+		result, err = k.followups(req)
+	case "stop":
+		result = map[string]any{"stopping": true, "pid": os.Getpid()}
+		defer k.Stop()
+	default:
+		err = &wire.Error{Code: "usage", Message: fmt.Sprintf("unknown kernel operation %q", req.Op), Exit: 64}
+	}
+	if err != nil {
+		return wire.Response{ID: req.ID, Error: wireError(err)}
+	}
+	return wire.Response{ID: req.ID, OK: true, Result: result}
+}

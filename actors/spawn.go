@@ -1,0 +1,462 @@
+package actors
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// spawnKeys are the parameters spawn accepts, besides the template
+// controls that merge into an inline template node.
+var spawnKeys = map[string]bool{"as": true, "recipe": true, "file": true, "template": true, "values": true,
+	"artifacts": true, "state_dir": true, "restart": true, "run_id": true, "tool": true, "verbose": true, "launch_source": true}
+
+var envelopeKeys = []string{"args", "defaults", "parallel", "label", "when", "timeout", "delay", "output", "retry", "failure", "recover", "repeat"}
+
+// spawn starts a detached run: everything is checked first (recipe,
+// template, values, limits), so bad input never creates a state directory
+// or starts a process; then the supervisor is started and a run actor
+// attached before the answer goes back.
+func (k *Kernel) spawn(req wire.Request) (any, error) {
+	spec, notes, err := k.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
+	if err != nil {
+		return nil, err
+	}
+	dir := runs.Dir(meta.StateDir)
+	fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: meta, proc: proc}, 5*time.Second)
+	if _, err := fut.Result(); err != nil {
+		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
+	}
+	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe, Tool: meta.Tool}); err != nil {
+		k.log.Warn("index", "err", err)
+	}
+	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID)
+	out := map[string]any{"address": meta.Address, "run": meta.Run, "status": runs.StatusRunning, "pid": meta.Pid, "state_dir": meta.StateDir}
+	if meta.Recipe != "" {
+		out["recipe"] = meta.Recipe
+	}
+	if meta.DraftRecipe != "" {
+		out["draft_recipe"] = meta.DraftRecipe
+	}
+	if len(notes) > 0 {
+		out["warnings"] = notes
+	}
+	return out, nil
+}
+
+// prepare builds and checks the run spec of a spawn request.
+func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
+	p := req.Params
+	var spec runs.Spec
+	var notes []string
+	for key := range p {
+		if !spawnKeys[key] && !contains(envelopeKeys, key) {
+			return spec, nil, usageErr("spawn: unknown parameter %s (parameters: as, recipe, file, template, values, artifacts, state_dir, restart)", key)
+		}
+	}
+	rv := &recipes.Resolver{AgentDir: k.cfg.AgentDir, Home: home()}
+	var rec *recipes.Recipe
+	var entry *recipes.Entry
+	ref := str(p["file"])
+	if ref == "" {
+		ref = str(p["recipe"])
+	}
+	if ref != "" {
+		var err error
+		if rec, entry, err = k.findRecipe(ref, req.Cwd); err != nil {
+			return spec, nil, err
+		}
+	}
+	inline, hasInline := p["template"]
+	if rec == nil && !hasInline {
+		return spec, nil, usageErr("spawn needs file=<recipe>, recipe=<name> or template=<template>")
+	}
+	var graph any
+	var defaults map[string]any
+	var types map[string]template.Type
+	if rec != nil {
+		tool, err := rv.Tool(rec)
+		if err != nil {
+			return spec, nil, err
+		}
+		graph, types = tool.Resolved.Graph, tool.Types()
+		defaults = asMap(rec.Raw["defaults"])
+		spec.Recipe, spec.ActorContext = rec.ID, rec.ActorContext
+		if !recipes.IsPackaged(rec.Path) || true {
+			spec.RecipeFile = rec.Path
+		}
+		spec.ContextRecords = recordsJSON(tool.Resolved.Records)
+		spec.Mailbox, spec.RetireWhen, spec.StateDir = rec.Mailbox, rec.RetireWhen, rec.StateDir
+	}
+	if hasInline {
+		node := map[string]any{"template": inline}
+		if obj, ok := inline.(map[string]any); ok {
+			node = copyMap(obj)
+		}
+		for _, key := range envelopeKeys {
+			if v, ok := p[key]; ok {
+				if _, set := node[key]; !set {
+					node[key] = v
+				}
+			}
+		}
+		if rec != nil {
+			// The inline template replaces the file's template; its metadata stays.
+			if obj, ok := graph.(map[string]any); ok {
+				if marker, ok := obj["actorRecipeContext"]; ok {
+					node["actorRecipeContext"] = marker
+				}
+			}
+		}
+		graph = node
+	}
+	// Run id and state directory.
+	id, err := runID(p, rec)
+	if err != nil {
+		return spec, nil, err
+	}
+	spec.ID = id
+	if sd := str(p["state_dir"]); sd != "" {
+		spec.StateDir = absFrom(req.Cwd, sd)
+	} else if spec.StateDir != "" {
+		spec.StateDir = absFrom(req.Cwd, strings.ReplaceAll(spec.StateDir, "{agent}", k.cfg.AgentDir))
+	}
+	dir := runs.StateDirFor(k.cfg.AgentDir, id)
+	if spec.StateDir != "" {
+		dir = runs.Dir(spec.StateDir)
+	}
+	// Values: the recipe's, the caller's, then the injected ones.
+	values := template.Values{}
+	if rec != nil {
+		for k2, v := range rec.Values {
+			values[k2] = v
+		}
+	}
+	if v, ok := p["values"]; ok && v != nil {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return spec, nil, invalidErr("spawn: values must be an object of name → value (values:='{\"k\":\"v\"}')")
+		}
+		for k2, val := range m {
+			values[k2] = val
+		}
+	}
+	for k2, v := range injected(id, dir) {
+		values[k2] = v
+	}
+	node, err := template.Parse(graph)
+	if err != nil {
+		return spec, nil, err
+	}
+	cfg := k.cfg.Settings
+	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: types}); err != nil {
+		return spec, nil, err
+	}
+	// Artifacts resolve once, at start.
+	arts := map[string]any{}
+	if rec != nil {
+		for name, a := range rec.Artifacts {
+			arts[name] = map[string]any{"path": a.Path, "kind": a.Kind, "media_type": a.MediaType, "required": a.Required}
+		}
+	}
+	if v, ok := p["artifacts"].(map[string]any); ok {
+		for name, a := range v {
+			arts[name] = a
+		}
+	}
+	resolved, err := resolveArtifacts(arts, values, defaults)
+	if err != nil {
+		return spec, nil, err
+	}
+	// Restart policy.
+	restartRaw := p["restart"]
+	if restartRaw == nil && rec != nil && rec.Restart != nil {
+		restartRaw = rec.Restart
+	}
+	if spec.Restart, err = runs.ParseRestart(restartRaw); err != nil {
+		return spec, nil, invalidErr("spawn: %v", err)
+	}
+	// Limits.
+	depth := envInt(req.Env, "PI_ACTORS_DEPTH") + 1
+	if depth > cfg.Runs.MaxDepth {
+		return spec, nil, &wire.Error{Code: "limit_exceeded", Exit: 65, Message: fmt.Sprintf("spawn depth %d exceeds runs.max_depth %d (a run spawning runs spawning runs…)", depth, cfg.Runs.MaxDepth), Hint: "raise runs.max_depth in <agent>/pi-actors.toml if the nesting is intended"}
+	}
+	if req.Session != "" && k.liveCount(req.Session) >= cfg.Runs.MaxLivePerSession {
+		return spec, nil, &wire.Error{Code: "limit_exceeded", Exit: 75, Message: fmt.Sprintf("session %s already has %d live runs (runs.max_live_per_session)", req.Session, cfg.Runs.MaxLivePerSession), Hint: "stop some (message type=control.kill) or raise runs.max_live_per_session"}
+	}
+	if err := runs.ValidID(id); err != nil {
+		return spec, nil, err
+	}
+	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
+		return spec, nil, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running (%s); stop it (message to=run:%s type=control.kill) before reusing its id or state_dir", in.Meta.Run, dir, in.Meta.Run)}
+	}
+	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, req.Env
+	spec.Template, spec.Values, spec.Artifacts = graph, values, resolved
+	spec.LaunchSource = str(p["launch_source"])
+	if spec.LaunchSource == "" {
+		spec.LaunchSource = "spawn"
+	}
+	spec.Tool = str(p["tool"])
+	spec.Supervisor = k.cfg.Supervisor
+	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
+		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
+	if rec == nil && cfg.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
+		draft, err := k.captureDraft(id, graph, values, resolved)
+		if err != nil {
+			notes = append(notes, "draft not captured: "+err.Error())
+		}
+		spec.DraftRecipe = draft
+	}
+	if entry != nil && entry.Layer == recipes.LayerUser {
+		kind := "spawn"
+		if spec.LaunchSource == "tool" {
+			kind = "tool"
+		}
+		if err := recipes.RecordUsage(entry.Path, kind); err != nil {
+			notes = append(notes, "usage not recorded: "+err.Error())
+		}
+	}
+	return spec, notes, nil
+}
+
+// findRecipe resolves file=/recipe=: a path (relative to the caller's
+// directory) is loaded directly; a bare name goes up the discovery ladder
+// (user root, then packaged).
+func (k *Kernel) findRecipe(ref, cwd string) (*recipes.Recipe, *recipes.Entry, error) {
+	if strings.Contains(ref, "/") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, ".json") || strings.HasSuffix(ref, ".md") {
+		path := ref
+		if strings.HasPrefix(path, "~/") {
+			path = filepath.Join(home(), path[2:])
+		}
+		r, err := recipes.Load(absFrom(cwd, path))
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.Disabled {
+			return nil, nil, fmt.Errorf("%w: template recipe is disabled: %s", recipes.ErrDisabled, r.Path)
+		}
+		g, _ := recipes.Discover(k.cfg.AgentDir)
+		var entry *recipes.Entry
+		if g != nil {
+			if e, ok := g.Active[r.ID]; ok && e.Path == r.Path {
+				entry = e
+			}
+		}
+		return r, entry, nil
+	}
+	g, err := recipes.Discover(k.cfg.AgentDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := g.Lookup(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.Recipe, e, nil
+}
+
+// runID picks the run id: as=run:<id>, then run_id, then the recipe id,
+// then run-<ms>.
+func runID(p map[string]any, rec *recipes.Recipe) (string, error) {
+	if as := str(p["as"]); as != "" {
+		a, err := mailbox.Parse(as)
+		if err != nil {
+			return "", err
+		}
+		if a.Kind != "run" {
+			return "", invalidErr("spawn: as must be a run:<id> address (got %s)", as)
+		}
+		return a.ID, nil
+	}
+	if id := strings.TrimSpace(str(p["run_id"])); id != "" {
+		return id, nil
+	}
+	if tool := str(p["tool"]); tool != "" {
+		return fmt.Sprintf("%s-%d", tool, time.Now().UnixMilli()), nil
+	}
+	if rec != nil {
+		return rec.ID, nil
+	}
+	return fmt.Sprintf("run-%d", time.Now().UnixMilli()), nil
+}
+
+// injected are the values every run gets.
+func injected(id string, dir runs.Dir) map[string]any {
+	return map[string]any{
+		"run_id": id, "state_dir": string(dir), "actor_address": "run:" + id,
+		"default_room": "room:" + id, "communication_file": dir.Path("communication.json"),
+	}
+}
+
+func resolveArtifacts(arts map[string]any, values template.Values, defaults map[string]any) (map[string]any, error) {
+	if len(arts) == 0 {
+		return nil, nil
+	}
+	out := map[string]any{}
+	for name, a := range arts {
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		switch x := a.(type) {
+		case string:
+			p, err := template.Expand(x, values, defaults)
+			if err != nil {
+				return nil, invalidErr("artifacts.%s: %v", name, err)
+			}
+			out[name] = p
+		case map[string]any:
+			path, _ := x["path"].(string)
+			p, err := template.Expand(path, values, defaults)
+			if err != nil {
+				return nil, invalidErr("artifacts.%s.path: %v", name, err)
+			}
+			m := map[string]any{"path": p}
+			for _, key := range []string{"kind", "media_type"} {
+				if s, _ := x[key].(string); s != "" {
+					m[key] = s
+				}
+			}
+			if b, _ := x["required"].(bool); b {
+				m["required"] = true
+			}
+			out[name] = m
+		default:
+			return nil, invalidErr("artifacts.%s must be a path or {path, kind, media_type, required}", name)
+		}
+	}
+	return out, nil
+}
+
+// captureDraft writes an inline spawn to <agent>/recipes/drafts/<id>.json
+// before the run starts (an identical draft is reused; a different one
+// gets a numbered name), so it can be replayed or promoted later.
+func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts map[string]any) (string, error) {
+	dir := filepath.Join(recipes.UserRoot(k.cfg.AgentDir), "drafts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	defaults := map[string]any{}
+	for key, v := range values {
+		if _, inj := injected("", "")[key]; !inj {
+			defaults[key] = v
+		}
+	}
+	draft := map[string]any{"async": true, "description": "Draft recipe captured from spawn run " + id, "template": graph}
+	if len(defaults) > 0 {
+		draft["defaults"] = defaults
+	}
+	if len(arts) > 0 {
+		draft["artifacts"] = arts
+	}
+	data, err := fsutil.MarshalIndent(draft)
+	if err != nil {
+		return "", err
+	}
+	for n := 1; n < 1000; n++ {
+		name := id + ".json"
+		if n > 1 {
+			name = id + "-" + strconv.Itoa(n) + ".json"
+		}
+		path := filepath.Join(dir, name)
+		if old, err := os.ReadFile(path); err == nil {
+			if string(old) == string(data) {
+				return path, nil
+			}
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			continue
+		}
+		_, werr := f.Write(data)
+		cerr := f.Close()
+		if werr != nil || cerr != nil {
+			os.Remove(path)
+			return "", fmt.Errorf("write draft %s: %v %v", path, werr, cerr)
+		}
+		return path, nil
+	}
+	return "", fmt.Errorf("too many drafts named %s-*.json", id)
+}
+
+func recordsJSON(recs []recipes.ContextRecord) []byte {
+	if len(recs) == 0 {
+		return nil
+	}
+	b, _ := fsutil.MarshalIndent(recs)
+	return b
+}
+
+func absFrom(cwd, p string) string {
+	if filepath.IsAbs(p) || cwd == "" {
+		abs, _ := filepath.Abs(p)
+		return abs
+	}
+	return filepath.Join(cwd, p)
+}
+
+func home() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func envInt(env []string, key string) int {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, key+"="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,136 @@
+// Package wire is the kernel's socket protocol, shared by the kernel and
+// its clients: newline-delimited JSON requests and responses over a unix
+// socket under the agent root. It deliberately does not import the actor
+// system, so the CLI and the run supervisors stay lean.
+//
+// A request names an operation (ping, status, spawn, message, followups,
+// watch, stop) and carries the caller's session, working directory and
+// environment. A batch request carries items; its response carries one
+// result per item, in order. watch keeps the connection open and streams
+// one response per follow-up.
+package wire
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Request is one call to the kernel.
+type Request struct {
+	ID      int              `json:"id"`
+	Op      string           `json:"op"`
+	Session string           `json:"session,omitempty"`
+	Cwd     string           `json:"cwd,omitempty"`
+	Env     []string         `json:"env,omitempty"`
+	Params  map[string]any   `json:"params,omitempty"`
+	Items   []map[string]any `json:"items,omitempty"`
+}
+
+// Response answers a Request (or one item of a batch).
+type Response struct {
+	ID      int        `json:"id"`
+	OK      bool       `json:"ok"`
+	Result  any        `json:"result,omitempty"`
+	Error   *Error     `json:"error,omitempty"`
+	Results []Response `json:"results,omitempty"`
+}
+
+// Error is a failed request, with the exit code the CLI should use.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	Exit    int    `json:"exit"`
+	Details any    `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Info is <tmp>/kernel.json: how to reach the running kernel.
+type Info struct {
+	Pid       int       `json:"pid"`
+	PidStart  uint64    `json:"pid_start_time"`
+	Socket    string    `json:"socket"`
+	StartedAt time.Time `json:"started_at"`
+	Version   string    `json:"version"`
+}
+
+// TmpDir is <agent>/tmp/pi-actors.
+func TmpDir(agentDir string) string { return filepath.Join(agentDir, "tmp", "pi-actors") }
+
+// SocketPath is the kernel socket of an agent root. Unix socket paths are
+// limited to 108 bytes; a longer one falls back to a short path in the
+// system temp dir named after a hash of the agent root.
+func SocketPath(agentDir string) string {
+	p := filepath.Join(TmpDir(agentDir), "kernel.sock")
+	if len(p) < 100 {
+		return p
+	}
+	sum := sha256.Sum256([]byte(agentDir))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("pi-actors-%d-%s.sock", os.Getuid(), hex.EncodeToString(sum[:8])))
+}
+
+// ErrUnavailable means no kernel answers on the socket.
+var ErrUnavailable = errors.New("kernel unavailable")
+
+// Conn is a client connection to the kernel.
+type Conn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	next int
+}
+
+// Dial connects to the kernel of an agent root.
+func Dial(agentDir string, timeout time.Duration) (*Conn, error) {
+	c, err := net.DialTimeout("unix", SocketPath(agentDir), timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// Call sends a request and reads its response.
+func (c *Conn) Call(req Request) (*Response, error) {
+	if err := c.Send(req); err != nil {
+		return nil, err
+	}
+	return c.Read()
+}
+
+// Send writes a request without waiting (for watch).
+func (c *Conn) Send(req Request) error {
+	c.next++
+	req.ID = c.next
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := c.c.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Read reads the next response.
+func (c *Conn) Read() (*Response, error) {
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	var resp Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return nil, fmt.Errorf("kernel response: %w", err)
+	}
+	return &resp, nil
+}

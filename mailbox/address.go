@@ -1,0 +1,141 @@
+package mailbox
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Address kinds.
+const (
+	KindCoordinator = "coordinator"
+	KindRun         = "run"
+	KindSession     = "session"
+	KindTool        = "tool"
+	KindBranch      = "branch"
+	KindRoom        = "room"
+)
+
+// mainRoom is the only room a run has; room:<run>/main is accepted and
+// written as room:<run>.
+const mainRoom = "main"
+
+// tokenRe is the grammar of every id inside an address, of run ids and of
+// caller-chosen record ids: they become path elements, so nothing else.
+var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// validToken reports whether s is a non-empty token that is safe as a
+// path element ("." and ".." are not).
+func validToken(s string) bool {
+	return s != "." && s != ".." && tokenRe.MatchString(s)
+}
+
+// Address is a parsed actor address. ID is the run id for run, branch and
+// room addresses, the session id, or the tool name; Branch is set only for
+// branch addresses. Coordinator has neither.
+type Address struct {
+	Kind, ID, Branch string
+}
+
+// String returns the canonical form: coordinator, run:<id>, session:<id>,
+// tool:<name>, branch:<run>/<branch>, room:<run>.
+func (a Address) String() string {
+	switch a.Kind {
+	case "":
+		return ""
+	case KindCoordinator:
+		return KindCoordinator
+	case KindBranch:
+		return KindBranch + ":" + a.ID + "/" + a.Branch
+	}
+	return a.Kind + ":" + a.ID
+}
+
+// MarshalText writes the canonical form.
+func (a Address) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText parses an address.
+func (a *Address) UnmarshalText(b []byte) error {
+	p, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*a = p
+	return nil
+}
+
+const kindsHint = "use run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, session:<id> or coordinator"
+
+// Parse parses an actor address. Surrounding space is trimmed, as is the
+// space around each id. Errors are *AddressError (errors.Is ErrInvalid).
+func Parse(s string) (Address, error) {
+	v := strings.TrimSpace(s)
+	if v == KindCoordinator {
+		return Address{Kind: KindCoordinator}, nil
+	}
+	kind, rest, ok := strings.Cut(v, ":")
+	if !ok || kind == "" {
+		return Address{}, addrErr(s, "actor address must include kind (%s): %q", kindsHint, s)
+	}
+	switch kind {
+	case KindCoordinator:
+		return Address{}, addrErr(s, "coordinator address takes no id; use coordinator: %q", s)
+	case KindRun, KindSession, KindTool:
+		id := strings.TrimSpace(rest)
+		if id == "" {
+			return Address{}, addrErr(s, "%s address is required: %q has an empty id; use %s:<id>", kind, s, kind)
+		}
+		if err := checkToken(s, kind+" id", id); err != nil {
+			return Address{}, err
+		}
+		return Address{Kind: kind, ID: id}, nil
+	case KindBranch:
+		parts := strings.Split(rest, "/")
+		if len(parts) > 2 {
+			return Address{}, addrErr(s, "branch address has too many parts: %q; use branch:<run>/<branch>", s)
+		}
+		run := strings.TrimSpace(parts[0])
+		if run == "" {
+			return Address{}, addrErr(s, "branch run is required: %q; use branch:<run>/<branch>", s)
+		}
+		if len(parts) < 2 || strings.TrimSpace(parts[1]) == "" {
+			return Address{}, addrErr(s, "branch id is required: %q; use branch:<run>/<branch>", s)
+		}
+		branch := strings.TrimSpace(parts[1])
+		if err := checkToken(s, "branch run", run); err != nil {
+			return Address{}, err
+		}
+		if err := checkToken(s, "branch id", branch); err != nil {
+			return Address{}, err
+		}
+		return Address{Kind: KindBranch, ID: run, Branch: branch}, nil
+	case KindRoom:
+		parts := strings.Split(rest, "/")
+		if len(parts) > 2 {
+			return Address{}, addrErr(s, "room address has too many parts: %q; use room:<run>", s)
+		}
+		run := strings.TrimSpace(parts[0])
+		if run == "" {
+			return Address{}, addrErr(s, "room address is required: %q has an empty run id; use room:<run>", s)
+		}
+		if err := checkToken(s, "room run", run); err != nil {
+			return Address{}, err
+		}
+		if len(parts) == 2 && strings.TrimSpace(parts[1]) != mainRoom {
+			return Address{}, addrErr(s, "task rooms do not support named subrooms (%q); use room:%s", s, run)
+		}
+		return Address{Kind: KindRoom, ID: run}, nil
+	}
+	return Address{}, addrErr(s, "unsupported actor address kind %q in %q; %s", kind, s, kindsHint)
+}
+
+func checkToken(input, label, v string) error {
+	if validToken(v) {
+		return nil
+	}
+	return addrErr(input, "%s contains unsupported characters: %q; use letters, digits, '.', '_' and '-' (not . or ..)", label, v)
+}
+
+func addrErr(input, format string, args ...any) *AddressError {
+	return &AddressError{Input: input, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,103 @@
+package mailbox
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseAddress(t *testing.T) {
+	ok := []struct {
+		in   string
+		want Address
+		str  string
+	}{
+		{"coordinator", Address{Kind: KindCoordinator}, "coordinator"},
+		{"  coordinator ", Address{Kind: KindCoordinator}, "coordinator"},
+		{"run:build-1", Address{Kind: KindRun, ID: "build-1"}, "run:build-1"},
+		{"run: build_1.x ", Address{Kind: KindRun, ID: "build_1.x"}, "run:build_1.x"},
+		{"session:abc", Address{Kind: KindSession, ID: "abc"}, "session:abc"},
+		{"tool:lint", Address{Kind: KindTool, ID: "lint"}, "tool:lint"},
+		{"branch:r1/b2", Address{Kind: KindBranch, ID: "r1", Branch: "b2"}, "branch:r1/b2"},
+		{"branch: r1 / b2 ", Address{Kind: KindBranch, ID: "r1", Branch: "b2"}, "branch:r1/b2"},
+		{"room:r1", Address{Kind: KindRoom, ID: "r1"}, "room:r1"},
+		{"room:r1/main", Address{Kind: KindRoom, ID: "r1"}, "room:r1"},
+		{"room:r1/ main", Address{Kind: KindRoom, ID: "r1"}, "room:r1"},
+		{"run:...", Address{Kind: KindRun, ID: "..."}, "run:..."},
+	}
+	for _, c := range ok {
+		got, err := Parse(c.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.in, err)
+			continue
+		}
+		if got != c.want || got.String() != c.str {
+			t.Errorf("Parse(%q) = %+v (%s), want %+v (%s)", c.in, got, got, c.want, c.str)
+		}
+		again, err := Parse(got.String())
+		if err != nil || again != got {
+			t.Errorf("round trip of %q: %+v, %v", got, again, err)
+		}
+	}
+
+	bad := []struct{ in, want string }{
+		{"", "must include kind"},
+		{"   ", "must include kind"},
+		{"build-1", "must include kind"},
+		{":x", "must include kind"},
+		{"file:/etc/passwd", `unsupported actor address kind "file"`},
+		{"Run:x", `unsupported actor address kind "Run"`},
+		{"coordinator:x", "coordinator address takes no id"},
+		{"run:", "run address is required"},
+		{"run:  ", "run address is required"},
+		{"session:", "session address is required"}, // C18: kept
+		{"tool:", "tool address is required"},
+		{"run:a/b", `run id contains unsupported characters: "a/b"`},
+		{"run:a b", `run id contains unsupported characters: "a b"`},
+		{"run:..", `run id contains unsupported characters: ".."`},
+		{"run:.", `run id contains unsupported characters: "."`},
+		{"session:x$y", `session id contains unsupported characters`},
+		{"tool:a:b", `tool id contains unsupported characters: "a:b"`},
+		{"branch:", "branch run is required"},
+		{"branch:/b", "branch run is required"},
+		{"branch:r", "branch id is required"},
+		{"branch:r/", "branch id is required"},
+		{"branch:r/b/c", "branch address has too many parts"},
+		{"branch:r!/b", `branch run contains unsupported characters: "r!"`},
+		{"branch:r/..", `branch id contains unsupported characters: ".."`},
+		{"room:", "room address is required"},
+		{"room:r/other", "task rooms do not support named subrooms"},
+		{"room:r/", "task rooms do not support named subrooms"},
+		{"room:r/main/x", "room address has too many parts"},
+		{"room:r*", `room run contains unsupported characters: "r*"`},
+	}
+	for _, c := range bad {
+		_, err := Parse(c.in)
+		var ae *AddressError
+		if !errors.As(err, &ae) {
+			t.Errorf("Parse(%q): got %v, want *AddressError", c.in, err)
+			continue
+		}
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("Parse(%q): error does not match ErrInvalid", c.in)
+		}
+		if ae.Input != c.in || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%q) error %q, want it to contain %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestAddressText(t *testing.T) {
+	var v struct{ A Address }
+	if err := json.Unmarshal([]byte(`{"A":"room:x/main"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	if string(b) != `{"A":"room:x"}` {
+		t.Fatalf("got %s", b)
+	}
+	if err := json.Unmarshal([]byte(`{"A":"nope"}`), &v); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unmarshal of a bad address: %v", err)
+	}
+}

@@ -1,0 +1,268 @@
+package mailbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// typeRe is the grammar of a message type: control.kill, run.message,
+// review:done, …
+var typeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]*$`)
+
+// Envelope is a typed actor message. To and Type are required; To and From
+// are canonical addresses. Body is any JSON value: nil when absent, and a
+// JSON null body is kept as json.RawMessage("null") so it round-trips. ID
+// is an optional caller-chosen token: an inbox keeps one record per id, so
+// a retried send with the same ID is not delivered twice.
+type Envelope struct {
+	To            string
+	Type          string
+	Body          any
+	CorrelationID string
+	From          string
+	Metadata      map[string]any
+	ReplyTo       string
+	Summary       string
+	ID            string
+}
+
+// Normalize validates a decoded message object and returns its normalized
+// envelope: to, type and from must be strings and are trimmed (empty is
+// missing); to and from must parse as addresses and are rewritten
+// canonically; type must match ^[A-Za-z][A-Za-z0-9_.:-]*$;
+// correlation_id, reply_to and summary may be strings, numbers or booleans
+// and become strings; metadata must be an object; id, when present, must
+// be a token. Other keys (such as the tool-only "verbose") are ignored.
+// Errors are *EnvelopeError (errors.Is ErrInvalid).
+func Normalize(raw map[string]any) (Envelope, error) {
+	if raw == nil {
+		return Envelope{}, envErr("", nil, "actor message must be an object")
+	}
+	var e Envelope
+	var err error
+	if e.To, err = stringField(raw, "to"); err != nil {
+		return Envelope{}, err
+	}
+	if e.Type, err = stringField(raw, "type"); err != nil {
+		return Envelope{}, err
+	}
+	if e.From, err = stringField(raw, "from"); err != nil {
+		return Envelope{}, err
+	}
+	if e.ID, err = stringField(raw, "id"); err != nil {
+		return Envelope{}, err
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"correlation_id", &e.CorrelationID}, {"reply_to", &e.ReplyTo}, {"summary", &e.Summary}} {
+		if *f.dst, err = coerceString(raw, f.key); err != nil {
+			return Envelope{}, err
+		}
+	}
+	if v, ok := raw["metadata"]; ok {
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			return Envelope{}, envErr("metadata", nil, "message metadata must be an object, got %s", jsonKind(v))
+		}
+		e.Metadata = m
+	}
+	if v, ok := raw["body"]; ok {
+		if v == nil {
+			e.Body = json.RawMessage("null")
+		} else {
+			e.Body = v
+		}
+	}
+	return e.Normalized()
+}
+
+// ParseEnvelope decodes one JSON message and normalizes it. Numbers in the
+// body and metadata are kept exact (json.Number).
+func ParseEnvelope(data []byte) (Envelope, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return Envelope{}, envErr("", err, "actor message is not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Envelope{}, envErr("", nil, "actor message has trailing data after the JSON value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Envelope{}, envErr("", nil, "actor message must be an object, got %s", jsonKind(v))
+	}
+	return Normalize(m)
+}
+
+// Normalized checks an envelope built in Go and returns it trimmed, with
+// canonical addresses. An already normalized envelope comes back unchanged.
+func (e Envelope) Normalized() (Envelope, error) {
+	e.To = strings.TrimSpace(e.To)
+	e.Type = strings.TrimSpace(e.Type)
+	e.From = strings.TrimSpace(e.From)
+	e.ID = strings.TrimSpace(e.ID)
+	if e.To == "" {
+		return Envelope{}, envErr("to", nil, "message.to is required: name the recipient, e.g. to=run:<id>")
+	}
+	if e.Type == "" {
+		return Envelope{}, envErr("type", nil, "message.type is required, e.g. type=run.message")
+	}
+	if !typeRe.MatchString(e.Type) {
+		return Envelope{}, envErr("type", nil, "message.type contains unsupported characters: %q; start with a letter, then letters, digits, '_', '.', ':' or '-'", e.Type)
+	}
+	to, err := Parse(e.To)
+	if err != nil {
+		return Envelope{}, envErr("to", err, "message.to: %v", err)
+	}
+	e.To = to.String()
+	if e.From != "" {
+		from, err := Parse(e.From)
+		if err != nil {
+			return Envelope{}, envErr("from", err, "message.from: %v", err)
+		}
+		e.From = from.String()
+	}
+	if e.ID != "" && !validToken(e.ID) {
+		return Envelope{}, envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", e.ID)
+	}
+	return e, nil
+}
+
+// Address returns the parsed recipient.
+func (e Envelope) Address() (Address, error) { return Parse(e.To) }
+
+// MarshalJSON writes the keys in the reference order: to, type, body,
+// correlation_id, from, metadata, reply_to, summary, then id. Empty
+// optional fields are left out.
+func (e Envelope) MarshalJSON() ([]byte, error) {
+	o, err := e.object()
+	if err != nil {
+		return nil, err
+	}
+	return o.bytes(), nil
+}
+
+func (e Envelope) object() (object, error) {
+	o := make(object, 0, 9)
+	add := func(key string, v any) error {
+		raw, err := marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode message %s: %w", key, err)
+		}
+		o = append(o, member{key, raw})
+		return nil
+	}
+	fields := []struct {
+		key  string
+		v    any
+		skip bool
+	}{
+		{"to", e.To, false},
+		{"type", e.Type, false},
+		{"body", e.Body, e.Body == nil},
+		{"correlation_id", e.CorrelationID, e.CorrelationID == ""},
+		{"from", e.From, e.From == ""},
+		{"metadata", e.Metadata, e.Metadata == nil},
+		{"reply_to", e.ReplyTo, e.ReplyTo == ""},
+		{"summary", e.Summary, e.Summary == ""},
+		{"id", e.ID, e.ID == ""},
+	}
+	for _, f := range fields {
+		if f.skip {
+			continue
+		}
+		if err := add(f.key, f.v); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// UnmarshalJSON decodes and normalizes a message (see ParseEnvelope).
+func (e *Envelope) UnmarshalJSON(data []byte) error {
+	v, err := ParseEnvelope(data)
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
+// stringField reads an optional string field; present but not a string is
+// an error. The result is trimmed.
+func stringField(raw map[string]any, key string) (string, error) {
+	v, ok := raw[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", envErr(key, nil, "message.%s must be a string, got %s", key, jsonKind(v))
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// coerceString reads an optional scalar and formats it as a string, as the
+// reference coerces with String(). Objects and arrays are refused rather
+// than written as "[object Object]".
+func coerceString(raw map[string]any, key string) (string, error) {
+	v, ok := raw[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	if s, ok := scalarString(v); ok {
+		return s, nil
+	}
+	return "", envErr(key, nil, "message.%s must be a string, number or boolean, got %s", key, jsonKind(v))
+}
+
+// scalarString formats a JSON scalar (string, number, bool) as a string.
+func scalarString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case float32:
+		return strconv.FormatFloat(float64(x), 'f', -1, 32), true
+	case int:
+		return strconv.Itoa(x), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// jsonKind names the JSON type of a decoded value for error messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, float32, int, int64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func envErr(field string, cause error, format string, args ...any) *EnvelopeError {
+	return &EnvelopeError{Field: field, Msg: fmt.Sprintf(format, args...), Err: cause}
+}

@@ -1,0 +1,89 @@
+package mailbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Wake reasons written by the runtime.
+const (
+	WakeRunMessage    = "run.message"
+	WakeRoomMessage   = "room.message"
+	WakeBranchMessage = "branch.message"
+	WakeBranchClaim   = "branch.inbox.claim"
+	WakeBranchStatus  = "branch.inbox.status"
+)
+
+// Wake is one wake.jsonl record: an advisory doorbell telling a watcher of
+// a state directory that an actor has something to look at. It carries no
+// message; the durable record is already in an inbox or timeline when the
+// wake is written, so a lost wake delays delivery but loses nothing.
+type Wake struct {
+	Actor    string         `json:"actor"`
+	ID       string         `json:"id"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	Reason   string         `json:"reason"`
+	StateDir string         `json:"state_dir"`
+	TS       string         `json:"ts"`
+}
+
+// AppendWake appends a wake record to path (a state dir's wake.jsonl) and
+// returns it as written. Actor (an address, written canonically) and
+// Reason are required; ID defaults to a new uuid, StateDir to the
+// directory of path, TS to now.
+func AppendWake(path string, w Wake) (Wake, error) {
+	w, err := w.normalized()
+	if err != nil {
+		return Wake{}, err
+	}
+	if w.ID == "" {
+		w.ID = uuid.NewString()
+	}
+	if w.StateDir == "" {
+		w.StateDir = filepath.Dir(path)
+	}
+	if w.TS == "" {
+		w.TS = timestamp()
+	}
+	if err := Append(path, w); err != nil {
+		return Wake{}, err
+	}
+	return w, nil
+}
+
+func (w Wake) normalized() (Wake, error) {
+	w.Actor = strings.TrimSpace(w.Actor)
+	w.Reason = strings.TrimSpace(w.Reason)
+	if w.Actor == "" {
+		return Wake{}, envErr("actor", nil, "wake record requires actor (an address such as run:<id>)")
+	}
+	if w.Reason == "" {
+		return Wake{}, envErr("reason", nil, "wake record requires reason (such as %s)", WakeRunMessage)
+	}
+	a, err := Parse(w.Actor)
+	if err != nil {
+		return Wake{}, envErr("actor", err, "wake actor: %v", err)
+	}
+	w.Actor = a.String()
+	return w, nil
+}
+
+// ParseWake decodes one wake.jsonl line; a line without actor or reason is
+// an error, as is a malformed one (watchers skip both).
+func ParseWake(line []byte) (Wake, error) {
+	var w Wake
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&w); err != nil {
+		return Wake{}, fmt.Errorf("%w: wake record: %v", ErrMalformed, err)
+	}
+	if strings.TrimSpace(w.Actor) == "" || strings.TrimSpace(w.Reason) == "" {
+		return Wake{}, fmt.Errorf("%w: wake record without actor or reason", ErrMalformed)
+	}
+	return w, nil
+}

@@ -1,0 +1,41 @@
+package mailbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAppendWake(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wake.jsonl")
+	w, err := AppendWake(path, Wake{Actor: "room:r1/main", Reason: WakeRoomMessage, Metadata: map[string]any{"type": "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Actor != "room:r1" || len(w.ID) != 36 || w.StateDir != dir || w.TS == "" {
+		t.Fatalf("wake: %+v", w)
+	}
+	AppendWake(path, Wake{Actor: "run:r1", Reason: WakeRunMessage, ID: "fixed", StateDir: "/elsewhere", TS: "2024-01-01T00:00:00Z"})
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || lines[1] != `{"actor":"run:r1","id":"fixed","reason":"run.message","state_dir":"/elsewhere","ts":"2024-01-01T00:00:00Z"}` {
+		t.Fatalf("file:\n%s", data)
+	}
+	got, err := ParseWake([]byte(lines[0]))
+	if err != nil || got.Actor != "room:r1" || got.Metadata["type"] != "t" {
+		t.Fatalf("parse: %+v %v", got, err)
+	}
+	for _, bad := range []Wake{{Reason: "r"}, {Actor: "run:x"}, {Actor: " ", Reason: "r"}, {Actor: "nope", Reason: "r"}} {
+		if _, err := AppendWake(path, bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("AppendWake(%+v): %v", bad, err)
+		}
+	}
+	for _, bad := range []string{`{"actor":"run:x"}`, `{"reason":"r"}`, `nope`, `{"actor":1,"reason":"r"}`} {
+		if _, err := ParseWake([]byte(bad)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("ParseWake(%s): %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package runs
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Control message types the supervisor applies itself. Every other type
+// stays queued in inbox.jsonl for the run's own consumer (a script using
+// `pi-actors mailbox claim`).
+var controlTypes = map[string]string{"control.kill": "kill", "control.cancel": "cancel", "control.restart": "restart"}
+
+// IsControl reports whether a message type is applied by the supervisor.
+func IsControl(typ string) bool { _, ok := controlTypes[typ]; return ok }
+
+// control claims queued control messages from the inbox, oldest first,
+// applies them and marks them handled. Other messages are left alone.
+func (s *supervisor) control() {
+	for {
+		rec, err := claimControl(s.dir.Path(InboxFile))
+		if err != nil {
+			s.logf("inbox: %v", err)
+			return
+		}
+		if rec == nil {
+			return
+		}
+		reason := controlTypes[rec.Type()]
+		from, _ := rec["from"].(string)
+		s.appendEvent(map[string]any{"event": "run.control", "type": rec.Type(), "inbox_id": rec.ID(), "from": from})
+		s.request(reason)
+		if err := mailbox.NewInbox(s.dir.Path(InboxFile)).Done(rec.ID(), mailbox.StatusHandled, map[string]any{"applied": reason}); err != nil {
+			s.logf("inbox: mark %s handled: %v", rec.ID(), err)
+		}
+	}
+}
+
+// claimControl claims the first queued control record.
+func claimControl(path string) (mailbox.Record, error) {
+	return claimWhere(path, "supervisor", func(r mailbox.Record) bool { return IsControl(r.Type()) })
+}
+
+// ClaimMessage claims the next queued message for the run's own consumer
+// (every type but the supervisor's control types).
+func ClaimMessage(dir Dir, owner string) (mailbox.Record, error) {
+	return claimWhere(dir.Path(InboxFile), owner, func(r mailbox.Record) bool { return !IsControl(r.Type()) })
+}
+
+// claimWhere claims the first queued record that match accepts.
+func claimWhere(path, owner string, match func(mailbox.Record) bool) (mailbox.Record, error) {
+	var got mailbox.Record
+	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		for i := range lines {
+			l := &lines[i]
+			if l.Err != nil {
+				continue
+			}
+			r := mailbox.Record(l.Value)
+			if r.Status() != mailbox.StatusQueued || !match(r) {
+				continue
+			}
+			if r.ID() == "" {
+				if err := l.Set("id", uuid.NewString()); err != nil {
+					return nil, err
+				}
+			}
+			now := time.Now().UTC().Format(time.RFC3339Nano)
+			for _, kv := range [][2]any{{"claimed_at", now}, {"claimed_by", owner}, {"status", mailbox.StatusClaimed}} {
+				if err := l.Set(kv[0].(string), kv[1]); err != nil {
+					return nil, err
+				}
+			}
+			got = mailbox.Record(l.Value)
+			break
+		}
+		return lines, nil
+	})
+	return got, err
+}

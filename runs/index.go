@@ -1,0 +1,270 @@
+package runs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+)
+
+// IndexFile is the runs index: an append-only JSONL journal of run
+// entries under <runs>/ (the last record of a state dir wins). It is
+// rebuilt from a scan when missing or unreadable, and compacted when it
+// holds many superseded records.
+const IndexFile = "index.jsonl"
+
+// Entry is one run in the index. Terminal statuses never change (archive
+// appends a new record); live statuses are re-derived when listed.
+type Entry struct {
+	Run       string    `json:"run"`
+	StateDir  string    `json:"state_dir"`
+	Status    string    `json:"status"`
+	OwnerID   string    `json:"ownerId,omitempty"`
+	Recipe    string    `json:"recipe,omitempty"`
+	Tool      string    `json:"tool,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Removed   bool      `json:"removed,omitempty"`
+}
+
+// Index is the runs index of one agent root.
+type Index struct {
+	Root string // <runs>
+}
+
+// NewIndex returns the index of <agent>/tmp/pi-actors/runs.
+func NewIndex(agentDir string) *Index { return &Index{Root: Root(agentDir)} }
+
+func (x *Index) path() string { return filepath.Join(x.Root, IndexFile) }
+
+// Record appends entries to the journal.
+func (x *Index) Record(entries ...Entry) error {
+	if err := os.MkdirAll(x.Root, 0o700); err != nil {
+		return fmt.Errorf("runs index: %w", err)
+	}
+	var buf bytes.Buffer
+	for _, e := range entries {
+		if e.UpdatedAt.IsZero() {
+			e.UpdatedAt = time.Now().UTC()
+		}
+		b, _ := json.Marshal(e)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	unlock, err := fsutil.Lock(x.path() + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := os.OpenFile(x.path(), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("runs index: %w", err)
+	}
+	defer f.Close()
+	if err := repairTail(f); err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("runs index: %w", err)
+	}
+	return nil
+}
+
+// repairTail terminates a torn last line so the next record stays whole.
+func repairTail(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return nil // write-only handle on some systems: nothing to repair
+	}
+	if last[0] != '\n' {
+		_, err = f.Write([]byte("\n"))
+	}
+	return err
+}
+
+// Entries returns the current entry of every indexed run (removed runs
+// left out), newest first. A missing index is rebuilt from a scan.
+func (x *Index) Entries() ([]Entry, error) {
+	m, err := x.read()
+	if errors.Is(err, fs.ErrNotExist) {
+		return x.Rebuild()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sorted(m), nil
+}
+
+func (x *Index) read() (map[string]Entry, error) {
+	f, err := os.Open(x.path())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]Entry{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var e Entry
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.StateDir == "" {
+			continue // a torn or foreign line: skipped, never fatal
+		}
+		if e.Removed {
+			delete(m, e.StateDir)
+			continue
+		}
+		m[e.StateDir] = e
+	}
+	return m, sc.Err()
+}
+
+func sorted(m map[string]Entry) []Entry {
+	out := make([]Entry, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].Run < out[j].Run
+	})
+	return out
+}
+
+// Rebuild scans <runs> for state directories (holding run.json or an
+// archive tombstone, at most 8 levels deep, archived/ copies skipped) and
+// rewrites the index atomically.
+func (x *Index) Rebuild() ([]Entry, error) {
+	var entries []Entry
+	filepath.WalkDir(x.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(x.Root, p)
+		if rel != "." && (strings.Count(rel, string(filepath.Separator)) >= 8 || d.Name() == "archived" || d.Name() == "tmp" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		dir := Dir(p)
+		if !dir.Exists(RunFile) && !dir.Exists(TombstoneFile) {
+			return nil
+		}
+		if in, err := Load(dir); err == nil {
+			entries = append(entries, EntryOf(in))
+		}
+		return nil
+	})
+	if err := x.write(entries); err != nil {
+		return nil, err
+	}
+	m := map[string]Entry{}
+	for _, e := range entries {
+		m[e.StateDir] = e
+	}
+	return sorted(m), nil
+}
+
+// Compact rewrites the journal with one record per run.
+func (x *Index) Compact() error {
+	m, err := x.read()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return x.write(sorted(m))
+}
+
+func (x *Index) write(entries []Entry) error {
+	if err := os.MkdirAll(x.Root, 0o700); err != nil {
+		return fmt.Errorf("runs index: %w", err)
+	}
+	var buf bytes.Buffer
+	for _, e := range entries {
+		b, _ := json.Marshal(e)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	unlock, err := fsutil.Lock(x.path() + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fsutil.WriteFile(x.path(), buf.Bytes(), 0o600)
+}
+
+// EntryOf summarises a loaded run for the index.
+func EntryOf(in *Info) Entry {
+	e := Entry{Run: in.Meta.Run, StateDir: string(in.Dir), Status: in.Status, OwnerID: in.Meta.OwnerID,
+		Recipe: in.Meta.Recipe, Tool: in.Meta.Tool, UpdatedAt: in.Meta.CreatedAt}
+	if in.Progress != nil && in.Progress.UpdatedAt.After(e.UpdatedAt) {
+		e.UpdatedAt = in.Progress.UpdatedAt
+	}
+	if in.Result != nil && in.Result.CompletedAt.After(e.UpdatedAt) {
+		e.UpdatedAt = in.Result.CompletedAt
+	}
+	return e
+}
+
+// List returns the indexed runs with current statuses: terminal entries
+// are final; live ones are re-derived from their state directory now.
+// filter is all/"" , active, terminal, or one status.
+func (x *Index) List(filter string) ([]*Info, error) {
+	entries, err := x.Entries()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Info, 0, len(entries))
+	for _, e := range entries {
+		var in *Info
+		if Terminal(e.Status) {
+			in = &Info{Dir: Dir(e.StateDir), Status: e.Status, Meta: &Meta{Run: e.Run, Address: "run:" + e.Run, StateDir: e.StateDir, OwnerID: e.OwnerID, Recipe: e.Recipe, Tool: e.Tool, CreatedAt: e.UpdatedAt}}
+		} else {
+			loaded, err := Load(Dir(e.StateDir))
+			if err != nil {
+				continue // gone since it was indexed
+			}
+			in = loaded
+		}
+		if Matches(in.Status, filter) {
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
+
+// Matches applies a status filter: all (or ""), active, terminal, or an
+// exact status.
+func Matches(status, filter string) bool {
+	switch filter {
+	case "", "all":
+		return true
+	case "active":
+		return !Terminal(status)
+	case "terminal":
+		return Terminal(status)
+	}
+	return status == filter
+}
+
+// ValidFilter reports whether a status filter is known.
+func ValidFilter(f string) bool {
+	switch f {
+	case "", "all", "active", "terminal", StatusRunning, StatusBackoff, StatusDone, StatusFailed, StatusCancelled, StatusKilled, StatusExited, StatusArchived:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,148 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ProcStat is what /proc/<pid>/stat says about a process.
+type ProcStat struct {
+	State string
+	PPid  int
+	Pgrp  int
+	Sid   int
+	Start uint64 // start time in clock ticks since boot
+}
+
+// Stat reads /proc/<pid>/stat. The command name may hold spaces and
+// parentheses, so fields are counted after the last ')'.
+func Stat(pid int) (ProcStat, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ProcStat{}, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ProcStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ProcStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
+	}
+	var st ProcStat
+	st.State = f[0]
+	st.PPid, _ = strconv.Atoi(f[1])
+	st.Pgrp, _ = strconv.Atoi(f[2])
+	st.Sid, _ = strconv.Atoi(f[3])
+	st.Start, _ = strconv.ParseUint(f[19], 10, 64)
+	return st, nil
+}
+
+// StartTime returns a process's start time (clock ticks since boot), 0 if
+// it does not exist.
+func StartTime(pid int) uint64 {
+	st, err := Stat(pid)
+	if err != nil {
+		return 0
+	}
+	return st.Start
+}
+
+// Alive reports whether pid is a live process that started at start: a pid
+// alone could have been reused by an unrelated process.
+func Alive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, err := Stat(pid)
+	if err != nil || st.State == "Z" || st.State == "X" {
+		return false
+	}
+	return start == 0 || st.Start == start
+}
+
+// SessionMembers lists the live processes whose session id is sid (a
+// supervisor is a session leader; its leaves and their children stay in
+// its session even after it dies).
+func SessionMembers(sid int) []int {
+	return scanProc(func(st ProcStat) bool { return st.Sid == sid })
+}
+
+// GroupMembers lists the live processes of a process group.
+func GroupMembers(pgid int) []int {
+	return scanProc(func(st ProcStat) bool { return st.Pgrp == pgid })
+}
+
+func scanProc(match func(ProcStat) bool) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := Stat(pid)
+		if err != nil || st.State == "Z" || st.State == "X" {
+			continue
+		}
+		if match(st) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// KillAll sends sig to each pid, ignoring those already gone.
+func KillAll(pids []int, sig syscall.Signal) {
+	for _, p := range pids {
+		if err := syscall.Kill(p, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+	}
+}
+
+// Children lists the direct children of pid (from every thread's
+// /proc/<pid>/task/<tid>/children).
+func Children(pid int) []int {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []int
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Descendants lists every live descendant of pid, depth first.
+func Descendants(pid int) []int {
+	var out []int
+	var walk func(int, int)
+	walk = func(p, depth int) {
+		if depth > 64 {
+			return
+		}
+		for _, c := range Children(p) {
+			if st, err := Stat(c); err == nil && st.State != "Z" && st.State != "X" {
+				out = append(out, c)
+			}
+			walk(c, depth+1)
+		}
+	}
+	walk(pid, 0)
+	return out
+}

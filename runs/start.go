@@ -1,0 +1,189 @@
+package runs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+)
+
+// Spec is everything needed to start a run.
+type Spec struct {
+	ID             string
+	StateDir       string // "" = <runs>/<id>
+	Cwd            string
+	Owner          string // the launching session
+	LaunchSource   string // spawn or tool
+	Recipe         string
+	RecipeFile     string
+	Tool           string
+	Template       any
+	Values         map[string]any
+	Artifacts      map[string]any
+	Mailbox        any
+	Restart        *Restart
+	RetireWhen     string
+	Depth          int
+	Limits         Limits
+	ContextRecords []byte
+	ActorContext   bool
+	DraftRecipe    string
+	Env            []string // the caller's environment; PI_ACTORS_* are added
+	// Supervisor is the argv that starts `pi-actors supervise`; the state
+	// directory is appended.
+	Supervisor []string
+}
+
+// ReadyTimeout bounds how long Start waits for a supervisor to be set up.
+const ReadyTimeout = 10 * time.Second
+
+// Start creates the run's state directory, writes run.json and starts its
+// supervisor, returning once the supervisor reports it is set up. It
+// refuses (ErrBusy) a state directory whose run is live or being started.
+// On any error nothing is left running.
+func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
+	if err := ValidID(spec.ID); err != nil {
+		return nil, nil, err
+	}
+	dir := StateDirFor(agentDir, spec.ID)
+	if spec.StateDir != "" {
+		abs, err := filepath.Abs(spec.StateDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("state_dir: %w", err)
+		}
+		dir = Dir(abs)
+	}
+	if err := os.MkdirAll(string(dir), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create state dir: %w", err)
+	}
+	unlock, err := fsutil.LockTimeout(dir.Path(StartLock), 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: run state is already being started: %s; retry after the current start finishes", ErrBusy, dir)
+	}
+	defer unlock()
+	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
+		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
+	}
+	for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile, "supervisor.log"} {
+		if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+		}
+	}
+	os.RemoveAll(dir.Path("tmp"))
+	meta := &Meta{
+		Run: spec.ID, Address: "run:" + spec.ID, StateDir: string(dir), Cwd: spec.Cwd, CreatedAt: time.Now().UTC(),
+		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
+		Template: spec.Template, Values: spec.Values, Artifacts: spec.Artifacts, Mailbox: spec.Mailbox, Restart: spec.Restart,
+		RetireWhen: spec.RetireWhen, Depth: spec.Depth, ContextRecords: spec.ContextRecords, ActorContext: spec.ActorContext,
+		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe,
+	}
+	if meta.Values == nil {
+		meta.Values = map[string]any{}
+	}
+	if err := dir.WriteJSON(RunFile, meta); err != nil {
+		return nil, nil, err
+	}
+	proc, err := launch(dir, meta, spec)
+	if err != nil {
+		meta.Pid = 0
+		appendEvent(dir, map[string]any{"event": "run.failed", "error": err.Error()})
+		dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()})
+		return nil, nil, err
+	}
+	return meta, proc, nil
+}
+
+// launch starts the supervisor in its own session with a readiness pipe on
+// fd 3, records its pid and start time in run.json, and waits for "ok".
+func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
+	if len(spec.Supervisor) == 0 {
+		return nil, errors.New("no supervisor command configured")
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("readiness pipe: %w", err)
+	}
+	defer rd.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		wr.Close()
+		return nil, err
+	}
+	defer devnull.Close()
+	logf, err := os.OpenFile(dir.Path("supervisor.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		wr.Close()
+		return nil, fmt.Errorf("supervisor log: %w", err)
+	}
+	defer logf.Close()
+	env := append(withoutPIEnv(spec.Env),
+		"PI_ACTORS_RUN_ID="+meta.Run,
+		"PI_ACTORS_ADDRESS="+meta.Address,
+		"PI_ACTORS_STATE_DIR="+meta.StateDir,
+		"PI_ACTORS_SESSION="+meta.OwnerID,
+		"PI_ACTORS_DEPTH="+strconv.Itoa(meta.Depth),
+	)
+	argv := append(append([]string{}, spec.Supervisor...), meta.StateDir)
+	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+		Dir:   meta.Cwd,
+		Env:   env,
+		Files: []*os.File{devnull, devnull, logf, wr},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	wr.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	meta.Pid = proc.Pid
+	meta.PidStart = StartTime(proc.Pid)
+	if err := dir.WriteJSON(RunFile, meta); err != nil {
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		proc.Wait()
+		return nil, err
+	}
+	appendEvent(dir, map[string]any{"event": "run.start", "run": meta.Run, "pid": proc.Pid})
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(rd).ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
+	select {
+	case l := <-line:
+		if l == "ok" {
+			return proc, nil
+		}
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		proc.Wait()
+		if l == "" {
+			l = "supervisor exited before it was ready; see " + dir.Path("supervisor.log")
+		}
+		return nil, fmt.Errorf("start supervisor: %s", strings.TrimPrefix(l, "error "))
+	case <-time.After(ReadyTimeout):
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		proc.Wait()
+		return nil, fmt.Errorf("start supervisor: not ready after %s", ReadyTimeout)
+	}
+}
+
+// withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run
+// gets its own.
+func withoutPIEnv(env []string) []string {
+	out := make([]string, 0, len(env)+5)
+	for _, e := range env {
+		switch {
+		case strings.HasPrefix(e, "PI_ACTORS_RUN_ID="), strings.HasPrefix(e, "PI_ACTORS_ADDRESS="),
+			strings.HasPrefix(e, "PI_ACTORS_STATE_DIR="), strings.HasPrefix(e, "PI_ACTORS_SESSION="),
+			strings.HasPrefix(e, "PI_ACTORS_DEPTH="):
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package runs
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// startGrace is how long a run whose supervisor pid is not yet recorded
+// still counts as starting.
+const startGrace = 5 * time.Second
+
+// Info is a run as read from its state directory, with its status derived
+// now (never cached).
+type Info struct {
+	Dir      Dir
+	Meta     *Meta
+	Status   string
+	Reason   string // why a run ended: start_limit, control.kill, supervisor_lost, kernel_lost…
+	Progress *Progress
+	Result   *Result
+	Handled  *Handled
+	Archived *Tombstone
+}
+
+// Tombstone is left where an archived run's state directory was.
+type Tombstone struct {
+	Archived         bool      `json:"archived"`
+	ArchiveDir       string    `json:"archive_dir"`
+	OriginalStateDir string    `json:"original_state_dir"`
+	Run              string    `json:"run"`
+	Status           string    `json:"status"`
+	TS               time.Time `json:"ts"`
+}
+
+// Load reads a run and derives its status:
+//
+//   - an archive tombstone → archived;
+//   - result.json → its status (done, failed, killed, cancelled, exited);
+//   - a live supervisor (pid and start time match) → running, or backoff
+//     while the restart policy waits;
+//   - a supervisor pid not yet recorded, within 5 s of creation → running;
+//     later → exited (kernel_lost: the start never completed);
+//   - otherwise the last run.kill / run.cancel event decides, else exited
+//     (supervisor_lost).
+func Load(dir Dir) (*Info, error) {
+	in := &Info{Dir: dir}
+	var tomb Tombstone
+	if dir.ReadJSON(TombstoneFile, &tomb) == nil && tomb.Archived {
+		in.Archived = &tomb
+		in.Status = StatusArchived
+		in.Reason = "archived from " + tomb.Status
+		if m, err := Dir(tomb.ArchiveDir).Meta(); err == nil {
+			in.Meta = m
+			in.Result = Dir(tomb.ArchiveDir).Result()
+		} else {
+			in.Meta = &Meta{Run: tomb.Run, Address: "run:" + tomb.Run, StateDir: string(dir)}
+		}
+		return in, nil
+	}
+	m, err := dir.Meta()
+	if err != nil {
+		return nil, err
+	}
+	in.Meta = m
+	in.Progress = dir.Progress()
+	in.Result = dir.Result()
+	var h Handled
+	if dir.ReadJSON(HandledFile, &h) == nil {
+		in.Handled = &h
+	}
+	switch {
+	case in.Result != nil:
+		in.Status, in.Reason = in.Result.Status, in.Result.Reason
+		if in.Status == "" {
+			in.Status = StatusDone
+			if in.Result.Code != 0 {
+				in.Status = StatusFailed
+			}
+		}
+	case m.Pid > 0 && Alive(m.Pid, m.PidStart):
+		in.Status = StatusRunning
+		if in.Progress != nil && in.Progress.Phase == StatusBackoff {
+			in.Status = StatusBackoff
+		}
+	case m.Pid == 0 && time.Since(m.CreatedAt) < startGrace:
+		in.Status = StatusRunning
+	case m.Pid == 0:
+		in.Status, in.Reason = StatusExited, "kernel_lost"
+	default:
+		in.Status, in.Reason = lastStop(dir)
+	}
+	return in, nil
+}
+
+// lastStop scans the newest events for an intentional stop.
+func lastStop(dir Dir) (string, string) {
+	lines := tailLines(dir.Path(EventsFile), 200)
+	for i := len(lines) - 1; i >= 0; i-- {
+		var ev struct {
+			Event string `json:"event"`
+		}
+		if json.Unmarshal([]byte(lines[i]), &ev) != nil {
+			continue
+		}
+		switch ev.Event {
+		case "run.kill":
+			return StatusKilled, "control.kill"
+		case "run.cancel":
+			return StatusCancelled, "control.cancel"
+		}
+	}
+	return StatusExited, "supervisor_lost"
+}
+
+// tailLines returns up to n last lines of a file, reading at most 1 MiB
+// from its end.
+func tailLines(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	size := st.Size()
+	off := max(0, size-1<<20)
+	buf := make([]byte, size-off)
+	k, _ := f.ReadAt(buf, off)
+	text := strings.TrimRight(string(buf[:k]), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	if off > 0 && len(lines) > 0 {
+		lines = lines[1:] // the first line may be cut
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// TailLines is tailLines for callers outside the package (inspect views).
+func TailLines(path string, n int) []string { return tailLines(path, n) }
+
+// Live reports whether the run's supervisor is alive.
+func (in *Info) Live() bool { return !Terminal(in.Status) }
+
+// Files lists the run's files for reports.
+func (in *Info) Files() []string {
+	d := in.Dir
+	if in.Archived != nil {
+		d = Dir(in.Archived.ArchiveDir)
+	}
+	return []string{d.Path(StdoutLog), d.Path(StderrLog), d.Path(EventsFile), d.Path(OutboxFile), filepath.Join(string(d), "communication.json"), d.Path(ResultFile)}
+}

@@ -1,0 +1,487 @@
+package runs
+
+import (
+	"context"
+
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
+
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// supervisor is the state of one `pi-actors supervise` process.
+type supervisor struct {
+	dir    Dir
+	meta   *Meta
+	node   *template.Node
+	stdout *Log
+	stderr *Log
+	sid    int
+
+	mu       sync.Mutex
+	progress Progress
+	leaves   map[int]Leaf
+	cancel   context.CancelFunc // stops the current attempt
+	stop     string             // why the run is being stopped: kill, cancel, restart, term
+	wake     chan struct{}      // a control request arrived
+}
+
+// Supervise runs the run whose state directory is dir until it is over.
+// It is the body of the hidden `pi-actors supervise <dir>` verb: started
+// detached (its own session) by the kernel, it owns the run's process tree
+// (it becomes a child subreaper), writes every state file, applies the
+// restart policy and control messages, and exits when the run is terminal.
+// ready, if not nil, receives one line once the supervisor is set up.
+func Supervise(ctx context.Context, dir Dir, ready *os.File) error {
+	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), sid: os.Getpid()}
+	if err := s.setup(); err != nil {
+		if ready != nil {
+			fmt.Fprintf(ready, "error %v\n", err)
+			ready.Close()
+		}
+		return err
+	}
+	defer s.stdout.Close()
+	defer s.stderr.Close()
+	stopWatch, err := s.watchInbox()
+	if err != nil {
+		s.logf("inbox watch unavailable (%v); control messages are checked every second", err)
+	}
+	defer stopWatch()
+	go s.reap()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for range sigs {
+			s.request("term")
+		}
+	}()
+	s.appendEvent(map[string]any{"event": "run.supervisor.start", "pid": os.Getpid()})
+	if ready != nil {
+		fmt.Fprintln(ready, "ok")
+		ready.Close()
+	}
+	s.control() // controls queued before we started
+	res := s.loop(ctx)
+	s.finish(res)
+	return nil
+}
+
+func (s *supervisor) setup() error {
+	m, err := s.dir.Meta()
+	if err != nil {
+		return err
+	}
+	s.meta = m
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become child subreaper: %w", err)
+	}
+	node, err := template.Parse(m.Template)
+	if err != nil {
+		return fmt.Errorf("run.json template: %w", err)
+	}
+	s.node = node
+	if s.stdout, err = OpenLog(s.dir.Path(StdoutLog), m.Limits.LogMaxBytes, m.Limits.LogKeep); err != nil {
+		return err
+	}
+	if s.stderr, err = OpenLog(s.dir.Path(StderrLog), m.Limits.LogMaxBytes, m.Limits.LogKeep); err != nil {
+		return err
+	}
+	s.progress = Progress{Phase: "starting", Failures: []any{}}
+	return nil
+}
+
+func (s *supervisor) logf(format string, args ...any) {
+	fmt.Fprintf(s.stderr, "pi-actors supervise: "+format+"\n", args...)
+}
+
+// request asks the running attempt to stop for a reason (kill, cancel,
+// restart, term). The first terminal reason wins over restart.
+func (s *supervisor) request(reason string) {
+	s.mu.Lock()
+	if s.stop == "" || s.stop == "restart" {
+		s.stop = reason
+	}
+	cancel := s.cancel
+	s.mu.Unlock()
+	if reason == "kill" {
+		// control.kill is immediate: SIGKILL every group, no grace.
+		s.killTree(syscall.SIGKILL)
+	}
+	if cancel != nil {
+		cancel()
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *supervisor) stopReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stop
+}
+
+// loop runs attempts until the run is over, applying the restart policy.
+func (s *supervisor) loop(ctx context.Context) *Result {
+	bo := &backoff{r: s.meta.Restart}
+	if bo.r == nil {
+		d := DefaultRestart()
+		bo.r = &d
+	}
+	restarts := 0
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		bo.started(start)
+		code, command, killed, errText := s.attempt(ctx, attempt, restarts)
+		end := time.Now()
+		reason := s.stopReason()
+		switch reason {
+		case "kill":
+			return &Result{Status: StatusKilled, Code: 137, Command: command, Killed: true, Reason: "control.kill", Restarts: restarts}
+		case "cancel", "term":
+			r := &Result{Status: StatusCancelled, Code: code, Command: command, Killed: killed, Reason: "control.cancel", Restarts: restarts}
+			if reason == "term" {
+				r.Reason = "supervisor_terminated"
+			}
+			return r
+		case "restart":
+			s.mu.Lock()
+			s.stop = ""
+			s.mu.Unlock()
+			restarts++
+			s.appendEvent(map[string]any{"event": "run.restart", "attempt": attempt + 1, "reason": "control.restart"})
+			continue
+		}
+		status := StatusDone
+		if code != 0 {
+			status = StatusFailed
+		}
+		if !s.meta.Restart.Wants(code) {
+			return &Result{Status: status, Code: code, Command: command, Killed: killed, Error: errText, Restarts: restarts}
+		}
+		delay, limit := bo.next(start, end)
+		if limit {
+			return &Result{Status: StatusFailed, Code: code, Command: command, Killed: killed, Reason: "start_limit", Restarts: restarts,
+				Error: fmt.Sprintf("restart limit reached: %d starts within %d ms", bo.r.Burst, bo.r.WindowMS)}
+		}
+		restarts++
+		s.appendEvent(map[string]any{"event": "run.backoff", "attempt": attempt + 1, "code": code, "delay_ms": delay.Milliseconds()})
+		s.setPhase("backoff", func(p *Progress) {
+			p.Restarts = restarts
+			p.NextStart = time.Now().Add(delay).UTC().Format(time.RFC3339Nano)
+		})
+		if !s.sleep(ctx, delay) {
+			reason := s.stopReason()
+			switch reason {
+			case "kill":
+				return &Result{Status: StatusKilled, Code: 137, Killed: true, Reason: "control.kill", Restarts: restarts}
+			case "restart":
+				s.mu.Lock()
+				s.stop = ""
+				s.mu.Unlock()
+			default:
+				return &Result{Status: StatusCancelled, Code: code, Reason: "control.cancel", Restarts: restarts}
+			}
+		}
+		s.appendEvent(map[string]any{"event": "run.restart", "attempt": attempt + 1, "reason": "policy"})
+	}
+}
+
+// sleep waits d unless a control request arrives (false).
+func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-s.wake:
+			if s.stopReason() != "" {
+				return false
+			}
+		}
+	}
+}
+
+// attempt runs the template once.
+func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code int, command string, killed bool, errText string) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.cancel = cancel
+	pending := s.stop
+	s.mu.Unlock()
+	if pending != "" {
+		return 1, "", false, "stopped before start"
+	}
+	values := template.Values{}
+	for k, v := range s.meta.Values {
+		values[k] = v
+	}
+	plan, err := template.NewPlan(s.node, values, template.Options{Dir: s.meta.Cwd, MaxParallel: s.meta.Limits.MaxParallel, MaxLeaves: s.meta.Limits.MaxLeaves})
+	if err != nil {
+		s.logf("plan: %v", err)
+		s.appendEvent(map[string]any{"event": "run.failed", "error": err.Error()})
+		return 1, "", false, err.Error()
+	}
+	s.setPhase("running", func(p *Progress) { p.Attempt, p.Restarts = attempt, restarts })
+	runner := &template.Runner{
+		Dir:        s.meta.Cwd,
+		KillGrace:  time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond,
+		TempDir:    s.dir.Path("tmp"),
+		Stdout:     s.stdout,
+		Stderr:     s.stderr,
+		OnEvent:    s.onCommand,
+		MaxCapture: 64 << 20,
+	}
+	os.MkdirAll(runner.TempDir, 0o700)
+	res := runner.Run(actx, plan, nil)
+	defer res.Stdout.Close()
+	command = joinCommands(res.Commands)
+	if res.Failure != nil {
+		errText = fmt.Sprintf("exit %d from %s (at %s)", res.Failure.Code, res.Failure.Command, res.Failure.Path)
+		if res.Failure.Stderr != "" {
+			errText += ": " + res.Failure.Stderr
+		}
+	}
+	s.mu.Lock()
+	s.progress.Completed++
+	for _, f := range res.NonCritical {
+		s.progress.Failures = append(s.progress.Failures, map[string]any{"code": f.Code, "command": f.Command, "killed": f.Killed})
+	}
+	s.mu.Unlock()
+	return res.Code, command, res.Killed, errText
+}
+
+func joinCommands(cmds []string) string {
+	out := ""
+	for i, c := range cmds {
+		if i > 0 {
+			out += " && "
+		}
+		out += c
+	}
+	return out
+}
+
+// onCommand records a leaf starting or finishing: events, progress (with
+// the live leaf groups, for cleanup after a crash) and, when one is done,
+// a command.done outbox record.
+func (s *supervisor) onCommand(e template.Event) {
+	s.mu.Lock()
+	switch e.Type {
+	case "command.start":
+		s.leaves[e.Pid] = Leaf{Pid: e.Pid, Start: StartTime(e.Pid), Command: e.Command, Path: e.Path}
+	case "command.done":
+		delete(s.leaves, e.Pid)
+	}
+	s.progress.Active = e.Active
+	s.mu.Unlock()
+	rec := map[string]any{"event": e.Type, "activeSubagents": e.Active, "command": e.Command, "pid": e.Pid}
+	if e.Type == "command.done" {
+		rec["code"], rec["killed"] = e.Code, e.Killed
+	}
+	s.appendEvent(rec)
+	s.writeProgress()
+	if e.Type == "command.done" {
+		s.outboxDone(e)
+	}
+}
+
+func (s *supervisor) outboxDone(e template.Event) {
+	delivery, level := "log", "info"
+	if e.Code != 0 {
+		delivery, level = "followup", "error"
+	} else if e.Active > 0 {
+		delivery = "followup"
+	}
+	data := map[string]any{
+		"activeSubagents": e.Active, "code": e.Code, "command": e.Command, "killed": e.Killed,
+		"run_files": []string{s.dir.Path(StdoutLog), s.dir.Path(StderrLog), s.dir.Path(ResultFile), s.dir.Path(EventsFile), s.dir.Path(OutboxFile)},
+	}
+	if len(s.meta.Artifacts) > 0 {
+		data["artifacts"] = s.meta.Artifacts
+	}
+	s.appendOutbox(map[string]any{
+		"body": data, "data": data, "delivery": delivery, "event": "command.done", "from": s.meta.Address,
+		"level": level, "summary": fmt.Sprintf("Command %s completed with code %d", shortCommand(e.Command), e.Code),
+		"to": "coordinator", "type": "command.done",
+	})
+}
+
+func (s *supervisor) setPhase(phase string, edit func(*Progress)) {
+	s.mu.Lock()
+	s.progress.Phase = phase
+	if edit != nil {
+		edit(&s.progress)
+	}
+	s.mu.Unlock()
+	s.writeProgress()
+}
+
+func (s *supervisor) writeProgress() {
+	s.mu.Lock()
+	p := s.progress
+	p.UpdatedAt = time.Now().UTC()
+	p.Leaves = make([]Leaf, 0, len(s.leaves))
+	for _, l := range s.leaves {
+		p.Leaves = append(p.Leaves, l)
+	}
+	p.Failures = append([]any{}, s.progress.Failures...)
+	s.mu.Unlock()
+	if err := s.dir.WriteJSON(ProgressFile, p); err != nil {
+		s.logf("write progress: %v", err)
+	}
+}
+
+// finish records the end of the run and makes sure nothing it started is
+// left: TERM, a short grace, then KILL for every remaining descendant.
+func (s *supervisor) finish(r *Result) {
+	s.killTreeGraceful(time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond)
+	r.CompletedAt = time.Now().UTC()
+	switch r.Status {
+	case StatusKilled, StatusCancelled:
+		ev := "run.kill"
+		sig := "SIGKILL"
+		if r.Status == StatusCancelled {
+			ev, sig = "run.cancel", "SIGTERM"
+		}
+		if r.Reason != "supervisor_terminated" {
+			s.dir.WriteJSON(HandledFile, Handled{Event: ev, Signal: sig, TS: r.CompletedAt})
+		}
+		s.appendEvent(map[string]any{"event": ev, "pid": os.Getpid(), "signal": sig, "signalTarget": "processGroup"})
+	case StatusDone:
+		s.appendEvent(map[string]any{"event": "run.done", "code": r.Code})
+	default:
+		s.appendEvent(map[string]any{"event": "run.failed", "code": r.Code, "error": r.Error, "reason": r.Reason})
+	}
+	if err := s.dir.WriteJSON(ResultFile, r); err != nil {
+		s.logf("write result: %v", err)
+	}
+	s.setPhase(r.Status, func(p *Progress) { p.Active = 0; p.NextStart = "" })
+}
+
+// killTree signals every process in the supervisor's session and every
+// descendant (orphans that left the session reparent to us).
+func (s *supervisor) killTree(sig syscall.Signal) []int {
+	pids := SessionMembers(s.sid)
+	seen := map[int]bool{os.Getpid(): true}
+	var out []int
+	for _, p := range append(pids, Descendants(os.Getpid())...) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	KillAll(out, sig)
+	return out
+}
+
+func (s *supervisor) killTreeGraceful(grace time.Duration) {
+	if len(s.killTree(syscall.SIGTERM)) == 0 {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		s.reapOnce()
+		if len(s.others()) == 0 {
+			return
+		}
+	}
+	s.killTree(syscall.SIGKILL)
+	for i := 0; i < 100 && len(s.others()) > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+		s.reapOnce()
+	}
+}
+
+func (s *supervisor) others() []int {
+	var out []int
+	for _, p := range append(SessionMembers(s.sid), Descendants(os.Getpid())...) {
+		if p != os.Getpid() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// watchInbox wakes the supervisor when inbox.jsonl changes; a one-second
+// tick is the fallback.
+func (s *supervisor) watchInbox() (func(), error) {
+	done := make(chan struct{})
+	tick := time.NewTicker(time.Second)
+	w, err := fsnotify.NewWatcher()
+	var events chan fsnotify.Event
+	if err == nil {
+		if err = w.Add(string(s.dir)); err != nil {
+			w.Close()
+			w = nil
+		} else {
+			events = w.Events
+		}
+	} else {
+		w = nil
+	}
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case ev, ok := <-events:
+				if !ok {
+					events = nil
+					continue
+				}
+				if filepath.Base(ev.Name) == InboxFile {
+					s.control()
+				}
+			case <-tick.C:
+				s.control()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		tick.Stop()
+		if w != nil {
+			w.Close()
+		}
+	}, err
+}
+
+// reap collects orphaned children (we are a subreaper) that are not leaf
+// group leaders, whose status belongs to the template runner.
+func (s *supervisor) reap() {
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, syscall.SIGCHLD)
+	for range ch {
+		s.reapOnce()
+	}
+}
+
+func (s *supervisor) reapOnce() {
+	for _, pid := range Children(os.Getpid()) {
+		st, err := Stat(pid)
+		if err != nil || st.State != "Z" {
+			continue
+		}
+		if st.Pgrp == pid && st.Sid == s.sid {
+			continue // a leaf: the runner waits for it
+		}
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
