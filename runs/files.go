@@ -231,4 +231,3 @@ func shortCommand(c string) string {
 	}
 	return c
 }
-

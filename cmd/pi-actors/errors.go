@@ -7,9 +7,9 @@ import (
 	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
-	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 // Exit codes (sysexits for pi-actors' own errors; exec/call pass the
