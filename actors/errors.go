@@ -25,6 +25,11 @@ func wireError(err error) *wire.Error {
 	if errors.As(err, &we) {
 		return we
 	}
+	var oe *runs.OwnerError
+	if errors.As(err, &oe) {
+		return &wire.Error{Code: "session_mismatch", Exit: 77, Message: err.Error(), Hint: "inspect target=session:" + oe.Owner + " view=status",
+			Details: map[string]any{"reason": "session_mismatch", "owner_session": oe.Owner, "current_session": oe.Current}}
+	}
 	var le *recipes.LaunchError
 	var ae *recipes.ArgError
 	var te *template.Error

@@ -38,43 +38,10 @@ func (k *Kernel) message(req wire.Request) (any, error) {
 	return nil, &wire.Error{Code: "not_available", Exit: 64, Message: fmt.Sprintf("message to %s: %s destinations are not yet available in this build (available: run:<id>, coordinator, session:<id>)", env.To, to.Kind)}
 }
 
-// ResolveRun finds the state directory of run:<id>: the default
-// <runs>/<id>, else the newest indexed run with that id (custom state_dir).
-func ResolveRun(agentDir, id string) (runs.Dir, error) {
-	if err := runs.ValidID(id); err != nil {
-		return "", err
-	}
-	d := runs.StateDirFor(agentDir, id)
-	if d.Exists(runs.RunFile) || d.Exists(runs.TombstoneFile) {
-		return d, nil
-	}
-	entries, err := runs.NewIndex(agentDir).Entries()
-	if err == nil {
-		for _, e := range entries {
-			if e.Run == id {
-				return runs.Dir(e.StateDir), nil
-			}
-		}
-	}
-	return "", fmt.Errorf("%w: run:%s (inspect target=session:all view=runs lists runs)", runs.ErrNotFound, id)
-}
-
-// CheckOwner refuses a session other than the run's owner. Unowned runs,
-// and callers without a session, pass.
-func CheckOwner(session string, m *runs.Meta) error {
-	if session == "" || m.OwnerID == "" || session == m.OwnerID {
-		return nil
-	}
-	return &wire.Error{Code: "session_mismatch", Exit: 77,
-		Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s current_session=%s hint=inspect_session:%s", m.Run, m.OwnerID, session, m.OwnerID),
-		Hint:    "inspect target=session:" + m.OwnerID + " view=status",
-		Details: map[string]any{"reason": "session_mismatch", "owner_session": m.OwnerID, "current_session": session}}
-}
-
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
 func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (any, error) {
-	dir, err := ResolveRun(k.cfg.AgentDir, id)
+	dir, err := runs.Resolve(k.cfg.AgentDir, id)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +49,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckOwner(req.Session, in.Meta); err != nil {
+	if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
 		return nil, err
 	}
 	out := map[string]any{"to": env.To, "type": env.Type, "run": id, "state_dir": string(dir), "persisted": true}
@@ -132,6 +99,10 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 		return out, nil
 	}
 	applied := waitHandled(dir.Path(runs.InboxFile), inboxID, controlWait)
+	if applied && env.Type != "control.restart" {
+		// A stop is applied once the run is over: its result is written.
+		applied = waitTerminal(dir, controlWait)
+	}
 	out["consumer"] = "run-supervisor"
 	if applied {
 		out["delivered"], out["reason"] = true, "control_applied"
@@ -159,6 +130,20 @@ func waitHandled(path, id string, d time.Duration) bool {
 					break
 				}
 			}
+		}
+		time.Sleep(step)
+		step = min(step*2, 50*time.Millisecond)
+	}
+	return false
+}
+
+// waitTerminal polls until the run has a result.
+func waitTerminal(dir runs.Dir, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	step := 2 * time.Millisecond
+	for time.Now().Before(deadline) {
+		if dir.Exists(runs.ResultFile) {
+			return true
 		}
 		time.Sleep(step)
 		step = min(step*2, 50*time.Millisecond)
@@ -200,7 +185,7 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if from.Kind != "run" {
 		return nil, invalidErr("message to %s currently requires from=run:<id>", env.To)
 	}
-	dir, err := ResolveRun(k.cfg.AgentDir, from.ID)
+	dir, err := runs.Resolve(k.cfg.AgentDir, from.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +193,7 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckOwner(req.Session, in.Meta); err != nil {
+	if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
 		return nil, err
 	}
 	if to.Kind == "session" && in.Meta.OwnerID != to.ID {

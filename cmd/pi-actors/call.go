@@ -88,9 +88,6 @@ func runCall(ctx context.Context, a *app, r *request) int {
 	if err != nil {
 		return a.fail(r, err)
 	}
-	if rec.Async {
-		return a.fail(r, &cliError{exit: exitUsage, code: "async_recipe", msg: fmt.Sprintf("%s is an async recipe: it starts a detached run", rec.ID), hint: "use spawn recipe=" + rec.ID + " (detached runs are not yet available in this build)"})
-	}
 	tool, err := a.resolver().Tool(rec)
 	if err != nil {
 		return a.fail(r, err)
@@ -98,6 +95,9 @@ func runCall(ctx context.Context, a *app, r *request) int {
 	vals, err := tool.Values(r.params)
 	if err != nil {
 		return a.fail(r, err)
+	}
+	if rec.Async {
+		return a.callAsync(r, rec, entry, vals)
 	}
 	if entry != nil && entry.Layer == recipes.LayerUser && !r.dryRun {
 		if err := recipes.RecordUsage(entry.Path, "tool"); err != nil {
@@ -124,4 +124,31 @@ func runCall(ctx context.Context, a *app, r *request) int {
 		return exitOK
 	}
 	return a.runPlan(ctx, r, cfg, plan, rec.ID, tool.Resolved.ContextHook())
+}
+
+// callAsync starts an async recipe as a detached run (the agent tool's
+// behaviour): run_id names it, else <recipe>-<ms>; the call returns the
+// run's status.
+func (a *app) callAsync(r *request, rec *recipes.Recipe, entry *recipes.Entry, vals template.Values) int {
+	params := map[string]any{"values": map[string]any(vals), "tool": rec.ID, "launch_source": "tool"}
+	if entry != nil {
+		params["recipe"] = rec.ID
+	} else {
+		params["file"] = rec.Path
+	}
+	if id, ok := r.params["run_id"].(string); ok && id != "" {
+		params["run_id"] = id
+	}
+	if r.dryRun {
+		return a.ok(r, fmt.Sprintf("recipe=%s async=true would spawn with values=%s", rec.ID, template.CompactJSON(vals)), params)
+	}
+	one := &request{verb: r.verb, params: params, json: r.json}
+	if s := r.session(); s != "" {
+		one.params["session"] = s
+	}
+	resp, err := a.call(one, "spawn", nil)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	return a.reply(r, *resp, spawnText)
 }

@@ -68,6 +68,11 @@ func classify(err error) *cliError {
 	switch {
 	case errors.As(err, &me), errors.As(err, &ee):
 		return &cliError{exit: exitDataErr, code: "invalid_envelope", msg: err.Error(), hint: "message needs to=<address> type=<channel.action>; addresses: run:<id>, coordinator, session:<id>"}
+	case errors.As(err, new(*runs.OwnerError)):
+		var oe *runs.OwnerError
+		errors.As(err, &oe)
+		return &cliError{exit: exitNoPerm, code: "session_mismatch", msg: err.Error(), hint: "inspect target=session:" + oe.Owner + " view=status",
+			details: map[string]any{"reason": "session_mismatch", "owner_session": oe.Owner, "current_session": oe.Current}}
 	case errors.Is(err, runs.ErrInvalidID):
 		return &cliError{exit: exitDataErr, code: "invalid_run_id", msg: err.Error()}
 	case errors.Is(err, runs.ErrNotFound):

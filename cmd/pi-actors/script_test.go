@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -20,6 +24,9 @@ func TestMain(m *testing.M) {
 			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 		},
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
+		// The kernel binary: the test binary doubles as pi-actors-kernel,
+		// next to pi-actors, as `go install ./cmd/...` lays them out.
+		"pi-actors-kernel": func() { os.Exit(actors.Main("test")) },
 	})
 }
 
@@ -38,7 +45,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PI_ACTORS_SESSION", "")
 			env.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
-			env.Defer(func() { killRecorded(env.WorkDir) })
+			env.Defer(func() {
+				stopKernel(env)
+				killRecorded(env.WorkDir)
+			})
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -95,4 +105,32 @@ func killRecorded(dir string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// stopKernel stops the script's kernel (if one was started) and every run
+// supervisor it left, so no process outlives the script.
+func stopKernel(env *testscript.Env) {
+	agent := filepath.Join(env.WorkDir, "agent")
+	data, err := os.ReadFile(filepath.Join(agent, "tmp", "pi-actors", "kernel.json"))
+	if err == nil {
+		var info struct{ Pid int }
+		if json.Unmarshal(data, &info) == nil && info.Pid > 0 {
+			syscall.Kill(info.Pid, syscall.SIGKILL)
+		}
+	}
+	runsDir := filepath.Join(agent, "tmp", "pi-actors", "runs")
+	filepath.WalkDir(runsDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "run.json" {
+			return nil
+		}
+		var m struct{ Pid int }
+		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &m) == nil && m.Pid > 0 {
+			// The supervisor leads its own session: kill it and every process
+			// still in that session.
+			for _, pid := range runs.SessionMembers(m.Pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		return nil
+	})
 }

@@ -1,0 +1,183 @@
+package runs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// Read-only helpers for the inspect views. None of them writes a file or
+// signals a process.
+
+// FilesDir is where a run's files are: its state directory, or the
+// archive directory of an archived run.
+func (in *Info) FilesDir() Dir {
+	if in.Archived != nil && in.Archived.ArchiveDir != "" {
+		return Dir(in.Archived.ArchiveDir)
+	}
+	return in.Dir
+}
+
+// Artifact is one declared artifact as found on disk. SHA256 and Size are
+// set only for an existing regular file (SHA256 only when hashing was
+// asked for).
+type Artifact struct {
+	Exists    bool   `json:"exists"`
+	Kind      string `json:"kind,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Path      string `json:"path"`
+	Required  bool   `json:"required,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
+	Size      *int64 `json:"size,omitempty"`
+}
+
+// ArtifactNames returns the declared artifact names, sorted.
+func ArtifactNames(arts map[string]any) []string {
+	names := make([]string, 0, len(arts))
+	for n := range arts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ArtifactPath is the path of a declared artifact (a path string, or an
+// object with path).
+func ArtifactPath(a any) string { return artifactPath(a) }
+
+// Manifest checks every declared artifact of a run: whether it exists and,
+// for regular files, its size and (with hash) its SHA-256.
+func Manifest(arts map[string]any, hash bool) map[string]Artifact {
+	out := make(map[string]Artifact, len(arts))
+	for name, a := range arts {
+		e := Artifact{Path: artifactPath(a)}
+		if m, ok := a.(map[string]any); ok {
+			e.Kind, _ = m["kind"].(string)
+			e.MediaType, _ = m["media_type"].(string)
+			e.Required, _ = m["required"].(bool)
+		}
+		if e.Path != "" {
+			if st, err := os.Stat(e.Path); err == nil {
+				e.Exists = true
+				if st.Mode().IsRegular() {
+					size := st.Size()
+					e.Size = &size
+					if hash {
+						e.SHA256 = fileSHA256(e.Path)
+					}
+				}
+			}
+		}
+		out[name] = e
+	}
+	return out
+}
+
+func fileSHA256(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// LastActivity is the newest modification time of the run's output and
+// event files (stdout.log, stderr.log, events.jsonl): zero when none
+// exists. A running run silent for longer than a threshold is stalled.
+func LastActivity(d Dir) time.Time {
+	var last time.Time
+	for _, name := range []string{StdoutLog, StderrLog, EventsFile} {
+		if st, err := os.Stat(d.Path(name)); err == nil && st.ModTime().After(last) {
+			last = st.ModTime()
+		}
+	}
+	return last
+}
+
+// LastOutput returns the last non-empty line the run wrote, from whichever
+// of stdout.log and stderr.log was written last, and that stream's name
+// ("stdout" or "stderr"); "" when the run wrote nothing.
+func LastOutput(d Dir) (stream, line string) {
+	type logFile struct {
+		stream, name string
+		mod          time.Time
+	}
+	var logs []logFile
+	for _, l := range []logFile{{"stdout", StdoutLog, time.Time{}}, {"stderr", StderrLog, time.Time{}}} {
+		if st, err := os.Stat(d.Path(l.name)); err == nil && st.Size() > 0 {
+			l.mod = st.ModTime()
+			logs = append(logs, l)
+		}
+	}
+	sort.SliceStable(logs, func(i, j int) bool { return logs[i].mod.After(logs[j].mod) })
+	for _, l := range logs {
+		lines := tailLines(d.Path(l.name), 64)
+		for i := len(lines) - 1; i >= 0; i-- {
+			if s := strings.TrimSpace(lines[i]); s != "" {
+				return l.stream, s
+			}
+		}
+	}
+	return "", ""
+}
+
+// Usage is the resource use of a run's process tree (the supervisor and
+// every live descendant).
+type Usage struct {
+	Pids int `json:"pids"`
+	// CPUPercent is the sum over the tree of each process's average CPU
+	// use since it started (ps %CPU semantics: CPU time / wall time since
+	// start), so it needs no sampling delay; 100 is one core.
+	CPUPercent float64 `json:"cpu_percent"`
+	RSSBytes   uint64  `json:"rss_bytes"`
+}
+
+// TreeUsage measures the process tree rooted at pid; the zero Usage when
+// pid is not alive.
+func TreeUsage(pid int) Usage {
+	var u Usage
+	if pid <= 0 {
+		return u
+	}
+	for _, p := range append([]int{pid}, Descendants(pid)...) {
+		proc, err := process.NewProcess(int32(p))
+		if err != nil {
+			continue
+		}
+		u.Pids++
+		if c, err := proc.CPUPercent(); err == nil {
+			u.CPUPercent += c
+		}
+		if m, err := proc.MemoryInfo(); err == nil {
+			u.RSSBytes += m.RSS
+		}
+	}
+	return u
+}
+
+// LiveLeaves returns the leaves of progress.json whose process is still
+// the one that was started.
+func LiveLeaves(p *Progress) []Leaf {
+	if p == nil {
+		return nil
+	}
+	var out []Leaf
+	for _, l := range p.Leaves {
+		if Alive(l.Pid, l.Start) {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out
+}
