@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
@@ -27,17 +28,28 @@ them as the result of the JSON envelope.
 Targets and views:
   recipes (alias recipe-registry)  status | summary | doctor | imports
   tool:<name>                      status | schema   (user-root recipe tools)
+  tool:pi-actors                   status | triage
+  run:<id>                         status | tail | events | messages | artifacts | files | mailbox
+  session:<id> | session:all       status | runs     (status=all|active|terminal|<status>)
+  coordinator                      status | runs | followups   (your session's runs; followups drains its queue)
+
+Run, session and coordinator views read the state files directly, so they
+work while the kernel is down (followups asks the kernel, starting it).
+Your session is $PI_ACTORS_SESSION or session=<id>; a run owned by another
+session is refused (exit 77).
 
 Examples:
   pi-actors inspect target=recipes view=doctor
   pi-actors inspect target=recipes view=summary --verbose
-  pi-actors inspect target=tool:my-tool view=schema`,
+  pi-actors inspect target=tool:my-tool view=schema
+  pi-actors inspect target=run:web view=status
+  pi-actors inspect target=session:all view=runs status=active`,
 		run: runInspect,
 	})
 }
 
 // inspectParams are the parameters inspect accepts.
-var inspectParams = []string{"target", "view", "lines", "status", "verbose"}
+var inspectParams = []string{"target", "view", "lines", "status", "verbose", "session"}
 
 // defaultInspectLines bounds tail-like views when lines is not given.
 const defaultInspectLines = 40
@@ -84,10 +96,10 @@ type inspectRoute struct {
 var inspectRoutes = map[string]*inspectRoute{
 	"recipes":        {name: "recipes", views: []string{"status", "summary", "doctor", "imports"}, handle: inspectRecipes},
 	"tool":           {name: "tool:<name>", views: []string{"status", "schema"}, handle: inspectTool},
-	"tool:pi-actors": {name: "tool:pi-actors"},
-	"run":            {name: "run:<id>"},
-	"session":        {name: "session:<id>"},
-	"coordinator":    {name: "coordinator"},
+	"tool:pi-actors": {name: "tool:pi-actors", views: []string{"status", "triage"}, handle: inspectPiActors},
+	"run":            {name: "run:<id>", views: runViews, handle: inspectRun},
+	"session":        {name: "session:<id>", views: []string{"status", "runs"}, handle: inspectSession},
+	"coordinator":    {name: "coordinator", views: []string{"status", "runs", "followups"}, handle: inspectCoordinator},
 	"room":           {name: "room:<run>"},
 	"branch":         {name: "branch:<run>/<branch>"},
 }
@@ -120,6 +132,11 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 	}
 	if _, known := inspectRoutes[kind]; !known || kind == "recipes" || kind == "coordinator" {
 		return t, usagef("unknown inspect target kind %q in %s (targets: %s)", kind, t.raw, inspectTargets)
+	}
+	if kind == "run" || kind == "session" {
+		if _, err := mailbox.Parse(t.raw); err != nil {
+			return t, &cliError{exit: exitDataErr, code: "invalid_address", msg: err.Error(), hint: "inspect target=session:all view=runs lists runs"}
+		}
 	}
 	if id == "" {
 		return t, usagef("actor address %s needs an id after %q (targets: %s)", t.raw, kind+":", inspectTargets)

@@ -1,0 +1,575 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// The run:<id> views read the run's state files directly, so they work
+// while the kernel is down. They never write a file or signal a process.
+
+// runViews are the views of run:<id>, in the order errors list them.
+var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox"}
+
+// Bounds of the run views' text.
+const (
+	previewChars  = 160  // summaries, last output line, leaf commands
+	tailLineChars = 2000 // one line of view=tail
+	leafLines     = 8    // live leaves listed by view=status
+	statusNextMax = 3    // next= actions of view=status
+)
+
+// inspectRun answers target=run:<id>.
+func inspectRun(_ context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
+	in, err := loadInspectRun(a, r, q.target.id)
+	if err != nil {
+		return nil, err
+	}
+	switch q.view {
+	case "status":
+		return runStatusView(a, in), nil
+	case "tail":
+		return runTailView(in, q.lines), nil
+	case "events":
+		return runEventsView(in, q.lines)
+	case "messages":
+		return runMessagesView(in, q.lines)
+	case "artifacts", "files":
+		return runFilesView(in, q.view, r.json || q.verbose), nil
+	case "mailbox":
+		return runMailboxView(in, q.lines)
+	}
+	return nil, usagef("inspect run:<id> supports %s.", inspectViewList(runViews))
+}
+
+// loadInspectRun finds run:<id>, derives its status now and checks that
+// the calling session may see it.
+func loadInspectRun(a *app, r *request, id string) (*runs.Info, error) {
+	dir, err := runs.Resolve(a.agentDir, id)
+	if err != nil {
+		return nil, err
+	}
+	in, err := runs.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := runs.CheckOwner(r.session(), in.Meta); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// inspectConfig is the agent root's config; a broken config file does not
+// stop inspect (it reads state, it does not act on limits).
+func (a *app) inspectConfig() config.Config {
+	cfg, err := a.config()
+	if err != nil {
+		return config.Defaults()
+	}
+	return cfg
+}
+
+// runStatus is everything view=status reports about a run.
+type runStatus struct {
+	in         *runs.Info
+	elapsed    time.Duration
+	hasElapsed bool
+	stalled    bool
+	lastAct    time.Time
+	stream     string
+	lastLine   string
+	leaves     []runs.Leaf
+	usage      *runs.Usage
+	next       []string
+}
+
+func collectRunStatus(a *app, in *runs.Info, now time.Time) *runStatus {
+	s := &runStatus{in: in}
+	m := in.Meta
+	d := in.FilesDir()
+	if !m.CreatedAt.IsZero() {
+		if in.Live() {
+			s.elapsed, s.hasElapsed = now.Sub(m.CreatedAt), true
+		} else if end := runEnd(in); !end.IsZero() {
+			s.elapsed, s.hasElapsed = end.Sub(m.CreatedAt), true
+		}
+	}
+	s.lastAct = runs.LastActivity(d)
+	if in.Status == runs.StatusRunning {
+		limit := time.Duration(a.inspectConfig().Runs.StalledAfterS) * time.Second
+		since := s.lastAct
+		if since.IsZero() {
+			since = m.CreatedAt
+		}
+		s.stalled = limit > 0 && !since.IsZero() && now.Sub(since) > limit
+	}
+	s.stream, s.lastLine = runs.LastOutput(d)
+	if in.Live() {
+		s.leaves = runs.LiveLeaves(in.Progress)
+		if m.Pid > 0 {
+			u := runs.TreeUsage(m.Pid)
+			s.usage = &u
+		}
+	}
+	s.next = runStatusNext(in, s.stalled)
+	return s
+}
+
+// runEnd is when an ended run ended: result.json's completedAt, else the
+// terminal-handled record, else the last progress update.
+func runEnd(in *runs.Info) time.Time {
+	switch {
+	case in.Result != nil && !in.Result.CompletedAt.IsZero():
+		return in.Result.CompletedAt
+	case in.Handled != nil && !in.Handled.TS.IsZero():
+		return in.Handled.TS
+	case in.Progress != nil:
+		return in.Progress.UpdatedAt
+	}
+	return time.Time{}
+}
+
+// runStatusNext picks the next actions the status supports.
+func runStatusNext(in *runs.Info, stalled bool) []string {
+	addr := "run:" + in.Meta.Run
+	view := func(v string) string { return "inspect target=" + addr + " view=" + v }
+	var next []string
+	switch {
+	case in.Status == runs.StatusArchived:
+		next = []string{view("files"), view("messages")}
+	case stalled:
+		next = []string{view("tail"), view("events"), "message to=" + addr + " type=control.kill"}
+	case in.Live():
+		next = []string{view("tail"), view("messages"), "message to=" + addr + " type=<channel.action>"}
+	case in.Status == runs.StatusDone:
+		if len(in.Meta.Artifacts) > 0 {
+			next = append(next, view("artifacts"))
+		}
+		next = append(next, view("messages"), view("tail"))
+	default: // failed, exited, killed, cancelled
+		next = []string{view("tail") + " lines=80", view("events"), view("messages")}
+	}
+	if len(next) > statusNextMax {
+		next = next[:statusNextMax]
+	}
+	return next
+}
+
+// runStatusView is `run=<r> status=<s> …facts… next=…`, then the last
+// output line and the live leaves.
+func runStatusView(a *app, in *runs.Info) *inspectOutput {
+	s := collectRunStatus(a, in, time.Now())
+	m := in.Meta
+	var b strings.Builder
+	fmt.Fprintf(&b, "run=%s status=%s", m.Run, in.Status)
+	kv := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, " %s=%s", k, inspectPreview(v, previewChars))
+		}
+	}
+	num := func(k string, n int) {
+		if n > 0 {
+			fmt.Fprintf(&b, " %s=%d", k, n)
+		}
+	}
+	kv("tool", m.Tool)
+	kv("recipe", m.Recipe)
+	kv("retire_when", m.RetireWhen)
+	if in.Live() {
+		num("pid", m.Pid)
+	}
+	restarts := 0
+	if p := in.Progress; p != nil {
+		if p.Phase != in.Status {
+			kv("phase", p.Phase)
+		}
+		num("active", p.Active)
+		num("completed", p.Completed)
+		num("failures", len(p.Failures))
+		restarts = p.Restarts
+	}
+	if res := in.Result; res != nil {
+		fmt.Fprintf(&b, " code=%d", res.Code)
+		if res.Killed {
+			b.WriteString(" killed=true")
+		}
+		restarts = max(restarts, res.Restarts)
+	}
+	if !in.Live() {
+		kv("reason", in.Reason)
+	}
+	num("restarts", restarts)
+	kv("draft_recipe", m.DraftRecipe)
+	if s.hasElapsed {
+		b.WriteString(" elapsed=" + formatElapsed(s.elapsed))
+	}
+	if s.stalled {
+		b.WriteString(" stalled=true")
+	}
+	if s.usage != nil && s.usage.Pids > 0 {
+		fmt.Fprintf(&b, " cpu=%.1f%% rss=%s", s.usage.CPUPercent, formatBytes(s.usage.RSSBytes))
+	}
+	if in.Archived != nil {
+		kv("archive_dir", in.Archived.ArchiveDir)
+	}
+	b.WriteString(inspectNext(s.next))
+	if s.lastLine != "" {
+		fmt.Fprintf(&b, "\noutput stream=%s last=%s", s.stream, inspectPreview(s.lastLine, previewChars))
+	}
+	for i, l := range s.leaves {
+		if i == leafLines {
+			fmt.Fprintf(&b, "\n(+%d more leaves; --json lists all)", len(s.leaves)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\nleaf pid=%d command=%s", l.Pid, inspectPreview(l.Command, previewChars))
+	}
+	return &inspectOutput{text: b.String(), details: runStatusDetails(a, s)}
+}
+
+// runStatusDetails is the full status: run.json's fields, the derived
+// status (and reason), progress, result and the inspect findings.
+func runStatusDetails(a *app, s *runStatus) map[string]any {
+	in := s.in
+	d := in.FilesDir()
+	out := map[string]any{}
+	if b, err := json.Marshal(in.Meta); err == nil {
+		json.Unmarshal(b, &out)
+	}
+	out["status"] = in.Status
+	if in.Reason != "" && !in.Live() {
+		out["reason"] = in.Reason
+	}
+	out["progress"] = in.Progress
+	out["result"] = in.Result
+	if in.Handled != nil {
+		out["terminal_handled"] = in.Handled
+	}
+	if in.Archived != nil {
+		out["archived"] = in.Archived
+	}
+	out["state_dir"] = string(in.Dir)
+	out["files_dir"] = string(d)
+	out["stdoutLog"], out["stderrLog"] = d.Path(runs.StdoutLog), d.Path(runs.StderrLog)
+	out["eventsFile"], out["outboxFile"], out["inboxFile"] = d.Path(runs.EventsFile), d.Path(runs.OutboxFile), d.Path(runs.InboxFile)
+	if s.hasElapsed {
+		out["elapsed_ms"] = s.elapsed.Milliseconds()
+	}
+	if !s.lastAct.IsZero() {
+		out["last_activity_at"] = s.lastAct.UTC().Format(time.RFC3339Nano)
+	}
+	if in.Status == runs.StatusRunning {
+		out["stalled"] = s.stalled
+		out["stalled_after_s"] = a.inspectConfig().Runs.StalledAfterS
+	}
+	if s.lastLine != "" {
+		out["last_output"] = map[string]any{"stream": s.stream, "line": s.lastLine}
+	}
+	if in.Live() {
+		leaves := s.leaves
+		if leaves == nil {
+			leaves = []runs.Leaf{}
+		}
+		out["active_leaves"] = leaves
+	}
+	if s.usage != nil {
+		out["usage"] = map[string]any{"pids": s.usage.Pids, "cpu_percent": s.usage.CPUPercent, "rss_bytes": s.usage.RSSBytes,
+			"cpu_basis": "sum over the process tree of each process's average CPU since it started"}
+	}
+	out["next_actions"] = s.next
+	return out
+}
+
+// formatElapsed writes a duration to the second (to the millisecond below
+// one second), as time.ParseDuration reads it.
+func formatElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// formatBytes writes a size in B, KiB, MiB or GiB with one decimal.
+func formatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f%s", v, suffix)
+}
+
+// runTailView is the last lines of stdout.log, then of stderr.log, each
+// under a label (C10: the logs, not events.jsonl; see view=events).
+func runTailView(in *runs.Info, n int) *inspectOutput {
+	d := in.FilesDir()
+	stdout := logTail(d.Path(runs.StdoutLog), n)
+	stderr := logTail(d.Path(runs.StderrLog), n)
+	var b strings.Builder
+	fmt.Fprintf(&b, "run=%s status=%s stdout_lines=%d stderr_lines=%d", in.Meta.Run, in.Status, len(stdout), len(stderr))
+	section := func(name string, lines []string) {
+		fmt.Fprintf(&b, "\n--- %s (%s) ---", name, d.Path(name))
+		if len(lines) == 0 {
+			b.WriteString("\n(empty)")
+		}
+		for _, l := range lines {
+			b.WriteString("\n" + cutLine(l, tailLineChars))
+		}
+	}
+	section(runs.StdoutLog, stdout)
+	section(runs.StderrLog, stderr)
+	return &inspectOutput{text: b.String(), details: map[string]any{
+		"run": in.Meta.Run, "status": in.Status, "lines": n,
+		"stdoutLog": d.Path(runs.StdoutLog), "stderrLog": d.Path(runs.StderrLog),
+		"stdout": nonNil(stdout), "stderr": nonNil(stderr),
+	}}
+}
+
+// logTail is the last n lines of a capped log, continuing into its last
+// rotated file (<log>.1) when the current one holds fewer.
+func logTail(path string, n int) []string {
+	lines := runs.TailLines(path, n)
+	if len(lines) < n {
+		if older := runs.TailLines(path+".1", n-len(lines)); len(older) > 0 {
+			lines = append(older, lines...)
+		}
+	}
+	return lines
+}
+
+// cutLine bounds one raw line, saying how much was cut.
+func cutLine(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max]) + fmt.Sprintf("…[+%d chars]", len(r)-max)
+}
+
+// runEventsView is the tail of events.jsonl, one raw record per line.
+func runEventsView(in *runs.Info, n int) (*inspectOutput, error) {
+	lines, err := mailbox.Tail(in.FilesDir().Path(runs.EventsFile), n)
+	if err != nil {
+		return nil, err
+	}
+	events := []map[string]any{}
+	corrupted := 0
+	var b strings.Builder
+	fmt.Fprintf(&b, "run=%s status=%s events=%d", in.Meta.Run, in.Status, len(lines))
+	for _, l := range lines {
+		if l.Err != nil {
+			corrupted++
+		} else {
+			events = append(events, l.Value)
+		}
+		b.WriteString("\n" + cutLine(string(l.Raw), tailLineChars))
+	}
+	if len(lines) == 0 {
+		b.WriteString("\n(no run events)")
+	}
+	if corrupted > 0 {
+		fmt.Fprintf(&b, "\ncorrupted=%d", corrupted)
+	}
+	return &inspectOutput{text: b.String(), details: map[string]any{"run": in.Meta.Run, "events": events, "corrupted": corrupted}}, nil
+}
+
+// runMessagesView is the outbox tail, normalized: `run=<r> type=<event>
+// level=<l> summary=<underscored>` per record.
+func runMessagesView(in *runs.Info, n int) (*inspectOutput, error) {
+	path := in.FilesDir().Path(runs.OutboxFile)
+	lines, err := mailbox.Tail(path, n)
+	if err != nil {
+		return nil, err
+	}
+	first := outboxFirstIndex(path, lines)
+	msgs := []mailbox.OutboxRecord{}
+	corrupted := 0
+	var out []string
+	for i, l := range lines {
+		rec, err := mailbox.ParseOutbox(l.Raw, in.Meta.Run, first+i)
+		if err != nil {
+			corrupted++
+			continue
+		}
+		msgs = append(msgs, rec)
+		out = append(out, fmt.Sprintf("run=%s type=%s level=%s summary=%s", in.Meta.Run, inspectPreview(rec.Event, previewChars), rec.Level, inspectPreview(rec.Summary, previewChars)))
+	}
+	if len(out) == 0 {
+		out = append(out, "(no actor messages)")
+	}
+	if corrupted > 0 {
+		out = append(out, fmt.Sprintf("corrupted=%d", corrupted))
+	}
+	return &inspectOutput{text: strings.Join(out, "\n"), details: map[string]any{"run": in.Meta.Run, "messages": msgs, "corrupted": corrupted}}, nil
+}
+
+// outboxFirstIndex is the 0-based line index of the first tail line, needed
+// only when a record has no id (legacy records are named <run>:<index>); it
+// counts the lines before it then.
+func outboxFirstIndex(path string, lines []mailbox.Line) int {
+	if len(lines) == 0 {
+		return 0
+	}
+	needed := false
+	for _, l := range lines {
+		if l.Err == nil && mailbox.Record(l.Value).ID() == "" {
+			needed = true
+			break
+		}
+	}
+	if !needed || lines[0].Off == 0 {
+		return 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, min(lines[0].Off, 1<<20))
+	count, left := 0, lines[0].Off
+	for left > 0 {
+		k, err := f.Read(buf[:min(int64(len(buf)), left)])
+		for _, c := range buf[:k] {
+			if c == '\n' {
+				count++
+			}
+		}
+		left -= int64(k)
+		if err != nil || k == 0 {
+			break
+		}
+	}
+	return count
+}
+
+// runFilesView is `run=<r>[ artifacts=name:path,…] files=…[ next=…]`; for
+// view=artifacts one line per declared artifact follows. The details hold
+// the artifact manifest (with sha256 when they are shown).
+func runFilesView(in *runs.Info, view string, hash bool) *inspectOutput {
+	m := in.Meta
+	addr := "run:" + m.Run
+	files := in.Files()
+	names := runs.ArtifactNames(m.Artifacts)
+	var b strings.Builder
+	fmt.Fprintf(&b, "run=%s", m.Run)
+	if len(names) > 0 {
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = n + ":" + runs.ArtifactPath(m.Artifacts[n])
+		}
+		b.WriteString(" artifacts=" + strings.Join(parts, ","))
+	}
+	b.WriteString(" files=" + strings.Join(files, ","))
+	details := map[string]any{"run": m.Run, "status": in.Status, "state_dir": string(in.Dir), "files": files}
+	if len(names) > 0 {
+		next := []string{"inspect target=" + addr + " view=artifacts verbose=true", "inspect target=" + addr + " view=messages"}
+		b.WriteString(inspectNext(next))
+		manifest := runs.Manifest(m.Artifacts, hash)
+		details["artifacts"] = m.Artifacts
+		details["artifact_manifest"] = manifest
+		details["next_actions"] = next
+		if view == "artifacts" {
+			for _, n := range names {
+				e := manifest[n]
+				fmt.Fprintf(&b, "\nartifact=%s exists=%t", n, e.Exists)
+				if e.Size != nil {
+					fmt.Fprintf(&b, " size=%d", *e.Size)
+				}
+				if e.Kind != "" {
+					b.WriteString(" kind=" + inspectPreview(e.Kind, previewChars))
+				}
+				if e.MediaType != "" {
+					b.WriteString(" media_type=" + inspectPreview(e.MediaType, previewChars))
+				}
+				if e.Required {
+					b.WriteString(" required=true")
+				}
+				b.WriteString(" path=" + e.Path)
+			}
+		}
+	} else if view == "artifacts" {
+		b.WriteString("\n(no declared artifacts)")
+	}
+	return &inspectOutput{text: b.String(), details: details}
+}
+
+// runMailboxView is `run=<r> accepts=… emits=…`, then the run inbox tail:
+// `id= status= type= from= to=[ queued_at=][ sent_at=][ claimed_at=]
+// [ handled_at=][ failed_at=]`, and `corrupted=N` when lines are malformed.
+func runMailboxView(in *runs.Info, n int) (*inspectOutput, error) {
+	recs, corrupted, err := mailbox.NewInbox(in.FilesDir().Path(runs.InboxFile)).List(n)
+	if err != nil {
+		return nil, err
+	}
+	accepts, emits := mailboxTypes(in.Meta.Mailbox, "accepts"), mailboxTypes(in.Meta.Mailbox, "emits")
+	lines := []string{fmt.Sprintf("run=%s accepts=%s emits=%s", in.Meta.Run, strings.Join(accepts, ","), strings.Join(emits, ","))}
+	for _, rec := range recs {
+		lines = append(lines, inboxLine(rec))
+	}
+	if len(recs) == 0 {
+		lines = append(lines, "(no run inbox messages)")
+	}
+	if corrupted > 0 {
+		lines = append(lines, fmt.Sprintf("corrupted=%d", corrupted))
+	}
+	if recs == nil {
+		recs = []mailbox.Record{}
+	}
+	return &inspectOutput{text: strings.Join(lines, "\n"), details: map[string]any{
+		"run": in.Meta.Run, "mailbox": in.Meta.Mailbox,
+		"normalized_mailbox": map[string]any{"accepts": nonNil(accepts), "emits": nonNil(emits)},
+		"messages":           recs, "corrupted": corrupted,
+	}}, nil
+}
+
+// mailboxTypes lists the message types of run.json's mailbox.accepts or
+// .emits (entries are {type, …} objects or bare strings).
+func mailboxTypes(mb any, key string) []string {
+	m, _ := mb.(map[string]any)
+	list, _ := m[key].([]any)
+	var out []string
+	for _, e := range list {
+		var t string
+		switch x := e.(type) {
+		case string:
+			t = x
+		case map[string]any:
+			t, _ = x["type"].(string)
+		}
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, inspectPreview(t, previewChars))
+		}
+	}
+	return out
+}
+
+// inboxLine renders one inbox record.
+func inboxLine(rec mailbox.Record) string {
+	field := func(k string) string {
+		s, _ := rec[k].(string)
+		return inspectPreview(s, previewChars)
+	}
+	line := fmt.Sprintf("id=%s status=%s type=%s from=%s to=%s", inspectPreview(rec.ID(), previewChars), rec.Status(), inspectPreview(rec.Type(), previewChars), field("from"), field("to"))
+	for _, k := range []string{"queued_at", "sent_at", "claimed_at", "handled_at", "failed_at"} {
+		if v := field(k); v != "" {
+			line += " " + k + "=" + v
+		}
+	}
+	return line
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// The session:<id>, session:all and coordinator views list runs from the
+// runs index (runs.Index.List: terminal entries are final and read from the
+// index alone, live ones are re-derived now), so a listing of thousands of
+// ended runs reads one file. coordinator view=followups is the one view
+// that asks the kernel (it drains the session's follow-up queue).
+
+// sessionFilters lists the status filters for errors.
+const sessionFilters = "all, active, terminal, running, backoff, done, failed, cancelled, killed, exited, archived"
+
+// noCoordinatorSession is the PARITY message for coordinator without a
+// session.
+const noCoordinatorSession = "inspect coordinator requires a current coordinator session; use session:<id> or session:all for explicit session inventory."
+
+// sessionRun is one run of a session listing (the --json form).
+type sessionRun struct {
+	Run        string    `json:"run"`
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"`
+	OwnerID    string    `json:"ownerId,omitempty"`
+	Recipe     string    `json:"recipe,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	RetireWhen string    `json:"retire_when,omitempty"`
+	StateDir   string    `json:"state_dir"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// sessionListing is the result of a session or coordinator listing.
+type sessionListing struct {
+	Session       string       `json:"session"`
+	Filter        string       `json:"status_filter"`
+	Count         int          `json:"count"`
+	OtherSessions *int         `json:"other_sessions,omitempty"`
+	OtherRuns     *int         `json:"other_runs,omitempty"`
+	Runs          []sessionRun `json:"runs"`
+}
+
+// inspectSession answers target=session:<id> and session:all.
+func inspectSession(_ context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
+	return sessionRuns(a, q, q.target.id)
+}
+
+// inspectCoordinator answers target=coordinator: the calling session's
+// runs, or its follow-ups.
+func inspectCoordinator(ctx context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
+	session := strings.TrimSpace(r.session())
+	if session == "" {
+		return nil, &cliError{exit: exitUsage, code: "no_session", msg: noCoordinatorSession,
+			hint: "set PI_ACTORS_SESSION or pass session=<id>; inspect target=session:all view=runs lists every run"}
+	}
+	if q.view == "followups" {
+		return coordinatorFollowups(a, r, session)
+	}
+	return sessionRuns(a, q, session)
+}
+
+// sessionRuns lists the runs of one session (id) or of all ("all"), with
+// the status filter of q.
+func sessionRuns(a *app, q *inspectQuery, id string) (*inspectOutput, error) {
+	filter := strings.TrimSpace(q.status)
+	if !runs.ValidFilter(filter) {
+		return nil, usagef("status filter %q is not one of: %s", filter, sessionFilters)
+	}
+	if filter == "" {
+		filter = "all"
+	}
+	list, err := runs.NewIndex(a.agentDir).List(filter)
+	if err != nil {
+		return nil, err
+	}
+	sortedStatus(list)
+	all := id == "all"
+	out := &sessionListing{Session: id, Filter: filter, Runs: []sessionRun{}}
+	others := map[string]bool{}
+	otherRuns := 0
+	for _, in := range list {
+		owner := in.Meta.OwnerID
+		if !all && owner != id {
+			if owner != "" {
+				others[owner] = true
+				otherRuns++
+			}
+			continue
+		}
+		e := sessionRun{Run: in.Meta.Run, Status: in.Status, OwnerID: owner, Recipe: in.Meta.Recipe, Tool: in.Meta.Tool,
+			RetireWhen: in.Meta.RetireWhen, StateDir: string(in.Dir), UpdatedAt: in.Meta.CreatedAt}
+		if in.Progress != nil && in.Progress.UpdatedAt.After(e.UpdatedAt) {
+			e.UpdatedAt = in.Progress.UpdatedAt
+		}
+		if !in.Live() {
+			e.Reason = in.Reason
+		}
+		out.Runs = append(out.Runs, e)
+	}
+	out.Count = len(out.Runs)
+	if !all {
+		n := len(others)
+		out.OtherSessions, out.OtherRuns = &n, &otherRuns
+	}
+	return &inspectOutput{text: sessionText(out, all, q.lines), details: out}, nil
+}
+
+// sessionText is `session=<id> runs=N[ other_sessions=X other_runs=Y]`,
+// then at most lines run lines `run=<r> status=<s>[ recipe=][ retire_when=]`
+// (session:all adds owner=) and "(+N more …)".
+func sessionText(l *sessionListing, all bool, lines int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session=%s runs=%d", l.Session, l.Count)
+	if l.OtherSessions != nil {
+		fmt.Fprintf(&b, " other_sessions=%d other_runs=%d", *l.OtherSessions, *l.OtherRuns)
+	}
+	if l.Filter != "all" {
+		b.WriteString(" filter=" + l.Filter)
+	}
+	for i, e := range l.Runs {
+		if i == lines {
+			fmt.Fprintf(&b, "\n(+%d more; lines=%d lists them all, --json gives every run)", l.Count-i, l.Count)
+			break
+		}
+		fmt.Fprintf(&b, "\nrun=%s status=%s", e.Run, e.Status)
+		if e.Recipe != "" {
+			b.WriteString(" recipe=" + inspectPreview(e.Recipe, previewChars))
+		}
+		if e.RetireWhen != "" {
+			b.WriteString(" retire_when=" + inspectPreview(e.RetireWhen, previewChars))
+		}
+		if all && e.OwnerID != "" {
+			b.WriteString(" owner=" + e.OwnerID)
+		}
+	}
+	if l.Count == 0 {
+		b.WriteString("\n(no runs)")
+	}
+	return b.String()
+}
+
+// coordinatorFollowups drains the session's follow-up queue through the
+// kernel (started if needed: the queue lives on disk) and prints each
+// follow-up's text.
+func coordinatorFollowups(a *app, r *request, session string) (*inspectOutput, error) {
+	resp, err := a.call(r, "followups", nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	m, _ := resp.Result.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	list, _ := m["followups"].([]any)
+	if list == nil {
+		list = []any{}
+		m["followups"] = list
+	}
+	if _, ok := m["session"]; !ok {
+		m["session"] = session
+	}
+	m["count"] = len(list)
+	var b strings.Builder
+	fmt.Fprintf(&b, "session=%s followups=%d", session, len(list))
+	if len(list) == 0 {
+		b.WriteString("\n(no follow-ups)")
+	}
+	for i, f := range list {
+		fm, _ := f.(map[string]any)
+		text, _ := fm["text"].(string)
+		if text == "" {
+			text, _ = fm["summary"].(string)
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("\n" + strings.TrimRight(text, "\n"))
+	}
+	return &inspectOutput{text: b.String(), details: m}, nil
+}
