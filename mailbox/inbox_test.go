@@ -274,3 +274,26 @@ func TestMailboxLoop(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+func TestInboxMissingCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "branches", "b1")
+	in := NewInbox(filepath.Join(dir, "inbox.jsonl"))
+	if r, err := in.Claim(""); r != nil || err != nil {
+		t.Fatalf("claim: %v %v", r, err)
+	}
+	if err := in.Done("x", StatusHandled, nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("done: %v", err)
+	}
+	if recs, bad, err := in.List(5); recs != nil || bad != 0 || err != nil {
+		t.Fatalf("list: %v %d %v", recs, bad, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reads created %s: %v", dir, err)
+	}
+	if _, _, err := in.Append(Envelope{To: "branch:r/b1", Type: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("append did not create the directory: %v", err)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -225,8 +224,8 @@ func Tail(path string, n int) ([]Line, error) {
 		read := min(chunk, pos)
 		pos -= read
 		b := make([]byte, int(read)+len(buf))
-		if _, err := f.ReadAt(b[:read], pos); err != nil && err != io.EOF {
-			return nil, fmt.Errorf("tail %s: %w", path, err)
+		if n, err := f.ReadAt(b[:read], pos); n < int(read) {
+			return nil, fmt.Errorf("tail %s: file shrank while reading: %w", path, err)
 		}
 		copy(b[read:], buf)
 		buf = b
@@ -307,7 +306,25 @@ func (l *Line) decode() {
 // dropping one is an error and nothing is written (C19: no inbox ever
 // loses a line).
 func Rewrite(path string, fn func(lines []Line) ([]Line, error)) error {
-	unlock, err := lockFile(path)
+	unlock, err := fsutil.LockTimeout(LockPath(path), LockWait)
+	if errors.Is(err, fs.ErrNotExist) {
+		// No directory, so no file: do not create either just to find
+		// that out (a claim on a branch that never got a message).
+		out, err := fn(nil)
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		if unlock, err = lockFile(path); err != nil {
+			return err
+		}
+		defer unlock()
+		return rewriteLocked(path, func(lines []Line) ([]Line, error) {
+			if len(lines) > 0 {
+				return nil, fmt.Errorf("rewrite %s: the file appeared while it was being created; retry", path)
+			}
+			return out, nil
+		})
+	}
 	if err != nil {
 		return err
 	}

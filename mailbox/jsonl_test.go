@@ -225,3 +225,20 @@ func TestLineSetRefusesMalformed(t *testing.T) {
 		t.Fatalf("got %s", l.Raw)
 	}
 }
+
+func TestRewriteMissingDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "x.jsonl")
+	calls := 0
+	if err := Rewrite(path, func(ls []Line) ([]Line, error) { calls++; return ls, nil }); err != nil || calls != 1 {
+		t.Fatalf("%v, %d calls", err, calls)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("an empty rewrite created the directory")
+	}
+	err := Rewrite(path, func(ls []Line) ([]Line, error) {
+		return append(ls, Line{Raw: []byte(`{"new":1}`)}), nil
+	})
+	if data, _ := os.ReadFile(path); err != nil || string(data) != "{\"new\":1}\n" {
+		t.Fatalf("%v %q", err, data)
+	}
+}

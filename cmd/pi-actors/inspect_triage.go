@@ -51,7 +51,7 @@ func inspectPiActors(_ context.Context, a *app, r *request, q *inspectQuery) (*i
 	} else {
 		b.WriteString(" kernel=stopped")
 	}
-	fmt.Fprintf(&b, " agent=%s recipe_root=%s packaged_recipe_root=%s", rt.AgentRoot, rt.RecipeRoot, strings.Fields(rt.PackagedRoot)[0])
+	fmt.Fprintf(&b, " agent=%s recipe_root=%s packaged_recipes=embedded", rt.AgentRoot, rt.RecipeRoot)
 	return &inspectOutput{text: b.String(), details: rt}, nil
 }
 
