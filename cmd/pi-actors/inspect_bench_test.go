@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +117,4 @@ func TestInspectSessionAllRunsFast(t *testing.T) {
 	if best > limit {
 		t.Errorf("listing took %v, target %v", best, limit)
 	}
-	_ = filepath.Join
 }
