@@ -90,10 +90,14 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer k.exits.Close()
 	if k.fsw, err = fsnotify.NewWatcher(); err != nil {
-		return fmt.Errorf("kernel: inotify: %w", err)
+		// Not fatal: run actors then re-read outboxes on a timer.
+		k.log.Warn("inotify unavailable; outboxes are polled every second", "err", err)
+		k.fsw = nil
+	} else {
+		defer k.fsw.Close()
+		go k.watchFiles()
 	}
-	defer k.fsw.Close()
-	go k.watchFiles()
+	go k.pollOutboxes()
 	k.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return k.log.With("component", "actor") }))
 	defer k.system.Shutdown()
 	k.runs = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &runsActor{k: k} }, actor.WithSupervisor(restartDecider())))
@@ -153,9 +157,13 @@ func (k *Kernel) addLive(lr *liveRun) {
 	k.mu.Unlock()
 }
 
-func (k *Kernel) removeLive(dir runs.Dir) {
+// removeLive forgets a run, unless its state dir now belongs to another
+// actor (a reused id).
+func (k *Kernel) removeLive(dir runs.Dir, pid *actor.PID) {
 	k.mu.Lock()
-	delete(k.live, string(dir))
+	if lr, ok := k.live[string(dir)]; ok && lr.pid.Equal(pid) {
+		delete(k.live, string(dir))
+	}
 	k.mu.Unlock()
 }
 
@@ -207,16 +215,48 @@ func (k *Kernel) watchDir(dir runs.Dir, pid *actor.PID) {
 	k.mu.Lock()
 	k.watched[string(dir)] = pid
 	k.mu.Unlock()
+	if k.fsw == nil {
+		return
+	}
 	if err := k.fsw.Add(string(dir)); err != nil {
 		k.log.Warn("watch run dir", "dir", dir, "err", err)
 	}
 }
 
-func (k *Kernel) unwatchDir(dir runs.Dir) {
+// pollOutboxes is the fallback when inotify is unavailable (or a watch
+// could not be added): every run actor re-reads its outbox each second.
+func (k *Kernel) pollOutboxes() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.stopped:
+			return
+		case <-t.C:
+		}
+		k.mu.Lock()
+		pids := make([]*actor.PID, 0, len(k.watched))
+		for _, p := range k.watched {
+			pids = append(pids, p)
+		}
+		k.mu.Unlock()
+		for _, p := range pids {
+			k.system.Root.Send(p, &outboxChanged{})
+		}
+	}
+}
+
+func (k *Kernel) unwatchDir(dir runs.Dir, pid *actor.PID) {
 	k.mu.Lock()
-	delete(k.watched, string(dir))
+	owner, ok := k.watched[string(dir)]
+	mine := ok && owner.Equal(pid)
+	if mine {
+		delete(k.watched, string(dir))
+	}
 	k.mu.Unlock()
-	k.fsw.Remove(string(dir))
+	if mine && k.fsw != nil {
+		k.fsw.Remove(string(dir))
+	}
 }
 
 // status is the kernel's own status report.

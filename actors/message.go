@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"syscall"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -93,6 +94,11 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 	if !in.Live() {
 		out["delivered"], out["queued"], out["reason"], out["status"] = false, true, "run_not_running", in.Status
 		return out, nil
+	}
+	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
+	// message is already durable; a missed bell is caught by its poll).
+	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
+		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
 	}
 	if !runtimeControl[env.Type] {
 		out["delivered"], out["queued"], out["consumer"], out["reason"] = false, true, "run-inbox", "queued_mailbox"

@@ -24,7 +24,9 @@ func (k *Kernel) rebuild() {
 		if err != nil {
 			continue
 		}
-		if in.Status == runs.StatusRunning || in.Status == runs.StatusBackoff {
+		if in.Result == nil && in.Status != runs.StatusArchived {
+			// Live: re-attach. Dead without a result: the run actor sees
+			// the exit at once, kills the leftovers and records exited.
 			fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: in.Meta}, 5*time.Second)
 			fut.Result()
 			attachedN++

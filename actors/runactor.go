@@ -46,6 +46,7 @@ type runActor struct {
 	proc     *os.Process
 	notified notified
 	finished bool
+	seen     int64 // outbox size at the last scan
 }
 
 type (
@@ -78,8 +79,8 @@ func (a *runActor) Receive(ctx actor.Context) {
 			ctx.Stop(ctx.Self())
 		}
 	case *actor.Stopped:
-		a.k.unwatchDir(a.dir)
-		a.k.removeLive(a.dir)
+		a.k.unwatchDir(a.dir, ctx.Self())
+		a.k.removeLive(a.dir, ctx.Self())
 	}
 }
 
@@ -91,6 +92,13 @@ func (a *runActor) finish() {
 	in, err := runs.Load(a.dir)
 	if err != nil {
 		a.k.log.Warn("run vanished", "dir", a.dir, "err", err)
+		return
+	}
+	if !sameInstance(in.Meta, a.meta) {
+		// The state dir already holds a newer run (the id was reused right
+		// after this one ended): this actor's run is over; the new one has
+		// its own actor.
+		a.k.log.Info("run dir reused", "run", a.meta.Run, "dir", a.dir)
 		return
 	}
 	if in.Result == nil && in.Status != runs.StatusArchived {
@@ -107,6 +115,12 @@ func (a *runActor) finish() {
 	a.saveNotified()
 }
 
+// sameInstance reports whether two run.json records describe the same
+// run instance (a state dir can be reused by a later run).
+func sameInstance(a, b *runs.Meta) bool {
+	return a.Pid == b.Pid && a.PidStart == b.PidStart && a.CreatedAt.Equal(b.CreatedAt)
+}
+
 func (a *runActor) saveNotified() {
 	if err := a.dir.WriteJSON(runs.NotifiedFile, a.notified); err != nil {
 		a.k.log.Warn("write notified.json", "dir", a.dir, "err", err)
@@ -115,6 +129,11 @@ func (a *runActor) saveNotified() {
 
 // scanOutbox queues new notify/followup outbox records for the owner.
 func (a *runActor) scanOutbox() {
+	st, err := os.Stat(a.dir.Path(runs.OutboxFile))
+	if err != nil || st.Size() == a.seen {
+		return
+	}
+	a.seen = st.Size()
 	lines, err := mailbox.Read(a.dir.Path(runs.OutboxFile))
 	if err != nil || len(lines) <= a.notified.OutboxLines {
 		return

@@ -33,6 +33,7 @@ func (k *Kernel) spawn(req wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	k.settle(spec)
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		return nil, err
@@ -232,6 +233,23 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 		}
 	}
 	return spec, notes, nil
+}
+
+// settle queues the follow-up of the run that last used this state dir
+// before a new start clears its files: a run that ended moments ago may not
+// have been seen by its actor yet. The queue's ids make a repeat harmless.
+func (k *Kernel) settle(spec runs.Spec) {
+	dir := runs.StateDirFor(k.cfg.AgentDir, spec.ID)
+	if spec.StateDir != "" {
+		dir = runs.Dir(spec.StateDir)
+	}
+	in, err := runs.Load(dir)
+	if err != nil || in.Result == nil {
+		return
+	}
+	var n notified
+	dir.ReadJSON(runs.NotifiedFile, &n)
+	k.terminal(in, &n)
 }
 
 // findRecipe resolves file=/recipe=: a path (relative to the caller's

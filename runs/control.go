@@ -80,3 +80,32 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool) (mailbox.Re
 	})
 	return got, err
 }
+
+// requeueClaims puts messages a previous attempt's consumer claimed but
+// never finished back in the queue (same id), so the new attempt handles
+// them: an accepted message is never silently dropped by a crash.
+func requeueClaims(path string) (int, error) {
+	n := 0
+	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		for i := range lines {
+			l := &lines[i]
+			if l.Err != nil {
+				continue
+			}
+			r := mailbox.Record(l.Value)
+			if r.Status() != mailbox.StatusClaimed || r["claimed_by"] == "supervisor" {
+				continue
+			}
+			if err := l.Set("status", mailbox.StatusQueued); err != nil {
+				return nil, err
+			}
+			if err := l.Set("requeued_at", now); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		return lines, nil
+	})
+	return n, err
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
@@ -113,13 +114,23 @@ func (x *Index) read() (map[string]Entry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m := map[string]Entry{}
+	hint := 0
+	if st, err := f.Stat(); err == nil {
+		hint = int(min(st.Size()/160, 1<<20)) // a record is ~150-250 bytes
+	}
+	m := make(map[string]Entry, hint)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		var e Entry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.StateDir == "" {
-			continue // a torn or foreign line: skipped, never fatal
+		if !decodeEntry(sc.Bytes(), &e) {
+			e = Entry{}
+			if json.Unmarshal(sc.Bytes(), &e) != nil {
+				continue // a torn or foreign line: skipped, never fatal
+			}
+		}
+		if e.StateDir == "" {
+			continue
 		}
 		if e.Removed {
 			delete(m, e.StateDir)
@@ -128,6 +139,99 @@ func (x *Index) read() (map[string]Entry, error) {
 		m[e.StateDir] = e
 	}
 	return m, sc.Err()
+}
+
+var entryKeys = []string{"run", "state_dir", "status", "ownerId", "recipe", "tool", "updated_at", "removed"}
+
+// decodeEntry decodes an index line in the form Record and write give it
+// (a flat object of escape-free strings and booleans) without reflection,
+// so listing ten thousand runs stays fast. It reports false for anything
+// else; the caller then decodes the line with encoding/json.
+func decodeEntry(b []byte, e *Entry) bool {
+	n := len(b)
+	if n < 2 || b[0] != '{' || b[n-1] != '}' {
+		return false
+	}
+	str := func(i int) (string, int, bool) { // b[i] == '"'
+		j := bytes.IndexByte(b[i+1:], '"')
+		if j < 0 {
+			return "", 0, false
+		}
+		v, ascii := b[i+1:i+1+j], true
+		for _, c := range v {
+			if c < 0x20 || c == '\\' {
+				return "", 0, false // control characters are invalid, escapes need decoding
+			}
+			ascii = ascii && c < 0x80
+		}
+		if !ascii && !utf8.Valid(v) {
+			return "", 0, false
+		}
+		return string(v), i + j + 2, true
+	}
+	for i := 1; i < n-1; {
+		if b[i] != '"' {
+			return false
+		}
+		key, k, ok := str(i)
+		if !ok || k >= n-1 || b[k] != ':' {
+			return false
+		}
+		i = k + 1
+		var val string
+		var flag, isStr bool
+		switch {
+		case b[i] == '"':
+			if val, i, ok = str(i); !ok {
+				return false
+			}
+			isStr = true
+		case bytes.HasPrefix(b[i:], []byte("true")):
+			flag, i = true, i+4
+		case bytes.HasPrefix(b[i:], []byte("false")):
+			i += 5
+		default:
+			return false
+		}
+		if isStr == (key == "removed") {
+			return false // a string where a bool belongs (or the other way), or an unknown key
+		}
+		switch key {
+		case "run":
+			e.Run = val
+		case "state_dir":
+			e.StateDir = val
+		case "status":
+			e.Status = val
+		case "ownerId":
+			e.OwnerID = val
+		case "recipe":
+			e.Recipe = val
+		case "tool":
+			e.Tool = val
+		case "removed":
+			e.Removed = flag
+		case "updated_at":
+			if e.UpdatedAt.UnmarshalText([]byte(val)) != nil {
+				return false
+			}
+		default:
+			for _, k := range entryKeys {
+				if strings.EqualFold(key, k) {
+					return false // encoding/json also matches keys in another case
+				}
+			}
+		}
+		if i < n-1 {
+			if b[i] != ',' || i+1 == n-1 {
+				return false
+			}
+			i++
+		} else if i != n-1 {
+			return false
+		}
+	}
+	return true
 }
 
 func sorted(m map[string]Entry) []Entry {

@@ -112,7 +112,7 @@ func CleanTemp(tmp string, maxAge time.Duration) int {
 	n := 0
 	for _, e := range ents {
 		switch e.Name() {
-		case "runs", "sessions", "kernel.lock", "kernel.sock", "kernel.json", "kernel.log", "kernel.log.1", "kernel.log.2":
+		case "runs", "sessions", "kernel.lock", "kernel.sock", "kernel.json", "kernel.err", "kernel.log", "kernel.log.1", "kernel.log.2":
 			continue
 		}
 		info, err := e.Info()

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -51,10 +49,7 @@ func Supervise(ctx context.Context, dir Dir, ready *os.File) error {
 	}
 	defer s.stdout.Close()
 	defer s.stderr.Close()
-	stopWatch, err := s.watchInbox()
-	if err != nil {
-		s.logf("inbox watch unavailable (%v); control messages are checked every second", err)
-	}
+	stopWatch, _ := s.watchInbox()
 	defer stopWatch()
 	go s.reap()
 	sigs := make(chan os.Signal, 1)
@@ -236,6 +231,11 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		s.appendEvent(map[string]any{"event": "run.failed", "error": err.Error()})
 		return 1, "", false, err.Error()
 	}
+	if n, err := requeueClaims(s.dir.Path(InboxFile)); err != nil {
+		s.logf("inbox: requeue claims: %v", err)
+	} else if n > 0 {
+		s.appendEvent(map[string]any{"event": "run.requeue", "count": n, "attempt": attempt})
+	}
 	s.setPhase("running", func(p *Progress) { p.Attempt, p.Restarts = attempt, restarts })
 	runner := &template.Runner{
 		Dir:        s.meta.Cwd,
@@ -306,6 +306,10 @@ func (s *supervisor) outboxDone(e template.Event) {
 		delivery, level = "followup", "error"
 	} else if e.Active > 0 {
 		delivery = "followup"
+	}
+	if s.stopReason() != "" {
+		// Stopped on purpose (kill, cancel, restart): nothing to report.
+		delivery = "log"
 	}
 	data := map[string]any{
 		"activeSubagents": e.Active, "code": e.Code, "command": e.Command, "killed": e.Killed,
@@ -418,37 +422,30 @@ func (s *supervisor) others() []int {
 	return out
 }
 
-// watchInbox wakes the supervisor when inbox.jsonl changes; a one-second
-// tick is the fallback.
+// watchInbox applies control messages when the kernel rings (SIGUSR1,
+// sent after it appended a message to inbox.jsonl) and, as a fallback, when
+// a one-second check sees the inbox grow. No inotify: a supervisor per run
+// would exhaust the per-user inotify instances long before 200 runs.
 func (s *supervisor) watchInbox() (func(), error) {
 	done := make(chan struct{})
+	bell := make(chan os.Signal, 1)
+	signal.Notify(bell, syscall.SIGUSR1)
 	tick := time.NewTicker(time.Second)
-	w, err := fsnotify.NewWatcher()
-	var events chan fsnotify.Event
-	if err == nil {
-		if err = w.Add(string(s.dir)); err != nil {
-			w.Close()
-			w = nil
-		} else {
-			events = w.Events
-		}
-	} else {
-		w = nil
-	}
+	var lastSize int64 = -1
+	var lastMod time.Time
 	go func() {
 		for {
 			select {
 			case <-done:
 				return
-			case ev, ok := <-events:
-				if !ok {
-					events = nil
+			case <-bell:
+				s.control()
+			case <-tick.C:
+				st, err := os.Stat(s.dir.Path(InboxFile))
+				if err != nil || (st.Size() == lastSize && st.ModTime().Equal(lastMod)) {
 					continue
 				}
-				if filepath.Base(ev.Name) == InboxFile {
-					s.control()
-				}
-			case <-tick.C:
+				lastSize, lastMod = st.Size(), st.ModTime()
 				s.control()
 			}
 		}
@@ -456,10 +453,8 @@ func (s *supervisor) watchInbox() (func(), error) {
 	return func() {
 		close(done)
 		tick.Stop()
-		if w != nil {
-			w.Close()
-		}
-	}, err
+		signal.Stop(bell)
+	}, nil
 }
 
 // reap collects orphaned children (we are a subreaper) that are not leaf

@@ -67,15 +67,16 @@ type Info struct {
 func TmpDir(agentDir string) string { return filepath.Join(agentDir, "tmp", "pi-actors") }
 
 // SocketPath is the kernel socket of an agent root. Unix socket paths are
-// limited to 108 bytes; a longer one falls back to a short path in the
-// system temp dir named after a hash of the agent root.
+// limited to 108 bytes; a longer one falls back to a short path in /tmp
+// named after the user and a hash of the agent root — fixed, so every
+// client of the same root finds it whatever its $TMPDIR.
 func SocketPath(agentDir string) string {
 	p := filepath.Join(TmpDir(agentDir), "kernel.sock")
 	if len(p) < 100 {
 		return p
 	}
 	sum := sha256.Sum256([]byte(agentDir))
-	return filepath.Join(os.TempDir(), fmt.Sprintf("pi-actors-%d-%s.sock", os.Getuid(), hex.EncodeToString(sum[:8])))
+	return fmt.Sprintf("/tmp/pi-actors-%d-%s.sock", os.Getuid(), hex.EncodeToString(sum[:8]))
 }
 
 // ErrUnavailable means no kernel answers on the socket.

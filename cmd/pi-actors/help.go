@@ -17,7 +17,6 @@ func init() {
 		&verb{name: "help", summary: "show usage, or one verb's usage", usage: "pi-actors help [verb]", run: runHelp},
 	)
 	for _, p := range []struct{ name, summary string }{
-		{"demo", "a guided tour of supervised runs"},
 		{"knowledge", "the knowledge actor's operations"},
 		{"mcp", "serve the verbs as MCP tools over stdio"},
 	} {

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,10 +19,10 @@ import (
 // is held to over 10,000 ended runs.
 const inspectTargetMS = 200.0
 
-// makeEndedRuns writes n terminal run directories (run.json, result.json,
-// progress.json) under agent and records them in the runs index, as the
-// kernel does when each run ends.
-func makeEndedRuns(tb testing.TB, agent string, n int) {
+// makeEndedRuns records n ended runs in the runs index of agent, as the
+// kernel does when each run ends; with dirs it also writes their state
+// directories (run.json, result.json, progress.json).
+func makeEndedRuns(tb testing.TB, agent string, n int, dirs bool) {
 	tb.Helper()
 	idx := runs.NewIndex(agent)
 	entries := make([]runs.Entry, 0, n)
@@ -28,9 +30,6 @@ func makeEndedRuns(tb testing.TB, agent string, n int) {
 	for i := range n {
 		id := fmt.Sprintf("r%05d", i)
 		d := runs.StateDirFor(agent, id)
-		if err := os.MkdirAll(string(d), 0o700); err != nil {
-			tb.Fatal(err)
-		}
 		at := base.Add(time.Duration(i) * time.Second)
 		owner := fmt.Sprintf("s%d", i%7)
 		status, code := runs.StatusDone, 0
@@ -39,15 +38,14 @@ func makeEndedRuns(tb testing.TB, agent string, n int) {
 		}
 		meta := runs.Meta{Run: id, Address: "run:" + id, StateDir: string(d), Cwd: "/", CreatedAt: at, OwnerID: owner,
 			Pid: 1 << 22, Recipe: "bench", Template: map[string]any{"template": "echo hi"}, Values: map[string]any{"run_id": id}}
-		if err := d.WriteJSON(runs.RunFile, meta); err != nil {
-			tb.Fatal(err)
-		}
 		end := at.Add(500 * time.Millisecond)
-		if err := d.WriteJSON(runs.ResultFile, runs.Result{Status: status, Code: code, Command: "echo hi", CompletedAt: end}); err != nil {
-			tb.Fatal(err)
-		}
-		if err := d.WriteJSON(runs.ProgressFile, runs.Progress{Phase: status, UpdatedAt: end, Completed: 1, Failures: []any{}}); err != nil {
-			tb.Fatal(err)
+		if dirs {
+			if err := os.MkdirAll(string(d), 0o700); err != nil {
+				tb.Fatal(err)
+			}
+			writeJSONFile(tb, d.Path(runs.RunFile), meta)
+			writeJSONFile(tb, d.Path(runs.ResultFile), runs.Result{Status: status, Code: code, Command: "echo hi", CompletedAt: end})
+			writeJSONFile(tb, d.Path(runs.ProgressFile), runs.Progress{Phase: status, UpdatedAt: end, Completed: 1, Failures: []any{}})
 		}
 		entries = append(entries, runs.Entry{Run: id, StateDir: string(d), Status: status, OwnerID: owner, Recipe: "bench", UpdatedAt: end})
 	}
@@ -56,13 +54,27 @@ func makeEndedRuns(tb testing.TB, agent string, n int) {
 	}
 }
 
+// writeJSONFile writes a state file without the fsync of the atomic
+// writer: fixture setup, not the code under test.
+func writeJSONFile(tb testing.TB, path string, v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = os.WriteFile(path, b, 0o600)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // BenchmarkInspectSessionAllRuns times `pi-actors inspect
 // target=session:all view=runs` (the whole verb, in process: parsing,
 // index read, status derivation, text) over 10,000 ended runs, and
-// reports the ratio to the 200 ms target (x-target < 1 passes).
+// reports wall and CPU milliseconds per listing and the ratio of the wall
+// time to the 200 ms target (x-target < 1 passes). On a loaded machine the
+// wall figure follows the load; cpu-ms is what the code costs.
 func BenchmarkInspectSessionAllRuns(b *testing.B) {
 	agent := b.TempDir()
-	makeEndedRuns(b, agent, 10000)
+	makeEndedRuns(b, agent, 10000, true)
 	b.Setenv("PI_CODING_AGENT_DIR", agent)
 	b.Setenv("PI_ACTORS_SESSION", "")
 	args := []string{"inspect", "target=session:all", "view=runs"}
@@ -71,33 +83,41 @@ func BenchmarkInspectSessionAllRuns(b *testing.B) {
 		b.Fatalf("exit %d: %.300s", code, out.String())
 	}
 	b.ResetTimer()
-	start := time.Now()
+	cpu0, start := cpuTime(), time.Now()
 	for b.Loop() {
 		run(context.Background(), args, streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 	}
 	ms := float64(time.Since(start).Microseconds()) / 1000 / float64(b.N)
 	b.ReportMetric(ms, "ms/listing")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/listing")
 	b.ReportMetric(ms/inspectTargetMS, "x-target")
 }
 
-// TestInspectSessionAllRunsFast holds the listing to its target (with a
-// margin for loaded machines and the race detector: the benchmark gives
-// the real figure).
+// cpuTime is the user+system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestInspectSessionAllRunsFast holds the listing of 10,000 ended runs to
+// the 200 ms target, measured as CPU time (the best of three), so a busy
+// machine does not fail it; the race detector gets ten times as long.
+// BenchmarkInspectSessionAllRuns gives the wall figure. Only the index is
+// written: the listing must take ended runs from the index alone, so it
+// lists all 10,000 without their state directories.
 func TestInspectSessionAllRunsFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("creates 10,000 run directories")
-	}
 	agent := t.TempDir()
-	makeEndedRuns(t, agent, 10000)
+	makeEndedRuns(t, agent, 10000, false)
 	t.Setenv("PI_CODING_AGENT_DIR", agent)
 	t.Setenv("PI_ACTORS_SESSION", "")
 	var out bytes.Buffer
-	best := time.Hour
+	best, bestWall := time.Hour, time.Hour
 	for range 3 {
 		out.Reset()
-		start := time.Now()
+		cpu0, start := cpuTime(), time.Now()
 		code := run(context.Background(), []string{"inspect", "target=session:all", "view=runs"}, streams{in: strings.NewReader(""), out: &out, err: &out})
-		best = min(best, time.Since(start))
+		best, bestWall = min(best, cpuTime()-cpu0), min(bestWall, time.Since(start))
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, out.String())
 		}
@@ -113,8 +133,8 @@ func TestInspectSessionAllRunsFast(t *testing.T) {
 	if raceEnabled {
 		limit *= 10
 	}
-	t.Logf("session:all view=runs over 10,000 runs: %v (target %v)", best, limit)
+	t.Logf("session:all view=runs over 10,000 runs: cpu %v, wall %v (target %v)", best, bestWall, limit)
 	if best > limit {
-		t.Errorf("listing took %v, target %v", best, limit)
+		t.Errorf("listing used %v of CPU, target %v", best, limit)
 	}
 }

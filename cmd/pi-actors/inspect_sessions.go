@@ -78,7 +78,7 @@ func sessionRuns(a *app, q *inspectQuery, id string) (*inspectOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	sortedStatus(list)
+	list = liveFirst(list)
 	all := id == "all"
 	out := &sessionListing{Session: id, Filter: filter, Runs: []sessionRun{}}
 	others := map[string]bool{}
@@ -185,4 +185,21 @@ func coordinatorFollowups(a *app, r *request, session string) (*inspectOutput, e
 		b.WriteString("\n" + strings.TrimRight(text, "\n"))
 	}
 	return &inspectOutput{text: b.String(), details: m}, nil
+}
+
+// liveFirst puts live runs before ended ones, keeping the index order
+// (newest first) within each group: one pass, no sort.
+func liveFirst(list []*runs.Info) []*runs.Info {
+	out := make([]*runs.Info, 0, len(list))
+	for _, in := range list {
+		if in.Live() {
+			out = append(out, in)
+		}
+	}
+	for _, in := range list {
+		if !in.Live() {
+			out = append(out, in)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,7 +54,8 @@ func (a *app) dialKernel(autostart bool) (*wire.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startKernel(bin, a.agentDir); err != nil {
+	exited, err := startKernel(bin, a.agentDir)
+	if err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(kernelStartTimeout)
@@ -61,6 +63,15 @@ func (a *app) dialKernel(autostart bool) (*wire.Conn, error) {
 	for {
 		if c, err := wire.Dial(a.agentDir, time.Second); err == nil {
 			return c, nil
+		}
+		select {
+		case code := <-exited:
+			// 75: another kernel won the lock; it is the one to wait for.
+			if code != 75 {
+				msg, _ := os.ReadFile(filepath.Join(wire.TmpDir(a.agentDir), "kernel.err"))
+				return nil, fmt.Errorf("%w: %s exited with status %d before it answered: %s", wire.ErrUnavailable, bin, code, strings.TrimSpace(string(msg)))
+			}
+		default:
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%w: started %s but it did not answer within %s; see %s", wire.ErrUnavailable, bin, kernelStartTimeout, filepath.Join(wire.TmpDir(a.agentDir), "kernel.log"))
@@ -89,16 +100,24 @@ func kernelBinary() (string, error) {
 }
 
 // startKernel starts the kernel detached (its own session); it outlives
-// this process. A second kernel for the same root exits at once.
-func startKernel(bin, agentDir string) error {
+// this process. A second kernel for the same root exits at once (75). The
+// channel reports the kernel's exit status if it ends while we wait.
+func startKernel(bin, agentDir string) (<-chan int, error) {
 	if err := os.MkdirAll(wire.TmpDir(agentDir), 0o700); err != nil {
-		return fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer devnull.Close()
+	// The kernel logs to kernel.log; what it prints before that (a bad
+	// config, a lost lock) lands in kernel.err.
+	errf, err := os.OpenFile(filepath.Join(wire.TmpDir(agentDir), "kernel.err"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
+	}
+	defer errf.Close()
 	env := append(os.Environ(), "PI_CODING_AGENT_DIR="+agentDir)
 	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" {
 		env = append(env, "PI_ACTORS_BIN="+self)
@@ -107,14 +126,20 @@ func startKernel(bin, agentDir string) error {
 	p, err := os.StartProcess(bin, []string{bin}, &os.ProcAttr{
 		Dir:   "/",
 		Env:   env,
-		Files: []*os.File{devnull, devnull, devnull},
+		Files: []*os.File{devnull, devnull, errf},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		return fmt.Errorf("%w: start %s: %v", wire.ErrUnavailable, bin, err)
+		return nil, fmt.Errorf("%w: start %s: %v", wire.ErrUnavailable, bin, err)
 	}
-	go p.Wait()
-	return nil
+	exited := make(chan int, 1)
+	go func() {
+		st, err := p.Wait()
+		if err == nil {
+			exited <- st.ExitCode()
+		}
+	}()
+	return exited, nil
 }
 
 // call sends one request (or a batch) to the kernel, starting it if needed.

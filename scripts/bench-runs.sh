@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# bench-runs.sh — detached runs under load: spawn latency, 200 runs started
+# by one batch and killed by one batch, per-run supervisor memory, kernel
+# memory, a 10,000-run listing, follow-up latency; and supervisord on the
+# same 200 processes as the side-by-side reference, all in one run.
+#
+#   bash scripts/bench-runs.sh
+#   RUNS=200 SPAWNS=50 OLD_RUNS=10000 FOLLOWUPS=5 bash scripts/bench-runs.sh
+#   SUPERVISORD=0 bash scripts/bench-runs.sh     # skip the supervisord side
+#
+# Self-contained: builds pi-actors and pi-actors-kernel (`go build -o
+# $tmp/bin/ ./cmd/...`) and the timing helper scripts/benchtool into a temp
+# dir, runs against private agent roots there, and on exit (a trap) kills
+# the kernel (pid in tmp/pi-actors/kernel.json), every supervisor and leaf
+# it started and any supervisord it started, then removes the temp dir.
+# supervisord (Debian package `supervisor`) is installed with apt-get when
+# missing and running as root; otherwise that side is skipped with a note.
+# Prints one line per figure with its target and PASS or MISS; figures are
+# printed, never asserted (the exit status is 0 unless the bench itself
+# broke).
+set -euo pipefail
+
+RUNS=${RUNS:-200}
+SPAWNS=${SPAWNS:-50}
+OLD_RUNS=${OLD_RUNS:-10000}
+WARM=${WARM:-5}
+FOLLOWUPS=${FOLLOWUPS:-5}
+SUPERVISORD=${SUPERVISORD:-auto}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pi-actors-bench-runs.XXXXXX")
+bt="$tmp/benchtool"
+pa="$tmp/bin/pi-actors"
+supd_pid=""
+t_start=${EPOCHREALTIME/[.,]/}
+
+# --- cleanup: nothing we started outlives the script ----------------------
+
+# our_pids prints the live processes this bench started: every process
+# whose command is a binary from $tmp (CLI, kernel, supervisors, benchtool)
+# and every member of a session led by one of those (the kernel and each
+# supervisor lead their own session; leaves stay in their supervisor's
+# session) or by the supervisord we started.
+our_pids() {
+	ps -eo pid=,sid=,stat=,args= | awk -v tmp="$tmp/" -v supd="${supd_pid:-0}" -v self=$$ '
+		{ pid[NR] = $1; sid[NR] = $2; st[NR] = $3; $1 = $2 = $3 = ""; args[NR] = substr($0, 4) }
+		END {
+			if (supd != 0) lead[supd] = 1
+			for (i = 1; i <= NR; i++)
+				if (index(args[i], tmp) == 1 && pid[i] == sid[i]) lead[pid[i]] = 1
+			for (i = 1; i <= NR; i++) {
+				if (pid[i] == self || st[i] ~ /^Z/) continue
+				if ((sid[i] in lead) || index(args[i], tmp) == 1) print pid[i]
+			}
+		}'
+}
+
+cleanup() {
+	local rc=$? kj kp pids i
+	set +e
+	trap - EXIT INT TERM
+	for kj in "$tmp"/agent*/tmp/pi-actors/kernel.json; do
+		[[ -f $kj ]] || continue
+		kp=$(sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p' "$kj" | head -1)
+		[[ -n $kp ]] && kill -KILL "$kp" 2>/dev/null
+	done
+	for i in 1 2 3 4 5; do
+		pids=$(our_pids)
+		[[ -z $pids ]] && break
+		kill -KILL $pids 2>/dev/null
+		sleep 0.2
+	done
+	pids=$(our_pids)
+	if [[ -n $pids ]]; then
+		echo "bench-runs: WARNING: processes left running: $(echo $pids)" >&2
+	fi
+	rm -rf "$tmp"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- helpers ---------------------------------------------------------------
+
+# kv FILE KEY: a value of a benchtool key=value output.
+kv() { sed -n "s/^$2=//p" "$1" | head -1; }
+# verdict VALUE OP LIMIT (OP is < or <=): PASS or MISS.
+verdict() {
+	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
+		if (v == "" || v == "NA") { print "MISS"; exit }
+		ok = (op == "<") ? (v + 0 < l + 0) : (v + 0 <= l + 0)
+		print ok ? "PASS" : "MISS"
+	}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || a == "NA" || b + 0 <= 0) print "NA"; else printf "%.2f", a / b }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.2f", k / 1024 }'; }
+elapsed_s() { awk -v a="$t_start" -v b="${EPOCHREALTIME/[.,]/}" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
+
+# --- build -----------------------------------------------------------------
+
+(cd "$root" && go build -o "$tmp/bin/" ./cmd/... && go build -o "$bt" ./scripts/benchtool)
+
+export PI_CODING_AGENT_DIR="$tmp/agent"
+mkdir -p "$PI_CODING_AGENT_DIR"
+printf '[runs]\nmax_live_per_session = 1000\n' >"$PI_CODING_AGENT_DIR/pi-actors.toml"
+# A private kernel found next to the CLI; no inherited run identity.
+unset PI_ACTORS_KERNEL_BIN PI_ACTORS_BIN PI_ACTORS_RUN_ID PI_ACTORS_ADDRESS PI_ACTORS_STATE_DIR PI_ACTORS_DEPTH PI_ACTORS_MAX_PARALLEL_BRANCHES
+export PI_ACTORS_SESSION=bench-runs
+out="$tmp/out"
+mkdir -p "$out"
+
+echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), fs.inotify.max_user_instances $(cat /proc/sys/fs/inotify/max_user_instances 2>/dev/null || echo '?'); targets from the issue; figures are printed, never asserted"
+
+# --- warm kernel -----------------------------------------------------------
+
+"$pa" kernel start --json >"$out/kstart.json"
+"$pa" spawn as=run:warmup template='true' >/dev/null
+
+# --- 1. spawn latency ------------------------------------------------------
+
+"$bt" latency "$pa" "$PI_CODING_AGENT_DIR" "$SPAWNS" >"$out/lat"
+med=$(kv "$out/lat" spawn_median_ms)
+echo "spawn latency: median $med ms p95 $(kv "$out/lat" spawn_p95_ms) ms over $(kv "$out/lat" ok)/$SPAWNS sequential spawns, warm kernel (target median < 15 ms) $(verdict "$med" '<' 15)"
+echo "  CLI start -> leaf process running: median $(kv "$out/lat" leaf_median_ms) ms p95 $(kv "$out/lat" leaf_p95_ms) ms (max spawn $(kv "$out/lat" spawn_max_ms) ms)"
+echo "  phases (medians): CLI start -> run.json created $(kv "$out/lat" phase_cli_to_created_median_ms) ms; -> supervisor forked (run.start) $(kv "$out/lat" phase_created_to_forked_median_ms) ms; -> supervisor ready $(kv "$out/lat" phase_forked_to_ready_median_ms) ms; -> CLI exit $(kv "$out/lat" phase_ready_to_exit_median_ms) ms"
+# Stop them (not timed) so they do not end during the next figures.
+"$bt" kill "$pa" "$PI_CODING_AGENT_DIR" lat >/dev/null
+
+# --- 2. 200 runs: batch spawn, memory, batch kill --------------------------
+
+"$bt" batch "$pa" "$PI_CODING_AGENT_DIR" "$RUNS" b >"$out/batch"
+pa_start=$(kv "$out/batch" running_ms)
+echo "batch spawn $RUNS x sleep 30: all running in $pa_start ms (target < 1000 ms) $(verdict "$pa_start" '<' 1000)"
+echo "  \`spawn -\` returned after $(kv "$out/batch" cli_ms) ms with $(kv "$out/batch" reported_running)/$RUNS status=running; $(kv "$out/batch" leaves_running)/$RUNS leaves alive; references for 200: TypeScript pi-actors 7700 ms (ratio $(ratio "$pa_start" 7700)), supervisord 1050 ms ($(ratio "$pa_start" 1050)), pm2 1700 ms ($(ratio "$pa_start" 1700))"
+
+"$bt" mem "$PI_CODING_AGENT_DIR" b >"$out/mem"
+"$pa" kernel status --json >"$out/kstatus.json"
+sup_pss=$(kv "$out/mem" sup_pss_avg_kb)
+echo "supervisor memory: PSS $(mib "$sup_pss") MiB per run (avg of $(kv "$out/mem" sup_n) supervisors; max $(mib "$(kv "$out/mem" sup_pss_max_kb)") MiB, RSS avg $(mib "$(kv "$out/mem" sup_rss_avg_kb)") MiB, total PSS $(mib "$(kv "$out/mem" sup_pss_total_kb)") MiB) (target <= 2 MiB) $(verdict "$sup_pss" '<=' 2048)"
+k_rss_bytes=$(sed -n 's/.*"rss_bytes":\([0-9]*\).*/\1/p' "$out/kstatus.json")
+k_live=$(sed -n 's/.*"live_runs":\([0-9]*\).*/\1/p' "$out/kstatus.json")
+k_rss_kb=$((${k_rss_bytes:-0} / 1024))
+echo "kernel memory: RSS $(mib "$k_rss_kb") MiB with $k_live live runs (kernel status rss_bytes; /proc PSS $(mib "$(kv "$out/mem" kernel_pss_kb)") MiB) (target <= 40 MiB) $(verdict "$k_rss_kb" '<=' 40960)"
+
+"$bt" kill "$pa" "$PI_CODING_AGENT_DIR" b >"$out/kill"
+pa_kill=$(kv "$out/kill" gone_ms)
+echo "batch kill $RUNS: every pid gone in $pa_kill ms ($(kv "$out/kill" pids) supervisor+leaf pids) (target < 500 ms) $(verdict "$pa_kill" '<' 500)"
+echo "  \`message -\` of $(kv "$out/kill" runs) control.kill returned after $(kv "$out/kill" cli_ms) ms, $(kv "$out/kill" messages_ok) ok; zombies still unreaped when all had exited: $(kv "$out/kill" zombies_at_gone); supervisors without an inotify instance (inbox checked once a second): $(kv "$out/kill" polling)/$RUNS"
+
+# --- 3. follow-up latency --------------------------------------------------
+
+"$bt" followup "$pa" "$PI_CODING_AGENT_DIR" "$FOLLOWUPS" >"$out/fu"
+fu_max=$(kv "$out/fu" queued_max_ms)
+echo "follow-up latency: leaf exit -> follow-up queued median $(kv "$out/fu" queued_median_ms) ms max $fu_max ms over $(kv "$out/fu" queued_samples)/$FOLLOWUPS runs of sleep 0.2 (target < 100 ms) $(verdict "$fu_max" '<' 100)"
+echo "  leaf exit -> result.json completedAt median $(kv "$out/fu" result_median_ms) ms; leaf exit -> printed by \`pi-actors watch\` median $(kv "$out/fu" watch_median_ms) ms max $(kv "$out/fu" watch_max_ms) ms"
+
+# --- 4. listing 10,000 ended runs ------------------------------------------
+
+big="$tmp/agent10k"
+mkdir -p "$big"
+"$bt" gen "$big" "$OLD_RUNS" >/dev/null
+PI_CODING_AGENT_DIR=$big "$bt" time "$WARM" -- "$pa" inspect target=session:all view=runs --json >"$out/ls"
+first=$(kv "$out/ls" first_ms)
+warm=$(kv "$out/ls" warm_median_ms)
+echo "inspect session:all view=runs over $OLD_RUNS run dirs: warm median $warm ms p95 $(kv "$out/ls" warm_p95_ms) ms (target < 200 ms) $(verdict "$warm" '<' 200)"
+echo "  first call (no index: rebuilt from the run dirs) $first ms $(verdict "$first" '<' 200); listed count=$(kv "$out/ls" count), $(kv "$out/ls" bytes) bytes of JSON"
+
+# --- 5. supervisord on the same 200 processes ------------------------------
+
+supervisord_bench() {
+	local sd="$tmp/supervisord" conf i ctl
+	if ! command -v supervisord >/dev/null 2>&1; then
+		if [[ $(id -u) != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+			echo "supervisord: skipped (not installed; installing needs root and apt-get)"
+			return
+		fi
+		echo "supervisord: installing the Debian package supervisor (apt-get install -y supervisor)…" >&2
+		# Keep the package's service from starting during the install: it
+		# would outlive the bench. policy-rc.d 101 = do not start services.
+		local policy=/usr/sbin/policy-rc.d made_policy=""
+		if [[ ! -e $policy ]]; then
+			printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
+		fi
+		if ! DEBIAN_FRONTEND=noninteractive timeout 120 apt-get install -y -q supervisor >"$out/apt.log" 2>&1; then
+			DEBIAN_FRONTEND=noninteractive timeout 60 apt-get update -q >>"$out/apt.log" 2>&1 || true
+			DEBIAN_FRONTEND=noninteractive timeout 120 apt-get install -y -q supervisor >>"$out/apt.log" 2>&1 || true
+		fi
+		[[ -n $made_policy ]] && rm -f "$policy"
+		if ! command -v supervisord >/dev/null 2>&1; then
+			echo "supervisord: skipped (apt-get install supervisor failed: $(tail -1 "$out/apt.log"))"
+			return
+		fi
+	fi
+	mkdir -p "$sd/logs"
+	conf="$sd/supervisord.conf"
+	{
+		printf '[unix_http_server]\nfile=%s/supervisor.sock\n\n' "$sd"
+		printf '[supervisord]\nlogfile=%s/supervisord.log\npidfile=%s/supervisord.pid\nchildlogdir=%s/logs\nnodaemon=true\nloglevel=warn\nminfds=4096\nuser=root\n\n' "$sd" "$sd" "$sd"
+		printf '[rpcinterface:supervisor]\nsupervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface\n\n'
+		printf '[supervisorctl]\nserverurl=unix://%s/supervisor.sock\n\n' "$sd"
+		for ((i = 1; i <= RUNS; i++)); do
+			printf '[program:p%d]\ncommand=sleep 30\nautostart=false\nautorestart=false\nstartsecs=0\nstopsignal=KILL\nstopwaitsecs=1\n\n' "$i"
+		done
+	} >"$conf"
+	[[ $(id -u) == 0 ]] || sed -i '/^user=root$/d' "$conf"
+	ctl=(supervisorctl -c "$conf")
+	# Its own session, so the cleanup finds it and every program it starts.
+	setsid supervisord -c "$conf" </dev/null >"$sd/stdout" 2>&1 &
+	supd_pid=$!
+	for ((i = 0; i < 200; i++)); do
+		"${ctl[@]}" pid >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	if ! "${ctl[@]}" pid >/dev/null 2>&1; then
+		echo "supervisord: skipped (it did not come up: $(tail -2 "$sd/stdout" "$sd/supervisord.log" 2>/dev/null | tr '\n' ' '))"
+		return
+	fi
+	local version
+	version=$(supervisord --version 2>/dev/null || echo '?')
+	"$bt" startwait "$supd_pid" sleep "$RUNS" -- "${ctl[@]}" start all >"$out/sd_start"
+	local sd_start sd_kill
+	sd_start=$(kv "$out/sd_start" running_ms)
+	"$bt" pss "$supd_pid" >"$out/sd_mem"
+	"$bt" descendants "$supd_pid" sleep >"$out/sd_pids"
+	"$bt" stopwait "$out/sd_pids" -- "${ctl[@]}" stop all >"$out/sd_stop"
+	sd_kill=$(kv "$out/sd_stop" gone_ms)
+	local sd_rss sd_pss
+	sd_rss=$(kv "$out/sd_mem" rss_kb)
+	sd_pss=$(kv "$out/sd_mem" pss_kb)
+	echo "supervisord $version (startsecs=0, stopsignal=KILL, stopwaitsecs=1), same $RUNS x sleep 30:"
+	echo "  start: \`supervisorctl start all\` -> all $RUNS running in $sd_start ms (returned after $(kv "$out/sd_start" cli_ms) ms); pi-actors $pa_start ms, ratio pi-actors/supervisord $(ratio "$pa_start" "$sd_start")"
+	echo "  kill: \`supervisorctl stop all\` -> every pid gone in $sd_kill ms (returned after $(kv "$out/sd_stop" cli_ms) ms, $(kv "$out/sd_stop" pids) pids); pi-actors $pa_kill ms, ratio $(ratio "$pa_kill" "$sd_kill")"
+	echo "  memory: supervisord RSS $(mib "$sd_rss") MiB PSS $(mib "$sd_pss") MiB for all $RUNS ($(mib $((sd_pss / RUNS))) MiB PSS per program); pi-actors supervisors $(mib "$sup_pss") MiB PSS per run + kernel RSS $(mib "$k_rss_kb") MiB"
+	"${ctl[@]}" shutdown >/dev/null 2>&1 || true
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$supd_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$supd_pid" 2>/dev/null || true
+	wait "$supd_pid" 2>/dev/null || true
+}
+
+if [[ $SUPERVISORD == 0 ]]; then
+	echo "supervisord: skipped (SUPERVISORD=0)"
+else
+	supervisord_bench
+fi
+
+echo "bench-runs: done in $(elapsed_s) s"
