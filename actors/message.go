@@ -2,9 +2,9 @@ package actors
 
 import (
 	"encoding/json"
-	"syscall"
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
