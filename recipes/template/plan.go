@@ -239,7 +239,7 @@ func (p *planner) node(n *Node, outer *scope, path string) (*Step, error) {
 		case n.Label != "":
 			label = n.Label + " " + strconv.Itoa(i+1)
 		}
-		c, err := p.body(n, csc, label, true, fmt.Sprintf("%s#%d", path, i))
+		c, err := p.body(n, csc, label, true, path+"#"+strconv.Itoa(i))
 		if err != nil {
 			return nil, err
 		}

@@ -24,12 +24,14 @@ type repeatVars struct{ index, count int }
 var repeatVarRe = regexp.MustCompile(`^(_{0,6})(index|prev|next|repeat)$`)
 
 func (r *repeatVars) lookup(name string) (string, bool) {
-	m := repeatVarRe.FindStringSubmatch(name)
-	if m == nil {
+	// Hot path (every placeholder of every copy): no regexp.
+	base := strings.TrimLeft(name, "_")
+	under := len(name) - len(base)
+	if under > 6 {
 		return "", false
 	}
 	var n int
-	switch m[2] {
+	switch base {
 	case "index":
 		n = r.index
 	case "prev":
@@ -38,10 +40,12 @@ func (r *repeatVars) lookup(name string) (string, bool) {
 		n = (r.index + 1) % r.count
 	case "repeat":
 		n = r.count
+	default:
+		return "", false
 	}
 	width := 0
-	if len(m[1]) > 0 {
-		width = len(m[1]) + 1
+	if under > 0 {
+		width = under + 1
 	}
 	return formatPadded(int64(n), width), true
 }
@@ -169,6 +173,11 @@ func (r *resolver) value(sc *scope, name string, depth int, self selfRef) (any, 
 func (r *resolver) place(sc *scope, ph *placeholder, depth int, self selfRef) (string, error) {
 	switch ph.kind {
 	case phName:
+		if sc.rep != nil {
+			if v, ok := sc.rep.lookup(ph.name); ok {
+				return v, nil // reserved repeat values come first and are text
+			}
+		}
 		v, ok, err := r.value(sc, ph.name, depth, self)
 		if err != nil {
 			return "", err

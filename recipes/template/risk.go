@@ -48,9 +48,9 @@ func RiskLabels(argv []string, label string) ([]string, []string) {
 	}
 	c := command{name: executableName(argv[0]), argv: argv}
 	var labels []string
-	for _, l := range riskOrder {
-		if riskChecks[l](c) {
-			labels = append(labels, l)
+	for i, check := range riskCheckList {
+		if check(c) {
+			labels = append(labels, riskOrder[i])
 		}
 	}
 	who := label
@@ -256,6 +256,9 @@ var secretWords = []string{
 // mentionsSecret reports whether word holds one of secretWords, ignoring
 // case, with a delimiter or the word's edge on both sides.
 func mentionsSecret(word string) bool {
+	if len(word) < 4 { // shorter than the shortest secret word (.env)
+		return false
+	}
 	w := strings.ToLower(word) // no allocation for the common all-lowercase ASCII word
 	for _, s := range secretWords {
 		for off := 0; ; {
@@ -338,3 +341,13 @@ func hasWord(args []string, words ...string) bool {
 	}
 	return false
 }
+
+// riskCheckList is riskChecks in riskOrder, so the per-leaf loop needs no
+// map lookups.
+var riskCheckList = func() []func(command) bool {
+	out := make([]func(command) bool, len(riskOrder))
+	for i, l := range riskOrder {
+		out[i] = riskChecks[l]
+	}
+	return out
+}()
