@@ -143,12 +143,11 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		switch reason {
 		case "kill":
 			return &Result{Status: StatusKilled, Code: 137, Command: command, Killed: true, Reason: "control.kill", Restarts: restarts}
-		case "cancel", "term":
-			r := &Result{Status: StatusCancelled, Code: code, Command: command, Killed: killed, Reason: "control.cancel", Restarts: restarts}
-			if reason == "term" {
-				r.Reason = "supervisor_terminated"
-			}
-			return r
+		case "cancel":
+			return &Result{Status: StatusCancelled, Code: code, Command: command, Killed: killed, Reason: "control.cancel", Restarts: restarts}
+		case "term":
+			// Stopped from outside, not by its owner: the owner must hear of it.
+			return &Result{Status: StatusExited, Code: code, Command: command, Killed: killed, Reason: "supervisor_terminated", Restarts: restarts}
 		case "restart":
 			s.mu.Lock()
 			s.stop = ""
@@ -184,6 +183,8 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 				s.mu.Lock()
 				s.stop = ""
 				s.mu.Unlock()
+			case "term":
+				return &Result{Status: StatusExited, Code: code, Reason: "supervisor_terminated", Restarts: restarts}
 			default:
 				return &Result{Status: StatusCancelled, Code: code, Reason: "control.cancel", Restarts: restarts}
 			}
@@ -362,19 +363,21 @@ func (s *supervisor) finish(r *Result) {
 		if r.Status == StatusCancelled {
 			ev, sig = "run.cancel", "SIGTERM"
 		}
-		if r.Reason != "supervisor_terminated" {
-			s.dir.WriteJSON(HandledFile, Handled{Event: ev, Signal: sig, TS: r.CompletedAt})
-		}
+		s.dir.WriteJSON(HandledFile, Handled{Event: ev, Signal: sig, TS: r.CompletedAt})
 		s.appendEvent(map[string]any{"event": ev, "pid": os.Getpid(), "signal": sig, "signalTarget": "processGroup"})
+	case StatusExited:
+		s.appendEvent(map[string]any{"event": "run.exited", "reason": r.Reason, "code": r.Code})
 	case StatusDone:
 		s.appendEvent(map[string]any{"event": "run.done", "code": r.Code})
 	default:
 		s.appendEvent(map[string]any{"event": "run.failed", "code": r.Code, "error": r.Error, "reason": r.Reason})
 	}
+	// progress first: once result.json exists the run reads as over, and
+	// its progress must already say so.
+	s.setPhase(r.Status, func(p *Progress) { p.Active = 0; p.NextStart = "" })
 	if err := s.dir.WriteJSON(ResultFile, r); err != nil {
 		s.logf("write result: %v", err)
 	}
-	s.setPhase(r.Status, func(p *Progress) { p.Active = 0; p.NextStart = "" })
 }
 
 // killTree signals every process in the supervisor's session and every

@@ -7,6 +7,8 @@
 #   bash scripts/bench-runs.sh
 #   RUNS=200 SPAWNS=50 OLD_RUNS=10000 FOLLOWUPS=5 bash scripts/bench-runs.sh
 #   SUPERVISORD=0 bash scripts/bench-runs.sh     # skip the supervisord side
+#   TMPDIR=/dev/shm bash scripts/bench-runs.sh   # state on tmpfs: separates
+#                                                # the filesystem's share
 #
 # Self-contained: builds pi-actors and pi-actors-kernel (`go build -o
 # $tmp/bin/ ./cmd/...`) and the timing helper scripts/benchtool into a temp
@@ -109,7 +111,7 @@ export PI_ACTORS_SESSION=bench-runs
 out="$tmp/out"
 mkdir -p "$out"
 
-echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), fs.inotify.max_user_instances $(cat /proc/sys/fs/inotify/max_user_instances 2>/dev/null || echo '?'); targets from the issue; figures are printed, never asserted"
+echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state on $(findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp"); targets from the issue; figures are printed, never asserted"
 
 # --- warm kernel -----------------------------------------------------------
 
@@ -136,6 +138,10 @@ echo "  \`spawn -\` returned after $(kv "$out/batch" cli_ms) ms with $(kv "$out/
 "$bt" mem "$PI_CODING_AGENT_DIR" b >"$out/mem"
 "$pa" kernel status --json >"$out/kstatus.json"
 sup_pss=$(kv "$out/mem" sup_pss_avg_kb)
+k_cpu=$(kv "$out/batch" kernel_cpu_per_run_ms)
+s_cpu=$(kv "$out/mem" sup_cpu_avg_ms)
+l_cpu=$(kv "$out/mem" leaf_cpu_avg_ms)
+echo "  CPU per run started: kernel $k_cpu ms + supervisor $s_cpu ms + leaf $l_cpu ms = a floor of $(awk -v k="$k_cpu" -v s="$s_cpu" -v l="$l_cpu" -v n="$RUNS" -v c="$(nproc)" 'BEGIN { printf "%.0f", (k + s + l) * n / c }') ms for $RUNS runs on $(nproc) idle CPUs (schedstat)"
 echo "supervisor memory: PSS $(mib "$sup_pss") MiB per run (avg of $(kv "$out/mem" sup_n) supervisors; max $(mib "$(kv "$out/mem" sup_pss_max_kb)") MiB, RSS avg $(mib "$(kv "$out/mem" sup_rss_avg_kb)") MiB, total PSS $(mib "$(kv "$out/mem" sup_pss_total_kb)") MiB) (target <= 2 MiB) $(verdict "$sup_pss" '<=' 2048)"
 k_rss_bytes=$(sed -n 's/.*"rss_bytes":\([0-9]*\).*/\1/p' "$out/kstatus.json")
 k_live=$(sed -n 's/.*"live_runs":\([0-9]*\).*/\1/p' "$out/kstatus.json")
@@ -145,7 +151,7 @@ echo "kernel memory: RSS $(mib "$k_rss_kb") MiB with $k_live live runs (kernel s
 "$bt" kill "$pa" "$PI_CODING_AGENT_DIR" b >"$out/kill"
 pa_kill=$(kv "$out/kill" gone_ms)
 echo "batch kill $RUNS: every pid gone in $pa_kill ms ($(kv "$out/kill" pids) supervisor+leaf pids) (target < 500 ms) $(verdict "$pa_kill" '<' 500)"
-echo "  \`message -\` of $(kv "$out/kill" runs) control.kill returned after $(kv "$out/kill" cli_ms) ms, $(kv "$out/kill" messages_ok) ok; zombies still unreaped when all had exited: $(kv "$out/kill" zombies_at_gone); supervisors without an inotify instance (inbox checked once a second): $(kv "$out/kill" polling)/$RUNS"
+echo "  \`message -\` of $(kv "$out/kill" runs) control.kill returned after $(kv "$out/kill" cli_ms) ms, $(kv "$out/kill" messages_ok) ok; zombies still unreaped when all had exited: $(kv "$out/kill" zombies_at_gone)"
 
 # --- 3. follow-up latency --------------------------------------------------
 

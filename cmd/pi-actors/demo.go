@@ -28,7 +28,7 @@ func init() {
 		summary: "a guided tour of supervised runs",
 		usage: `pi-actors demo [keep=true]
 
-A guided tour of about ten seconds. In a private agent root it starts a
+A guided tour of about five seconds. In a private agent root it starts a
 kernel and a small supervised workload: a service that crashes once and is
 restarted, a parallel fan-out, a script actor fed through its mailbox, and
 a run that is killed. Each step prints the command it ran and what that
@@ -315,10 +315,11 @@ func (d *demo) stepService() error {
 	if _, err := d.show("inspect", "target=run:service", "view=status"); err != nil {
 		return err
 	}
-	out, code := d.capture("inspect", "target=run:service", "view=events")
-	d.command([]string{"inspect", "target=run:service", "view=events"}, condenseEvents(d.abbrev(out)), "(each JSON line shown as its event and key fields)")
+	args := []string{"inspect", "target=run:service", "view=events"}
+	out, code := d.capture(args...)
+	d.command(args, condenseEvents(d.abbrev(out)), "(each JSON line shown as its event and key fields)")
 	if code != exitOK {
-		return d.failed("inspect", code)
+		return d.failed(args, code)
 	}
 	if _, err := d.show("inspect", "target=run:service", "view=tail"); err != nil {
 		return err
@@ -512,7 +513,7 @@ func (d *demo) showFollowups() error {
 	text, note := condenseFollowups(out)
 	d.command(args, text, note)
 	if code != exitOK {
-		return d.failed("inspect", code)
+		return d.failed(args, code)
 	}
 	if m := followupsRe.FindStringSubmatch(out); m != nil {
 		n, _ := strconv.Atoi(m[1])
@@ -620,8 +621,8 @@ func killRunByHand(in *runs.Info) {
 	}
 }
 
-// demoLeftovers lists the live processes (other than this one) whose
-// command line or environment names the private root.
+// demoLeftovers lists the live processes (other than this one) that
+// mention the private root (processMentions).
 func demoLeftovers(root string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
@@ -637,10 +638,21 @@ func demoLeftovers(root string) []int {
 	return out
 }
 
+// processMentions reports whether a process's command line or environment
+// names root: as a path prefix or a whole word (so another demo's root,
+// which root may be a prefix of, does not count).
 func processMentions(pid int, root string) bool {
 	for _, f := range []string{"cmdline", "environ"} {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
-		if err == nil && bytes.Contains(data, []byte(root)) {
+		if err != nil {
+			continue
+		}
+		for _, end := range []string{"/", "\x00", " ", "'", `"`} {
+			if bytes.Contains(data, []byte(root+end)) {
+				return true
+			}
+		}
+		if bytes.HasSuffix(data, []byte(root)) {
 			return true
 		}
 	}
@@ -688,20 +700,22 @@ func (d *demo) show(args ...string) (string, error) {
 	out, code := d.capture(args...)
 	d.command(args, out, "")
 	if code != exitOK {
-		return out, d.failed(args[0], code)
+		return out, d.failed(args, code)
 	}
 	return out, nil
 }
 
-func (d *demo) failed(verb string, code int) error {
+// failed ends the tour after a verb failed (its output is shown above).
+func (d *demo) failed(args []string, code int) error {
 	if err := d.ctx.Err(); err != nil {
 		return err
 	}
+	cmd := "pi-actors " + strings.Join(args[:min(2, len(args))], " ")
 	if code == exitUnavailable {
-		return &demoError{exit: exitUnavailable, msg: "pi-actors " + verb + " could not reach the kernel (exit 69)",
-			hint: "see the kernel log in <private root>/tmp/pi-actors/kernel.log (keep=true keeps it)"}
+		return &demoError{exit: exitUnavailable, msg: cmd + ": the kernel is unavailable (exit 69)",
+			hint: "pi-actors demo keep=true keeps the private root and its kernel log (tmp/pi-actors/kernel.log)"}
 	}
-	return &demoError{exit: exitSoftware, msg: fmt.Sprintf("pi-actors %s exited %d (its output is above)", verb, code)}
+	return &demoError{exit: exitSoftware, msg: fmt.Sprintf("%s exited %d (its output is above)", cmd, code)}
 }
 
 // header starts a numbered step.

@@ -35,6 +35,9 @@ Targets and views:
 
 Run, session and coordinator views read the state files directly, so they
 work while the kernel is down (followups asks the kernel, starting it).
+run view=status: cpu= sums each process's average CPU since it started
+over the run's process tree, rss= its resident memory; stalled=true means
+no output or event for runs.stalled_after_s (pi-actors.toml, default 300).
 Your session is $PI_ACTORS_SESSION or session=<id>; a run owned by another
 session is refused (exit 77).
 
@@ -237,7 +240,7 @@ func parseInspect(r *request) (*inspectQuery, *inspectRoute, error) {
 	if route.handle == nil {
 		return nil, nil, &cliError{exit: exitUsage, code: "not_available",
 			msg:  fmt.Sprintf("inspect target=%s is not yet available in this build", q.target.raw),
-			hint: "available now: inspect target=recipes, inspect target=tool:<name>"}
+			hint: "available now: inspect target=recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator"}
 	}
 	if !inspectHas(route.views, q.view) {
 		msg := fmt.Sprintf("inspect %s supports %s.", route.name, inspectViewList(route.views))

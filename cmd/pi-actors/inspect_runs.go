@@ -188,7 +188,9 @@ func runStatusView(a *app, in *runs.Info) *inspectOutput {
 	}
 	restarts := 0
 	if p := in.Progress; p != nil {
-		if p.Phase != in.Status {
+		// An ended run's progress may still say running for a moment
+		// (result.json is written first): a live phase is stale then.
+		if p.Phase != in.Status && (in.Live() || !livePhase(p.Phase)) {
 			kv("phase", p.Phase)
 		}
 		num("active", p.Active)
@@ -232,6 +234,15 @@ func runStatusView(a *app, in *runs.Info) *inspectOutput {
 		fmt.Fprintf(&b, "\nleaf pid=%d command=%s", l.Pid, inspectPreview(l.Command, previewChars))
 	}
 	return &inspectOutput{text: b.String(), details: runStatusDetails(a, s)}
+}
+
+// livePhase reports whether a progress phase belongs to a live run.
+func livePhase(phase string) bool {
+	switch phase {
+	case "starting", "running", runs.StatusBackoff:
+		return true
+	}
+	return false
 }
 
 // runStatusDetails is the full status: run.json's fields, the derived

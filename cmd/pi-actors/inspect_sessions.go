@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,7 +79,7 @@ func sessionRuns(a *app, q *inspectQuery, id string) (*inspectOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	list = liveFirst(list)
+	list = orderRuns(list)
 	all := id == "all"
 	out := &sessionListing{Session: id, Filter: filter, Runs: []sessionRun{}}
 	others := map[string]bool{}
@@ -93,10 +94,7 @@ func sessionRuns(a *app, q *inspectQuery, id string) (*inspectOutput, error) {
 			continue
 		}
 		e := sessionRun{Run: in.Meta.Run, Status: in.Status, OwnerID: owner, Recipe: in.Meta.Recipe, Tool: in.Meta.Tool,
-			RetireWhen: in.Meta.RetireWhen, StateDir: string(in.Dir), UpdatedAt: in.Meta.CreatedAt}
-		if in.Progress != nil && in.Progress.UpdatedAt.After(e.UpdatedAt) {
-			e.UpdatedAt = in.Progress.UpdatedAt
-		}
+			RetireWhen: in.Meta.RetireWhen, StateDir: string(in.Dir), UpdatedAt: runUpdated(in)}
 		if !in.Live() {
 			e.Reason = in.Reason
 		}
@@ -187,19 +185,44 @@ func coordinatorFollowups(a *app, r *request, session string) (*inspectOutput, e
 	return &inspectOutput{text: b.String(), details: m}, nil
 }
 
-// liveFirst puts live runs before ended ones, keeping the index order
-// (newest first) within each group: one pass, no sort.
-func liveFirst(list []*runs.Info) []*runs.Info {
-	out := make([]*runs.Info, 0, len(list))
-	for _, in := range list {
-		if in.Live() {
-			out = append(out, in)
-		}
+// orderRuns puts live runs first, then the newest first by their last
+// update. The index order is nearly that already (only runs re-derived
+// since their index record may move), so the stable sort is cheap.
+func orderRuns(list []*runs.Info) []*runs.Info {
+	type keyed struct {
+		in      *runs.Info
+		live    bool
+		updated time.Time
 	}
-	for _, in := range list {
-		if !in.Live() {
-			out = append(out, in)
+	ks := make([]keyed, len(list))
+	for i, in := range list {
+		ks[i] = keyed{in, in.Live(), runUpdated(in)}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if a.live != b.live {
+			if a.live {
+				return -1
+			}
+			return 1
 		}
+		return b.updated.Compare(a.updated)
+	})
+	out := make([]*runs.Info, len(ks))
+	for i, k := range ks {
+		out[i] = k.in
 	}
 	return out
+}
+
+// runUpdated is a run's last update: its creation, last progress or end
+// (for runs listed from the index alone, the index record's time).
+func runUpdated(in *runs.Info) time.Time {
+	t := in.Meta.CreatedAt
+	if in.Progress != nil && in.Progress.UpdatedAt.After(t) {
+		t = in.Progress.UpdatedAt
+	}
+	if in.Result != nil && in.Result.CompletedAt.After(t) {
+		t = in.Result.CompletedAt
+	}
+	return t
 }

@@ -164,7 +164,7 @@ func triage(a *app, r *request, rt *runtimeStatus) (*inspectOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	list = liveFirst(list)
+	list = orderRuns(list)
 	now := time.Now()
 	for _, in := range list {
 		owner := in.Meta.OwnerID

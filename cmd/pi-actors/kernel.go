@@ -208,7 +208,8 @@ func (a *app) kernelStatus(r *request, c *wire.Conn) int {
 		return a.fail(r, resp.Error)
 	}
 	m, _ := resp.Result.(map[string]any)
-	text := fmt.Sprintf("kernel running=true pid=%v live_runs=%v uptime_ms=%v rss_bytes=%v socket=%v", m["pid"], m["live_runs"], m["uptime_ms"], m["rss_bytes"], m["socket"])
+	num := func(k string) int64 { f, _ := m[k].(float64); return int64(f) }
+	text := fmt.Sprintf("kernel running=true pid=%d live_runs=%d uptime_ms=%d rss_bytes=%d socket=%v", num("pid"), num("live_runs"), num("uptime_ms"), num("rss_bytes"), m["socket"])
 	return a.ok(r, text, m)
 }
 

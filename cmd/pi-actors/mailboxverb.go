@@ -62,6 +62,9 @@ func runMailbox(ctx context.Context, a *app, r *request) int {
 			wait = w
 		}
 		rec, err := claimWait(ctx, d, owner, wait)
+		if ctx.Err() != nil {
+			return 128 + 15 // stopped (control.cancel, Ctrl-C) while waiting: not an error
+		}
 		if err != nil {
 			return a.fail(r, err)
 		}

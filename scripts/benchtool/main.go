@@ -25,6 +25,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,10 +265,16 @@ func descendants(parent int, comm string) []int {
 	return out
 }
 
+// cmdTimeout bounds every command benchtool runs, so a stuck kernel or
+// supervisord cannot hold the bench (and CI) hostage.
+const cmdTimeout = 90 * time.Second
+
 // runCmd runs a command with the given stdin, returning its stdout, wall
 // time from just before the start to its exit, and error.
 func runCmd(cmd []string, stdin []byte, env []string) ([]byte, time.Duration, error) {
-	c := exec.Command(cmd[0], cmd[1:]...)
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
@@ -432,11 +439,14 @@ func batch(bin, agent string, n int, prefix string) {
 		fmt.Fprintf(&in, `{"as":"run:%s","template":"sleep 30"}`+"\n", id)
 		dirs[i] = filepath.Join(runsRoot(agent), id)
 	}
+	kpid := kernelPid(agent)
+	k0 := cpuNS(kpid)
 	t0 := time.Now()
 	out, d, err := runCmd([]string{bin, "spawn", "-", "--json"}, in.Bytes(), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtool batch:", err)
 	}
+	k1 := cpuNS(kpid)
 	running := 0
 	for _, r := range parseResults(out) {
 		if r.Result.Status == "running" {
@@ -460,6 +470,9 @@ func batch(bin, agent string, n int, prefix string) {
 	}
 	all := time.Since(t0)
 	fmt.Printf("n=%d\ncli_ms=%s\nreported_running=%d\nleaves_running=%d\n", n, ms(d), running, n-len(pending))
+	if kpid > 0 && n > 0 {
+		fmt.Printf("kernel_cpu_per_run_ms=%.1f\n", float64(k1-k0)/1e6/float64(n))
+	}
 	if len(pending) == 0 {
 		fmt.Printf("running_ms=%s\n", ms(all))
 	} else {
@@ -473,7 +486,7 @@ func batch(bin, agent string, n int, prefix string) {
 // max), and of the kernel (pid from kernel.json).
 func mem(agent, prefix string) {
 	dirs, _ := filepath.Glob(filepath.Join(runsRoot(agent), prefix+"-*"))
-	var n, sumPss, sumRss, maxPss int64
+	var n, sumPss, sumRss, maxPss, cpu, leafCPU int64
 	for _, d := range dirs {
 		var m runMeta
 		if readJSON(filepath.Join(d, "run.json"), &m) != nil || m.Pid == 0 {
@@ -486,6 +499,10 @@ func mem(agent, prefix string) {
 		if pss == 0 {
 			continue
 		}
+		cpu += cpuNS(m.Pid)
+		if l, ok := leafOf(d); ok {
+			leafCPU += cpuNS(l.pid)
+		}
 		n++
 		sumPss += pss
 		sumRss += rss
@@ -494,14 +511,48 @@ func mem(agent, prefix string) {
 	fmt.Printf("sup_n=%d\n", n)
 	if n > 0 {
 		fmt.Printf("sup_pss_avg_kb=%d\nsup_pss_max_kb=%d\nsup_rss_avg_kb=%d\nsup_pss_total_kb=%d\n", sumPss/n, maxPss, sumRss/n, sumPss)
+		// CPU each supervisor (start-up, setup, starting its leaf) and each
+		// leaf (exec) used so far; both are idle once the leaf runs.
+		fmt.Printf("sup_cpu_avg_ms=%.1f\nleaf_cpu_avg_ms=%.1f\n", float64(cpu)/1e6/float64(n), float64(leafCPU)/1e6/float64(n))
 	}
+	if kp := kernelPid(agent); kp > 0 {
+		rss, pss := memOf(kp)
+		fmt.Printf("kernel_pid=%d\nkernel_rss_kb=%d\nkernel_pss_kb=%d\n", kp, rss, pss)
+	}
+}
+
+// kernelPid reads the kernel's pid from <agent>/tmp/pi-actors/kernel.json.
+func kernelPid(agent string) int {
 	var k struct {
 		Pid int `json:"pid"`
 	}
-	if readJSON(filepath.Join(agent, "tmp", "pi-actors", "kernel.json"), &k) == nil && k.Pid > 0 {
-		rss, pss := memOf(k.Pid)
-		fmt.Printf("kernel_pid=%d\nkernel_rss_kb=%d\nkernel_pss_kb=%d\n", k.Pid, rss, pss)
+	if readJSON(filepath.Join(agent, "tmp", "pi-actors", "kernel.json"), &k) != nil {
+		return 0
 	}
+	return k.Pid
+}
+
+// cpuNS is the CPU time a process's live threads have used, in ns, from
+// /proc/<pid>/task/*/schedstat (exact; the clock-tick utime/stime of
+// /proc/<pid>/stat misses most of a few-millisecond burst).
+func cpuNS(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, _ := os.ReadDir(dir)
+	var t int64
+	for _, e := range tasks {
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			t += n
+		}
+	}
+	return t
 }
 
 // --- kill ------------------------------------------------------------------
@@ -515,18 +566,12 @@ func killBatch(bin, agent, prefix string) {
 	sort.Strings(dirs)
 	var in bytes.Buffer
 	var ps []proc
-	polling := 0
 	for _, d := range dirs {
 		var m runMeta
 		if readJSON(filepath.Join(d, "run.json"), &m) != nil {
 			continue
 		}
 		fmt.Fprintf(&in, `{"to":"run:%s","type":"control.kill"}`+"\n", filepath.Base(d))
-		// A supervisor that could not get an inotify instance checks its
-		// inbox once a second instead of at once.
-		if b, err := os.ReadFile(filepath.Join(d, "stderr.log")); err == nil && bytes.Contains(b, []byte("inbox watch unavailable")) {
-			polling++
-		}
 		ps = append(ps, proc{m.Pid, m.PidStart})
 		if l, ok := leafOf(d); ok {
 			ps = append(ps, l)
@@ -550,7 +595,7 @@ func killBatch(bin, agent, prefix string) {
 		}
 	}
 	left := anyAlive(ps)
-	fmt.Printf("runs=%d\npids=%d\nmessages_ok=%d\ncli_ms=%s\nleft=%d\nzombies_at_gone=%d\npolling=%d\n", len(dirs), len(ps), okN, ms(d), left, zombies, polling)
+	fmt.Printf("runs=%d\npids=%d\nmessages_ok=%d\ncli_ms=%s\nleft=%d\nzombies_at_gone=%d\n", len(dirs), len(ps), okN, ms(d), left, zombies)
 	if left == 0 {
 		fmt.Printf("gone_ms=%s\n", ms(gone))
 	} else {

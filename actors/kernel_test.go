@@ -1,0 +1,500 @@
+package actors_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// piActors is a pi-actors binary built for these tests: the kernel starts
+// `pi-actors supervise <dir>` for every run.
+var piActors string
+
+// TestMain builds the supervisor binary, and doubles as the helper
+// processes run leaves start (internal/testproc).
+func TestMain(m *testing.M) {
+	if os.Getenv(testproc.EnvVar) != "" {
+		testproc.Main(os.Args[1:])
+	}
+	dir, err := os.MkdirTemp("", "pa-kernel-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	piActors = filepath.Join(dir, "pi-actors")
+	build := exec.Command("go", "build", "-o", piActors, "../cmd/pi-actors")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build pi-actors:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// kernel is one kernel run by a test, in this process.
+type kernel struct {
+	t     *testing.T
+	agent string
+	stop  context.CancelFunc
+	done  chan error
+}
+
+// newAgent returns a short agent root (socket paths are limited) that is
+// removed, and whose runs are killed, when the test ends.
+func newAgent(t *testing.T) string {
+	t.Helper()
+	agent, err := os.MkdirTemp("", "pak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		killRuns(agent)
+		os.RemoveAll(agent)
+	})
+	return agent
+}
+
+// killRuns kills every supervisor of the agent root and its session.
+func killRuns(agent string) {
+	filepath.WalkDir(runs.Root(agent), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != runs.RunFile {
+			return nil
+		}
+		if m, err := runs.Dir(filepath.Dir(p)).Meta(); err == nil && m.Pid > 0 {
+			runs.KillAll(runs.SessionMembers(m.Pid), syscall.SIGKILL)
+		}
+		return nil
+	})
+	// Supervisors an in-process kernel started are our children: reap them.
+	for {
+		pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			break
+		}
+	}
+}
+
+// settings are the defaults with a short kill grace.
+func settings(edit func(*config.Config)) config.Config {
+	c := config.Defaults()
+	c.Exec.KillGraceMS = 300
+	if edit != nil {
+		edit(&c)
+	}
+	return c
+}
+
+// startKernel runs a kernel for agent until stopped (or the test ends).
+func startKernel(t *testing.T, agent string, cfg config.Config) *kernel {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &kernel{t: t, agent: agent, stop: cancel, done: make(chan error, 1)}
+	go func() {
+		k.done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test", Settings: cfg})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := wire.Dial(agent, time.Second); err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case err := <-k.done:
+			t.Fatalf("kernel exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("kernel did not answer within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Cleanup(k.shutdown)
+	return k
+}
+
+// shutdown stops the kernel and waits for it (runs keep running).
+func (k *kernel) shutdown() {
+	k.stop()
+	select {
+	case <-k.done:
+		k.done <- nil // later calls return at once
+	case <-time.After(10 * time.Second):
+		k.t.Errorf("kernel did not stop")
+	}
+}
+
+// call sends one request as session.
+func (k *kernel) call(op, session string, params map[string]any, items ...map[string]any) *wire.Response {
+	k.t.Helper()
+	c, err := wire.Dial(k.agent, time.Second)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Call(wire.Request{Op: op, Session: session, Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: params, Items: items})
+	if err != nil {
+		k.t.Fatalf("%s: %v", op, err)
+	}
+	return resp
+}
+
+// spawnParams spawns a helper leaf: {bin} args...
+func spawnParams(id string, args string, values map[string]any) map[string]any {
+	v := map[string]any{"bin": os.Args[0]}
+	for k, x := range values {
+		v[k] = x
+	}
+	return map[string]any{"as": "run:" + id, "template": "{bin} " + args, "values": v}
+}
+
+func (k *kernel) spawn(session, id, args string, values map[string]any) map[string]any {
+	k.t.Helper()
+	resp := k.call("spawn", session, spawnParams(id, args, values))
+	if resp.Error != nil {
+		k.t.Fatalf("spawn run:%s: %+v", id, resp.Error)
+	}
+	return resp.Result.(map[string]any)
+}
+
+// liveRuns reads the kernel's live run count.
+func (k *kernel) liveRuns() int {
+	k.t.Helper()
+	resp := k.call("status", "", nil)
+	n, _ := resp.Result.(map[string]any)["live_runs"].(float64)
+	return int(n)
+}
+
+func (k *kernel) waitIdle() {
+	k.t.Helper()
+	eventually(k.t, 15*time.Second, "no live runs", func() bool { return k.liveRuns() == 0 })
+}
+
+// followups drains the session's queue.
+func (k *kernel) followups(session string) []actors.Followup {
+	k.t.Helper()
+	resp := k.call("followups", session, nil)
+	if resp.Error != nil {
+		k.t.Fatalf("followups: %+v", resp.Error)
+	}
+	var out struct{ Followups []actors.Followup }
+	b, _ := json.Marshal(resp.Result)
+	if err := json.Unmarshal(b, &out); err != nil {
+		k.t.Fatal(err)
+	}
+	return out.Followups
+}
+
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func transitions(fs []actors.Followup) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range fs {
+		if f.Kind == "transition" {
+			out[f.Run] = append(out[f.Run], f.Status)
+		}
+	}
+	return out
+}
+
+// Concurrent spawns of one id (a batch): exactly one starts, the others
+// are refused as busy (75) and start nothing.
+func TestSpawnSameIDConcurrently(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	var items []map[string]any
+	for i := 0; i < 8; i++ {
+		items = append(items, spawnParams("dup", "sleep-forever", nil))
+	}
+	resp := k.call("spawn", "s1", nil, items...)
+	ok, busy := 0, 0
+	for _, r := range resp.Results {
+		switch {
+		case r.Error == nil:
+			ok++
+		case r.Error.Exit == 75:
+			busy++
+		default:
+			t.Errorf("unexpected error %+v", r.Error)
+		}
+	}
+	if ok != 1 || busy != 7 {
+		t.Fatalf("%d started, %d busy; want 1 and 7", ok, busy)
+	}
+	if n := k.liveRuns(); n != 1 {
+		t.Fatalf("live runs %d, want 1", n)
+	}
+}
+
+// Every kernel-side refusal carries its sysexits code.
+func TestKernelErrorExitCodes(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(func(c *config.Config) { c.Runs.MaxLivePerSession = 1 }))
+	k.spawn("s1", "own", "sleep-forever", nil)
+	cases := []struct {
+		name, op, session string
+		params            map[string]any
+		exit              int
+		code              string
+	}{
+		{"unknown run", "message", "s1", map[string]any{"to": "run:nope", "type": "task.assign"}, 66, "not_found"},
+		{"no type", "message", "s1", map[string]any{"to": "run:own"}, 65, ""},
+		{"bad address", "message", "s1", map[string]any{"to": "run:../x", "type": "task.assign"}, 65, ""},
+		{"bad metadata", "message", "s1", map[string]any{"to": "run:own", "type": "task.assign", "metadata": []any{1}}, 65, ""},
+		{"other session", "message", "s2", map[string]any{"to": "run:own", "type": "control.kill"}, 77, "session_mismatch"},
+		{"traversal id", "spawn", "s3", spawnParams("..", "exit 0", nil), 65, ""},
+		{"slash id", "spawn", "s3", map[string]any{"run_id": "a/b", "template": "true"}, 65, ""},
+		{"busy id", "spawn", "s3", spawnParams("own", "exit 0", nil), 75, "busy"},
+		{"live limit", "spawn", "s1", spawnParams("second", "exit 0", nil), 75, "limit_exceeded"},
+		{"bad restart", "spawn", "s3", map[string]any{"as": "run:r", "template": "true", "restart": "sometimes"}, 65, ""},
+	}
+	for _, c := range cases {
+		resp := k.call(c.op, c.session, c.params)
+		if resp.Error == nil {
+			t.Errorf("%s: succeeded: %v", c.name, resp.Result)
+			continue
+		}
+		if resp.Error.Exit != c.exit || (c.code != "" && resp.Error.Code != c.code) {
+			t.Errorf("%s: exit %d code %s (%s), want %d %s", c.name, resp.Error.Exit, resp.Error.Code, resp.Error.Message, c.exit, c.code)
+		}
+	}
+	// The denial says whose run it is.
+	resp := k.call("message", "s2", map[string]any{"to": "run:own", "type": "task.assign"})
+	d, _ := resp.Error.Details.(map[string]any)
+	if d["owner_session"] != "s1" || d["current_session"] != "s2" || !strings.Contains(resp.Error.Hint, "session:s1") {
+		t.Errorf("denial details %v hint %q", d, resp.Error.Hint)
+	}
+	// Nothing was created for the refused spawns.
+	for _, id := range []string{"second", "r", "x"} {
+		if _, err := os.Stat(runs.StateDirFor(agent, id).Path(runs.RunFile)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("run:%s has a state dir after a refused spawn", id)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(agent, "tmp", "pi-actors", "x")); err == nil {
+		t.Error("a traversal id created a directory")
+	}
+}
+
+// A nested spawn one level past runs.max_depth is refused (65).
+func TestSpawnDepthLimit(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(func(c *config.Config) { c.Runs.MaxDepth = 2 }))
+	c, err := wire.Dial(agent, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for depth, wantOK := range map[int]bool{0: true, 1: true, 2: false} {
+		id := fmt.Sprintf("d%d", depth)
+		resp, err := c.Call(wire.Request{Op: "spawn", Session: "s1", Cwd: agent,
+			Env: append(os.Environ(), testproc.EnvVar+"=1", fmt.Sprintf("PI_ACTORS_DEPTH=%d", depth)), Params: spawnParams(id, "exit 0", nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantOK != (resp.Error == nil) {
+			t.Errorf("caller depth %d: error %+v, want ok=%v", depth, resp.Error, wantOK)
+		}
+		if !wantOK && resp.Error != nil && (resp.Error.Exit != 65 || !strings.Contains(resp.Error.Message, "max_depth")) {
+			t.Errorf("caller depth %d: %+v", depth, resp.Error)
+		}
+	}
+	k.waitIdle()
+}
+
+// Many runs ending at once, drained by several concurrent consumers: each
+// transition is handed out exactly once, only to its owner.
+func TestFollowupsExactlyOnceUnderConcurrentDrains(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	const n = 12
+	var items []map[string]any
+	want := map[string]string{}
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("r%02d", i)
+		items = append(items, spawnParams(id, fmt.Sprintf("exit %d", i%2), nil))
+		want[id] = map[bool]string{true: runs.StatusDone, false: runs.StatusFailed}[i%2 == 0]
+	}
+	for _, r := range k.call("spawn", "s1", nil, items...).Results {
+		if r.Error != nil {
+			t.Fatalf("spawn: %+v", r.Error)
+		}
+	}
+	k.spawn("s2", "theirs", "exit 0", nil)
+	k.spawn("", "nobody", "exit 0", nil)
+	k.waitIdle()
+
+	var (
+		mu  sync.Mutex
+		got []actors.Followup
+		wg  sync.WaitGroup
+	)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				c, err := wire.Dial(agent, time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp, err := c.Call(wire.Request{Op: "followups", Session: "s1"})
+				c.Close()
+				if err != nil || resp.Error != nil {
+					t.Errorf("followups: %v %+v", err, resp.Error)
+					return
+				}
+				var out struct{ Followups []actors.Followup }
+				b, _ := json.Marshal(resp.Result)
+				json.Unmarshal(b, &out)
+				mu.Lock()
+				got = append(got, out.Followups...)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	tr := transitions(got)
+	if len(tr) != n {
+		t.Errorf("transitions for %d runs, want %d: %v", len(tr), n, tr)
+	}
+	for id, st := range want {
+		if len(tr[id]) != 1 || tr[id][0] != st {
+			t.Errorf("run:%s transitions %v, want exactly one %s", id, tr[id], st)
+		}
+	}
+	ids := map[string]int{}
+	for _, f := range got {
+		ids[f.ID]++
+		if ids[f.ID] > 1 {
+			t.Errorf("follow-up %s handed out twice", f.ID)
+		}
+	}
+	if tr := transitions(k.followups("s2")); len(tr) != 1 || len(tr["theirs"]) != 1 {
+		t.Errorf("s2 transitions %v, want its one run", tr)
+	}
+	// The unowned run raised nothing in any queue.
+	ents, _ := os.ReadDir(filepath.Join(agent, "tmp", "pi-actors", "sessions"))
+	for _, e := range ents {
+		data, _ := os.ReadFile(filepath.Join(agent, "tmp", "pi-actors", "sessions", e.Name()))
+		if strings.Contains(string(data), `"run":"nobody"`) {
+			t.Errorf("%s holds a follow-up of the unowned run", e.Name())
+		}
+	}
+}
+
+// The kernel stops while two runs are live; one ends while no kernel
+// runs, the other after a new kernel re-attached it. Each follow-up is
+// queued exactly once, and a third kernel adds nothing.
+func TestKernelRestartDeliversOnce(t *testing.T) {
+	agent := newAgent(t)
+	gate := func(name string) string { return filepath.Join(agent, name) }
+	waiter := func(id, g string) map[string]any {
+		return map[string]any{"as": "run:" + id, "template": "sh -c {s}",
+			"values": map[string]any{"s": "while [ ! -e " + g + " ]; do sleep 0.02; done; echo " + id}}
+	}
+	k1 := startKernel(t, agent, settings(nil))
+	for id, g := range map[string]string{"late": gate("g1"), "live": gate("g2")} {
+		if resp := k1.call("spawn", "s1", waiter(id, g)); resp.Error != nil {
+			t.Fatalf("spawn: %+v", resp.Error)
+		}
+	}
+	k1.shutdown()
+
+	os.WriteFile(gate("g1"), nil, 0o600)
+	late := runs.StateDirFor(agent, "late")
+	eventually(t, 10*time.Second, "run:late result", func() bool { return late.Result() != nil })
+
+	k2 := startKernel(t, agent, settings(nil))
+	if n := k2.liveRuns(); n != 1 {
+		t.Fatalf("live runs after restart %d, want run:live re-attached", n)
+	}
+	os.WriteFile(gate("g2"), nil, 0o600)
+	k2.waitIdle()
+	tr := transitions(k2.followups("s1"))
+	for _, id := range []string{"late", "live"} {
+		if len(tr[id]) != 1 || tr[id][0] != runs.StatusDone {
+			t.Errorf("run:%s transitions %v, want exactly one done", id, tr[id])
+		}
+		if res := runs.StateDirFor(agent, id).Result(); res == nil || res.Status != runs.StatusDone {
+			t.Errorf("run:%s result %+v", id, res)
+		}
+	}
+	k2.shutdown()
+
+	k3 := startKernel(t, agent, settings(nil))
+	if tr := transitions(k3.followups("s1")); len(tr) != 0 {
+		t.Errorf("a third kernel queued %v again", tr)
+	}
+}
+
+// watch streams the session's follow-ups as they are queued.
+func TestWatchStreamsFollowups(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	c, err := wire.Dial(agent, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Send(wire.Request{Op: "watch", Session: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := c.Read(); err != nil || ack.Error != nil {
+		t.Fatalf("watch ack: %v %+v", err, ack)
+	}
+	k.spawn("s1", "w", "exit 0", nil)
+	got := make(chan actors.Followup, 4)
+	go func() {
+		for {
+			resp, err := c.Read()
+			if err != nil {
+				close(got)
+				return
+			}
+			var f actors.Followup
+			b, _ := json.Marshal(resp.Result)
+			if json.Unmarshal(b, &f) == nil && f.Kind != "" {
+				got <- f
+			}
+		}
+	}()
+	select {
+	case f := <-got:
+		if f.Kind != "transition" || f.Run != "w" || f.Status != runs.StatusDone {
+			t.Fatalf("streamed %+v, want run:w done", f)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no follow-up streamed")
+	}
+	// Handed over: the queue no longer holds it.
+	if fs := k.followups("s1"); len(fs) != 0 {
+		t.Errorf("still queued after watch delivered it: %v", fs)
+	}
+}
