@@ -138,7 +138,7 @@ func waitHandled(path, id string, d time.Duration) bool {
 			}
 		}
 		time.Sleep(step)
-		step = min(step*2, 50*time.Millisecond)
+		step = min(step*2, 10*time.Millisecond)
 	}
 	return false
 }
@@ -152,7 +152,7 @@ func waitTerminal(dir runs.Dir, d time.Duration) bool {
 			return true
 		}
 		time.Sleep(step)
-		step = min(step*2, 50*time.Millisecond)
+		step = min(step*2, 10*time.Millisecond)
 	}
 	return false
 }

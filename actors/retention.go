@@ -32,8 +32,7 @@ func (k *Kernel) rebuild() {
 			attachedN++
 			continue
 		}
-		var n notified
-		dir.ReadJSON(runs.NotifiedFile, &n)
+		n := loadNotified(dir, in.Meta)
 		if n.Terminal == "" && in.Meta.OwnerID != "" && in.Handled == nil && time.Since(e.UpdatedAt) < 7*24*time.Hour {
 			k.terminal(in, &n)
 			if n.Terminal != "" {

@@ -57,14 +57,27 @@ type (
 // notified is notified.json: what has been queued as follow-ups already,
 // so a restarted kernel delivers each exactly once.
 type notified struct {
+	Instance    string `json:"instance"` // the run instance it is about (createdAt)
 	OutboxLines int    `json:"outbox_lines"`
 	Terminal    string `json:"terminal,omitempty"`
+}
+
+func instanceOf(m *runs.Meta) string { return m.CreatedAt.UTC().Format(time.RFC3339Nano) }
+
+// loadNotified reads notified.json for this instance; a record about an
+// earlier run in the same state dir counts as nothing notified.
+func loadNotified(dir runs.Dir, m *runs.Meta) notified {
+	var n notified
+	if dir.ReadJSON(runs.NotifiedFile, &n) != nil || n.Instance != instanceOf(m) {
+		return notified{Instance: instanceOf(m)}
+	}
+	return n
 }
 
 func (a *runActor) Receive(ctx actor.Context) {
 	switch ctx.Message().(type) {
 	case *actor.Started:
-		a.dir.ReadJSON(runs.NotifiedFile, &a.notified)
+		a.notified = loadNotified(a.dir, a.meta)
 		a.k.addLive(&liveRun{id: a.meta.Run, owner: a.meta.OwnerID, dir: a.dir, pid: ctx.Self()})
 		a.k.watchDir(a.dir, ctx.Self())
 		self, root := ctx.Self(), a.k.system.Root
@@ -122,6 +135,9 @@ func sameInstance(a, b *runs.Meta) bool {
 }
 
 func (a *runActor) saveNotified() {
+	if cur, err := a.dir.Meta(); err != nil || !sameInstance(cur, a.meta) {
+		return // the dir belongs to a newer run now
+	}
 	if err := a.dir.WriteJSON(runs.NotifiedFile, a.notified); err != nil {
 		a.k.log.Warn("write notified.json", "dir", a.dir, "err", err)
 	}

@@ -15,8 +15,14 @@ import (
 	"github.com/pi-actors/pi-actors/actors/wire"
 )
 
-// batchLimit bounds how many items of a batch are handled at once.
-const batchLimit = 32
+// batchLimit bounds how many items of a batch are handled at once: spawns
+// are CPU-bound; messages mostly wait for a supervisor to apply them.
+func batchLimit(op string) int {
+	if op == "message" {
+		return 256
+	}
+	return 32
+}
 
 func (k *Kernel) listen() error {
 	path := wire.SocketPath(k.cfg.AgentDir)
@@ -116,7 +122,7 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 		resp.OK = true
 		resp.Results = make([]wire.Response, len(req.Items))
 		var g errgroup.Group
-		g.SetLimit(batchLimit)
+		g.SetLimit(batchLimit(req.Op))
 		for i, item := range req.Items {
 			g.Go(func() error {
 				one := req

@@ -247,8 +247,7 @@ func (k *Kernel) settle(spec runs.Spec) {
 	if err != nil || in.Result == nil {
 		return
 	}
-	var n notified
-	dir.ReadJSON(runs.NotifiedFile, &n)
+	n := loadNotified(dir, in.Meta)
 	k.terminal(in, &n)
 }
 

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -60,6 +61,8 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		}
 		dir = Dir(abs)
 	}
+	_, statErr := os.Stat(string(dir))
+	fresh := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(string(dir), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("create state dir: %w", err)
 	}
@@ -71,12 +74,16 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
 		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
 	}
-	for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile, "supervisor.log"} {
-		if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+	if !fresh {
+		// A restart of a terminal run id: the previous run's files go
+		// (rooms/, branches/ and communication.json stay).
+		for _, f := range []string{RunFile, EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile, "supervisor.log"} {
+			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+			}
 		}
+		os.RemoveAll(dir.Path("tmp"))
 	}
-	os.RemoveAll(dir.Path("tmp"))
 	meta := &Meta{
 		Run: spec.ID, Address: "run:" + spec.ID, StateDir: string(dir), Cwd: spec.Cwd, CreatedAt: time.Now().UTC(),
 		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
@@ -87,12 +94,13 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if meta.Values == nil {
 		meta.Values = map[string]any{}
 	}
-	if err := dir.WriteJSON(RunFile, meta); err != nil {
-		return nil, nil, err
-	}
 	proc, err := launch(dir, meta, spec)
 	if err != nil {
 		meta.Pid = 0
+		// Leave a record of the failed start for inspect.
+		if !dir.Exists(RunFile) {
+			dir.WriteJSON(RunFile, meta)
+		}
 		appendEvent(dir, map[string]any{"event": "run.failed", "error": err.Error()})
 		dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()})
 		return nil, nil, err
@@ -100,26 +108,40 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	return meta, proc, nil
 }
 
-// launch starts the supervisor in its own session with a readiness pipe on
-// fd 3, records its pid and start time in run.json, and waits for "ok".
+// launch starts the supervisor in its own session. run.json travels on
+// its stdin: the supervisor adds its own pid and start time and writes the
+// file itself (one atomic write per start). fd 3 is the readiness pipe:
+// "ok" once the supervisor is set up.
 func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 	if len(spec.Supervisor) == 0 {
 		return nil, errors.New("no supervisor command configured")
+	}
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("encode run.json: %w", err)
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("readiness pipe: %w", err)
 	}
 	defer rd.Close()
+	in, inW, err := os.Pipe()
+	if err != nil {
+		wr.Close()
+		return nil, fmt.Errorf("run.json pipe: %w", err)
+	}
+	defer in.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		wr.Close()
+		inW.Close()
 		return nil, err
 	}
 	defer devnull.Close()
 	logf, err := os.OpenFile(dir.Path("supervisor.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		wr.Close()
+		inW.Close()
 		return nil, fmt.Errorf("supervisor log: %w", err)
 	}
 	defer logf.Close()
@@ -134,41 +156,40 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
 		Dir:   meta.Cwd,
 		Env:   env,
-		Files: []*os.File{devnull, devnull, logf, wr},
+		Files: []*os.File{in, devnull, logf, wr},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	wr.Close()
 	if err != nil {
+		inW.Close()
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
+	inW.Write(metaJSON)
+	inW.Close()
 	meta.Pid = proc.Pid
 	meta.PidStart = StartTime(proc.Pid)
-	if err := dir.WriteJSON(RunFile, meta); err != nil {
-		syscall.Kill(-proc.Pid, syscall.SIGKILL)
-		proc.Wait()
-		return nil, err
-	}
 	appendEvent(dir, map[string]any{"event": "run.start", "run": meta.Run, "pid": proc.Pid})
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(rd).ReadString('\n')
 		line <- strings.TrimSpace(s)
 	}()
+	fail := func(msg string) (*os.Process, error) {
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		proc.Wait()
+		return nil, fmt.Errorf("start supervisor: %s", msg)
+	}
 	select {
 	case l := <-line:
 		if l == "ok" {
 			return proc, nil
 		}
-		syscall.Kill(-proc.Pid, syscall.SIGKILL)
-		proc.Wait()
 		if l == "" {
 			l = "supervisor exited before it was ready; see " + dir.Path("supervisor.log")
 		}
-		return nil, fmt.Errorf("start supervisor: %s", strings.TrimPrefix(l, "error "))
+		return fail(strings.TrimPrefix(l, "error "))
 	case <-time.After(ReadyTimeout):
-		syscall.Kill(-proc.Pid, syscall.SIGKILL)
-		proc.Wait()
-		return nil, fmt.Errorf("start supervisor: not ready after %s", ReadyTimeout)
+		return fail(fmt.Sprintf("not ready after %s", ReadyTimeout))
 	}
 }
 

@@ -1,7 +1,10 @@
 package runs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 
 	"fmt"
 	"os"
@@ -25,6 +28,8 @@ type supervisor struct {
 	sid    int
 
 	mu       sync.Mutex
+	pmu      sync.Mutex    // serialises progress.json writes
+	dirty    chan struct{} // progress changed: the writer coalesces bursts
 	progress Progress
 	leaves   map[int]Leaf
 	cancel   context.CancelFunc // stops the current attempt
@@ -38,9 +43,9 @@ type supervisor struct {
 // (it becomes a child subreaper), writes every state file, applies the
 // restart policy and control messages, and exits when the run is terminal.
 // ready, if not nil, receives one line once the supervisor is set up.
-func Supervise(ctx context.Context, dir Dir, ready *os.File) error {
-	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), sid: os.Getpid()}
-	if err := s.setup(); err != nil {
+func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
+	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid()}
+	if err := s.setup(metaIn); err != nil {
 		if ready != nil {
 			fmt.Fprintf(ready, "error %v\n", err)
 			ready.Close()
@@ -52,6 +57,11 @@ func Supervise(ctx context.Context, dir Dir, ready *os.File) error {
 	stopWatch, _ := s.watchInbox()
 	defer stopWatch()
 	go s.reap()
+	go func() {
+		for range s.dirty {
+			s.flushProgress()
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
@@ -70,10 +80,31 @@ func Supervise(ctx context.Context, dir Dir, ready *os.File) error {
 	return nil
 }
 
-func (s *supervisor) setup() error {
-	m, err := s.dir.Meta()
-	if err != nil {
-		return err
+// setup writes run.json — from the kernel's copy on metaIn, with our pid
+// and start time — or reads it (metaIn nil, or empty).
+func (s *supervisor) setup(metaIn io.Reader) error {
+	var m *Meta
+	if metaIn != nil {
+		data, err := io.ReadAll(metaIn)
+		if err != nil {
+			return fmt.Errorf("read run.json from the kernel: %w", err)
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			m = &Meta{}
+			if err := json.Unmarshal(data, m); err != nil {
+				return fmt.Errorf("run.json from the kernel: %w", err)
+			}
+			m.Pid, m.PidStart = os.Getpid(), StartTime(os.Getpid())
+			if err := s.dir.WriteJSON(RunFile, m); err != nil {
+				return err
+			}
+		}
+	}
+	if m == nil {
+		var err error
+		if m, err = s.dir.Meta(); err != nil {
+			return err
+		}
 	}
 	s.meta = m
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -247,7 +278,6 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		OnEvent:    s.onCommand,
 		MaxCapture: 64 << 20,
 	}
-	os.MkdirAll(runner.TempDir, 0o700)
 	res := runner.Run(actx, plan, nil)
 	defer res.Stdout.Close()
 	command = joinCommands(res.Commands)
@@ -295,7 +325,10 @@ func (s *supervisor) onCommand(e template.Event) {
 		rec["code"], rec["killed"] = e.Code, e.Killed
 	}
 	s.appendEvent(rec)
-	s.writeProgress()
+	select {
+	case s.dirty <- struct{}{}:
+	default: // a write is already pending; it will include this change
+	}
 	if e.Type == "command.done" {
 		s.outboxDone(e)
 	}
@@ -333,10 +366,15 @@ func (s *supervisor) setPhase(phase string, edit func(*Progress)) {
 		edit(&s.progress)
 	}
 	s.mu.Unlock()
-	s.writeProgress()
+	s.flushProgress()
 }
 
-func (s *supervisor) writeProgress() {
+// flushProgress writes the current progress. Writes are serialised and
+// each takes its snapshot under the write lock, so an older snapshot can
+// never land after a newer one.
+func (s *supervisor) flushProgress() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
 	s.mu.Lock()
 	p := s.progress
 	p.UpdatedAt = time.Now().UTC()
@@ -380,20 +418,24 @@ func (s *supervisor) finish(r *Result) {
 	}
 }
 
-// killTree signals every process in the supervisor's session and every
-// descendant (orphans that left the session reparent to us).
+// killTree signals every process the run started: each live leaf's
+// process group, then every descendant — we are a child subreaper, so an
+// orphan of the run is still our descendant. (No /proc-wide scan: with
+// hundreds of runs each scanning every process, a batch kill would cost
+// the square of the run count.)
 func (s *supervisor) killTree(sig syscall.Signal) []int {
-	pids := SessionMembers(s.sid)
-	seen := map[int]bool{os.Getpid(): true}
-	var out []int
-	for _, p := range append(pids, Descendants(os.Getpid())...) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
+	s.mu.Lock()
+	groups := make([]int, 0, len(s.leaves))
+	for pid := range s.leaves {
+		groups = append(groups, pid)
 	}
-	KillAll(out, sig)
-	return out
+	s.mu.Unlock()
+	for _, g := range groups {
+		syscall.Kill(-g, sig)
+	}
+	pids := s.others()
+	KillAll(pids, sig)
+	return append(groups, pids...)
 }
 
 func (s *supervisor) killTreeGraceful(grace time.Duration) {
@@ -415,14 +457,9 @@ func (s *supervisor) killTreeGraceful(grace time.Duration) {
 	}
 }
 
+// others lists the live descendants of the supervisor.
 func (s *supervisor) others() []int {
-	var out []int
-	for _, p := range append(SessionMembers(s.sid), Descendants(os.Getpid())...) {
-		if p != os.Getpid() {
-			out = append(out, p)
-		}
-	}
-	return out
+	return Descendants(os.Getpid())
 }
 
 // watchInbox applies control messages when the kernel rings (SIGUSR1,

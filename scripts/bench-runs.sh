@@ -111,7 +111,7 @@ export PI_ACTORS_SESSION=bench-runs
 out="$tmp/out"
 mkdir -p "$out"
 
-echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state on $(findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp"); targets from the issue; figures are printed, never asserted"
+echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state on $( (findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") | head -1); targets from the issue; figures are printed, never asserted"
 
 # --- warm kernel -----------------------------------------------------------
 
@@ -213,7 +213,7 @@ supervisord_bench() {
 	# Its own session, so the cleanup finds it and every program it starts.
 	setsid supervisord -c "$conf" </dev/null >"$sd/stdout" 2>&1 &
 	supd_pid=$!
-	for ((i = 0; i < 200; i++)); do
+	for ((i = 0; i < 100; i++)); do
 		"${ctl[@]}" pid >/dev/null 2>&1 && break
 		sleep 0.05
 	done

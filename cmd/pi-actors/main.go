@@ -39,6 +39,9 @@ type verb struct {
 	firstWord bool
 	// flags are the verb's own flags (besides --json, --verbose, --help).
 	flags []string
+	// batch: the verb takes a stdin batch whole (the kernel runs it in
+	// parallel) instead of one request at a time.
+	batch bool
 	run   func(ctx context.Context, a *app, r *request) int
 	// issue names the capability a verb waits for; such verbs are listed
 	// but answer "not yet available".
@@ -101,7 +104,7 @@ func run(ctx context.Context, args []string, io streams) int {
 			msg:  fmt.Sprintf("%s is not yet available in this build", v.name),
 			hint: "available now: " + availableNames()})
 	}
-	if len(r.batch) == 0 {
+	if len(r.batch) == 0 || v.batch {
 		return v.run(ctx, a, r)
 	}
 	code := exitOK

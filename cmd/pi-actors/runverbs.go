@@ -16,6 +16,7 @@ func init() {
 		&verb{
 			name:    "spawn",
 			summary: "start a detached, supervised run actor",
+			batch:   true,
 			usage: `pi-actors spawn as=run:<id> (recipe=<name> | file=<path> | template=… ) [values:='{…}'] [artifacts:='{…}'] [state_dir=…] [restart:='{…}'] [--json]
 pi-actors spawn -        (a JSON array or JSON lines on stdin: a batch, one run per object)
 
@@ -33,6 +34,7 @@ Examples:
 		&verb{
 			name:    "message",
 			summary: "send a typed envelope to an actor",
+			batch:   true,
 			usage: `pi-actors message to=run:<id> type=<channel.action> [body=… | body:=JSON] [summary=…] [from=…] [id=…] [--json]
 pi-actors message -      (a batch on stdin)
 
@@ -69,11 +71,25 @@ func runMessage(ctx context.Context, a *app, r *request) int {
 // kernelOp sends a request (a batch when stdin held several objects) and
 // prints each result.
 func (a *app) kernelOp(r *request, op string, text func(map[string]any) string) int {
-	resp, err := a.call(r, op, r.batch)
+	var items []map[string]any
+	if len(r.batch) > 0 {
+		// Each item's parameters over the command line's (session travels
+		// on the request).
+		for _, one := range r.single() {
+			item := map[string]any{}
+			for k, v := range one.params {
+				if k != "session" {
+					item[k] = v
+				}
+			}
+			items = append(items, item)
+		}
+	}
+	resp, err := a.call(r, op, items)
 	if err != nil {
 		return a.fail(r, err)
 	}
-	if len(r.batch) == 0 {
+	if len(items) == 0 {
 		return a.reply(r, *resp, text)
 	}
 	code := exitOK

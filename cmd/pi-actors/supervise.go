@@ -16,7 +16,7 @@ func superviseMain(args []string) int {
 		return exitUsage
 	}
 	ready := os.NewFile(3, "ready")
-	if err := runs.Supervise(context.Background(), runs.Dir(args[0]), ready); err != nil {
+	if err := runs.Supervise(context.Background(), runs.Dir(args[0]), os.Stdin, ready); err != nil {
 		fmt.Fprintln(os.Stderr, "pi-actors supervise:", err)
 		return exitSoftware
 	}
