@@ -2,7 +2,7 @@ package mailbox
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strings"
 )
 
@@ -22,7 +22,7 @@ const mainRoom = "main"
 
 // tokenRe is the grammar of every id inside an address, of run ids and of
 // caller-chosen record ids: they become path elements, so nothing else.
-var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var tokenRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
 // validToken reports whether s is a non-empty token that is safe as a
 // path element ("." and ".." are not).

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 // typeRe is the grammar of a message type: control.kill, run.message,
 // review:done, …
-var typeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]*$`)
+var typeRe = lazyre.New(`^[A-Za-z][A-Za-z0-9_.:-]*$`)
 
 // Envelope is a typed actor message. To and Type are required; To and From
 // are canonical addresses. Body is any JSON value: nil when absent, and a

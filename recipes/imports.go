@@ -3,10 +3,10 @@ package recipes
 import (
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -378,7 +378,7 @@ func exists(path string) bool {
 	return err == nil
 }
 
-var refRe = regexp.MustCompile(`\{([^{}]+)\}`)
+var refRe = lazyre.New(`\{([^{}]+)\}`)
 
 // substituteRefs replaces import references ({alias.name}, {alias.file},
 // {alias.defaults.k.sub}, {alias.values.k}, with =fallback or ?yes:no)

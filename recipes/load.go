@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"io/fs"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -360,7 +360,7 @@ func scalarYAML(n *yaml.Node) any {
 	return n.Value
 }
 
-var jsonNumberRe = regexp.MustCompile(`^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$`)
+var jsonNumberRe = lazyre.New(`^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$`)
 
 // yamlKeyOrder returns the keys of the mapping under key, in written order.
 func yamlKeyOrder(doc *yaml.Node, key string) []string {

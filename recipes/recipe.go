@@ -3,8 +3,8 @@ package recipes
 import (
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -93,7 +93,7 @@ var envelopeKeys = []string{"args", "defaults", "parallel", "label", "when", "ti
 // recipeKeys are the other fields a recipe may have.
 var recipeKeys = []string{"description", "disabled", "async", "state_dir", "imports", "artifacts", "mailbox", "retire_when", "restart", "values", "usage", "actor_context", "template", "name"}
 
-var aliasRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var aliasRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
 // IDOf returns the recipe id of a file path: its base name without .json
 // or .md.

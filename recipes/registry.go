@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -180,8 +180,8 @@ func paramBool(key string, v any) (bool, error) {
 	return false, regErr(key, ErrInvalid, fmt.Sprintf("pass %s=true or %s=false", key, key), "%s must be true or false (got %s)", key, template.CompactJSON(v))
 }
 
-var nonNameRe = regexp.MustCompile(`[^a-z0-9_]+`)
-var underscoresRe = regexp.MustCompile(`_+`)
+var nonNameRe = lazyre.New(`[^a-z0-9_]+`)
+var underscoresRe = lazyre.New(`_+`)
 
 // NormalizeName turns a requested tool name into a tool name: trimmed,
 // lowercased, every run of characters outside [a-z0-9_] replaced by one _,
@@ -829,7 +829,7 @@ type wrapTarget struct {
 	recipe *Recipe // the wrapped recipe
 }
 
-var nonAliasRe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+var nonAliasRe = lazyre.New(`[^A-Za-z0-9_.-]+`)
 
 // wrapTarget decides whether a template names an existing recipe rather
 // than a command (decision C5): a single word that is a path ending in

@@ -3,9 +3,9 @@ package recipes
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -369,7 +369,7 @@ func mergeDiagnostics(base []string, all []*sumEntry) []string {
 
 // idDiagRe matches the Registry's per-id diagnostics ("Recipe <id> shadows
 // …", "Recipe <id> is invalid and blocks …").
-var idDiagRe = regexp.MustCompile(`^Recipe (\S+) (?:shadows \d+ |is invalid and blocks |is disabled and blocks )`)
+var idDiagRe = lazyre.New(`^Recipe (\S+) (?:shadows \d+ |is invalid and blocks |is disabled and blocks )`)
 
 // details attributes every diagnostic to the file (or id) it is about and
 // grades it, sorted error < warning < info, then by message.
@@ -410,8 +410,8 @@ func (s *Summary) details(g *Registry) []DiagnosticDetail {
 }
 
 var (
-	errorDiagRe   = regexp.MustCompile(`(?i)invalid|failed to load|not found|cyclic|exceeds|must define|repeat must`)
-	warningDiagRe = regexp.MustCompile(`(?i)world-writable|group-writable|invokes bash|eval|destructive|broad filesystem|unsafe`)
+	errorDiagRe   = lazyre.New(`(?i)invalid|failed to load|not found|cyclic|exceeds|must define|repeat must`)
+	warningDiagRe = lazyre.New(`(?i)world-writable|group-writable|invokes bash|eval|destructive|broad filesystem|unsafe`)
 )
 
 // DiagnosticSeverity grades a diagnostic message: error, warning or info.
@@ -438,19 +438,19 @@ func severityRank(s string) int {
 // diagnosticActions suggest what to do about a diagnostic; the first
 // match wins.
 var diagnosticActions = []struct {
-	re     *regexp.Regexp
+	re     *lazyre.Regexp
 	action string
 }{
-	{regexp.MustCompile(`(?i)world-writable|group-writable`), "tighten recipe root permissions"},
-	{regexp.MustCompile(`(?i)invokes bash`), "audit the trusted shell boundary and keep only if intentional"},
-	{regexp.MustCompile(`(?i)must define template`), "add a template field or remove the recipe"},
-	{regexp.MustCompile(`(?i)JSON|Expected|parse`), "fix recipe syntax or archive the file"},
-	{regexp.MustCompile(`(?i)Markdown recipe`), "fix frontmatter and add a fenced template or recipe block"},
-	{regexp.MustCompile(`(?i)cyclic`), "break the import cycle"},
-	{regexp.MustCompile(`(?i)exceeds.*size`), "split large prompt or data into separate files"},
-	{regexp.MustCompile(`(?i)repeat must`), "use a positive repeat count or an array-typed repeat source"},
-	{regexp.MustCompile(`(?i)shadows`), "confirm the active override or rename one recipe"},
-	{regexp.MustCompile(`(?i)disabled`), "keep disabled intentionally or delete/archive the file"},
+	{lazyre.New(`(?i)world-writable|group-writable`), "tighten recipe root permissions"},
+	{lazyre.New(`(?i)invokes bash`), "audit the trusted shell boundary and keep only if intentional"},
+	{lazyre.New(`(?i)must define template`), "add a template field or remove the recipe"},
+	{lazyre.New(`(?i)JSON|Expected|parse`), "fix recipe syntax or archive the file"},
+	{lazyre.New(`(?i)Markdown recipe`), "fix frontmatter and add a fenced template or recipe block"},
+	{lazyre.New(`(?i)cyclic`), "break the import cycle"},
+	{lazyre.New(`(?i)exceeds.*size`), "split large prompt or data into separate files"},
+	{lazyre.New(`(?i)repeat must`), "use a positive repeat count or an array-typed repeat source"},
+	{lazyre.New(`(?i)shadows`), "confirm the active override or rename one recipe"},
+	{lazyre.New(`(?i)disabled`), "keep disabled intentionally or delete/archive the file"},
 }
 
 // DiagnosticAction suggests what to do about a diagnostic message.

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"time"
 
@@ -60,7 +60,7 @@ var (
 	ErrDenied    = errors.New("access denied")
 )
 
-var idRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var idRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
 // ValidID checks a run id before it becomes a path: letters, digits, dot,
 // underscore and dash, not "." or "..", at most 128 bytes.

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -523,7 +523,7 @@ func (d *demo) showFollowups() error {
 }
 
 // followupsRe finds the count in the first line of view=followups.
-var followupsRe = regexp.MustCompile(`(?m)^session=\S+ followups=(\d+)`)
+var followupsRe = lazyre.New(`(?m)^session=\S+ followups=(\d+)`)
 
 // cleanup stops every run of the private root, then its kernel, checks
 // that no process of the demo is left, and removes the root (unless keep).

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strconv"
 	"strings"
 
@@ -111,8 +111,8 @@ var inspectRoutes = map[string]*inspectRoute{
 const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, room:<run>, branch:<run>/<branch>"
 
 var (
-	inspectIDRe   = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	inspectSpaces = regexp.MustCompile(`\s+`)
+	inspectIDRe   = lazyre.New(`^[A-Za-z0-9_.-]+$`)
+	inspectSpaces = lazyre.New(`\s+`)
 )
 
 // parseInspectTarget parses a target address; a bad one fails before any

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -26,7 +26,7 @@ type request struct {
 	stdin   bool
 }
 
-var keyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+var keyRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
 // allFlags are the flags a verb may accept; every verb takes the common
 // ones, and declares its own (verb.flags).

@@ -3,8 +3,8 @@ package template
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -24,8 +24,8 @@ type Arg struct {
 }
 
 var (
-	numberRe = regexp.MustCompile(`^-?(\d+(\.\d+)?|\.\d+)$`)
-	enumRe   = regexp.MustCompile(`^enum\((.*)\)$`)
+	numberRe = lazyre.New(`^-?(\d+(\.\d+)?|\.\d+)$`)
+	enumRe   = lazyre.New(`^enum\((.*)\)$`)
 )
 
 // ParseType reads a type name. Unknown names and an empty enum() fall back

@@ -3,8 +3,8 @@ package template
 import (
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -19,7 +19,7 @@ type expr struct {
 	left, right *expr
 }
 
-var intRe = regexp.MustCompile(`^-?\d+$`)
+var intRe = lazyre.New(`^-?\d+$`)
 
 type exprParser struct {
 	src  string

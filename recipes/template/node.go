@@ -3,7 +3,7 @@ package template
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,9 +68,9 @@ type Leaf struct {
 var nodeFields = []string{"actorRecipeContext", "args", "defaults", "delay", "failure", "label", "output", "parallel", "recover", "repeat", "retry", "template", "timeout", "when"}
 
 var (
-	digitsRe       = regexp.MustCompile(`^\d+$`)
-	lengthRe       = regexp.MustCompile(`^\{?(` + namePattern + `)\.length\}?$`)
-	repeatPlaceRe  = regexp.MustCompile(`^\{(` + namePattern + `)\}$`)
+	digitsRe       = lazyre.New(`^\d+$`)
+	lengthRe       = lazyre.New(`^\{?(` + namePattern + `)\.length\}?$`)
+	repeatPlaceRe  = lazyre.New(`^\{(` + namePattern + `)\}$`)
 	errRepeatValue = "must be a positive integer, \"{array.length}\" or \"{name}\" naming a positive integer"
 )
 

@@ -3,10 +3,10 @@ package template
 import (
 	"bytes"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -117,7 +117,7 @@ func FormatSize(n int64) string {
 	return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
 }
 
-var unsafeNameRe = regexp.MustCompile(`[^a-z0-9_]+`)
+var unsafeNameRe = lazyre.New(`[^a-z0-9_]+`)
 
 // SaveOutput writes the whole of b to <dir>/tool-output-XXXXXX/<tool>-<stream>.txt
 // and returns the path.

@@ -1,7 +1,7 @@
 package template
 
 import (
-	"regexp"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strings"
 )
 
@@ -37,14 +37,14 @@ const (
 const namePattern = `[A-Za-z_][A-Za-z0-9_-]*`
 
 var (
-	nameRe     = regexp.MustCompile(`^` + namePattern + `$`)
-	nameFormRe = regexp.MustCompile(`^(` + namePattern + `)(?::([A-Za-z]+|enum\([^)]*\)))?(?:=(.*))?$`)
-	ternaryRe  = regexp.MustCompile(`^([^?:]+)\?([^:]*):(.*)$`)
-	indexRe    = regexp.MustCompile(`^(` + namePattern + `)\[(.+)\]$`)
-	padRe      = regexp.MustCompile(`^(_{1,6})\((.+)\)$`)
+	nameRe     = lazyre.New(`^` + namePattern + `$`)
+	nameFormRe = lazyre.New(`^(` + namePattern + `)(?::([A-Za-z]+|enum\([^)]*\)))?(?:=(.*))?$`)
+	ternaryRe  = lazyre.New(`^([^?:]+)\?([^:]*):(.*)$`)
+	indexRe    = lazyre.New(`^(` + namePattern + `)\[(.+)\]$`)
+	padRe      = lazyre.New(`^(_{1,6})\((.+)\)$`)
 	// Arithmetic is only attempted on content made of expression characters;
 	// anything else (JSON, jq, awk programs) stays literal.
-	exprCharsRe = regexp.MustCompile(`^[A-Za-z0-9_\s()+\-*/%.]+$`)
+	exprCharsRe = lazyre.New(`^[A-Za-z0-9_\s()+\-*/%.]+$`)
 )
 
 // parsePlaceholder classifies the content of {…}. Content that matches no

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -299,7 +299,7 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	return t.buf.Write(p)
 }
 
-var plainWordRe = regexp.MustCompile(`^[A-Za-z0-9_/:=.,@%+\-]+$`)
+var plainWordRe = lazyre.New(`^[A-Za-z0-9_/:=.,@%+\-]+$`)
 
 // QuoteCommand renders argv for humans and logs, quoting like a POSIX
 // shell where needed. It is never executed.

@@ -3,7 +3,7 @@ package template
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strings"
 )
 
@@ -21,7 +21,7 @@ type layer struct {
 // repeatVars are the reserved values of one copy of a repeated node.
 type repeatVars struct{ index, count int }
 
-var repeatVarRe = regexp.MustCompile(`^(_{0,6})(index|prev|next|repeat)$`)
+var repeatVarRe = lazyre.New(`^(_{0,6})(index|prev|next|repeat)$`)
 
 func (r *repeatVars) lookup(name string) (string, bool) {
 	// Hot path (every placeholder of every copy): no regexp.

@@ -1,0 +1,44 @@
+// Package lazyre compiles a regular expression the first time it is used,
+// not at program start: the CLI and every run supervisor start often and
+// most runs never touch most patterns.
+package lazyre
+
+import (
+	"regexp"
+	"sync"
+)
+
+// Regexp is a pattern compiled on first use (and then like
+// *regexp.Regexp). A bad pattern panics on first use, like MustCompile.
+type Regexp struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// New returns a lazily compiled pattern.
+func New(src string) *Regexp { return &Regexp{src: src} }
+
+func (r *Regexp) get() *regexp.Regexp {
+	r.once.Do(func() { r.re = regexp.MustCompile(r.src) })
+	return r.re
+}
+
+// MatchString is regexp.Regexp.MatchString.
+func (r *Regexp) MatchString(s string) bool { return r.get().MatchString(s) }
+
+// FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
+func (r *Regexp) FindStringSubmatch(s string) []string { return r.get().FindStringSubmatch(s) }
+
+// FindStringSubmatchIndex is regexp.Regexp.FindStringSubmatchIndex.
+func (r *Regexp) FindStringSubmatchIndex(s string) []int { return r.get().FindStringSubmatchIndex(s) }
+
+// ReplaceAllString is regexp.Regexp.ReplaceAllString.
+func (r *Regexp) ReplaceAllString(src, repl string) string {
+	return r.get().ReplaceAllString(src, repl)
+}
+
+// ReplaceAllStringFunc is regexp.Regexp.ReplaceAllStringFunc.
+func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) string {
+	return r.get().ReplaceAllStringFunc(src, repl)
+}
