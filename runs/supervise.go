@@ -318,7 +318,9 @@ func (s *supervisor) onCommand(e template.Event) {
 	case "command.done":
 		delete(s.leaves, e.Pid)
 	}
-	s.progress.Active = e.Active
+	// Events from parallel leaves can arrive out of order: count our own
+	// live leaves rather than trusting the event's number.
+	s.progress.Active = len(s.leaves)
 	s.mu.Unlock()
 	rec := map[string]any{"event": e.Type, "activeSubagents": e.Active, "command": e.Command, "pid": e.Pid}
 	if e.Type == "command.done" {
