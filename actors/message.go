@@ -104,9 +104,12 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 		out["delivered"], out["queued"], out["consumer"], out["reason"] = false, true, "run-inbox", "queued_mailbox"
 		return out, nil
 	}
-	applied := waitHandled(dir.Path(runs.InboxFile), inboxID, controlWait)
-	if applied && env.Type != "control.restart" {
-		// A stop is applied once the run is over: its result is written.
+	var applied bool
+	if env.Type == "control.restart" {
+		applied = waitHandled(dir.Path(runs.InboxFile), inboxID, controlWait)
+	} else {
+		// A stop is applied once the run is over: its result is written
+		// (a stat per poll, not an inbox read).
 		applied = waitTerminal(dir, controlWait)
 	}
 	out["consumer"] = "run-supervisor"

@@ -57,10 +57,13 @@ func (l *Line) Set(key string, v any) error {
 	return nil
 }
 
-// LockPath is the lock file guarding a JSONL file: <dir>/.<name>.lock. It
-// is a separate file because a rewrite replaces the data file's inode.
+// LockPath is the lock file guarding a JSONL file: one per directory,
+// <dir>/.jsonl.lock, shared by every JSONL file in it (a run's events,
+// inbox, outbox and wake files), so a run costs one lock file, not one per
+// file. It is a separate file because a rewrite replaces the data file's
+// inode. No operation of this package takes it twice.
 func LockPath(path string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock")
+	return filepath.Join(filepath.Dir(path), ".jsonl.lock")
 }
 
 // Append appends each record as one JSON line under the file's lock,

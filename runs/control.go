@@ -16,8 +16,10 @@ var controlTypes = map[string]string{"control.kill": "kill", "control.cancel": "
 // IsControl reports whether a message type is applied by the supervisor.
 func IsControl(typ string) bool { _, ok := controlTypes[typ]; return ok }
 
-// control claims queued control messages from the inbox, oldest first,
-// applies them and marks them handled. Other messages are left alone.
+// control takes queued control messages from the inbox, oldest first,
+// and applies them. Other messages are left alone. A control message is
+// claimed and marked handled in one rewrite (one atomic write), then
+// applied: the supervisor is its only consumer.
 func (s *supervisor) control() {
 	for {
 		rec, err := claimControl(s.dir.Path(InboxFile))
@@ -32,25 +34,24 @@ func (s *supervisor) control() {
 		from, _ := rec["from"].(string)
 		s.appendEvent(map[string]any{"event": "run.control", "type": rec.Type(), "inbox_id": rec.ID(), "from": from})
 		s.request(reason)
-		if err := mailbox.NewInbox(s.dir.Path(InboxFile)).Done(rec.ID(), mailbox.StatusHandled, map[string]any{"applied": reason}); err != nil {
-			s.logf("inbox: mark %s handled: %v", rec.ID(), err)
-		}
 	}
 }
 
-// claimControl claims the first queued control record.
+// claimControl takes the first queued control record: claimed and
+// handled by the supervisor at once.
 func claimControl(path string) (mailbox.Record, error) {
-	return claimWhere(path, "supervisor", func(r mailbox.Record) bool { return IsControl(r.Type()) })
+	return claimWhere(path, "supervisor", func(r mailbox.Record) bool { return IsControl(r.Type()) }, true)
 }
 
 // ClaimMessage claims the next queued message for the run's own consumer
 // (every type but the supervisor's control types).
 func ClaimMessage(dir Dir, owner string) (mailbox.Record, error) {
-	return claimWhere(dir.Path(InboxFile), owner, func(r mailbox.Record) bool { return !IsControl(r.Type()) })
+	return claimWhere(dir.Path(InboxFile), owner, func(r mailbox.Record) bool { return !IsControl(r.Type()) }, false)
 }
 
-// claimWhere claims the first queued record that match accepts.
-func claimWhere(path, owner string, match func(mailbox.Record) bool) (mailbox.Record, error) {
+// claimWhere claims the first queued record that match accepts (and, with
+// handled, marks it handled in the same write).
+func claimWhere(path, owner string, match func(mailbox.Record) bool, handled bool) (mailbox.Record, error) {
 	var got mailbox.Record
 	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		for i := range lines {
@@ -68,7 +69,11 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool) (mailbox.Re
 				}
 			}
 			now := time.Now().UTC().Format(time.RFC3339Nano)
-			for _, kv := range [][2]any{{"claimed_at", now}, {"claimed_by", owner}, {"status", mailbox.StatusClaimed}} {
+			fields := [][2]any{{"claimed_at", now}, {"claimed_by", owner}, {"status", mailbox.StatusClaimed}}
+			if handled {
+				fields = append(fields, [2]any{"handled_at", now}, [2]any{"status", mailbox.StatusHandled})
+			}
+			for _, kv := range fields {
 				if err := l.Set(kv[0].(string), kv[1]); err != nil {
 					return nil, err
 				}

@@ -77,7 +77,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if !fresh {
 		// A restart of a terminal run id: the previous run's files go
 		// (rooms/, branches/ and communication.json stay).
-		for _, f := range []string{RunFile, EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile, "supervisor.log"} {
+		for _, f := range []string{RunFile, EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
 			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
 			}
@@ -138,7 +138,9 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 		return nil, err
 	}
 	defer devnull.Close()
-	logf, err := os.OpenFile(dir.Path("supervisor.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// The supervisor's own stderr (a panic, say) lands in the run's
+	// stderr.log, where its log lines go too.
+	logf, err := os.OpenFile(dir.Path(StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		wr.Close()
 		inW.Close()
@@ -185,7 +187,7 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 			return proc, nil
 		}
 		if l == "" {
-			l = "supervisor exited before it was ready; see " + dir.Path("supervisor.log")
+			l = "supervisor exited before it was ready; see " + dir.Path(StderrLog)
 		}
 		return fail(strings.TrimPrefix(l, "error "))
 	case <-time.After(ReadyTimeout):

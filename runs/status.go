@@ -71,6 +71,14 @@ func Load(dir Dir) (*Info, error) {
 	if dir.ReadJSON(HandledFile, &h) == nil {
 		in.Handled = &h
 	}
+	if in.Handled == nil && in.Result != nil {
+		switch in.Result.Reason {
+		case "control.kill":
+			in.Handled = &Handled{Event: "run.kill", Signal: "SIGKILL", TS: in.Result.CompletedAt}
+		case "control.cancel":
+			in.Handled = &Handled{Event: "run.cancel", Signal: "SIGTERM", TS: in.Result.CompletedAt}
+		}
+	}
 	switch {
 	case in.Result != nil:
 		in.Status, in.Reason = in.Result.Status, in.Result.Reason

@@ -361,6 +361,9 @@ func (s *supervisor) outboxDone(e template.Event) {
 	})
 }
 
+// setPhase records a phase change. The end of the run is written at once;
+// other phases join the next coalesced write (the first leaf's start
+// follows within microseconds).
 func (s *supervisor) setPhase(phase string, edit func(*Progress)) {
 	s.mu.Lock()
 	s.progress.Phase = phase
@@ -368,7 +371,14 @@ func (s *supervisor) setPhase(phase string, edit func(*Progress)) {
 		edit(&s.progress)
 	}
 	s.mu.Unlock()
-	s.flushProgress()
+	if Terminal(phase) || phase == StatusBackoff {
+		s.flushProgress()
+		return
+	}
+	select {
+	case s.dirty <- struct{}{}:
+	default:
+	}
 }
 
 // flushProgress writes the current progress. Writes are serialised and
@@ -403,7 +413,8 @@ func (s *supervisor) finish(r *Result) {
 		if r.Status == StatusCancelled {
 			ev, sig = "run.cancel", "SIGTERM"
 		}
-		s.dir.WriteJSON(HandledFile, Handled{Event: ev, Signal: sig, TS: r.CompletedAt})
+		// Stopped on purpose: result.json's reason records it (and keeps
+		// follow-ups away); no separate terminal-handled file to write.
 		s.appendEvent(map[string]any{"event": ev, "pid": os.Getpid(), "signal": sig, "signalTarget": "processGroup"})
 	case StatusExited:
 		s.appendEvent(map[string]any{"event": "run.exited", "reason": r.Reason, "code": r.Code})
