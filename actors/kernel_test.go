@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -141,19 +142,46 @@ func (k *kernel) shutdown() {
 	}
 }
 
+// callTimeout bounds every request: a kernel that stops answering fails
+// the test with a dump of its goroutines (it runs in this process)
+// instead of hanging until the test binary's timeout.
+const callTimeout = 30 * time.Second
+
 // call sends one request as session.
 func (k *kernel) call(op, session string, params map[string]any, items ...map[string]any) *wire.Response {
 	k.t.Helper()
-	c, err := wire.Dial(k.agent, time.Second)
+	return callConn(k.t, k.agent, wire.Request{Op: op, Session: session, Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: params, Items: items})
+}
+
+// callConn sends one request on a new connection, bounded by callTimeout.
+func callConn(t *testing.T, agent string, req wire.Request) *wire.Response {
+	t.Helper()
+	c, err := wire.Dial(agent, time.Second)
 	if err != nil {
-		k.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer c.Close()
-	resp, err := c.Call(wire.Request{Op: op, Session: session, Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: params, Items: items})
-	if err != nil {
-		k.t.Fatalf("%s: %v", op, err)
+	type answer struct {
+		resp *wire.Response
+		err  error
 	}
-	return resp
+	ch := make(chan answer, 1)
+	go func() {
+		resp, err := c.Call(req)
+		ch <- answer{resp, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			t.Fatalf("%s: %v", req.Op, a.err)
+		}
+		return a.resp
+	case <-time.After(callTimeout):
+		var b strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&b, 2)
+		t.Fatalf("%s: no answer from the kernel within %s; goroutines:\n%s", req.Op, callTimeout, b.String())
+		return nil
+	}
 }
 
 // spawnParams spawns a helper leaf: {bin} args...
@@ -305,18 +333,10 @@ func TestKernelErrorExitCodes(t *testing.T) {
 func TestSpawnDepthLimit(t *testing.T) {
 	agent := newAgent(t)
 	k := startKernel(t, agent, settings(func(c *config.Config) { c.Runs.MaxDepth = 2 }))
-	c, err := wire.Dial(agent, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	for depth, wantOK := range map[int]bool{0: true, 1: true, 2: false} {
 		id := fmt.Sprintf("d%d", depth)
-		resp, err := c.Call(wire.Request{Op: "spawn", Session: "s1", Cwd: agent,
+		resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent,
 			Env: append(os.Environ(), testproc.EnvVar+"=1", fmt.Sprintf("PI_ACTORS_DEPTH=%d", depth)), Params: spawnParams(id, "exit 0", nil)})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if wantOK != (resp.Error == nil) {
 			t.Errorf("caller depth %d: error %+v, want ok=%v", depth, resp.Error, wantOK)
 		}

@@ -96,20 +96,73 @@ func (a *sessionActor) deliver() {
 	}
 }
 
-// takeOne claims the oldest queued follow-up of a session.
+// takeOne claims the oldest follow-up of a session that is not yet
+// delivered (queued, or claimed by a delivery that never finished — a
+// watcher that went away, a kernel that died). The caller marks it
+// handled once it is handed over: at least once, never silently lost.
 func (k *Kernel) takeOne(session string) (Followup, bool) {
 	q := mailbox.NewInbox(k.sessionFile(session))
 	for {
-		rec, err := q.Claim("coordinator")
+		rec, err := claimFollowup(q.Path)
 		if err != nil || rec == nil {
 			return Followup{}, false
 		}
 		var f Followup
-		derr := decodeRecord(rec["body"], &f)
-		q.Done(rec.ID(), mailbox.StatusHandled, nil)
-		if derr == nil {
-			return f, true
+		if err := decodeRecord(rec["body"], &f); err != nil {
+			q.Done(rec.ID(), mailbox.StatusFailed, map[string]any{"error": err.Error()})
+			continue
 		}
+		f.ID = rec.ID()
+		return f, true
+	}
+}
+
+// redeliverAfter is how long a claimed follow-up may wait for its
+// delivery to finish before another reader takes it over.
+const redeliverAfter = 30 * time.Second
+
+// claimFollowup claims the oldest queued follow-up, or one whose claim is
+// older than redeliverAfter.
+func claimFollowup(path string) (mailbox.Record, error) {
+	var got mailbox.Record
+	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		now := time.Now().UTC()
+		for i := range lines {
+			l := &lines[i]
+			if l.Err != nil {
+				continue
+			}
+			r := mailbox.Record(l.Value)
+			switch r.Status() {
+			case mailbox.StatusQueued:
+			case mailbox.StatusClaimed:
+				at, _ := r["claimed_at"].(string)
+				t, err := time.Parse(time.RFC3339Nano, at)
+				if err == nil && now.Sub(t) < redeliverAfter {
+					continue
+				}
+			default:
+				continue
+			}
+			for _, kv := range [][2]any{{"claimed_at", now.Format(time.RFC3339Nano)}, {"claimed_by", "coordinator"}, {"status", mailbox.StatusClaimed}} {
+				if err := l.Set(kv[0].(string), kv[1]); err != nil {
+					return nil, err
+				}
+			}
+			got = mailbox.Record(l.Value)
+			return lines, nil
+		}
+		return lines, nil
+	})
+	return got, err
+}
+
+// delivered marks a follow-up handed over.
+func (k *Kernel) delivered(session, id string) {
+	// Keep the newest delivered follow-ups only: the queue file stays small.
+	q := &mailbox.Inbox{Path: k.sessionFile(session), KeepTerminal: 2000}
+	if err := q.Done(id, mailbox.StatusHandled, nil); err != nil {
+		k.log.Warn("mark follow-up delivered", "session", session, "id", id, "err", err)
 	}
 }
 
@@ -121,6 +174,7 @@ func (k *Kernel) drain(session string) []Followup {
 		if !ok {
 			return out
 		}
+		k.delivered(session, f.ID)
 		out = append(out, f)
 	}
 }
@@ -166,8 +220,9 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error) {
 				return
 			}
 			if write(wire.Response{ID: req.ID, OK: true, Result: f}) != nil {
-				return
+				return // stays claimed: the next reader gets it again
 			}
+			k.delivered(req.Session, f.ID)
 		case <-tick.C:
 			// keepalive: detect a client that went away
 			if write(wire.Response{ID: req.ID, OK: true, Result: map[string]any{"keepalive": true}}) != nil {

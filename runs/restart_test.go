@@ -68,6 +68,7 @@ func script(body string) string {
 // on-failure: a service that crashes once runs on after one backoff; the
 // events say so and the result counts the restart.
 func TestRestartOnFailureRecovers(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "svc", "{bin} flaky {f} 2", map[string]any{"f": filepath.Join(agent, "count")})
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS = 20 })
@@ -91,6 +92,7 @@ func TestRestartOnFailureRecovers(t *testing.T) {
 // The delay doubles with each quick failure, is capped by max_backoff_ms,
 // and the start limit (burst) ends the run as failed, reason start_limit.
 func TestRestartBackoffGrowsToCapThenLimit(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "crash", "{bin} exit 3", nil)
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS, r.MaxBackoffMS, r.Burst = 20, 50, 5 })
@@ -112,6 +114,7 @@ func TestRestartBackoffGrowsToCapThenLimit(t *testing.T) {
 
 // Burst 2 in a large window: two starts, then the limit.
 func TestRestartStartLimitBurst(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	count := filepath.Join(agent, "count")
 	sp := spec(agent, "crash", "{bin} flaky {f} 99", map[string]any{"f": count})
@@ -132,6 +135,7 @@ func TestRestartStartLimitBurst(t *testing.T) {
 // Starts older than window_ms no longer count toward the burst: restarts
 // spaced wider than the window never hit the limit.
 func TestRestartWindowForgetsOldStarts(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "slow", "{bin} flaky {f} 4", map[string]any{"f": filepath.Join(agent, "count")})
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS, r.MaxBackoffMS, r.Burst, r.WindowMS = 150, 150, 2, 100 })
@@ -145,6 +149,7 @@ func TestRestartWindowForgetsOldStarts(t *testing.T) {
 // After reset_after_ms of stable running the backoff starts over: delays
 // 20, 40, then (attempt 3 ran 1.2 s > 1 s) 20, 40 again.
 func TestRestartBackoffResetsAfterStableRun(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	body := script(`case $n in 3) sleep 1.2; exit 1;; 5) exit 0;; *) exit 1;; esac`)
 	sp := spec(agent, "reset", "sh -c {script} sh {f}", map[string]any{"script": body, "f": filepath.Join(agent, "count")})
@@ -163,6 +168,7 @@ func TestRestartBackoffResetsAfterStableRun(t *testing.T) {
 
 // Jitter spreads the delay within ±jitter of the base.
 func TestRestartJitterBounds(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "jit", "{bin} exit 1", nil)
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS, r.Jitter, r.Burst = 100, 0.5, 4 })
@@ -182,6 +188,7 @@ func TestRestartJitterBounds(t *testing.T) {
 // While the policy waits the run is in backoff (Load and progress.json
 // say so) and still live; control.kill during the wait ends it at once.
 func TestRestartBackoffIsObservableAndKillable(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "wait", "{bin} exit 4", nil)
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS = 60000 })
@@ -210,6 +217,7 @@ func TestRestartBackoffIsObservableAndKillable(t *testing.T) {
 
 // control.restart during the backoff starts the next attempt at once.
 func TestRestartControlSkipsBackoff(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "skip", "{bin} flaky {f} 2", map[string]any{"f": filepath.Join(agent, "count")})
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS = 60000 })
@@ -226,6 +234,7 @@ func TestRestartControlSkipsBackoff(t *testing.T) {
 
 // always restarts after a success too; never (and no policy) runs once.
 func TestRestartAlwaysAndNever(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	count := filepath.Join(agent, "count-always")
 	sp := spec(agent, "always", "{bin} flaky {f} 1", map[string]any{"f": count})

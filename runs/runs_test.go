@@ -204,6 +204,7 @@ func TestValidIDRejectsPathTraversal(t *testing.T) {
 // An invalid id is refused before anything exists: no directory anywhere
 // under the agent root, no process.
 func TestStartInvalidIDCreatesNothing(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	for _, id := range []string{"..", "../escape", "a/b", ""} {
 		_, _, err := runs.Start(agent, spec(agent, id, "{bin} exit 0", nil))
@@ -218,6 +219,7 @@ func TestStartInvalidIDCreatesNothing(t *testing.T) {
 }
 
 func TestStartRefusesLiveID(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	pidf := filepath.Join(agent, "leaf.pid")
 	r := start(t, agent, spec(agent, "svc", "{bin} sleep-forever {p}", map[string]any{"p": pidf}))
@@ -238,6 +240,7 @@ func TestStartRefusesLiveID(t *testing.T) {
 // Many concurrent starts of one id: exactly one wins; the others are busy
 // and start nothing.
 func TestStartSameIDConcurrently(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	const n = 8
 	var (
@@ -277,6 +280,7 @@ func TestStartSameIDConcurrently(t *testing.T) {
 
 // Every process of a run gets its identity in the environment.
 func TestRunEnvironment(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	sp := spec(agent, "env", "{bin} print-env PI_ACTORS_RUN_ID PI_ACTORS_ADDRESS PI_ACTORS_STATE_DIR PI_ACTORS_SESSION PI_ACTORS_DEPTH", nil)
 	sp.Owner, sp.Depth = "sess-9", 3
@@ -299,6 +303,7 @@ func TestRunEnvironment(t *testing.T) {
 // A failing leaf's real status is recorded: its exit code, or 128+n for a
 // signal from outside (never success).
 func TestFailureRecordsRealStatus(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	for _, c := range []struct {
 		id, tmpl string
@@ -323,6 +328,7 @@ func TestFailureRecordsRealStatus(t *testing.T) {
 // control.kill: SIGKILL to every group at once, the leaf that ignores
 // SIGTERM and the grandchild another leaf forked included.
 func TestControlKillTakesTheWholeTree(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	leafF, gcF := filepath.Join(agent, "leaf.pid"), filepath.Join(agent, "gc.pid")
 	tmpl := map[string]any{"parallel": true, "template": []any{"{bin} ignore-term {a}", "{bin} fork-grandchild {b}"}}
@@ -359,6 +365,7 @@ func TestControlKillTakesTheWholeTree(t *testing.T) {
 // lives through the grace and is then killed (137); a polite one ends at
 // once (143).
 func TestControlCancelGraceThenKill(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	pidf := filepath.Join(agent, "stubborn.pid")
 	r := start(t, agent, spec(agent, "stubborn", "{bin} ignore-term {p}", map[string]any{"p": pidf}))
@@ -392,6 +399,7 @@ func TestControlCancelGraceThenKill(t *testing.T) {
 // control.restart: the attempt's processes go, a new attempt starts, the
 // run stays live.
 func TestControlRestartStartsANewAttempt(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	gcF := filepath.Join(agent, "gc.pid")
 	r := start(t, agent, spec(agent, "r", "{bin} fork-grandchild {p}", map[string]any{"p": gcF}))
@@ -426,6 +434,7 @@ func TestControlRestartStartsANewAttempt(t *testing.T) {
 // (supervisor_lost) by derivation, and its leftover processes are still
 // findable as members of its session — what the kernel kills.
 func TestSupervisorLostIsExited(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	leafF, gcF := filepath.Join(agent, "leaf.pid"), filepath.Join(agent, "gc.pid")
 	tmpl := map[string]any{"parallel": true, "template": []any{"{bin} sleep-forever {a}", "{bin} fork-grandchild {b}"}}
@@ -452,7 +461,7 @@ func TestSupervisorLostIsExited(t *testing.T) {
 	}
 	// The recorded leaves carry their start times, so a kernel can tell
 	// them from a reused pid.
-	// (How many leaves progress.json lists: TestBugProgressStaleUnderParallelStarts.)
+	// (How many leaves progress.json lists: TestProgressListsEveryParallelLeaf.)
 	if in.Progress == nil || len(in.Progress.Leaves) == 0 {
 		t.Fatalf("progress.json leaves: %+v", in.Progress)
 	}
@@ -511,18 +520,13 @@ not json at all
 	}
 }
 
-// BUG: progress.json can keep a stale snapshot. onCommand snapshots the
-// live leaves under the lock but writes the file after unlocking, so when
-// parallel leaves start together an older snapshot can be written last:
-// progress.json then lists fewer leaves (and a smaller activeSubagents)
-// than are running, until the next event — possibly forever for a
-// service. The kernel relies on progress.leaves to kill leaf groups of a
-// lost supervisor, and inspect shows activeSubagents.
-// Observed: 16 leaves running, progress.json lists 10-16 of them and
-// activeSubagents 13-15 (nearly every run of this test).
-// Expected: once the leaves have started, progress.json lists them all
-// with activeSubagents = their number.
-func TestBugProgressStaleUnderParallelStarts(t *testing.T) {
+// progress.json lists every running leaf: when parallel leaves start
+// together, the last write is the newest snapshot (the kernel kills a lost
+// supervisor's leaf groups from it, and inspect shows activeSubagents).
+// (Regression: snapshots taken under the lock were written after it, out
+// of order; 16 leaves ran while progress.json listed 10-15 of them.)
+func TestProgressListsEveryParallelLeaf(t *testing.T) {
+	t.Parallel()
 	agent := t.TempDir()
 	const n, rounds = 16, 3
 	for round := 0; round < rounds; round++ {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 func init() {
@@ -191,7 +192,8 @@ func runKernel(ctx context.Context, a *app, r *request) int {
 			return a.fail(r, err)
 		}
 		pid, _ := resp.Result.(map[string]any)["pid"].(float64)
-		for i := 0; i < 500 && syscall.Kill(int(pid), 0) == nil; i++ {
+		// Gone, or a zombie waiting for its reaper: stopped either way.
+		for i := 0; i < 500 && runs.Alive(int(pid), 0); i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
 		return a.ok(r, fmt.Sprintf("kernel stopped pid=%d", int(pid)), map[string]any{"stopped": true, "pid": int(pid)})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +20,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The scripts mostly wait on processes (grace periods, timeouts), so
+	// run more of them at once than there are CPUs; -parallel overrides.
+	if f := flag.Lookup("test.parallel"); f != nil {
+		f.Value.Set("6")
+	}
 	testscript.Main(m, map[string]func(){
 		"pi-actors": func() {
 			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
@@ -94,6 +100,10 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// killRecorded kills the processes whose pids helpers recorded in
+// $WORK/*.pid — only if the process still belongs to this script (its
+// environment names $WORK): with scripts in parallel a pid may have been
+// reused by another script's process.
 func killRecorded(dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
 	for _, f := range files {
@@ -101,20 +111,30 @@ func killRecorded(dir string) {
 		if err != nil {
 			continue
 		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 && ownedBy(pid, dir) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
 
+// ownedBy reports whether pid's environment mentions dir.
+func ownedBy(pid int, dir string) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return err == nil && strings.Contains(string(env), dir)
+}
+
 // stopKernel stops the script's kernel (if one was started) and every run
-// supervisor it left, so no process outlives the script.
+// supervisor it left, so no process outlives the script. Pids are trusted
+// only with their recorded start times.
 func stopKernel(env *testscript.Env) {
 	agent := filepath.Join(env.WorkDir, "agent")
 	data, err := os.ReadFile(filepath.Join(agent, "tmp", "pi-actors", "kernel.json"))
 	if err == nil {
-		var info struct{ Pid int }
-		if json.Unmarshal(data, &info) == nil && info.Pid > 0 {
+		var info struct {
+			Pid      int
+			PidStart uint64 `json:"pid_start_time"`
+		}
+		if json.Unmarshal(data, &info) == nil && runs.Alive(info.Pid, info.PidStart) {
 			syscall.Kill(info.Pid, syscall.SIGKILL)
 		}
 	}
@@ -123,12 +143,18 @@ func stopKernel(env *testscript.Env) {
 		if err != nil || d.IsDir() || d.Name() != "run.json" {
 			return nil
 		}
-		var m struct{ Pid int }
-		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &m) == nil && m.Pid > 0 {
-			// The supervisor leads its own session: kill it and every process
-			// still in that session.
-			for _, pid := range runs.SessionMembers(m.Pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
+		var m struct {
+			Pid      int
+			PidStart uint64 `json:"pid_start_time"`
+		}
+		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &m) == nil && m.Pid > 0 && m.PidStart > 0 {
+			// The supervisor leads its own session: every process still in
+			// that session is the run's — if the leader is the one recorded,
+			// or gone (a session id is not reused while members remain).
+			if runs.Alive(m.Pid, m.PidStart) || !runs.Alive(m.Pid, 0) {
+				for _, pid := range runs.SessionMembers(m.Pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
 		return nil
