@@ -15,37 +15,42 @@ type Log struct {
 	path string
 	f    *os.File
 	size int64
-	max  int64
-	keep int
+	max    int64
+	keep   int
+	closed bool
 }
 
-// OpenLog opens (appends to) a capped log. max <= 0 means no cap.
+// OpenLog returns a capped log appending to path. The file is created on
+// the first write (a run that prints nothing costs no file); max <= 0 means
+// no cap.
 func OpenLog(path string, max int64, keep int) (*Log, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open log: %w", err)
+	l := &Log{path: path, max: max, keep: max0(keep)}
+	if st, err := os.Stat(path); err == nil {
+		l.size = st.Size()
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open log: %w", err)
-	}
-	return &Log{path: path, f: f, size: st.Size(), max: max, keep: max0(keep)}, nil
+	return l, nil
 }
 
-func max0(n int) int {
-	if n < 1 {
-		return 1
+func (l *Log) open() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
 	}
-	return n
+	l.f = f
+	return nil
 }
 
 // Write appends p, rotating first when p would pass the cap.
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return 0, os.ErrClosed
+	}
+	if l.f == nil {
+		if err := l.open(); err != nil {
+			return 0, err
+		}
 	}
 	if l.max > 0 && l.size > 0 && l.size+int64(len(p)) > l.max {
 		if err := l.rotate(); err != nil {
@@ -79,10 +84,18 @@ func (l *Log) rotate() error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	if l.f == nil {
 		return nil
 	}
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+func max0(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
+// progressEvery bounds how often progress.json is rewritten while a run
+// goes (its end is written at once).
+const progressEvery = 250 * time.Millisecond
+
 // supervisor is the state of one `pi-actors supervise` process.
 type supervisor struct {
 	dir    Dir
@@ -58,7 +62,10 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 	defer stopWatch()
 	go s.reap()
 	go func() {
+		// Coalesce: at most one progress.json write per progressEvery; the
+		// events file records every change at once.
 		for range s.dirty {
+			time.Sleep(progressEvery)
 			s.flushProgress()
 		}
 	}()
@@ -69,11 +76,12 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 			s.request("term")
 		}
 	}()
-	s.appendEvent(map[string]any{"event": "run.supervisor.start", "pid": os.Getpid()})
+	// Ready as soon as run.json is written and control can reach us.
 	if ready != nil {
 		fmt.Fprintln(ready, "ok")
 		ready.Close()
 	}
+	s.appendEvent(map[string]any{"event": "run.supervisor.start", "pid": os.Getpid()})
 	s.control() // controls queued before we started
 	res := s.loop(ctx)
 	s.finish(res)
