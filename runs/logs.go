@@ -11,10 +11,10 @@ import (
 // rotated to <name>.1 (… up to keep files) and started afresh, so a chatty
 // service never fills the disk.
 type Log struct {
-	mu   sync.Mutex
-	path string
-	f    *os.File
-	size int64
+	mu     sync.Mutex
+	path   string
+	f      *os.File
+	size   int64
 	max    int64
 	keep   int
 	closed bool
