@@ -57,13 +57,13 @@ func (l *Line) Set(key string, v any) error {
 	return nil
 }
 
-// LockPath is the lock file guarding a JSONL file: one per directory,
-// <dir>/.jsonl.lock, shared by every JSONL file in it (a run's events,
-// inbox, outbox and wake files), so a run costs one lock file, not one per
-// file. It is a separate file because a rewrite replaces the data file's
-// inode. No operation of this package takes it twice.
+// LockPath is what guards a JSONL file: its directory, flock'ed — one
+// lock for every JSONL file in it (a run's events, inbox, outbox and wake
+// files) and no lock file to create. (The data file itself cannot be the
+// lock: a rewrite replaces its inode.) No operation of this package takes
+// it twice.
 func LockPath(path string) string {
-	return filepath.Join(filepath.Dir(path), ".jsonl.lock")
+	return filepath.Dir(path)
 }
 
 // Append appends each record as one JSON line under the file's lock,
@@ -123,12 +123,12 @@ func encodeLine(r any) ([]byte, error) {
 // needed.
 func lockFile(path string) (func(), error) {
 	lp := LockPath(path)
-	unlock, err := fsutil.LockTimeout(lp, LockWait)
+	unlock, err := fsutil.LockDir(lp, LockWait)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 			return nil, fmt.Errorf("append %s: %w", path, err)
 		}
-		unlock, err = fsutil.LockTimeout(lp, LockWait)
+		unlock, err = fsutil.LockDir(lp, LockWait)
 	}
 	return unlock, err
 }
@@ -309,7 +309,7 @@ func (l *Line) decode() {
 // dropping one is an error and nothing is written (C19: no inbox ever
 // loses a line).
 func Rewrite(path string, fn func(lines []Line) ([]Line, error)) error {
-	unlock, err := fsutil.LockTimeout(LockPath(path), LockWait)
+	unlock, err := fsutil.LockDir(LockPath(path), LockWait)
 	if errors.Is(err, fs.ErrNotExist) {
 		// No directory, so no file: do not create either just to find
 		// that out (a claim on a branch that never got a message).

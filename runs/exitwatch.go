@@ -16,6 +16,7 @@ import (
 // polls every 250 ms.
 type ExitWatcher struct {
 	epfd  int
+	wake  int // eventfd: Close rings it so the loop exits before epfd closes
 	mu    sync.Mutex
 	byFD  map[int32]func()
 	poll  map[int]pollEntry
@@ -35,6 +36,15 @@ func NewExitWatcher() (*ExitWatcher, error) {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	w.epfd = fd
+	if w.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, w.wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(w.wake)}); err != nil {
+		unix.Close(w.wake)
+		unix.Close(fd)
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
 	go w.loop()
 	go w.pollLoop()
 	return w, nil
@@ -63,6 +73,11 @@ func (w *ExitWatcher) Watch(pid int, start uint64, onExit func()) {
 		return
 	}
 	w.mu.Lock()
+	if w.byFD == nil { // closed
+		w.mu.Unlock()
+		unix.Close(fd)
+		return
+	}
 	w.byFD[int32(fd)] = onExit
 	w.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
@@ -75,7 +90,12 @@ func (w *ExitWatcher) Watch(pid int, start uint64, onExit func()) {
 	}
 }
 
+// loop owns epfd: it closes it (and the eventfd) when Close rings, so an
+// fd number is never closed under a blocked epoll_wait and reused by
+// another watcher.
 func (w *ExitWatcher) loop() {
+	defer unix.Close(w.epfd)
+	defer unix.Close(w.wake)
 	events := make([]unix.EpollEvent, 64)
 	for {
 		n, err := unix.EpollWait(w.epfd, events, -1)
@@ -86,6 +106,15 @@ func (w *ExitWatcher) loop() {
 			return
 		}
 		for _, ev := range events[:n] {
+			if ev.Fd == int32(w.wake) {
+				w.mu.Lock()
+				for fd := range w.byFD {
+					unix.Close(int(fd))
+				}
+				w.byFD = nil
+				w.mu.Unlock()
+				return
+			}
 			w.mu.Lock()
 			cb := w.byFD[ev.Fd]
 			delete(w.byFD, ev.Fd)
@@ -126,5 +155,7 @@ func (w *ExitWatcher) pollLoop() {
 // Close stops the watcher; pending callbacks are not called.
 func (w *ExitWatcher) Close() {
 	close(w.close)
-	unix.Close(w.epfd)
+	var one [8]byte
+	one[0] = 1
+	unix.Write(w.wake, one[:])
 }

@@ -28,7 +28,6 @@ const (
 	HandledFile   = "terminal-handled.json"
 	NotifiedFile  = "notified.json"
 	TombstoneFile = "archive-tombstone.json"
-	StartLock     = ".start.lock"
 )
 
 // Statuses a run can have.

@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
-
-	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // Spec is everything needed to start a run.
@@ -42,6 +41,9 @@ type Spec struct {
 	Supervisor []string
 }
 
+// starting holds the state dirs being started.
+var starting sync.Map
+
 // ReadyTimeout bounds how long Start waits for a supervisor to be set up.
 const ReadyTimeout = 10 * time.Second
 
@@ -66,11 +68,12 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if err := os.MkdirAll(string(dir), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("create state dir: %w", err)
 	}
-	unlock, err := fsutil.LockTimeout(dir.Path(StartLock), 0)
-	if err != nil {
+	// The kernel (one per agent root) is the only starter: an in-process
+	// guard refuses a concurrent start of the same state dir.
+	if _, busy := starting.LoadOrStore(string(dir), true); busy {
 		return nil, nil, fmt.Errorf("%w: run state is already being started: %s; retry after the current start finishes", ErrBusy, dir)
 	}
-	defer unlock()
+	defer starting.Delete(string(dir))
 	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
 		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
 	}
@@ -170,7 +173,6 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 	inW.Close()
 	meta.Pid = proc.Pid
 	meta.PidStart = StartTime(proc.Pid)
-	appendEvent(dir, map[string]any{"event": "run.start", "run": meta.Run, "pid": proc.Pid})
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(rd).ReadString('\n')

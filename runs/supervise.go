@@ -81,7 +81,7 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 		fmt.Fprintln(ready, "ok")
 		ready.Close()
 	}
-	s.appendEvent(map[string]any{"event": "run.supervisor.start", "pid": os.Getpid()})
+	s.appendEvent(map[string]any{"event": "run.start", "run": s.meta.Run, "pid": os.Getpid()})
 	s.control() // controls queued before we started
 	res := s.loop(ctx)
 	s.finish(res)

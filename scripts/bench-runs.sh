@@ -124,7 +124,7 @@ echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), 
 med=$(kv "$out/lat" spawn_median_ms)
 echo "spawn latency: median $med ms p95 $(kv "$out/lat" spawn_p95_ms) ms over $(kv "$out/lat" ok)/$SPAWNS sequential spawns, warm kernel (target median < 15 ms) $(verdict "$med" '<' 15)"
 echo "  CLI start -> leaf process running: median $(kv "$out/lat" leaf_median_ms) ms p95 $(kv "$out/lat" leaf_p95_ms) ms (max spawn $(kv "$out/lat" spawn_max_ms) ms)"
-echo "  phases (medians): CLI start -> run.json created $(kv "$out/lat" phase_cli_to_created_median_ms) ms; -> supervisor forked (run.start) $(kv "$out/lat" phase_created_to_forked_median_ms) ms; -> supervisor ready $(kv "$out/lat" phase_forked_to_ready_median_ms) ms; -> CLI exit $(kv "$out/lat" phase_ready_to_exit_median_ms) ms"
+echo "  phases (medians): CLI start -> run.json created $(kv "$out/lat" phase_cli_to_created_median_ms) ms; -> run.json written by the supervisor $(kv "$out/lat" phase_created_to_forked_median_ms) ms; -> supervisor ready (run.start) $(kv "$out/lat" phase_forked_to_ready_median_ms) ms; -> CLI exit $(kv "$out/lat" phase_ready_to_exit_median_ms) ms"
 # Stop them (not timed) so they do not end during the next figures.
 "$bt" kill "$pa" "$PI_CODING_AGENT_DIR" lat >/dev/null
 

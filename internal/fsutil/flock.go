@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,8 +24,8 @@ const (
 	lockPollMax = 2 * time.Millisecond
 )
 
-// LockTimeout takes an exclusive flock(2) on path (created mode 0600 if
-// needed; the parent directory must exist) and returns its release
+// LockTimeout takes an exclusive flock(2) on path (a file created mode
+// 0600 if needed; the parent directory must exist) and returns its release
 // function. It polls with LOCK_NB, backing off from 50µs to 2ms with
 // jitter, and gives up after timeout with an error wrapping
 // ErrLockTimeout; a timeout <= 0 tries exactly once.
@@ -39,6 +40,20 @@ func LockTimeout(path string, timeout time.Duration) (unlock func(), err error) 
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	return lockOpen(f, path, timeout)
+}
+
+// LockDir is LockTimeout on a directory: the directory itself is the lock
+// (nothing is created; a missing directory is fs.ErrNotExist).
+func LockDir(dir string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return lockOpen(f, dir, timeout)
+}
+
+func lockOpen(f *os.File, path string, timeout time.Duration) (unlock func(), err error) {
 	fd := int(f.Fd())
 	deadline := time.Now().Add(timeout)
 	wait := lockPollMin

@@ -374,19 +374,19 @@ func latency(bin, agent string, n int) {
 		cli = append(cli, d)
 		dir := filepath.Join(runsRoot(agent), id)
 		// Where the time went, from the run's own timestamps: CLI start →
-		// run.json createdAt (CLI start-up, dial, kernel checks) → run.start
-		// event (state files written, supervisor forked) →
-		// run.supervisor.start (supervisor exec'd and set up) → CLI exit
+		// run.json createdAt (CLI start-up, dial, kernel checks) → run.json
+		// written by the supervisor (fork, exec, supervisor start-up) →
+		// run.start event (supervisor set up and ready) → CLI exit
 		// (readiness reported, run actor attached, answer printed).
 		var m struct {
 			CreatedAt time.Time `json:"createdAt"`
 		}
 		if readJSON(filepath.Join(dir, "run.json"), &m) == nil {
-			started, ok1 := eventTS(dir, "run.start")
-			ready, ok2 := eventTS(dir, "run.supervisor.start")
-			if ok1 && ok2 {
+			st, err1 := os.Stat(filepath.Join(dir, "run.json"))
+			ready, ok2 := eventTS(dir, "run.start")
+			if err1 == nil && ok2 {
 				end := t0.Add(d)
-				for k, p := range [][2]time.Time{{t0, m.CreatedAt}, {m.CreatedAt, started}, {started, ready}, {ready, end}} {
+				for k, p := range [][2]time.Time{{t0, m.CreatedAt}, {m.CreatedAt, st.ModTime()}, {st.ModTime(), ready}, {ready, end}} {
 					phases[k] = append(phases[k], p[1].Sub(p[0]))
 				}
 			}
