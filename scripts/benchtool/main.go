@@ -314,13 +314,24 @@ type progress struct {
 }
 
 // leafOf returns the first recorded leaf of a run, if it is alive.
+// leafOf finds the run's first leaf from its command.start event (written
+// the moment the leaf starts; progress.json is only rewritten every 250 ms).
 func leafOf(dir string) (proc, bool) {
-	var p progress
-	if readJSON(filepath.Join(dir, "progress.json"), &p) != nil || len(p.Leaves) == 0 {
+	data, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
 		return proc{}, false
 	}
-	l := proc{pid: p.Leaves[0].Pid, start: p.Leaves[0].Start}
-	return l, l.alive()
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var ev struct {
+			Event string `json:"event"`
+			Pid   int    `json:"pid"`
+		}
+		if json.Unmarshal(line, &ev) == nil && ev.Event == "command.start" && ev.Pid > 0 {
+			l := proc{pid: ev.Pid}
+			return l, l.alive()
+		}
+	}
+	return proc{}, false
 }
 
 // spawnResult is one line of `spawn --json` output.
