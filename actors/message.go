@@ -95,6 +95,13 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 		out["delivered"], out["queued"], out["reason"], out["status"] = false, true, "run_not_running", in.Status
 		return out, nil
 	}
+	if env.Type == "control.kill" && runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
+		// control.kill is the kernel's own: SIGKILL the whole tree now —
+		// no supervisor round trip, and it works on a hung supervisor too.
+		runs.KillRun(in, inboxID)
+		out["delivered"], out["consumer"], out["reason"], out["stopped"] = true, "run-control", "control_applied", true
+		return out, nil
+	}
 	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
 	// message is already durable; a missed bell is caught by its poll).
 	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {

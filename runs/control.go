@@ -1,6 +1,8 @@
 package runs
 
 import (
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -113,4 +115,67 @@ func requeueClaims(path string) (int, error) {
 		return lines, nil
 	})
 	return n, err
+}
+
+// KillRun applies control.kill from outside the supervisor (the kernel):
+// SIGKILL every descendant of the supervisor — the run's whole tree, since
+// the supervisor is a subreaper — then the supervisor itself; record the
+// run killed (result.json, event) and mark the inbox record handled. Pids
+// are trusted only with the supervisor's recorded start time.
+func KillRun(in *Info, inboxID string) {
+	m := in.Meta
+	if !Alive(m.Pid, m.PidStart) {
+		return
+	}
+	// The result first: when the supervisor's exit is seen, the run must
+	// already read as killed, not lost.
+	now := time.Now().UTC()
+	res := &Result{Status: StatusKilled, Code: 137, Killed: true, Reason: "control.kill", CompletedAt: now, Restarts: restartsSoFar(in.Dir)}
+	in.Dir.WriteJSON(ResultFile, res)
+	// Kill from the leaves up while the supervisor still adopts orphans;
+	// a second pass catches what forked meanwhile.
+	for range 3 {
+		d := Descendants(m.Pid)
+		if len(d) == 0 {
+			break
+		}
+		KillAll(d, syscall.SIGKILL)
+	}
+	syscall.Kill(m.Pid, syscall.SIGKILL)
+	appendEvent(in.Dir, map[string]any{"event": "run.kill", "pid": m.Pid, "signal": "SIGKILL", "signalTarget": "processTree", "inbox_id": inboxID})
+	markHandled(in.Dir.Path(InboxFile), inboxID, "kernel")
+}
+
+// markHandled records that a control message was applied (claimed and
+// handled at once). A consumer that claimed it first keeps it.
+func markHandled(path, id, by string) {
+	mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		for i := range lines {
+			l := &lines[i]
+			r := mailbox.Record(l.Value)
+			if l.Err != nil || r.ID() != id || r.Status() != mailbox.StatusQueued {
+				continue
+			}
+			for _, kv := range [][2]any{{"claimed_at", now}, {"claimed_by", by}, {"handled_at", now}, {"status", mailbox.StatusHandled}} {
+				if err := l.Set(kv[0].(string), kv[1]); err != nil {
+					return nil, err
+				}
+			}
+			break
+		}
+		return lines, nil
+	})
+}
+
+// restartsSoFar counts the run's restarts from its events (progress.json
+// may lag by up to progressEvery).
+func restartsSoFar(dir Dir) int {
+	n := 0
+	for _, line := range tailLines(dir.Path(EventsFile), 10000) {
+		if strings.Contains(line, `"event":"run.restart"`) {
+			n++
+		}
+	}
+	return n
 }
