@@ -192,6 +192,10 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 		status, why = in.Status, in.Reason
 	}
 	res := &runs.Result{Status: status, Code: 1, Reason: why, Error: fmt.Sprintf("the run's supervisor ended without a result (%s); %d leftover process(es) killed", reason, killed), CompletedAt: time.Now().UTC()}
+	if why == "control.kill" {
+		// Killed on purpose (by the kernel, which writes this same result).
+		res = runs.KilledResult(in.Dir)
+	}
 	if err := in.Dir.WriteJSON(runs.ResultFile, res); err != nil {
 		k.log.Warn("write result", "dir", in.Dir, "err", err)
 	}

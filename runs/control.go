@@ -127,22 +127,34 @@ func KillRun(in *Info, inboxID string) {
 	if !Alive(m.Pid, m.PidStart) {
 		return
 	}
-	// The result first: when the supervisor's exit is seen, the run must
-	// already read as killed, not lost.
-	now := time.Now().UTC()
-	res := &Result{Status: StatusKilled, Code: 137, Killed: true, Reason: "control.kill", CompletedAt: now, Restarts: restartsSoFar(in.Dir)}
-	in.Dir.WriteJSON(ResultFile, res)
-	// Kill from the leaves up while the supervisor still adopts orphans;
-	// a second pass catches what forked meanwhile.
-	for range 3 {
-		d := Descendants(m.Pid)
-		if len(d) == 0 {
+	// The event first (an append, no fsync): when the supervisor's exit is
+	// seen, the run already reads as killed, not lost. Then the kill — at
+	// once, before any disk flush — then the result.
+	appendEvent(in.Dir, map[string]any{"event": "run.kill", "pid": m.Pid, "signal": "SIGKILL", "signalTarget": "processTree", "inbox_id": inboxID})
+	// Freeze first (SIGSTOP): the supervisor, so it writes nothing more
+	// (no "command failed" report for leaves it did not stop itself), then
+	// its descendants until none is new, so nothing forks away; then
+	// SIGKILL them all.
+	syscall.Kill(m.Pid, syscall.SIGSTOP)
+	seen := map[int]bool{}
+	var tree []int
+	for range 5 {
+		fresh := 0
+		for _, p := range Descendants(m.Pid) {
+			if !seen[p] {
+				seen[p] = true
+				tree = append(tree, p)
+				syscall.Kill(p, syscall.SIGSTOP)
+				fresh++
+			}
+		}
+		if fresh == 0 {
 			break
 		}
-		KillAll(d, syscall.SIGKILL)
 	}
+	KillAll(tree, syscall.SIGKILL)
 	syscall.Kill(m.Pid, syscall.SIGKILL)
-	appendEvent(in.Dir, map[string]any{"event": "run.kill", "pid": m.Pid, "signal": "SIGKILL", "signalTarget": "processTree", "inbox_id": inboxID})
+	in.Dir.WriteJSON(ResultFile, KilledResult(in.Dir))
 	markHandled(in.Dir.Path(InboxFile), inboxID, "kernel")
 }
 
@@ -166,6 +178,11 @@ func markHandled(path, id, by string) {
 		}
 		return lines, nil
 	})
+}
+
+// KilledResult is the result of a run stopped by control.kill.
+func KilledResult(dir Dir) *Result {
+	return &Result{Status: StatusKilled, Code: 137, Killed: true, Reason: "control.kill", CompletedAt: time.Now().UTC(), Restarts: restartsSoFar(dir)}
 }
 
 // restartsSoFar counts the run's restarts from its events (progress.json
