@@ -84,6 +84,15 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 	if dup {
 		out["duplicate"] = true
 	}
+	if env.Type == "control.kill" && in.Live() && runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
+		// control.kill is the kernel's own: durable in the inbox, it is
+		// applied at once — SIGKILL the whole tree, no supervisor round
+		// trip (it works on a hung supervisor too) — and recorded after.
+		runs.KillRun(in, inboxID)
+		mailbox.AppendWake(dir.Path(runs.WakeFile), mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}})
+		out["delivered"], out["consumer"], out["reason"], out["stopped"] = true, "run-control", "control_applied", true
+		return out, nil
+	}
 	mailbox.AppendWake(dir.Path(runs.WakeFile), mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}})
 	runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {
@@ -93,13 +102,6 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 	}
 	if !in.Live() {
 		out["delivered"], out["queued"], out["reason"], out["status"] = false, true, "run_not_running", in.Status
-		return out, nil
-	}
-	if env.Type == "control.kill" && runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
-		// control.kill is the kernel's own: SIGKILL the whole tree now —
-		// no supervisor round trip, and it works on a hung supervisor too.
-		runs.KillRun(in, inboxID)
-		out["delivered"], out["consumer"], out["reason"], out["stopped"] = true, "run-control", "control_applied", true
 		return out, nil
 	}
 	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the

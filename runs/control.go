@@ -130,7 +130,7 @@ func KillRun(in *Info, inboxID string) {
 	// The event first (an append, no fsync): when the supervisor's exit is
 	// seen, the run already reads as killed, not lost. Then the kill — at
 	// once, before any disk flush — then the result.
-	appendEvent(in.Dir, map[string]any{"event": "run.kill", "pid": m.Pid, "signal": "SIGKILL", "signalTarget": "processTree", "inbox_id": inboxID})
+	appendEvent(in.Dir, map[string]any{"event": "run.kill", "type": "control.kill", "pid": m.Pid, "signal": "SIGKILL", "signalTarget": "processTree", "inbox_id": inboxID})
 	// Freeze first (SIGSTOP): the supervisor, so it writes nothing more
 	// (no "command failed" report for leaves it did not stop itself), then
 	// its descendants until none is new, so nothing forks away; then
