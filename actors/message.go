@@ -42,17 +42,11 @@ func (k *Kernel) message(req wire.Request) (any, error) {
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
 func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (any, error) {
-	dir, err := runs.Resolve(k.cfg.AgentDir, id)
+	in, err := runs.Access(k.cfg.AgentDir, id, req.Session)
 	if err != nil {
 		return nil, err
 	}
-	in, err := runs.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
-		return nil, err
-	}
+	dir := in.Dir
 	out := map[string]any{"to": env.To, "type": env.Type, "run": id, "state_dir": string(dir), "persisted": true}
 	switch env.Type {
 	case "control.archive", "control.prune":
@@ -203,17 +197,11 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if from.Kind != "run" {
 		return nil, invalidErr("message to %s currently requires from=run:<id>", env.To)
 	}
-	dir, err := runs.Resolve(k.cfg.AgentDir, from.ID)
+	in, err := runs.Access(k.cfg.AgentDir, from.ID, req.Session)
 	if err != nil {
 		return nil, err
 	}
-	in, err := runs.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
-		return nil, err
-	}
+	dir := in.Dir
 	if to.Kind == "session" && in.Meta.OwnerID != to.ID {
 		return nil, &wire.Error{Code: "session_mismatch", Exit: 77, Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s current_session=%s hint=inspect_session:%s", from.ID, to.ID, in.Meta.OwnerID, to.ID)}
 	}

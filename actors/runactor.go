@@ -31,6 +31,9 @@ func (a *runsActor) Receive(ctx actor.Context) {
 	if m, ok := ctx.Message().(*attachRun); ok {
 		props := actor.PropsFromProducer(func() actor.Actor { return &runActor{k: a.k, dir: m.dir, meta: m.meta, proc: m.proc} })
 		pid := ctx.SpawnPrefix(props, "run:"+m.meta.Run+"#")
+		// Counted live before the answer goes back (the actor's Started
+		// runs asynchronously).
+		a.k.addLive(&liveRun{id: m.meta.Run, owner: m.meta.OwnerID, dir: m.dir, pid: pid})
 		ctx.Respond(&attached{pid: pid})
 	}
 }
@@ -78,7 +81,6 @@ func (a *runActor) Receive(ctx actor.Context) {
 	switch ctx.Message().(type) {
 	case *actor.Started:
 		a.notified = loadNotified(a.dir, a.meta)
-		a.k.addLive(&liveRun{id: a.meta.Run, owner: a.meta.OwnerID, dir: a.dir, pid: ctx.Self()})
 		a.k.watchDir(a.dir, ctx.Self())
 		self, root := ctx.Self(), a.k.system.Root
 		a.k.exits.Watch(a.meta.Pid, a.meta.PidStart, func() { root.Send(self, &supervisorExited{}) })

@@ -51,15 +51,12 @@ func (x *Index) Record(entries ...Entry) error {
 	if err := os.MkdirAll(x.Root, 0o700); err != nil {
 		return fmt.Errorf("runs index: %w", err)
 	}
-	var buf bytes.Buffer
-	for _, e := range entries {
-		if e.UpdatedAt.IsZero() {
-			e.UpdatedAt = time.Now().UTC()
+	for i := range entries {
+		if entries[i].UpdatedAt.IsZero() {
+			entries[i].UpdatedAt = time.Now().UTC()
 		}
-		b, _ := json.Marshal(e)
-		buf.Write(b)
-		buf.WriteByte('\n')
 	}
+	buf := encodeEntries(entries)
 	unlock, err := fsutil.Lock(x.path() + ".lock")
 	if err != nil {
 		return err
@@ -296,18 +293,24 @@ func (x *Index) write(entries []Entry) error {
 	if err := os.MkdirAll(x.Root, 0o700); err != nil {
 		return fmt.Errorf("runs index: %w", err)
 	}
-	var buf bytes.Buffer
-	for _, e := range entries {
-		b, _ := json.Marshal(e)
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
+	buf := encodeEntries(entries)
 	unlock, err := fsutil.Lock(x.path() + ".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return fsutil.WriteFile(x.path(), buf.Bytes(), 0o600)
+}
+
+// encodeEntries renders entries as JSON lines.
+func encodeEntries(entries []Entry) *bytes.Buffer {
+	var buf bytes.Buffer
+	for _, e := range entries {
+		b, _ := json.Marshal(e)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return &buf
 }
 
 // EntryOf summarises a loaded run for the index.

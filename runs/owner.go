@@ -49,3 +49,20 @@ func Resolve(agentDir, id string) (Dir, error) {
 	}
 	return "", fmt.Errorf("%w: run:%s (inspect target=session:all view=runs lists runs)", ErrNotFound, id)
 }
+
+// Access finds run:<id>, derives its status now and checks that session
+// may use it: the one way every verb reaches a run by address.
+func Access(agentDir, id, session string) (*Info, error) {
+	dir, err := Resolve(agentDir, id)
+	if err != nil {
+		return nil, err
+	}
+	in, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckOwner(session, in.Meta); err != nil {
+		return nil, err
+	}
+	return in, nil
+}

@@ -53,18 +53,7 @@ func inspectRun(_ context.Context, a *app, r *request, q *inspectQuery) (*inspec
 // loadInspectRun finds run:<id>, derives its status now and checks that
 // the calling session may see it.
 func loadInspectRun(a *app, r *request, id string) (*runs.Info, error) {
-	dir, err := runs.Resolve(a.agentDir, id)
-	if err != nil {
-		return nil, err
-	}
-	in, err := runs.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := runs.CheckOwner(r.session(), in.Meta); err != nil {
-		return nil, err
-	}
-	return in, nil
+	return runs.Access(a.agentDir, id, r.session())
 }
 
 // inspectConfig is the agent root's config; a broken config file does not
