@@ -1,0 +1,78 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMissingFileMeansDefaults(t *testing.T) {
+	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+	c, err := Load(t.TempDir())
+	if err != nil || c != Defaults() {
+		t.Fatalf("Load: %+v, %v", c, err)
+	}
+}
+
+func TestValuesOverDefaults(t *testing.T) {
+	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+	dir := t.TempDir()
+	write(t, dir, "[exec]\nmax_parallel_branches = 256\n[runs]\nmax_depth = 3\n")
+	c, err := Load(dir)
+	if err != nil || c.Exec.MaxParallelBranches != 256 || c.Runs.MaxDepth != 3 || c.Output.MaxLines != 2000 {
+		t.Fatalf("Load: %+v, %v", c, err)
+	}
+}
+
+func TestUnknownKeyNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "[exec]\nmax_paralel_branches = 256\n")
+	_, err := Load(dir)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "exec.max_paralel_branches") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	for _, body := range []string{"[exec]\nmax_leaves = 0\n", "[output]\nmax_bytes = -1\n", "[exec\n", "[runs]\nmax_depth = \"x\"\n"} {
+		dir := t.TempDir()
+		write(t, dir, body)
+		if _, err := Load(dir); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: err = %v, want ErrInvalid", body, err)
+		}
+	}
+}
+
+func TestEnvOverride(t *testing.T) {
+	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "100")
+	c, err := Load(t.TempDir())
+	if err != nil || c.Exec.MaxParallelBranches != 100 {
+		t.Fatalf("Load: %+v, %v", c, err)
+	}
+	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "lots")
+	if _, err := Load(t.TempDir()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "PI_ACTORS_MAX_PARALLEL_BRANCHES") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestAgentDir(t *testing.T) {
+	t.Setenv("PI_CODING_AGENT_DIR", "rel/agent")
+	d, err := AgentDir()
+	if err != nil || !filepath.IsAbs(d) || !strings.HasSuffix(d, "rel/agent") {
+		t.Fatalf("AgentDir = %q, %v", d, err)
+	}
+	t.Setenv("PI_CODING_AGENT_DIR", "")
+	t.Setenv("HOME", "/home/someone")
+	if d, _ := AgentDir(); d != "/home/someone/.pi/agent" {
+		t.Fatalf("AgentDir = %q", d)
+	}
+}
