@@ -49,10 +49,24 @@ type Entry struct {
 	Shadows    []string
 	Size       int64
 	data       []byte
+	rv         *Resolver // validates on first Invalid()
+	once       sync.Once
 }
 
 // Invalid reports whether the file could not be loaded.
-func (e *Entry) Invalid() bool { return e.Recipe == nil }
+// A recipe that cannot resolve (bad template, missing or cyclic import)
+// counts as invalid too — checked on first asking, so discovering a
+// thousand recipes does not resolve them all.
+func (e *Entry) Invalid() bool {
+	e.once.Do(func() {
+		if e.Recipe != nil && e.rv != nil && e.Layer != LayerPackaged {
+			if err := e.rv.Check(e.Recipe); err != nil {
+				e.Recipe, e.Err = nil, err
+			}
+		}
+	})
+	return e.Recipe == nil
+}
 
 // Disabled reports whether the recipe is disabled.
 func (e *Entry) Disabled() bool { return e.Recipe != nil && e.Recipe.Disabled }
@@ -120,24 +134,17 @@ func Discover(agentDir string, adhoc ...string) (*Registry, error) {
 	}
 	g.Entries = make([]*Entry, len(paths))
 	parallel(len(paths), func(i int) { g.Entries[i] = loadEntry(paths[i].path, paths[i].layer) })
-	// A recipe that cannot resolve (bad template, missing or cyclic import)
-	// is invalid: it wins its id and blocks the fallback like any invalid
-	// file. Imports are served from what was just parsed.
+	// Validation (resolving imports, parsing the graph) waits until an
+	// entry is asked whether it is valid; imports are then served from what
+	// was just parsed.
 	home, _ := os.UserHomeDir()
 	rv := &Resolver{AgentDir: agentDir, Home: home, loaded: &sync.Map{}}
 	for _, e := range g.Entries {
+		e.rv = rv
 		if e.Recipe != nil {
 			rv.loaded.Store(e.Path, e.Recipe)
 		}
 	}
-	parallel(len(g.Entries), func(i int) {
-		e := g.Entries[i]
-		if e.Recipe != nil && e.Layer != LayerPackaged {
-			if err := rv.Check(e.Recipe); err != nil {
-				e.Recipe, e.Err = nil, err
-			}
-		}
-	})
 	g.rank()
 	g.Diagnostics = append(rootDiagnostics(g.UserRoot), g.diagnose()...)
 	g.Drafts = listDrafts(filepath.Join(g.UserRoot, "drafts"))
@@ -239,7 +246,7 @@ func (g *Registry) diagnose() []string {
 	var d []string
 	for _, e := range g.Entries {
 		switch {
-		case e.Invalid():
+		case e.Recipe == nil: // did not load (resolution is checked on demand)
 			d = append(d, fmt.Sprintf("Invalid recipe: %s: %s", e.Path, reason(e.Path, e.Err)))
 		case len(e.Recipe.Warnings) > 0:
 			for _, w := range e.Recipe.Warnings {
