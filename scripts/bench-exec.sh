@@ -25,7 +25,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pi-actors-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 bin="$tmp/pi-actors"
-(cd "$root" && go build -o "$bin" ./cmd/pi-actors)
+(cd "$root" && CGO_ENABLED=0 go build -o "$bin" ./cmd/pi-actors)
 
 # A Go program that does nothing: the floor any Go CLI pays at start-up,
 # printed next to the single-leaf figure. Its own module, no dependencies.

@@ -100,7 +100,7 @@ elapsed_s() { awk -v a="$t_start" -v b="${EPOCHREALTIME/[.,]/}" 'BEGIN { printf 
 
 # --- build -----------------------------------------------------------------
 
-(cd "$root" && go build -o "$tmp/bin/" ./cmd/... && go build -o "$bt" ./scripts/benchtool)
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/... && go build -o "$bt" ./scripts/benchtool)
 
 export PI_CODING_AGENT_DIR="$tmp/agent"
 mkdir -p "$PI_CODING_AGENT_DIR"

@@ -37,7 +37,7 @@ started is stopped at the end and the private root is removed (keep=true
 keeps the root and prints its path). Ctrl-C also cleans up, then exits 130.
 
 It runs the real pi-actors-kernel, which must be next to pi-actors:
-  go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`,
+  CGO_ENABLED=0 go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`,
 		run: runDemo,
 	})
 }
@@ -151,7 +151,7 @@ func runDemo(ctx context.Context, a *app, r *request) int {
 			msg = fmt.Sprintf("the demo starts a real kernel, but PI_ACTORS_KERNEL_BIN=%s is not a file", env)
 		}
 		return a.fail(r, &cliError{exit: exitUnavailable, code: "kernel_unavailable", msg: msg,
-			hint: `install both binaries and run the installed one: go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`})
+			hint: `install both binaries and run the installed one: CGO_ENABLED=0 go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`})
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -97,7 +97,7 @@ func kernelBinary() (string, error) {
 	if p, err := exec.LookPath("pi-actors-kernel"); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: pi-actors-kernel not found next to pi-actors or in PATH (install both: go install ./cmd/...)", wire.ErrUnavailable)
+	return "", fmt.Errorf("%w: pi-actors-kernel not found next to pi-actors or in PATH (install both: CGO_ENABLED=0 go install ./cmd/...)", wire.ErrUnavailable)
 }
 
 // startKernel starts the kernel detached (its own session); it outlives
