@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -220,8 +219,6 @@ func (k *Kernel) terminal(in *runs.Info, n *notified) {
 	k.enqueue(in.Meta.OwnerID, terminalFollowup(k.cfg.AgentDir, in))
 	n.Terminal = in.Status
 }
-
-var errNoSession = errors.New("no session")
 
 func shortList(items []string, n int) string {
 	if len(items) > n {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -98,9 +97,7 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 		graph, types = tool.Resolved.Graph, tool.Types()
 		defaults = asMap(rec.Raw["defaults"])
 		spec.Recipe, spec.ActorContext = rec.ID, rec.ActorContext
-		if !recipes.IsPackaged(rec.Path) || true {
-			spec.RecipeFile = rec.Path
-		}
+		spec.RecipeFile = rec.Path
 		spec.ContextRecords = recordsJSON(tool.Resolved.Records)
 		spec.Mailbox, spec.RetireWhen, spec.StateDir = rec.Mailbox, rec.RetireWhen, rec.StateDir
 	}
@@ -467,13 +464,4 @@ func envInt(env []string, key string) int {
 		}
 	}
 	return 0
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

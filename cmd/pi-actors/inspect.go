@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strconv"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"

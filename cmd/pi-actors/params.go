@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
 )

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
-	"github.com/pi-actors/pi-actors/runs"
 )
 
 func init() {
@@ -181,15 +179,4 @@ func runWatch(ctx context.Context, a *app, r *request) int {
 		}
 		a.writeJSON(resp.Result)
 	}
-}
-
-// sortedStatus orders run infos for listings: live first, then newest.
-func sortedStatus(list []*runs.Info) {
-	sort.SliceStable(list, func(i, j int) bool {
-		li, lj := runs.Terminal(list[i].Status), runs.Terminal(list[j].Status)
-		if li != lj {
-			return !li
-		}
-		return list[i].Meta.CreatedAt.After(list[j].Meta.CreatedAt)
-	})
 }

@@ -3,10 +3,11 @@ package template
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // Type is a declared argument type.

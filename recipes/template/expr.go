@@ -3,10 +3,11 @@ package template
 import (
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // expr is an integer arithmetic expression: integers, names (whose values

@@ -3,10 +3,11 @@ package template
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // Scope is how far a failure reaches: continue (record it and go on),
@@ -70,7 +71,6 @@ var nodeFields = []string{"actorRecipeContext", "args", "defaults", "delay", "fa
 var (
 	digitsRe       = lazyre.New(`^\d+$`)
 	lengthRe       = lazyre.New(`^\{?(` + namePattern + `)\.length\}?$`)
-	repeatPlaceRe  = lazyre.New(`^\{(` + namePattern + `)\}$`)
 	errRepeatValue = "must be a positive integer, \"{array.length}\" or \"{name}\" naming a positive integer"
 )
 
@@ -292,21 +292,17 @@ func checkControl(key string, v any, path string) error {
 			return nil
 		}
 		if key == "repeat" {
-			if digitsRe.MatchString(s) || lengthRe.MatchString(s) {
-				return checkControlNumberIfDigits(key, s, path)
+			if lengthRe.MatchString(s) {
+				return nil
+			}
+			if digitsRe.MatchString(s) {
+				return checkControlNumber(key, s, path)
 			}
 			return errf(path, "%s (got %q)", errRepeatValue, x)
 		}
 		return checkControlNumber(key, s, path)
 	}
 	return errf(path, "must be a number or a placeholder string (got %s)", CompactJSON(v))
-}
-
-func checkControlNumberIfDigits(key, s, path string) error {
-	if digitsRe.MatchString(s) {
-		return checkControlNumber(key, s, path)
-	}
-	return nil
 }
 
 func checkControlNumber(key, s, path string) error {

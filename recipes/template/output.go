@@ -3,12 +3,13 @@ package template
 import (
 	"bytes"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // Default bounds of what an agent reads from a foreground command.

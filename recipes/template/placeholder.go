@@ -1,8 +1,9 @@
 package template
 
 import (
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // A placeholder is the parsed content of one {…} in a word. Braces do not

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // readerGrace bounds how long output pipes may stay open after a leaf's
@@ -76,7 +77,6 @@ type proc struct {
 	cmd     *exec.Cmd
 	pgid    int
 	exited  chan struct{}
-	waitErr error
 	readers sync.WaitGroup
 	pipes   []*os.File // our read ends, force-closed if a holder escaped
 	stdinW  *os.File
@@ -143,7 +143,7 @@ func (x *run) start(exe string, argv []string, in *Buffer, stdout, stderr io.Wri
 		}()
 	}
 	go func() {
-		p.waitErr = cmd.Wait()
+		cmd.Wait() // the status is read from cmd.ProcessState
 		close(p.exited)
 	}()
 	return p, nil

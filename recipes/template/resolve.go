@@ -3,8 +3,9 @@ package template
 import (
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // maxValueDepth bounds recursive resolution of defaults that refer to other

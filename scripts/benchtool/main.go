@@ -306,13 +306,6 @@ type runMeta struct {
 	PidStart uint64 `json:"pid_start_time"`
 }
 
-type progress struct {
-	Leaves []struct {
-		Pid   int    `json:"pid"`
-		Start uint64 `json:"start_time"`
-	} `json:"leaves"`
-}
-
 // leafOf returns the first recorded leaf of a run, if it is alive.
 // leafOf finds the run's first leaf from its command.start event (written
 // the moment the leaf starts; progress.json is only rewritten every 250 ms).
