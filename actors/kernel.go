@@ -55,6 +55,7 @@ type Kernel struct {
 	mu      sync.Mutex
 	live    map[string]*liveRun // state dir → live run
 	watched map[string]*actor.PID
+	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 }
 
 // liveRun is the kernel's view of a run it supervises.
@@ -70,7 +71,7 @@ type liveRun struct {
 // listens on the unix socket (mode 0600, peer uid checked), rebuilds its
 // run actors from the runs index and cleans up stale temp state.
 func Run(ctx context.Context, cfg Config) error {
-	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{},
+	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, killing: map[runs.Dir]chan struct{}{},
 		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir)}
 	if err := os.MkdirAll(k.tmp, 0o700); err != nil {
 		return fmt.Errorf("kernel: %w", err)
@@ -154,6 +155,38 @@ func (k *Kernel) addLive(lr *liveRun) {
 	k.mu.Lock()
 	k.live[string(lr.dir)] = lr
 	k.mu.Unlock()
+}
+
+// beginKill records that the kernel is killing the run in dir; the
+// returned func, called once its result is written, ends that.
+func (k *Kernel) beginKill(dir runs.Dir) func() {
+	ch := make(chan struct{})
+	k.mu.Lock()
+	k.killing[dir] = ch
+	k.mu.Unlock()
+	return func() {
+		k.mu.Lock()
+		if k.killing[dir] == ch {
+			delete(k.killing, dir)
+		}
+		k.mu.Unlock()
+		close(ch)
+	}
+}
+
+// awaitKill waits (bounded) until a kill of the run in dir in progress is
+// recorded, so the supervisor's exit is not mistaken for a lost run.
+func (k *Kernel) awaitKill(dir runs.Dir, limit time.Duration) {
+	k.mu.Lock()
+	ch := k.killing[dir]
+	k.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-time.After(limit):
+	}
 }
 
 // removeLive forgets a run, unless its state dir now belongs to another

@@ -19,7 +19,9 @@ const controlWait = 3 * time.Second
 
 // message sends one envelope: durable first (appended to the target's
 // JSONL under a lock with a unique id), then delivered or applied.
-func (k *Kernel) message(req wire.Request) (any, error) {
+// later, when not nil, takes the part of a control.kill that can wait (its
+// result and the inbox update): a batch kills every run first.
+func (k *Kernel) message(req wire.Request, later func(func())) (any, error) {
 	raw := copyMap(req.Params)
 	delete(raw, "verbose")
 	env, err := mailbox.Normalize(raw)
@@ -32,7 +34,7 @@ func (k *Kernel) message(req wire.Request) (any, error) {
 	}
 	switch to.Kind {
 	case "run":
-		return k.messageRun(req, env, to.ID)
+		return k.messageRun(req, env, to.ID, later)
 	case "coordinator", "session":
 		return k.messageUp(req, env, to)
 	}
@@ -41,7 +43,7 @@ func (k *Kernel) message(req wire.Request) (any, error) {
 
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
-func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (any, error) {
+func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, later func(func())) (any, error) {
 	in, err := runs.Access(k.cfg.AgentDir, id, req.Session)
 	if err != nil {
 		return nil, err
@@ -78,16 +80,34 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string) (
 	if dup {
 		out["duplicate"] = true
 	}
-	if env.Type == "control.kill" && in.Live() && runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
+	wake := mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}}
+	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
+		return nil, fmt.Errorf("persist wake record: %w", err)
+	}
+	if env.Type == "control.kill" && in.Live() {
 		// control.kill is the kernel's own: durable in the inbox, it is
 		// applied at once — SIGKILL the whole tree, no supervisor round
-		// trip (it works on a hung supervisor too) — and recorded after.
-		runs.KillRun(in, inboxID)
-		mailbox.AppendWake(dir.Path(runs.WakeFile), mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}})
-		out["delivered"], out["consumer"], out["reason"], out["stopped"] = true, "run-control", "control_applied", true
-		return out, nil
+		// trip (it works on a hung supervisor too) — and recorded after
+		// (in a batch, after every run of the batch is killed).
+		done := k.beginKill(dir)
+		if runs.KillTree(in, inboxID) {
+			record := func() {
+				defer done()
+				if err := runs.RecordKill(in, inboxID); err != nil {
+					k.log.Warn("record kill", "run", id, "err", err)
+					out["warnings"] = []string{fmt.Sprintf("run:%s was killed, but its result could not be recorded: %v", id, err)}
+				}
+			}
+			if later != nil {
+				later(record)
+			} else {
+				record()
+			}
+			out["delivered"], out["consumer"], out["reason"], out["stopped"] = true, "run-control", "control_applied", true
+			return out, nil
+		}
+		done() // its supervisor is already gone: the run actor settles it
 	}
-	mailbox.AppendWake(dir.Path(runs.WakeFile), mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}})
 	runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {
 		if mb := mailboxOf(rw); mb != nil && !mb.Allows(env.Type) {

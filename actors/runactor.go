@@ -47,6 +47,7 @@ type runActor struct {
 	meta     *runs.Meta
 	proc     *os.Process
 	notified notified
+	saved    notified // what notified.json holds (no rewrite when unchanged)
 	finished bool
 	seen     int64 // outbox size at the last scan
 }
@@ -80,6 +81,7 @@ func (a *runActor) Receive(ctx actor.Context) {
 	switch ctx.Message().(type) {
 	case *actor.Started:
 		a.notified = loadNotified(a.dir, a.meta)
+		a.saved = a.notified
 		a.k.watchDir(a.dir, ctx.Self())
 		self, root := ctx.Self(), a.k.system.Root
 		a.k.exits.Watch(a.meta.Pid, a.meta.PidStart, func() { root.Send(self, &supervisorExited{}) })
@@ -103,6 +105,9 @@ func (a *runActor) finish() {
 	if a.proc != nil {
 		a.proc.Wait() // our child: reap it
 	}
+	// Killed by the kernel: its result is being written; wait for it
+	// rather than treat the run as lost.
+	a.k.awaitKill(a.dir, 10*time.Second)
 	in, err := runs.Load(a.dir)
 	if err != nil {
 		a.k.log.Warn("run vanished", "dir", a.dir, "err", err)
@@ -136,12 +141,17 @@ func sameInstance(a, b *runs.Meta) bool {
 }
 
 func (a *runActor) saveNotified() {
+	if a.notified == a.saved {
+		return
+	}
 	if cur, err := a.dir.Meta(); err != nil || !sameInstance(cur, a.meta) {
 		return // the dir belongs to a newer run now
 	}
 	if err := a.dir.WriteJSON(runs.NotifiedFile, a.notified); err != nil {
 		a.k.log.Warn("write notified.json", "dir", a.dir, "err", err)
+		return
 	}
+	a.saved = a.notified
 }
 
 // scanOutbox queues new notify/followup outbox records for the owner.

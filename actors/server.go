@@ -112,32 +112,57 @@ func (k *Kernel) handle(c net.Conn) {
 // and answer in order.
 func (k *Kernel) dispatch(req wire.Request) wire.Response {
 	resp := wire.Response{ID: req.ID}
-	defer func() {
-		if p := recover(); p != nil {
-			k.log.Error("request panicked", "op", req.Op, "panic", p)
-			resp = wire.Response{ID: req.ID, Error: &wire.Error{Code: "internal", Message: fmt.Sprintf("kernel error handling %s: %v", req.Op, p), Exit: 70}}
-		}
-	}()
 	if len(req.Items) > 0 {
 		resp.OK = true
 		resp.Results = make([]wire.Response, len(req.Items))
+		// Work an item defers (the records of a control.kill) runs once
+		// every item has had its immediate effect.
+		var (
+			mu    sync.Mutex
+			after []func()
+		)
+		later := func(f func()) { mu.Lock(); after = append(after, f); mu.Unlock() }
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
 		for i, item := range req.Items {
 			g.Go(func() error {
 				one := req
 				one.Items, one.Params = nil, item
-				resp.Results[i] = k.one(one)
+				resp.Results[i] = k.one(one, later)
+				return nil
+			})
+		}
+		g.Wait()
+		g.SetLimit(batchLimit(req.Op))
+		for _, f := range after {
+			g.Go(func() error {
+				defer k.recoverPanic(req.Op, nil)
+				f()
 				return nil
 			})
 		}
 		g.Wait()
 		return resp
 	}
-	return k.one(req)
+	return k.one(req, nil)
 }
 
-func (k *Kernel) one(req wire.Request) wire.Response {
+// recoverPanic turns a panic while handling op into a logged internal
+// error (in *resp when not nil): one bad request never takes the kernel
+// down.
+func (k *Kernel) recoverPanic(op string, resp *wire.Response) {
+	if p := recover(); p != nil {
+		k.log.Error("request panicked", "op", op, "panic", p)
+		if resp != nil {
+			*resp = wire.Response{ID: resp.ID, Error: &wire.Error{Code: "internal", Message: fmt.Sprintf("kernel error handling %s: %v", op, p), Exit: 70}}
+		}
+	}
+}
+
+// one answers a single request; later as for message.
+func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) {
+	resp.ID = req.ID
+	defer k.recoverPanic(req.Op, &resp)
 	var (
 		result any
 		err    error
@@ -150,7 +175,7 @@ func (k *Kernel) one(req wire.Request) wire.Response {
 	case "spawn":
 		result, err = k.spawn(req)
 	case "message":
-		result, err = k.message(req)
+		result, err = k.message(req, later)
 	case "followups":
 		result, err = k.followups(req)
 	case "stop":

@@ -118,18 +118,26 @@ func requeueClaims(path string) (int, error) {
 }
 
 // KillRun applies control.kill from outside the supervisor (the kernel):
-// SIGKILL every descendant of the supervisor — the run's whole tree, since
-// the supervisor is a subreaper — then the supervisor itself; record the
-// run killed (result.json, event) and mark the inbox record handled. Pids
-// are trusted only with the supervisor's recorded start time.
+// KillTree, then RecordKill.
 func KillRun(in *Info, inboxID string) {
+	if KillTree(in, inboxID) {
+		RecordKill(in, inboxID)
+	}
+}
+
+// KillTree is the immediate half of control.kill: SIGKILL every
+// descendant of the supervisor — the run's whole tree, since the
+// supervisor is a subreaper — then the supervisor itself. Pids are trusted
+// only with the supervisor's recorded start time. It reports whether the
+// supervisor was alive (and so was killed); nothing is flushed to disk.
+func KillTree(in *Info, inboxID string) bool {
 	m := in.Meta
 	if !Alive(m.Pid, m.PidStart) {
-		return
+		return false
 	}
 	// The event first (an append, no fsync): when the supervisor's exit is
 	// seen, the run already reads as killed, not lost. Then the kill — at
-	// once, before any disk flush — then the result.
+	// once, before any disk flush; RecordKill writes the result after.
 	appendEvent(in.Dir, map[string]any{"event": "run.kill", "type": "control.kill", "pid": m.Pid, "signal": "SIGKILL", "signalTarget": "processTree", "inbox_id": inboxID})
 	// Freeze first (SIGSTOP): the supervisor, so it writes nothing more
 	// (no "command failed" report for leaves it did not stop itself), then
@@ -154,14 +162,22 @@ func KillRun(in *Info, inboxID string) {
 	}
 	KillAll(tree, syscall.SIGKILL)
 	syscall.Kill(m.Pid, syscall.SIGKILL)
-	in.Dir.WriteJSON(ResultFile, KilledResult(in.Dir))
-	markHandled(in.Dir.Path(InboxFile), inboxID, "kernel")
+	return true
+}
+
+// RecordKill is the durable half of control.kill, after KillTree: the
+// killed result.json and the inbox record marked handled.
+func RecordKill(in *Info, inboxID string) error {
+	if err := in.Dir.WriteJSON(ResultFile, KilledResult(in.Dir)); err != nil {
+		return err
+	}
+	return markHandled(in.Dir.Path(InboxFile), inboxID, "kernel")
 }
 
 // markHandled records that a control message was applied (claimed and
 // handled at once). A consumer that claimed it first keeps it.
-func markHandled(path, id, by string) {
-	mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+func markHandled(path, id, by string) error {
+	return mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		now := time.Now().UTC().Format(time.RFC3339Nano)
 		for i := range lines {
 			l := &lines[i]

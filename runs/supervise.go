@@ -66,6 +66,11 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 		// events file records every change at once.
 		for range s.dirty {
 			time.Sleep(progressEvery)
+			// Changes marked while we slept are in this write too.
+			select {
+			case <-s.dirty:
+			default:
+			}
 			s.flushProgress()
 		}
 	}()

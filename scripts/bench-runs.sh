@@ -7,12 +7,13 @@
 #   bash scripts/bench-runs.sh
 #   RUNS=200 SPAWNS=50 OLD_RUNS=10000 FOLLOWUPS=5 bash scripts/bench-runs.sh
 #   SUPERVISORD=0 bash scripts/bench-runs.sh     # skip the supervisord side
-#   TMPDIR=/dev/shm bash scripts/bench-runs.sh   # state on tmpfs: separates
-#                                                # the filesystem's share
+#   BENCH_DIR=/dev/shm bash scripts/bench-runs.sh   # state on tmpfs:
+#                                                   # the filesystem's share
 #
 # Self-contained: builds pi-actors and pi-actors-kernel (`go build -o
 # $tmp/bin/ ./cmd/...`) and the timing helper scripts/benchtool into a temp
-# dir, runs against private agent roots there, and on exit (a trap) kills
+# dir under BENCH_DIR (default ~/.cache: where a real agent root,
+# ~/.pi/agent, lives), runs against private agent roots there, and on exit (a trap) kills
 # the kernel (pid in tmp/pi-actors/kernel.json), every supervisor and leaf
 # it started and any supervisord it started, then removes the temp dir.
 # supervisord (Debian package `supervisor`) is installed with apt-get when
@@ -30,7 +31,9 @@ FOLLOWUPS=${FOLLOWUPS:-5}
 SUPERVISORD=${SUPERVISORD:-auto}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pi-actors-bench-runs.XXXXXX")
+BENCH_DIR=${BENCH_DIR:-$HOME/.cache}
+mkdir -p "$BENCH_DIR"
+tmp=$(mktemp -d "$BENCH_DIR/pi-actors-bench-runs.XXXXXX")
 bt="$tmp/benchtool"
 pa="$tmp/bin/pi-actors"
 supd_pid=""
@@ -111,7 +114,8 @@ export PI_ACTORS_SESSION=bench-runs
 out="$tmp/out"
 mkdir -p "$out"
 
-echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state on $( (findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") | head -1); targets from the issue; figures are printed, never asserted"
+"$bt" fscost "$tmp" >"$out/fscost"
+echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state in $BENCH_DIR on $( (findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") | head -1) (a new file costs $(kv "$out/fscost" create_us) µs, an fsync $(kv "$out/fscost" fsync_ms) ms); targets from the issue; figures are printed, never asserted"
 
 # --- warm kernel -----------------------------------------------------------
 

@@ -37,11 +37,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fatalf("usage: benchtool latency|batch|mem|kill|gen|time|followup|startwait|stopwait|descendants|pss …")
+		fatalf("usage: benchtool latency|batch|mem|kill|gen|time|followup|startwait|stopwait|descendants|fscost|pss …")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -76,6 +78,9 @@ func main() {
 		for _, p := range descendants(atoi(args[0]), args[1]) {
 			fmt.Println(p)
 		}
+	case "fscost":
+		need(args, 1)
+		fsCost(args[0])
 	case "pss":
 		need(args, 1)
 		rss, pss := memOf(atoi(args[0]))
@@ -83,6 +88,40 @@ func main() {
 	default:
 		fatalf("unknown subcommand %q", os.Args[1])
 	}
+}
+
+// --- fscost ----------------------------------------------------------------
+
+// fsCost measures what the filesystem under dir charges for the small
+// files every run creates: the mean create+write+close of 200 new files
+// and the median fsync of one of them (the files are removed after).
+func fsCost(dir string) {
+	d, err := os.MkdirTemp(dir, "fscost")
+	if err != nil {
+		fatalf("fscost: %v", err)
+	}
+	defer os.RemoveAll(d)
+	const n = 200
+	t0 := time.Now()
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(d, strconv.Itoa(i)), []byte("{}\n"), 0o600); err != nil {
+			fatalf("fscost: %v", err)
+		}
+	}
+	create := time.Since(t0) / n
+	var syncs []time.Duration
+	for i := range 9 {
+		f, err := os.OpenFile(filepath.Join(d, strconv.Itoa(i)), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			fatalf("fscost: %v", err)
+		}
+		f.WriteString("{}\n")
+		t := time.Now()
+		f.Sync()
+		syncs = append(syncs, time.Since(t))
+		f.Close()
+	}
+	fmt.Printf("create_us=%.0f\nfsync_ms=%s\n", float64(create.Nanoseconds())/1e3, ms(percentile(syncs, 50)))
 }
 
 // --- helpers ---------------------------------------------------------------
@@ -563,8 +602,10 @@ func cpuNS(pid int) int64 {
 
 // kill: one `message -` of control.kill to every prefix-* run; cli_ms is
 // the batch command's wall time, gone_ms from its start until every
-// supervisor and leaf pid has exited (a zombie counts as exited: it runs
-// nothing; zombies_at_gone says how many were still unreaped).
+// supervisor and leaf pid has exited, measured while the command runs
+// (pidfds opened beforehand, so waiting costs no CPU; a zombie counts as
+// exited: it runs nothing; zombies_at_gone says how many were still
+// unreaped).
 func killBatch(bin, agent, prefix string) {
 	dirs, _ := filepath.Glob(filepath.Join(runsRoot(agent), prefix+"-*"))
 	sort.Strings(dirs)
@@ -581,15 +622,48 @@ func killBatch(bin, agent, prefix string) {
 			ps = append(ps, l)
 		}
 	}
-	t0 := time.Now()
-	out, d, err := runCmd([]string{bin, "message", "-", "--json"}, in.Bytes(), nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchtool kill:", err)
+	// A pidfd per live process, checked against its start time after
+	// opening (so a reused pid is never waited for).
+	var fds []unix.PollFd
+	for _, p := range ps {
+		fd, err := unix.PidfdOpen(p.pid, 0)
+		if err != nil {
+			continue // already gone
+		}
+		if !p.alive() {
+			unix.Close(fd)
+			continue
+		}
+		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	}
-	okN := bytes.Count(out, []byte(`"ok":true`))
+	t0 := time.Now()
+	type cmdOut struct {
+		out []byte
+		d   time.Duration
+		err error
+	}
+	res := make(chan cmdOut, 1)
+	go func() {
+		out, d, err := runCmd([]string{bin, "message", "-", "--json"}, in.Bytes(), nil)
+		res <- cmdOut{out, d, err}
+	}()
+	left := len(fds)
 	deadline := t0.Add(20 * time.Second)
-	for anyAlive(ps) > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	for left > 0 && time.Now().Before(deadline) {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds())+1)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			fatalf("poll pidfds: %v", err)
+		}
+		if n <= 0 {
+			continue
+		}
+		for i := range fds {
+			if fds[i].Fd >= 0 && fds[i].Revents != 0 {
+				unix.Close(int(fds[i].Fd))
+				fds[i].Fd = -1 // poll ignores negative fds
+				left--
+			}
+		}
 	}
 	gone := time.Since(t0)
 	zombies := 0
@@ -598,8 +672,12 @@ func killBatch(bin, agent, prefix string) {
 			zombies++
 		}
 	}
-	left := anyAlive(ps)
-	fmt.Printf("runs=%d\npids=%d\nmessages_ok=%d\ncli_ms=%s\nleft=%d\nzombies_at_gone=%d\n", len(dirs), len(ps), okN, ms(d), left, zombies)
+	r := <-res
+	if r.err != nil {
+		fmt.Fprintln(os.Stderr, "benchtool kill:", r.err)
+	}
+	okN := bytes.Count(r.out, []byte(`"ok":true`))
+	fmt.Printf("runs=%d\npids=%d\nmessages_ok=%d\ncli_ms=%s\nleft=%d\nzombies_at_gone=%d\n", len(dirs), len(ps), okN, ms(r.d), left, zombies)
 	if left == 0 {
 		fmt.Printf("gone_ms=%s\n", ms(gone))
 	} else {
