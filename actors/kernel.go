@@ -8,13 +8,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/fsnotify/fsnotify"
+	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
@@ -300,20 +299,16 @@ func (k *Kernel) status() map[string]any {
 	}
 }
 
-// selfRSS reads VmRSS from /proc/self/status.
+// selfRSS is the kernel's resident set (gopsutil; the kernel binary is
+// the one place it is linked).
 func selfRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	p, err := process.NewProcess(int32(os.Getpid()))
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				n, _ := strconv.ParseInt(f[1], 10, 64)
-				return n * 1024
-			}
-		}
+	m, err := p.MemoryInfo()
+	if err != nil {
+		return 0
 	}
-	return 0
+	return int64(m.RSS)
 }

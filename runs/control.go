@@ -1,6 +1,9 @@
 package runs
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +57,9 @@ func ClaimMessage(dir Dir, owner string) (mailbox.Record, error) {
 // claimWhere claims the first queued record that match accepts (and, with
 // handled, marks it handled in the same write).
 func claimWhere(path, owner string, match func(mailbox.Record) bool, handled bool) (mailbox.Record, error) {
+	if !exists(path) {
+		return nil, nil // nothing was ever sent (no lock taken to learn it)
+	}
 	var got mailbox.Record
 	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		for i := range lines {
@@ -92,6 +98,9 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 // never finished back in the queue (same id), so the new attempt handles
 // them: an accepted message is never silently dropped by a crash.
 func requeueClaims(path string) (int, error) {
+	if !exists(path) {
+		return 0, nil
+	}
 	n := 0
 	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		now := time.Now().UTC().Format(time.RFC3339Nano)
@@ -211,4 +220,10 @@ func restartsSoFar(dir Dir) int {
 		}
 	}
 	return n
+}
+
+// exists reports whether path exists (a missing inbox needs no lock).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }

@@ -16,6 +16,8 @@ type ProcStat struct {
 	Pgrp  int
 	Sid   int
 	Start uint64 // start time in clock ticks since boot
+	CPU   uint64 // user + system time in clock ticks
+	RSS   uint64 // resident set in pages
 }
 
 // Stat reads /proc/<pid>/stat. The command name may hold spaces and
@@ -40,6 +42,12 @@ func Stat(pid int) (ProcStat, error) {
 	st.Pgrp, _ = strconv.Atoi(f[2])
 	st.Sid, _ = strconv.Atoi(f[3])
 	st.Start, _ = strconv.ParseUint(f[19], 10, 64)
+	ut, _ := strconv.ParseUint(f[11], 10, 64)
+	sys, _ := strconv.ParseUint(f[12], 10, 64)
+	st.CPU = ut + sys
+	if len(f) > 21 {
+		st.RSS, _ = strconv.ParseUint(f[21], 10, 64)
+	}
 	return st, nil
 }
 

@@ -48,6 +48,7 @@ type supervisor struct {
 // restart policy and control messages, and exits when the run is terminal.
 // ready, if not nil, receives one line once the supervisor is set up.
 func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
+	RestoreLeafEnv()
 	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid()}
 	if err := s.setup(metaIn); err != nil {
 		if ready != nil {

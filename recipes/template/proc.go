@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"golang.org/x/sys/unix"
 )
 
 // readerGrace bounds how long output pipes may stay open after a leaf's
@@ -143,10 +144,33 @@ func (x *run) start(exe string, argv []string, in *Buffer, stdout, stderr io.Wri
 		}()
 	}
 	go func() {
+		awaitExit(p.pgid)
 		cmd.Wait() // the status is read from cmd.ProcessState
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// awaitExit blocks until the child pid has exited, through a pidfd in
+// Go's poller: no thread sits in a blocking wait per live leaf (cmd.Wait
+// alone would hold one). Where pidfds are not available it returns at
+// once and cmd.Wait blocks as usual.
+func awaitExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 0)
+		return err != nil || n > 0
+	})
 }
 
 // wait returns the leaf's status once its process has exited and nothing
