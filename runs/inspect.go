@@ -3,6 +3,7 @@ package runs
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"os"
 	"sort"
@@ -188,14 +189,41 @@ func uptimeTicks() uint64 {
 	return uint64(secs * clockTicks)
 }
 
-// LiveLeaves returns the leaves of progress.json whose process is still
-// the one that was started.
-func LiveLeaves(p *Progress) []Leaf {
-	if p == nil {
-		return nil
+// LiveLeaves returns the run's leaves whose process is still the one
+// that was started: those of progress.json (rewritten at most every
+// 250 ms, the first time 1 s after the start) together with those the
+// tail of events.jsonl (written at once) shows started and not done.
+func LiveLeaves(in *Info) []Leaf {
+	byPid := map[int]Leaf{}
+	if in.Progress != nil {
+		for _, l := range in.Progress.Leaves {
+			byPid[l.Pid] = l
+		}
+	}
+	for _, line := range tailLines(in.Dir.Path(EventsFile), 2000) {
+		if !strings.Contains(line, `"command.`) {
+			continue
+		}
+		var ev struct {
+			Event   string `json:"event"`
+			Pid     int    `json:"pid"`
+			Start   uint64 `json:"start"`
+			Command string `json:"command"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Pid <= 0 {
+			continue
+		}
+		switch ev.Event {
+		case "command.start":
+			if ev.Start > 0 {
+				byPid[ev.Pid] = Leaf{Pid: ev.Pid, Start: ev.Start, Command: ev.Command}
+			}
+		case "command.done":
+			delete(byPid, ev.Pid)
+		}
 	}
 	var out []Leaf
-	for _, l := range p.Leaves {
+	for _, l := range byPid {
 		if Alive(l.Pid, l.Start) {
 			out = append(out, l)
 		}

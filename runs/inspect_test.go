@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,13 +82,37 @@ func TestTreeUsage(t *testing.T) {
 }
 
 func TestLiveLeaves(t *testing.T) {
-	p := &Progress{Leaves: []Leaf{{Pid: os.Getpid(), Start: StartTime(os.Getpid()), Command: "me"}, {Pid: os.Getpid(), Start: 1, Command: "reused pid"}}}
-	got := LiveLeaves(p)
-	if len(got) != 1 || got[0].Command != "me" {
-		t.Errorf("live leaves: %+v", got)
+	me, start := os.Getpid(), StartTime(os.Getpid())
+	c := exec.Command("sleep", "30")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if LiveLeaves(nil) != nil {
-		t.Error("nil progress")
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	child := c.Process.Pid
+	d := Dir(t.TempDir())
+	// progress.json knows this process (and a reused pid that is not it);
+	// events.jsonl adds the child started since, and a leaf that is done.
+	in := &Info{Dir: d, Progress: &Progress{Leaves: []Leaf{{Pid: me, Start: start, Command: "me"}, {Pid: me + 1, Start: 1, Command: "reused pid"}}}}
+	events := fmt.Sprintf(`{"event":"command.start","pid":%d,"start":%d,"command":"sleep 30"}
+{"event":"command.start","pid":%d,"start":%d,"command":"gone"}
+{"event":"command.done","pid":%d,"code":0}
+not json
+`, child, StartTime(child), me, start, me)
+	if err := os.WriteFile(d.Path(EventsFile), []byte(events), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := LiveLeaves(in)
+	if len(got) != 1 || got[0].Pid != child || got[0].Command != "sleep 30" {
+		t.Errorf("live leaves: %+v (want only the child: the done event removes %d)", got, me)
+	}
+	// Without events, progress.json alone.
+	os.Remove(d.Path(EventsFile))
+	got = LiveLeaves(in)
+	if len(got) != 1 || got[0].Command != "me" {
+		t.Errorf("live leaves from progress.json: %+v", got)
+	}
+	if got := LiveLeaves(&Info{Dir: d}); got != nil {
+		t.Errorf("no progress, no events: %+v", got)
 	}
 }
 

@@ -19,8 +19,14 @@ import (
 )
 
 // progressEvery bounds how often progress.json is rewritten while a run
-// goes (its end is written at once).
-const progressEvery = 250 * time.Millisecond
+// goes (its end, and a backoff, are written at once). The first write
+// waits progressFirst: a run that ends sooner writes progress.json once,
+// at its end, and a burst of starts does not pay for a durable write per
+// run while it is starting (events.jsonl records every change at once).
+const (
+	progressEvery = 250 * time.Millisecond
+	progressFirst = time.Second
+)
 
 // supervisor is the state of one `pi-actors supervise` process.
 type supervisor struct {
@@ -65,8 +71,10 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 	go func() {
 		// Coalesce: at most one progress.json write per progressEvery; the
 		// events file records every change at once.
+		wait := progressFirst
 		for range s.dirty {
-			time.Sleep(progressEvery)
+			time.Sleep(wait)
+			wait = progressEvery
 			// Changes marked while we slept are in this write too.
 			select {
 			case <-s.dirty:
@@ -325,10 +333,12 @@ func joinCommands(cmds []string) string {
 // the live leaf groups, for cleanup after a crash) and, when one is done,
 // a command.done outbox record.
 func (s *supervisor) onCommand(e template.Event) {
+	var start uint64
 	s.mu.Lock()
 	switch e.Type {
 	case "command.start":
-		s.leaves[e.Pid] = Leaf{Pid: e.Pid, Start: StartTime(e.Pid), Command: e.Command, Path: e.Path}
+		start = StartTime(e.Pid)
+		s.leaves[e.Pid] = Leaf{Pid: e.Pid, Start: start, Command: e.Command, Path: e.Path}
 	case "command.done":
 		delete(s.leaves, e.Pid)
 	}
@@ -339,6 +349,8 @@ func (s *supervisor) onCommand(e template.Event) {
 	rec := map[string]any{"event": e.Type, "activeSubagents": e.Active, "command": e.Command, "pid": e.Pid}
 	if e.Type == "command.done" {
 		rec["code"], rec["killed"] = e.Code, e.Killed
+	} else {
+		rec["start"] = start // with the pid, what identifies the leaf later
 	}
 	s.appendEvent(rec)
 	select {

@@ -102,7 +102,7 @@ func collectRunStatus(a *app, in *runs.Info, now time.Time) *runStatus {
 	}
 	s.stream, s.lastLine = runs.LastOutput(d)
 	if in.Live() {
-		s.leaves = runs.LiveLeaves(in.Progress)
+		s.leaves = runs.LiveLeaves(in)
 		if m.Pid > 0 {
 			u := runs.TreeUsage(m.Pid)
 			s.usage = &u
@@ -182,10 +182,15 @@ func runStatusView(a *app, in *runs.Info) *inspectOutput {
 		if p.Phase != in.Status && (in.Live() || !livePhase(p.Phase)) {
 			kv("phase", p.Phase)
 		}
-		num("active", p.Active)
+		if !in.Live() {
+			num("active", p.Active)
+		}
 		num("completed", p.Completed)
 		num("failures", len(p.Failures))
 		restarts = p.Restarts
+	}
+	if in.Live() {
+		num("active", len(s.leaves)) // leaves alive now, not as last written
 	}
 	if res := in.Result; res != nil {
 		fmt.Fprintf(&b, " code=%d", res.Code)
