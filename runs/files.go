@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"time"
 
@@ -198,6 +199,31 @@ func (d Dir) Meta() (*Meta, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// metaHead reads the identity fields of run.json only (run, address,
+// createdAt, owner, pid and start time, recipe, tool): enough for a runs
+// index entry, without building the template and values.
+func (d Dir) metaHead() (*Meta, error) {
+	var h struct {
+		Run       string    `json:"run"`
+		Address   string    `json:"address"`
+		StateDir  string    `json:"state_dir"`
+		CreatedAt time.Time `json:"createdAt"`
+		OwnerID   string    `json:"ownerId"`
+		Pid       int       `json:"pid"`
+		PidStart  uint64    `json:"pid_start_time"`
+		Recipe    string    `json:"recipe"`
+		Tool      string    `json:"tool"`
+	}
+	if err := d.ReadJSON(RunFile, &h); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, d)
+		}
+		return nil, err
+	}
+	return &Meta{Run: h.Run, Address: h.Address, StateDir: h.StateDir, CreatedAt: h.CreatedAt, OwnerID: h.OwnerID,
+		Pid: h.Pid, PidStart: h.PidStart, Recipe: h.Recipe, Tool: h.Tool}, nil
 }
 
 // Result reads result.json; nil when the run has not ended.

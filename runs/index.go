@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -249,7 +251,7 @@ func sorted(m map[string]Entry) []Entry {
 // archive tombstone, at most 8 levels deep, archived/ copies skipped) and
 // rewrites the index atomically.
 func (x *Index) Rebuild() ([]Entry, error) {
-	var entries []Entry
+	var dirs []Dir
 	filepath.WalkDir(x.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -258,15 +260,37 @@ func (x *Index) Rebuild() ([]Entry, error) {
 		if rel != "." && (strings.Count(rel, string(filepath.Separator)) >= 8 || d.Name() == "archived" || d.Name() == "tmp" || strings.HasPrefix(d.Name(), ".")) {
 			return filepath.SkipDir
 		}
-		dir := Dir(p)
-		if !dir.Exists(RunFile) && !dir.Exists(TombstoneFile) {
+		if rel == "." {
 			return nil
 		}
-		if in, err := Load(dir); err == nil {
+		dirs = append(dirs, Dir(p))
+		return filepath.SkipDir // a run's own files hold no other run
+	})
+	// Loading is most of the work (several small files per run): spread
+	// it over the CPUs.
+	loaded := make([]*Info, len(dirs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(len(dirs), max(2, runtime.NumCPU())) {
+		wg.Go(func() {
+			for i := range next {
+				if in, err := load(dirs[i], false); err == nil {
+					loaded[i] = in
+				}
+			}
+		})
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	entries := make([]Entry, 0, len(dirs))
+	for _, in := range loaded {
+		if in != nil {
 			entries = append(entries, EntryOf(in))
 		}
-		return nil
-	})
+	}
 	if err := x.write(entries); err != nil {
 		return nil, err
 	}

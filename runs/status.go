@@ -45,7 +45,11 @@ type Tombstone struct {
 //     later → exited (kernel_lost: the start never completed);
 //   - otherwise the last run.kill / run.cancel event decides, else exited
 //     (supervisor_lost).
-func Load(dir Dir) (*Info, error) {
+func Load(dir Dir) (*Info, error) { return load(dir, true) }
+
+// load is Load; with full false it reads only what a runs index entry
+// needs (no terminal-handled record, no progress for an ended run).
+func load(dir Dir, full bool) (*Info, error) {
 	in := &Info{Dir: dir}
 	var tomb Tombstone
 	if dir.ReadJSON(TombstoneFile, &tomb) == nil && tomb.Archived {
@@ -60,15 +64,21 @@ func Load(dir Dir) (*Info, error) {
 		}
 		return in, nil
 	}
-	m, err := dir.Meta()
+	meta := dir.Meta
+	if !full {
+		meta = dir.metaHead
+	}
+	m, err := meta()
 	if err != nil {
 		return nil, err
 	}
 	in.Meta = m
-	in.Progress = dir.Progress()
 	in.Result = dir.Result()
+	if full || in.Result == nil {
+		in.Progress = dir.Progress()
+	}
 	var h Handled
-	if dir.ReadJSON(HandledFile, &h) == nil {
+	if full && dir.ReadJSON(HandledFile, &h) == nil {
 		in.Handled = &h
 	}
 	if in.Handled == nil && in.Result != nil {
