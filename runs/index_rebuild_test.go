@@ -1,0 +1,77 @@
+package runs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Rebuild finds every run directly under the runs root — ended, live,
+// archived — skips what is not a run, and agrees with Load on each
+// entry.
+func TestRebuildFindsEveryRun(t *testing.T) {
+	agent := t.TempDir()
+	x := NewIndex(agent)
+	mk := func(path string, m *Meta, res *Result) Dir {
+		d := Dir(filepath.Join(x.Root, path))
+		id := filepath.Base(path)
+		if err := os.MkdirAll(string(d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if m != nil {
+			m.Run, m.Address, m.StateDir = id, "run:"+id, string(d)
+			m.Template, m.Values = map[string]any{"template": "sleep 1"}, map[string]any{"run_id": id}
+			if err := d.WriteJSON(RunFile, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res != nil {
+			if err := d.WriteJSON(ResultFile, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	created := time.Now().Add(-time.Hour).UTC()
+	mk("done", &Meta{CreatedAt: created, OwnerID: "s1", Recipe: "r1", Tool: "t1", Pid: 1 << 22}, &Result{Status: StatusDone, CompletedAt: created.Add(time.Minute)})
+	mk("failed", &Meta{CreatedAt: created, OwnerID: "s2", Pid: 1 << 22}, &Result{Code: 3})
+	mk("live", &Meta{CreatedAt: created, OwnerID: "s1", Pid: os.Getpid(), PidStart: StartTime(os.Getpid())}, nil)
+	mk("lost", &Meta{CreatedAt: created, Pid: 0}, nil)
+	arch := mk("arch", nil, nil)
+	adir := mk("archived/arch", &Meta{CreatedAt: created, OwnerID: "s1"}, &Result{Status: StatusDone})
+	if err := arch.WriteJSON(TombstoneFile, &Tombstone{Archived: true, ArchiveDir: string(adir), Run: "arch", Status: StatusDone}); err != nil {
+		t.Fatal(err)
+	}
+	mk("not-a-run", nil, nil)
+	mk("tmp/x", &Meta{CreatedAt: created}, nil)
+	mk(".hidden", &Meta{CreatedAt: created}, nil)
+	os.WriteFile(filepath.Join(x.Root, "stray.json"), []byte("{}"), 0o600)
+
+	got, err := x.Rebuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"done": StatusDone, "failed": StatusFailed, "live": StatusRunning, "lost": StatusExited, "arch": StatusArchived}
+	if len(got) != len(want) {
+		t.Fatalf("entries %+v, want runs %v", got, want)
+	}
+	for _, e := range got {
+		if want[e.Run] != e.Status {
+			t.Errorf("%s: status %q, want %q", e.Run, e.Status, want[e.Run])
+		}
+		in, err := Load(Dir(e.StateDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := EntryOf(in)
+		if full.Status != e.Status || full.OwnerID != e.OwnerID || full.Recipe != e.Recipe || full.Tool != e.Tool || !full.UpdatedAt.Equal(e.UpdatedAt) {
+			t.Errorf("%s: rebuilt %+v, Load gives %+v", e.Run, e, full)
+		}
+	}
+	// The journal was written: a plain read gives the same runs.
+	again, err := x.Entries()
+	if err != nil || len(again) != len(want) {
+		t.Errorf("journal after rebuild: %d entries, %v", len(again), err)
+	}
+}
