@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,11 +217,26 @@ func (d Dir) metaHead() (*Meta, error) {
 		Recipe    string    `json:"recipe"`
 		Tool      string    `json:"tool"`
 	}
-	if err := d.ReadJSON(RunFile, &h); err != nil {
+	data, err := os.ReadFile(d.Path(RunFile))
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotFound, d)
 		}
 		return nil, err
+	}
+	// run.json is written indented from Meta ("run" first), whose
+	// identity fields all come before "template": decode just that head (a
+	// third of the file) when the file has that shape, else all of it.
+	if i := bytes.Index(data, []byte("\n  \"template\":")); i > 0 && bytes.HasPrefix(data, []byte("{\n  \"run\":")) {
+		head := append(bytes.TrimSuffix(bytes.TrimRight(data[:i:i], " \t\r\n"), []byte(",")), '}')
+		if json.Unmarshal(head, &h) != nil || h.Run == "" {
+			h.Run = ""
+		}
+	}
+	if h.Run == "" {
+		if err := json.Unmarshal(data, &h); err != nil {
+			return nil, fmt.Errorf("read %s: %w", d.Path(RunFile), err)
+		}
 	}
 	return &Meta{Run: h.Run, Address: h.Address, StateDir: h.StateDir, CreatedAt: h.CreatedAt, OwnerID: h.OwnerID,
 		Pid: h.Pid, PidStart: h.PidStart, Recipe: h.Recipe, Tool: h.Tool}, nil

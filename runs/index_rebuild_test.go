@@ -1,6 +1,8 @@
 package runs
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,5 +75,50 @@ func TestRebuildFindsEveryRun(t *testing.T) {
 	again, err := x.Entries()
 	if err != nil || len(again) != len(want) {
 		t.Errorf("journal after rebuild: %d entries, %v", len(again), err)
+	}
+}
+
+// metaHead agrees with a full read of run.json: for the supervisor's own
+// layout (decoded up to "template") and for any other key order or
+// formatting (decoded whole).
+func TestMetaHeadAgreesWithMeta(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	full := &Meta{Run: "r1", Address: "run:r1", StateDir: "/x/r1", Cwd: "/w", CreatedAt: created, OwnerID: "s1", Pid: 42, PidStart: 7,
+		Recipe: "rec", RecipeFile: "/r/rec.json", Tool: "tool-a", Template: map[string]any{"template": "echo \n  \"template\": {x}"}, Values: map[string]any{"a": 1}}
+	want := Meta{Run: full.Run, Address: full.Address, StateDir: full.StateDir, CreatedAt: full.CreatedAt, OwnerID: full.OwnerID,
+		Pid: full.Pid, PidStart: full.PidStart, Recipe: full.Recipe, Tool: full.Tool}
+	check := func(name string, write func(Dir)) {
+		t.Helper()
+		d := Dir(t.TempDir())
+		write(d)
+		got, err := d.metaHead()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.Run != want.Run || got.Address != want.Address || got.StateDir != want.StateDir || !got.CreatedAt.Equal(want.CreatedAt) ||
+			got.OwnerID != want.OwnerID || got.Pid != want.Pid || got.PidStart != want.PidStart || got.Recipe != want.Recipe || got.Tool != want.Tool {
+			t.Errorf("%s: metaHead %+v, want %+v", name, *got, want)
+		}
+	}
+	check("supervisor layout", func(d Dir) {
+		if err := d.WriteJSON(RunFile, full); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Sorted keys put "tool" after "template": the head alone would miss it.
+	check("sorted keys", func(d Dir) {
+		b, _ := json.Marshal(full)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		b, _ = json.MarshalIndent(m, "", "  ")
+		os.WriteFile(d.Path(RunFile), b, 0o600)
+	})
+	check("compact", func(d Dir) {
+		b, _ := json.Marshal(full)
+		os.WriteFile(d.Path(RunFile), b, 0o600)
+	})
+	d := Dir(t.TempDir())
+	if _, err := d.metaHead(); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing run.json: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,24 +52,28 @@ func Load(dir Dir) (*Info, error) { return load(dir, true) }
 // needs (no terminal-handled record, no progress for an ended run).
 func load(dir Dir, full bool) (*Info, error) {
 	in := &Info{Dir: dir}
-	var tomb Tombstone
-	if dir.ReadJSON(TombstoneFile, &tomb) == nil && tomb.Archived {
-		in.Archived = &tomb
-		in.Status = StatusArchived
-		in.Reason = "archived from " + tomb.Status
-		if m, err := Dir(tomb.ArchiveDir).Meta(); err == nil {
-			in.Meta = m
-			in.Result = Dir(tomb.ArchiveDir).Result()
-		} else {
-			in.Meta = &Meta{Run: tomb.Run, Address: "run:" + tomb.Run, StateDir: string(dir)}
-		}
-		return in, nil
-	}
 	meta := dir.Meta
 	if !full {
 		meta = dir.metaHead
 	}
+	// run.json first: an archived run's state dir holds only its
+	// tombstone (archiving moves the whole directory away).
 	m, err := meta()
+	if errors.Is(err, ErrNotFound) {
+		var tomb Tombstone
+		if dir.ReadJSON(TombstoneFile, &tomb) == nil && tomb.Archived {
+			in.Archived = &tomb
+			in.Status = StatusArchived
+			in.Reason = "archived from " + tomb.Status
+			if m, err := Dir(tomb.ArchiveDir).Meta(); err == nil {
+				in.Meta = m
+				in.Result = Dir(tomb.ArchiveDir).Result()
+			} else {
+				in.Meta = &Meta{Run: tomb.Run, Address: "run:" + tomb.Run, StateDir: string(dir)}
+			}
+			return in, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -701,13 +701,35 @@ func gen(agent string, n int) {
 			fatalf("gen: %v", err)
 		}
 		created := base.Add(time.Duration(i) * time.Second)
-		meta := map[string]any{
-			"run": id, "address": "run:" + id, "state_dir": dir, "cwd": "/work", "createdAt": created,
-			"launch_source": "spawn", "ownerId": fmt.Sprintf("session-%d", i%20), "pid": 100000 + i, "pid_start_time": 1000 + i,
-			"template": map[string]any{"template": fmt.Sprintf("echo run %d && sleep 0.1", i)},
-			"values": map[string]any{"run_id": id, "state_dir": dir, "actor_address": "run:" + id, "default_room": "room:" + id,
+		// Fields in the order of the supervisor's run.json (runs.Meta).
+		meta := struct {
+			Run          string         `json:"run"`
+			Address      string         `json:"address"`
+			StateDir     string         `json:"state_dir"`
+			Cwd          string         `json:"cwd"`
+			CreatedAt    time.Time      `json:"createdAt"`
+			LaunchSource string         `json:"launch_source"`
+			OwnerID      string         `json:"ownerId"`
+			Pid          int            `json:"pid"`
+			PidStart     int            `json:"pid_start_time"`
+			Recipe       string         `json:"recipe,omitempty"`
+			RecipeFile   string         `json:"recipe_file,omitempty"`
+			Tool         string         `json:"tool,omitempty"`
+			Template     any            `json:"template"`
+			Values       map[string]any `json:"values"`
+			Depth        int            `json:"depth"`
+			Limits       map[string]any `json:"limits"`
+		}{
+			Run: id, Address: "run:" + id, StateDir: dir, Cwd: "/work", CreatedAt: created,
+			LaunchSource: "spawn", OwnerID: fmt.Sprintf("session-%d", i%20), Pid: 100000 + i, PidStart: 1000 + i,
+			Template: map[string]any{"template": fmt.Sprintf("echo run %d && sleep 0.1", i)},
+			Values: map[string]any{"run_id": id, "state_dir": dir, "actor_address": "run:" + id, "default_room": "room:" + id,
 				"communication_file": filepath.Join(dir, "communication.json")},
-			"depth": 1, "limits": map[string]any{"max_parallel": 64, "max_leaves": 10000, "kill_grace_ms": 5000, "log_max_bytes": 10485760, "log_keep": 1},
+			Depth: 1, Limits: map[string]any{"max_parallel": 64, "max_leaves": 10000, "kill_grace_ms": 5000, "log_max_bytes": 10485760, "log_keep": 1},
+		}
+		if i%3 == 0 {
+			meta.Recipe, meta.RecipeFile, meta.Tool = "utility-git-status", "/home/u/.pi/agent/recipes/utility-git-status.json", "utility-git-status"
+			meta.LaunchSource = "tool"
 		}
 		st := statuses[i%len(statuses)]
 		code := 0
