@@ -126,15 +126,8 @@ func requeueClaims(path string) (int, error) {
 	return n, err
 }
 
-// KillRun applies control.kill from outside the supervisor (the kernel):
-// KillTree, then RecordKill.
-func KillRun(in *Info, inboxID string) {
-	if KillTree(in, inboxID) {
-		RecordKill(in, inboxID)
-	}
-}
-
-// KillTree is the immediate half of control.kill: SIGKILL every
+// KillTree is the immediate half of control.kill applied from outside
+// the supervisor (by the kernel; RecordKill is the other): SIGKILL every
 // descendant of the supervisor — the run's whole tree, since the
 // supervisor is a subreaper — then the supervisor itself. Pids are trusted
 // only with the supervisor's recorded start time. It reports whether the
