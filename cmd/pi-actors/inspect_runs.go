@@ -182,15 +182,14 @@ func runStatusView(a *app, in *runs.Info) *inspectOutput {
 		if p.Phase != in.Status && (in.Live() || !livePhase(p.Phase)) {
 			kv("phase", p.Phase)
 		}
-		if !in.Live() {
-			num("active", p.Active)
-		}
 		num("completed", p.Completed)
 		num("failures", len(p.Failures))
 		restarts = p.Restarts
 	}
 	if in.Live() {
-		num("active", len(s.leaves)) // leaves alive now, not as last written
+		// Leaves alive now, not as last written (an ended run has none,
+		// whatever a supervisor killed mid-run last wrote).
+		num("active", len(s.leaves))
 	}
 	if res := in.Result; res != nil {
 		fmt.Fprintf(&b, " code=%d", res.Code)
