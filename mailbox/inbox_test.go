@@ -205,8 +205,11 @@ func TestInboxCompaction(t *testing.T) {
 		r, _, _ := in.Append(Envelope{To: "run:x", Type: "t", Body: i})
 		ids = append(ids, r.ID())
 	}
-	for range 4 {
+	for i := range 4 {
 		r, _ := in.Claim("w")
+		if r.ID() != ids[i] {
+			t.Fatalf("claim %d took %s, want the oldest queued %s", i, r.ID(), ids[i])
+		}
 		if err := in.Done(r.ID(), StatusHandled, nil); err != nil {
 			t.Fatal(err)
 		}

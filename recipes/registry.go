@@ -628,7 +628,7 @@ func argFields(req *Registration, prev *existing) (args []template.Arg, defaults
 		return nil, nil, nil, err
 	}
 	switch {
-	case req.Values != nil && len(req.Values) > 0:
+	case len(req.Values) > 0:
 		values = toOrdered(req.Values)
 	case req.Values == nil && keep:
 		values, _ = prev.field("values")
