@@ -518,3 +518,47 @@ func TestWatchStreamsFollowups(t *testing.T) {
 		t.Errorf("still queued after watch delivered it: %v", fs)
 	}
 }
+
+// A run killed by a batch `message -` and spawned again by another client
+// while the batch is still recording its kills: the new run must not be
+// marked killed by the old run's result.
+func TestRespawnDuringBatchKill(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(func(c *config.Config) { c.Runs.MaxLivePerSession = 100 }))
+	const n = 40
+	for round := range 3 {
+		var items []map[string]any
+		for i := range n {
+			id := fmt.Sprintf("b%d-%d", round, i)
+			k.spawn("s1", id, "sleep-forever", nil)
+			items = append(items, map[string]any{"to": "run:" + id, "type": "control.kill"})
+		}
+		last := fmt.Sprintf("b%d-%d", round, n-1)
+		killed := make(chan *wire.Response, 1)
+		go func() { killed <- k.call("message", "s1", nil, items...) }()
+		// Spawn the batch's last run again as soon as it is free.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp := k.call("spawn", "s1", spawnParams(last, "sleep-forever", nil))
+			if resp.Error == nil {
+				break
+			}
+			if resp.Error.Exit != 75 || time.Now().After(deadline) {
+				t.Fatalf("respawn run:%s: %+v", last, resp.Error)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if resp := <-killed; resp.Error != nil {
+			t.Fatalf("kill batch: %+v", resp.Error)
+		}
+		in, err := runs.Load(runs.StateDirFor(agent, last))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Status != runs.StatusRunning || in.Result != nil {
+			t.Fatalf("round %d: the respawned run:%s is %s (result %+v), want running", round, last, in.Status, in.Result)
+		}
+		k.call("message", "s1", map[string]any{"to": "run:" + last, "type": "control.kill"})
+		k.waitIdle()
+	}
+}

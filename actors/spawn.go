@@ -240,6 +240,10 @@ func (k *Kernel) settle(spec runs.Spec) {
 	if spec.StateDir != "" {
 		dir = runs.Dir(spec.StateDir)
 	}
+	// A kill of the run that had this id may still be writing its result
+	// (a batch records kills after killing): a new run must not start in
+	// the directory before that is done.
+	k.awaitKill(dir, 10*time.Second)
 	in, err := runs.Load(dir)
 	if err != nil || in.Result == nil {
 		return

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -170,6 +171,9 @@ func KillTree(in *Info, inboxID string) bool {
 // RecordKill is the durable half of control.kill, after KillTree: the
 // killed result.json and the inbox record marked handled.
 func RecordKill(in *Info, inboxID string) error {
+	if cur, err := in.Dir.Meta(); err != nil || cur.Pid != in.Meta.Pid || cur.PidStart != in.Meta.PidStart || !cur.CreatedAt.Equal(in.Meta.CreatedAt) {
+		return fmt.Errorf("record kill of run:%s: its state dir now holds another run", in.Meta.Run)
+	}
 	if err := in.Dir.WriteJSON(ResultFile, KilledResult(in.Dir)); err != nil {
 		return err
 	}
