@@ -398,7 +398,7 @@ func (d *demo) stepWorker() error {
 
 func (d *demo) stepDoomed() error {
 	d.header("A run that is killed.",
-		"control.kill makes the run's supervisor SIGKILL every process the run started, at once.")
+		"control.kill SIGKILLs every process the run started, and its supervisor, at once.")
 	if _, err := d.show("spawn", "as=run:doomed", "template=sleep 600"); err != nil {
 		return err
 	}
