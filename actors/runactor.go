@@ -190,13 +190,11 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 		runs.KillAll(members, syscall.SIGKILL)
 		killed += len(members)
 	}
-	if in.Progress != nil {
-		for _, l := range in.Progress.Leaves {
-			if runs.Alive(l.Pid, l.Start) {
-				syscall.Kill(-l.Pid, syscall.SIGKILL)
-				killed++
-			}
-		}
+	// Leaf groups a leaf moved out of the supervisor's session (from
+	// progress.json and, for the newest, events.jsonl).
+	for _, l := range runs.LiveLeaves(in) {
+		syscall.Kill(-l.Pid, syscall.SIGKILL)
+		killed++
 	}
 	status, why := runs.StatusExited, reason
 	if in.Status == runs.StatusKilled || in.Status == runs.StatusCancelled {

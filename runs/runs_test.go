@@ -440,8 +440,8 @@ func TestSupervisorLostIsExited(t *testing.T) {
 	tmpl := map[string]any{"parallel": true, "template": []any{"{bin} sleep-forever {a}", "{bin} fork-grandchild {b}"}}
 	r := start(t, agent, spec(agent, "lost", tmpl, map[string]any{"a": leafF, "b": gcF}))
 	leaf, gc := waitPid(t, leafF), waitPid(t, gcF)
-	// progress.json is rewritten at most every 250 ms: wait for the one
-	// that lists the leaves before killing the supervisor.
+	// progress.json is first written 1 s after the start: wait for the
+	// one that lists the leaves before killing the supervisor.
 	eventually(t, 5*time.Second, "progress.json lists the leaves", func() bool {
 		p := r.dir.Progress()
 		return p != nil && len(p.Leaves) == 2
