@@ -12,8 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"golang.org/x/sys/unix"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // readerGrace bounds how long output pipes may stay open after a leaf's
