@@ -8,12 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/pi-actors/pi-actors/internal/lazyre"
-
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // File names inside a run's state directory.

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
