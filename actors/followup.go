@@ -14,30 +14,12 @@ import (
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
-// Followup is one item of a coordinator session's queue: a run's terminal
-// transition, or an outbox record the run marked notify/followup.
-type Followup struct {
-	ID          string         `json:"id"`
-	Kind        string         `json:"kind"` // transition or message
-	Run         string         `json:"run"`
-	Address     string         `json:"address"`
-	Status      string         `json:"status,omitempty"`
-	Reason      string         `json:"reason,omitempty"`
-	Code        *int           `json:"code,omitempty"`
-	Level       string         `json:"level"`
-	Delivery    string         `json:"delivery"`
-	Event       string         `json:"event,omitempty"`
-	Summary     string         `json:"summary"`
-	Text        string         `json:"text"`
-	Body        any            `json:"body,omitempty"`
-	Artifacts   map[string]any `json:"artifacts,omitempty"`
-	RunFiles    []string       `json:"run_files,omitempty"`
-	NextActions []string       `json:"next_actions,omitempty"`
-	StateDir    string         `json:"state_dir"`
-	TS          time.Time      `json:"ts"`
-}
+// Followup is one item of a coordinator session's queue (the verb
+// layer's type: watch and inspect view=followups return it).
+type Followup = verbs.Followup
 
 // sessionFile is the durable follow-up queue of a session.
 func (k *Kernel) sessionFile(session string) string {

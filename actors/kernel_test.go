@@ -150,7 +150,37 @@ const callTimeout = 30 * time.Second
 // call sends one request as session.
 func (k *kernel) call(op, session string, params map[string]any, items ...map[string]any) *wire.Response {
 	k.t.Helper()
-	return callConn(k.t, k.agent, wire.Request{Op: op, Session: session, Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: params, Items: items})
+	return callConn(k.t, k.agent, wire.Request{Op: op, Session: session, Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: rawParams(params), Items: rawItems(items)})
+}
+
+// rawParams encodes a request's parameters (nil stays absent).
+func rawParams(params map[string]any) json.RawMessage {
+	if params == nil {
+		return nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func rawItems(items []map[string]any) []json.RawMessage {
+	var out []json.RawMessage
+	for _, it := range items {
+		out = append(out, rawParams(it))
+	}
+	return out
+}
+
+// resultMap decodes a response's result as a JSON object.
+func resultMap(t *testing.T, resp *wire.Response) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(resp.Result, &m); err != nil {
+		t.Fatalf("result %s: %v", resp.Result, err)
+	}
+	return m
 }
 
 // callConn sends one request on a new connection, bounded by callTimeout.
@@ -199,14 +229,14 @@ func (k *kernel) spawn(session, id, args string, values map[string]any) map[stri
 	if resp.Error != nil {
 		k.t.Fatalf("spawn run:%s: %+v", id, resp.Error)
 	}
-	return resp.Result.(map[string]any)
+	return resultMap(k.t, resp)
 }
 
 // liveRuns reads the kernel's live run count.
 func (k *kernel) liveRuns() int {
 	k.t.Helper()
 	resp := k.call("status", "", nil)
-	n, _ := resp.Result.(map[string]any)["live_runs"].(float64)
+	n, _ := resultMap(k.t, resp)["live_runs"].(float64)
 	return int(n)
 }
 
@@ -223,7 +253,7 @@ func (k *kernel) followups(session string) []actors.Followup {
 		k.t.Fatalf("followups: %+v", resp.Error)
 	}
 	var out struct{ Followups []actors.Followup }
-	b, _ := json.Marshal(resp.Result)
+	b := []byte(resp.Result)
 	if err := json.Unmarshal(b, &out); err != nil {
 		k.t.Fatal(err)
 	}
@@ -336,7 +366,7 @@ func TestSpawnDepthLimit(t *testing.T) {
 	for depth, wantOK := range map[int]bool{0: true, 1: true, 2: false} {
 		id := fmt.Sprintf("d%d", depth)
 		resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent,
-			Env: append(os.Environ(), testproc.EnvVar+"=1", fmt.Sprintf("PI_ACTORS_DEPTH=%d", depth)), Params: spawnParams(id, "exit 0", nil)})
+			Env: append(os.Environ(), testproc.EnvVar+"=1", fmt.Sprintf("PI_ACTORS_DEPTH=%d", depth)), Params: rawParams(spawnParams(id, "exit 0", nil))})
 		if wantOK != (resp.Error == nil) {
 			t.Errorf("caller depth %d: error %+v, want ok=%v", depth, resp.Error, wantOK)
 		}
@@ -391,7 +421,7 @@ func TestFollowupsExactlyOnceUnderConcurrentDrains(t *testing.T) {
 					return
 				}
 				var out struct{ Followups []actors.Followup }
-				b, _ := json.Marshal(resp.Result)
+				b := []byte(resp.Result)
 				json.Unmarshal(b, &out)
 				mu.Lock()
 				got = append(got, out.Followups...)
@@ -499,7 +529,7 @@ func TestWatchStreamsFollowups(t *testing.T) {
 				return
 			}
 			var f actors.Followup
-			b, _ := json.Marshal(resp.Result)
+			b := []byte(resp.Result)
 			if json.Unmarshal(b, &f) == nil && f.Kind != "" {
 				got <- f
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // controlWait bounds how long a control message waits to be applied by
@@ -21,10 +22,8 @@ const controlWait = 3 * time.Second
 // JSONL under a lock with a unique id), then delivered or applied.
 // later, when not nil, takes the part of a control.kill that can wait (its
 // result and the inbox update): a batch kills every run first.
-func (k *Kernel) message(req wire.Request, later func(func())) (any, error) {
-	raw := copyMap(req.Params)
-	delete(raw, "verbose")
-	env, err := mailbox.Normalize(raw)
+func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func())) (*verbs.Delivery, error) {
+	env, err := m.Envelope()
 	if err != nil {
 		return nil, err
 	}
@@ -43,32 +42,33 @@ func (k *Kernel) message(req wire.Request, later func(func())) (any, error) {
 
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
-func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, later func(func())) (any, error) {
+func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, later func(func())) (*verbs.Delivery, error) {
 	in, err := runs.Access(k.cfg.AgentDir, id, req.Session)
 	if err != nil {
 		return nil, err
 	}
 	dir := in.Dir
-	out := map[string]any{"to": env.To, "type": env.Type, "run": id, "state_dir": string(dir), "persisted": true}
+	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: id, StateDir: string(dir), Persisted: verbs.Ptr(true)}
 	switch env.Type {
 	case "control.archive", "control.prune":
 		if !runs.Terminal(in.Status) || in.Status == runs.StatusArchived {
 			return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("only terminal runs can be archived or pruned: run:%s is %s", id, in.Status), Hint: "stop it first: message to=run:" + id + " type=control.kill"}
 		}
-		var res map[string]any
 		if env.Type == "control.archive" {
-			res, err = runs.Archive(in)
+			dest, err := runs.Archive(in)
+			if err != nil {
+				return nil, err
+			}
+			out.Archived, out.ArchiveDir, out.Status = true, dest, runs.StatusArchived
 		} else {
-			res, err = runs.Prune(in, preserveArtifacts(env.Body))
-		}
-		if err != nil {
-			return nil, err
+			kept, err := runs.Prune(in, preserveArtifacts(env.Body))
+			if err != nil {
+				return nil, err
+			}
+			out.Pruned, out.PreservedArtifacts = true, kept
 		}
 		k.index.Record(runs.Entry{Run: id, StateDir: string(dir), Status: runs.StatusArchived, OwnerID: in.Meta.OwnerID, Recipe: in.Meta.Recipe, Removed: env.Type == "control.prune"})
-		for key, v := range res {
-			out[key] = v
-		}
-		out["delivered"], out["consumer"], out["reason"] = true, "run-control", "control_applied"
+		out.Delivered, out.Consumer, out.Reason = verbs.Ptr(true), "run-control", "control_applied"
 		return out, nil
 	}
 	rec, dup, err := mailbox.NewInbox(dir.Path(runs.InboxFile)).Append(env)
@@ -76,10 +76,8 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		return nil, fmt.Errorf("persist message: %w", err)
 	}
 	inboxID := rec.ID()
-	out["inbox_id"] = inboxID
-	if dup {
-		out["duplicate"] = true
-	}
+	out.InboxID = inboxID
+	out.Duplicate = dup
 	wake := mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}}
 	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
 		return nil, fmt.Errorf("persist wake record: %w", err)
@@ -95,7 +93,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 				defer done()
 				if err := runs.RecordKill(in, inboxID); err != nil {
 					k.log.Warn("record kill", "run", id, "err", err)
-					out["warnings"] = []string{fmt.Sprintf("run:%s was killed, but its result could not be recorded: %v", id, err)}
+					out.Warnings = []string{fmt.Sprintf("run:%s was killed, but its result could not be recorded: %v", id, err)}
 				}
 			}
 			if later != nil {
@@ -103,7 +101,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 			} else {
 				record()
 			}
-			out["delivered"], out["consumer"], out["reason"], out["stopped"] = true, "run-control", "control_applied", true
+			out.Delivered, out.Consumer, out.Reason, out.Stopped = verbs.Ptr(true), "run-control", "control_applied", true
 			return out, nil
 		}
 		done() // its supervisor is already gone: the run actor settles it
@@ -111,11 +109,11 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {
 		if mb := mailboxOf(rw); mb != nil && !mb.Allows(env.Type) {
-			out["warnings"] = []string{fmt.Sprintf("message type %s is not declared in mailbox.accepts for run:%s", env.Type, id)}
+			out.Warnings = []string{fmt.Sprintf("message type %s is not declared in mailbox.accepts for run:%s", env.Type, id)}
 		}
 	}
 	if !in.Live() {
-		out["delivered"], out["queued"], out["reason"], out["status"] = false, true, "run_not_running", in.Status
+		out.Delivered, out.Queued, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "run_not_running", in.Status
 		return out, nil
 	}
 	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
@@ -124,7 +122,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
 	}
 	if !runtimeControl[env.Type] {
-		out["delivered"], out["queued"], out["consumer"], out["reason"] = false, true, "run-inbox", "queued_mailbox"
+		out.Delivered, out.Queued, out.Consumer, out.Reason = verbs.Ptr(false), verbs.Ptr(true), "run-inbox", "queued_mailbox"
 		return out, nil
 	}
 	var applied bool
@@ -135,14 +133,12 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		// (a stat per poll, not an inbox read).
 		applied = waitTerminal(dir, controlWait)
 	}
-	out["consumer"] = "run-supervisor"
+	out.Consumer = "run-supervisor"
 	if applied {
-		out["delivered"], out["reason"] = true, "control_applied"
-		if env.Type != "control.restart" {
-			out["stopped"] = true
-		}
+		out.Delivered, out.Reason = verbs.Ptr(true), "control_applied"
+		out.Stopped = env.Type != "control.restart"
 	} else {
-		out["delivered"], out["queued"], out["reason"] = false, true, "control_pending"
+		out.Delivered, out.Queued, out.Reason = verbs.Ptr(false), verbs.Ptr(true), "control_pending"
 	}
 	return out, nil
 }
@@ -206,7 +202,7 @@ func mailboxOf(v any) *recipes.Mailbox {
 // messageUp records a run's message to its coordinator (or a session) in
 // the sender's outbox; the kernel's run actor then queues it as a
 // follow-up for the owner.
-func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Address) (any, error) {
+func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
 	if env.From == "" {
 		return nil, invalidErr("message to %s requires from=run:<id> (the sending run; scripts get it as $PI_ACTORS_ADDRESS)", env.To)
 	}
@@ -241,6 +237,6 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
 		return nil, fmt.Errorf("persist message: %w", err)
 	}
-	return map[string]any{"to": env.To, "type": env.Type, "run": from.ID, "state_dir": string(dir), "outbox": filepath.Base(runs.OutboxFile),
-		"sent": true, "persisted": true, "queued": true, "delivered": false, "consumer": "run-outbox", "reason": to.Kind + "_outbox_persisted"}, nil
+	return &verbs.Delivery{To: env.To, Type: env.Type, Run: from.ID, StateDir: string(dir), Outbox: filepath.Base(runs.OutboxFile),
+		Sent: true, Persisted: verbs.Ptr(true), Queued: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: "run-outbox", Reason: to.Kind + "_outbox_persisted"}, nil
 }

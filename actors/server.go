@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // batchLimit bounds how many items of a batch are handled at once: spawns
@@ -173,9 +174,15 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 	case "status":
 		result = k.status()
 	case "spawn":
-		result, err = k.spawn(req)
+		var sp *verbs.Spawn
+		if sp, err = decodeParams[*verbs.Spawn](req); err == nil {
+			result, err = k.spawn(req, sp)
+		}
 	case "message":
-		result, err = k.message(req, later)
+		var m *verbs.Message
+		if m, err = decodeParams[*verbs.Message](req); err == nil {
+			result, err = k.message(req, m, later)
+		}
 	case "followups":
 		result, err = k.followups(req)
 	case "stop":
@@ -185,7 +192,29 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 		err = &wire.Error{Code: "usage", Message: fmt.Sprintf("unknown kernel operation %q", req.Op), Exit: 64}
 	}
 	if err != nil {
-		return wire.Response{ID: req.ID, Error: wireError(err)}
+		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
 	}
-	return wire.Response{ID: req.ID, OK: true, Result: result}
+	return wire.Response{ID: req.ID, OK: true, Result: wire.Result(result)}
+}
+
+// decodeParams reads a request's parameters into the verb layer's typed
+// request for its operation, and validates it.
+func decodeParams[T verbs.Request](req wire.Request) (T, error) {
+	var zero T
+	spec := verbs.Find(req.Op)
+	if spec == nil {
+		return zero, &wire.Error{Code: "usage", Message: fmt.Sprintf("unknown kernel operation %q", req.Op), Exit: 64}
+	}
+	r, err := spec.DecodeJSON(req.Params)
+	if err != nil {
+		return zero, err
+	}
+	if err := r.Validate(); err != nil {
+		return zero, err
+	}
+	t, ok := r.(T)
+	if !ok {
+		return zero, fmt.Errorf("kernel: %s decodes to %T", req.Op, r)
+	}
+	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // sessionsActor is the parent of the session actors (one per coordinator
@@ -189,7 +190,7 @@ func decodeRecord(rec any, v any) error {
 
 // followups answers `inspect target=coordinator view=followups`: the
 // calling session's queue, drained.
-func (k *Kernel) followups(req wire.Request) (any, error) {
+func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
 	if req.Session == "" {
 		return nil, &wire.Error{Code: "no_session", Exit: 64, Message: "followups need a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}
 	}
@@ -197,7 +198,7 @@ func (k *Kernel) followups(req wire.Request) (any, error) {
 	if list == nil {
 		list = []Followup{}
 	}
-	return map[string]any{"session": req.Session, "followups": list, "count": len(list)}, nil
+	return &verbs.Followups{Session: req.Session, Followups: list, Count: len(list)}, nil
 }
 
 // watch streams the session's follow-ups as they are queued, until the
@@ -210,7 +211,7 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error) {
 	ch := make(chan Followup, 256)
 	k.system.Root.Send(k.sess, &subscribe{session: req.Session, ch: ch})
 	defer k.system.Root.Send(k.sess, &unsubscribe{session: req.Session, ch: ch})
-	write(wire.Response{ID: req.ID, OK: true, Result: map[string]any{"watching": req.Session}})
+	write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": req.Session})})
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
 	for {
@@ -219,13 +220,13 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error) {
 			if !ok {
 				return
 			}
-			if write(wire.Response{ID: req.ID, OK: true, Result: f}) != nil {
+			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(f)}) != nil {
 				return // stays claimed: the next reader gets it again
 			}
 			k.delivered(req.Session, f.ID)
 		case <-tick.C:
 			// keepalive: detect a client that went away
-			if write(wire.Response{ID: req.ID, OK: true, Result: map[string]any{"keepalive": true}}) != nil {
+			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {
 				return
 			}
 		case <-k.stopped:

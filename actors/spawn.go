@@ -14,21 +14,15 @@ import (
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs"
 )
-
-// spawnKeys are the parameters spawn accepts, besides the template
-// controls that merge into an inline template node.
-var spawnKeys = map[string]bool{"as": true, "recipe": true, "file": true, "template": true, "values": true,
-	"artifacts": true, "state_dir": true, "restart": true, "run_id": true, "tool": true, "verbose": true, "launch_source": true}
-
-var envelopeKeys = []string{"args", "defaults", "parallel", "label", "when", "timeout", "delay", "output", "retry", "failure", "recover", "repeat"}
 
 // spawn starts a detached run: everything is checked first (recipe,
 // template, values, limits), so bad input never creates a state directory
 // or starts a process; then the supervisor is started and a run actor
 // attached before the answer goes back.
-func (k *Kernel) spawn(req wire.Request) (any, error) {
-	spec, notes, err := k.prepare(req)
+func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, error) {
+	spec, notes, err := k.prepare(req, p)
 	if err != nil {
 		return nil, err
 	}
@@ -46,35 +40,20 @@ func (k *Kernel) spawn(req wire.Request) (any, error) {
 		k.log.Warn("index", "err", err)
 	}
 	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID)
-	out := map[string]any{"address": meta.Address, "run": meta.Run, "status": runs.StatusRunning, "pid": meta.Pid, "state_dir": meta.StateDir}
-	if meta.Recipe != "" {
-		out["recipe"] = meta.Recipe
-	}
-	if meta.DraftRecipe != "" {
-		out["draft_recipe"] = meta.DraftRecipe
-	}
-	if len(notes) > 0 {
-		out["warnings"] = notes
-	}
-	return out, nil
+	return &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
+		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes}, nil
 }
 
 // prepare builds and checks the run spec of a spawn request.
-func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
-	p := req.Params
+func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string, error) {
 	var spec runs.Spec
 	var notes []string
-	for key := range p {
-		if !spawnKeys[key] && !contains(envelopeKeys, key) {
-			return spec, nil, usageErr("spawn: unknown parameter %s (parameters: as, recipe, file, template, values, artifacts, state_dir, restart)", key)
-		}
-	}
 	rv := &recipes.Resolver{AgentDir: k.cfg.AgentDir, Home: home()}
 	var rec *recipes.Recipe
 	var entry *recipes.Entry
-	ref := str(p["file"])
+	ref := p.File
 	if ref == "" {
-		ref = str(p["recipe"])
+		ref = p.Recipe
 	}
 	if ref != "" {
 		var err error
@@ -82,7 +61,7 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 			return spec, nil, err
 		}
 	}
-	inline, hasInline := p["template"]
+	inline, hasInline := p.Template, p.Template != nil
 	if rec == nil && !hasInline {
 		return spec, nil, usageErr("spawn needs file=<recipe>, recipe=<name> or template=<template>")
 	}
@@ -106,11 +85,9 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 		if obj, ok := inline.(map[string]any); ok {
 			node = copyMap(obj)
 		}
-		for _, key := range envelopeKeys {
-			if v, ok := p[key]; ok {
-				if _, set := node[key]; !set {
-					node[key] = v
-				}
+		for key, v := range p.Controls() {
+			if _, set := node[key]; !set {
+				node[key] = v
 			}
 		}
 		if rec != nil {
@@ -129,7 +106,7 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 		return spec, nil, err
 	}
 	spec.ID = id
-	if sd := str(p["state_dir"]); sd != "" {
+	if sd := p.StateDir; sd != "" {
 		spec.StateDir = absFrom(req.Cwd, sd)
 	} else if spec.StateDir != "" {
 		spec.StateDir = absFrom(req.Cwd, strings.ReplaceAll(spec.StateDir, "{agent}", k.cfg.AgentDir))
@@ -145,14 +122,8 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 			values[k2] = v
 		}
 	}
-	if v, ok := p["values"]; ok && v != nil {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return spec, nil, invalidErr("spawn: values must be an object of name → value (values:='{\"k\":\"v\"}')")
-		}
-		for k2, val := range m {
-			values[k2] = val
-		}
+	for k2, val := range p.Values {
+		values[k2] = val
 	}
 	for k2, v := range injected(id, dir) {
 		values[k2] = v
@@ -172,17 +143,15 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 			arts[name] = map[string]any{"path": a.Path, "kind": a.Kind, "media_type": a.MediaType, "required": a.Required}
 		}
 	}
-	if v, ok := p["artifacts"].(map[string]any); ok {
-		for name, a := range v {
-			arts[name] = a
-		}
+	for name, a := range p.Artifacts {
+		arts[name] = a
 	}
 	resolved, err := resolveArtifacts(arts, values, defaults)
 	if err != nil {
 		return spec, nil, err
 	}
 	// Restart policy.
-	restartRaw := p["restart"]
+	restartRaw := p.Restart
 	if restartRaw == nil && rec != nil && rec.Restart != nil {
 		restartRaw = rec.Restart
 	}
@@ -205,11 +174,11 @@ func (k *Kernel) prepare(req wire.Request) (runs.Spec, []string, error) {
 	}
 	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, req.Env
 	spec.Template, spec.Values, spec.Artifacts = graph, values, resolved
-	spec.LaunchSource = str(p["launch_source"])
+	spec.LaunchSource = p.LaunchSource
 	if spec.LaunchSource == "" {
 		spec.LaunchSource = "spawn"
 	}
-	spec.Tool = str(p["tool"])
+	spec.Tool = p.Tool
 	spec.Supervisor = k.cfg.Supervisor
 	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
 		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
@@ -290,8 +259,8 @@ func (k *Kernel) findRecipe(ref, cwd string) (*recipes.Recipe, *recipes.Entry, e
 
 // runID picks the run id: as=run:<id>, then run_id, then the recipe id,
 // then run-<ms>.
-func runID(p map[string]any, rec *recipes.Recipe) (string, error) {
-	if as := str(p["as"]); as != "" {
+func runID(p *verbs.Spawn, rec *recipes.Recipe) (string, error) {
+	if as := p.As; as != "" {
 		a, err := mailbox.Parse(as)
 		if err != nil {
 			return "", err
@@ -301,10 +270,10 @@ func runID(p map[string]any, rec *recipes.Recipe) (string, error) {
 		}
 		return a.ID, nil
 	}
-	if id := strings.TrimSpace(str(p["run_id"])); id != "" {
+	if id := strings.TrimSpace(p.RunID); id != "" {
 		return id, nil
 	}
-	if tool := str(p["tool"]); tool != "" {
+	if tool := p.Tool; tool != "" {
 		return fmt.Sprintf("%s-%d", tool, time.Now().UnixMilli()), nil
 	}
 	if rec != nil {

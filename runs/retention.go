@@ -11,31 +11,33 @@ import (
 
 // Archive moves a terminal run's state directory to
 // <parent>/archived/<run>-<timestamp> and leaves a tombstone where it was,
-// so the run stays listable and inspectable as archived.
-func Archive(in *Info) (map[string]any, error) {
+// so the run stays listable and inspectable as archived. It returns the
+// archive directory.
+func Archive(in *Info) (string, error) {
 	dir := string(in.Dir)
 	ts := time.Now().UTC()
 	dest := filepath.Join(filepath.Dir(dir), "archived", in.Meta.Run+"-"+strings.NewReplacer(":", "-", ".", "-").Replace(ts.Format(time.RFC3339Nano)))
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return "", fmt.Errorf("archive: %w", err)
 	}
 	if err := os.Rename(dir, dest); err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return "", fmt.Errorf("archive: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return "", fmt.Errorf("archive: %w", err)
 	}
 	tomb := Tombstone{Archived: true, ArchiveDir: dest, OriginalStateDir: dir, Run: in.Meta.Run, Status: in.Status, TS: ts}
 	if err := Dir(dir).WriteJSON(TombstoneFile, tomb); err != nil {
-		return nil, err
+		return "", err
 	}
-	return map[string]any{"archived": true, "archive_dir": dest, "status": StatusArchived}, nil
+	return dest, nil
 }
 
 // Prune deletes a terminal run's state directory. With preserve, every
 // declared artifact that exists is first copied to
-// <parent>/preserved-artifacts/<run>/<basename>.
-func Prune(in *Info, preserve bool) (map[string]any, error) {
+// <parent>/preserved-artifacts/<run>/<basename>. It returns the preserved
+// copies by artifact name.
+func Prune(in *Info, preserve bool) (map[string]string, error) {
 	kept := map[string]string{}
 	if preserve {
 		dest := filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts", in.Meta.Run)
@@ -70,7 +72,7 @@ func Prune(in *Info, preserve bool) (map[string]any, error) {
 	if err := os.RemoveAll(trash); err != nil {
 		return nil, fmt.Errorf("prune: %w", err)
 	}
-	return map[string]any{"pruned": true, "preserved_artifacts": kept}, nil
+	return kept, nil
 }
 
 func artifactPath(a any) string {

@@ -5,9 +5,11 @@
 //
 // A request names an operation (ping, status, spawn, message, followups,
 // watch, stop) and carries the caller's session, working directory and
-// environment. A batch request carries items; its response carries one
-// result per item, in order. watch keeps the connection open and streams
-// one response per follow-up.
+// environment, and its parameters: the JSON of the verb layer's typed
+// request (package verbs), decoded into that same type by the kernel. A
+// batch request carries items; its response carries one result per item, in
+// order. watch keeps the connection open and streams one response per
+// follow-up.
 package wire
 
 import (
@@ -25,25 +27,63 @@ import (
 
 // Request is one call to the kernel.
 type Request struct {
-	ID      int              `json:"id"`
-	Op      string           `json:"op"`
-	Session string           `json:"session,omitempty"`
-	Cwd     string           `json:"cwd,omitempty"`
-	Env     []string         `json:"env,omitempty"`
-	Params  map[string]any   `json:"params,omitempty"`
-	Items   []map[string]any `json:"items,omitempty"`
+	ID      int               `json:"id"`
+	Op      string            `json:"op"`
+	Session string            `json:"session,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	Env     []string          `json:"env,omitempty"`
+	Params  json.RawMessage   `json:"params,omitempty"`
+	Items   []json.RawMessage `json:"items,omitempty"`
+}
+
+// Encode sets the request's parameters from a typed request.
+func (r *Request) Encode(params any) error {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("encode %s parameters: %w", r.Op, err)
+	}
+	r.Params = b
+	return nil
 }
 
 // Response answers a Request (or one item of a batch).
 type Response struct {
-	ID      int        `json:"id"`
-	OK      bool       `json:"ok"`
-	Result  any        `json:"result,omitempty"`
-	Error   *Error     `json:"error,omitempty"`
-	Results []Response `json:"results,omitempty"`
+	ID      int             `json:"id"`
+	OK      bool            `json:"ok"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+	Results []Response      `json:"results,omitempty"`
 }
 
-// Error is a failed request, with the exit code the CLI should use.
+// Decode reads the response's result into v (a typed result, or any).
+func (r *Response) Decode(v any) error {
+	if r.Error != nil {
+		return r.Error
+	}
+	if len(r.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		return fmt.Errorf("kernel result: %w", err)
+	}
+	return nil
+}
+
+// Result encodes a typed result for a Response.
+func Result(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"encode_error": err.Error()})
+	}
+	return b
+}
+
+// Error is a failed request, with the exit code every front door uses:
+// the CLI's --json envelope, the kernel socket and MCP tool errors carry
+// the same fields.
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 func init() {
-	verbs = append(verbs, &verb{
+	localVerbs = append(localVerbs, &verb{
 		name:    "demo",
 		summary: "a guided tour of supervised runs",
 		usage: `pi-actors demo [keep=true]
@@ -137,14 +139,14 @@ func runDemo(ctx context.Context, a *app, r *request) int {
 	if r.json {
 		return a.fail(r, usagef("demo is a guided tour for people: it has no --json form"))
 	}
-	if bin, err := kernelBinary(); err != nil || !isFile(bin) {
+	if bin, err := verbs.KernelBinary(); err != nil || !isFile(bin) {
 		self, _ := os.Executable()
 		msg := fmt.Sprintf("the demo starts a real kernel, but pi-actors-kernel is not next to %s nor in PATH", self)
 		if env := os.Getenv("PI_ACTORS_KERNEL_BIN"); env != "" {
 			msg = fmt.Sprintf("the demo starts a real kernel, but PI_ACTORS_KERNEL_BIN=%s is not a file", env)
 		}
-		return a.fail(r, &cliError{exit: exitUnavailable, code: "kernel_unavailable", msg: msg,
-			hint: `install both binaries and run the installed one: CGO_ENABLED=0 go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`})
+		return a.fail(r, &cliError{Exit: exitUnavailable, Code: "kernel_unavailable", Message: msg,
+			Hint: `install both binaries and run the installed one: CGO_ENABLED=0 go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`})
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -152,7 +154,7 @@ func runDemo(ctx context.Context, a *app, r *request) int {
 	}
 	root, err := os.MkdirTemp("", "pi-actors-demo-")
 	if err != nil {
-		return a.fail(r, &cliError{exit: exitCantCreate, code: "cant_create", msg: "demo: create a private agent root: " + err.Error()})
+		return a.fail(r, &cliError{Exit: exitCantCreate, Code: "cant_create", Message: "demo: create a private agent root: " + err.Error()})
 	}
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -199,12 +201,12 @@ func runDemo(ctx context.Context, a *app, r *request) int {
 		}
 		var de *demoError
 		if errors.As(tourErr, &de) {
-			return a.fail(r, &cliError{exit: de.exit, code: "demo_failed", msg: de.msg, hint: de.hint})
+			return a.fail(r, &cliError{Exit: de.exit, Code: "demo_failed", Message: de.msg, Hint: de.hint})
 		}
-		return a.fail(r, &cliError{exit: exitSoftware, code: "demo_failed", msg: tourErr.Error()})
+		return a.fail(r, &cliError{Exit: exitSoftware, Code: "demo_failed", Message: tourErr.Error()})
 	case cleanErr != nil:
-		return a.fail(r, &cliError{exit: exitSoftware, code: "demo_cleanup", msg: "demo cleanup: " + cleanErr.Error(),
-			hint: "kill what is left by hand; the private root is " + root})
+		return a.fail(r, &cliError{Exit: exitSoftware, Code: "demo_cleanup", Message: "demo cleanup: " + cleanErr.Error(),
+			Hint: "kill what is left by hand; the private root is " + root})
 	}
 	d.summary(keep)
 	return exitOK

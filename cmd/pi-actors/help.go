@@ -6,13 +6,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=…".
 var Version = "0.1.0-dev"
 
 func init() {
-	verbs = append(verbs,
+	localVerbs = append(localVerbs,
 		&verb{name: "version", summary: "print version and build info", usage: "pi-actors version [--json]", run: runVersion},
 		&verb{name: "help", summary: "show usage, or one verb's usage", usage: "pi-actors help [verb]", run: runHelp},
 	)
@@ -20,7 +22,16 @@ func init() {
 		{"knowledge", "the knowledge actor's operations"},
 		{"mcp", "serve the verbs as MCP tools over stdio"},
 	} {
-		verbs = append(verbs, &verb{name: p.name, summary: p.summary, pending: true, usage: "pi-actors " + p.name + " (not yet available in this build)"})
+		localVerbs = append(localVerbs, &verb{name: p.name, summary: p.summary, usage: "pi-actors " + p.name + " (not yet available in this build)", run: pending(p.name), pending: true})
+	}
+}
+
+// pending answers for a verb of the contract that this build lacks.
+func pending(name string) func(context.Context, *app, *request) int {
+	return func(_ context.Context, a *app, r *request) int {
+		return a.fail(r, &cliError{Exit: exitUsage, Code: "not_available",
+			Message: fmt.Sprintf("%s is not yet available in this build", name),
+			Hint:    "available now: " + strings.Join(availableNames(), ", ")})
 	}
 }
 
@@ -42,17 +53,55 @@ func runVersion(_ context.Context, a *app, r *request) int {
 
 func runHelp(_ context.Context, a *app, r *request) int {
 	if len(r.words) > 0 {
-		v := findVerb(r.words[0])
-		if v == nil {
-			return a.fail(r, usagef("unknown verb %q; verbs: %s", r.words[0], verbNames()))
+		name := r.words[0]
+		if s := verbs.Find(name); s != nil {
+			return a.ok(r, specHelp(s), map[string]any{"verb": s.Name, "usage": s.Usage, "available": true})
 		}
-		return a.ok(r, verbHelp(v), map[string]any{"verb": v.name, "usage": v.usage, "available": !v.pending})
+		v := findLocal(name)
+		if v == nil {
+			return a.fail(r, usagef("unknown verb %q; verbs: %s", name, verbNames()))
+		}
+		return a.ok(r, v.usage+"\n", map[string]any{"verb": v.name, "usage": v.usage, "available": !isPending(v.name)})
 	}
-	names := make([]string, 0, len(verbs))
-	for _, v := range verbs {
-		names = append(names, v.name)
+	return a.ok(r, helpText(), map[string]any{"verbs": allNames(), "available": availableNames()})
+}
+
+// verbOrder is the order help lists verbs in: the agent tool surface
+// first, then the CLI's own.
+var verbOrder = []string{"spawn", "message", "inspect", "watch", "exec", "call", "register_tool", "mailbox", "kernel", "knowledge", "mcp", "demo", "version", "help"}
+
+// listed returns every listed verb as (name, summary), in help order.
+func listed() [][2]string {
+	var out [][2]string
+	seen := map[string]bool{}
+	add := func(name, summary string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, [2]string{name, summary})
+		}
 	}
-	return a.ok(r, helpText(), map[string]any{"verbs": names, "available": strings.Split(availableNames(), ", ")})
+	lookup := func(name string) {
+		if s := verbs.Find(name); s != nil && !s.Hidden {
+			add(s.Name, s.Summary)
+		} else if v := findLocal(name); v != nil && !v.hidden {
+			add(v.name, v.summary)
+		}
+	}
+	for _, name := range verbOrder {
+		lookup(name)
+	}
+	for _, s := range verbs.All() {
+		lookup(s.Name)
+	}
+	for _, v := range localVerbs {
+		lookup(v.name)
+	}
+	return out
+}
+
+func isPending(name string) bool {
+	v := findLocal(name)
+	return verbs.Find(name) == nil && v != nil && v.pending
 }
 
 func helpText() string {
@@ -60,12 +109,12 @@ func helpText() string {
 	b.WriteString("pi-actors: process supervisor and memory for coding-agent swarms\n\n")
 	b.WriteString("usage: pi-actors <verb> [key=value | key:=JSON ...] [--json] [--verbose]\n")
 	b.WriteString("       pi-actors <verb> -        (parameters as JSON on stdin; an array or JSON lines is a batch)\n\nverbs:\n")
-	for _, v := range verbs {
+	for _, v := range listed() {
 		note := ""
-		if v.pending {
+		if isPending(v[0]) {
 			note = " (not yet available)"
 		}
-		fmt.Fprintf(&b, "  %-14s %s%s\n", v.name, v.summary, note)
+		fmt.Fprintf(&b, "  %-14s %s%s\n", v[0], v[1], note)
 	}
 	b.WriteString("\nexit codes: 0 ok; exec/call pass the command's status through (124 timeout, 128+n signal);\n")
 	b.WriteString("64 usage, 65 invalid data, 66 not found, 69 kernel unavailable, 75 busy/conflict, 77 denied.\n")
@@ -73,24 +122,35 @@ func helpText() string {
 	return b.String()
 }
 
-func verbHelp(v *verb) string {
-	return v.usage + "\n"
-}
-
-func verbNames() string {
-	names := make([]string, len(verbs))
-	for i, v := range verbs {
-		names[i] = v.name
+// specHelp is a verb's --help: its usage, then its parameters (generated
+// from the request type).
+func specHelp(s *verbs.Spec) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(s.Usage, "\n"))
+	b.WriteString("\n\nparameters:\n")
+	b.WriteString(s.ParamHelp())
+	if s.Rest == "" {
+		b.WriteString("  session  string  your coordinator session (default $PI_ACTORS_SESSION)\n")
 	}
-	return strings.Join(names, ", ")
+	return b.String()
 }
 
-func availableNames() string {
+func allNames() []string {
 	var names []string
-	for _, v := range verbs {
-		if !v.pending {
-			names = append(names, v.name)
+	for _, v := range listed() {
+		names = append(names, v[0])
+	}
+	return names
+}
+
+func verbNames() string { return strings.Join(allNames(), ", ") }
+
+func availableNames() []string {
+	var names []string
+	for _, n := range allNames() {
+		if !isPending(n) {
+			names = append(names, n)
 		}
 	}
-	return strings.Join(names, ", ")
+	return names
 }

@@ -2,6 +2,12 @@
 // memory for coding-agent swarms. The verbs mirror the agent tool surface
 // (spawn, message, inspect, exec, call, register_tool, …); see
 // `pi-actors help` and docs/cli.md.
+//
+// This package parses arguments, prints results and decides exit codes;
+// what each verb does lives in package verbs, shared with the MCP server
+// and the pi extension. It is also the per-run supervisor (the hidden
+// `supervise` verb), so it links nothing heavy: no actor system, no SQLite,
+// no gopsutil.
 package main
 
 import (
@@ -15,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 func main() {
@@ -30,28 +37,25 @@ type streams struct {
 	out, err io.Writer
 }
 
-// verb is one CLI verb.
+// verb is a verb of the CLI itself (help, version, demo, …); the others
+// come from package verbs.
 type verb struct {
 	name    string
 	summary string
 	usage   string
-	// firstWord makes the first non-flag word positional (exec's template).
-	firstWord bool
 	// flags are the verb's own flags (besides --json, --verbose, --help).
 	flags []string
-	// batch: the verb takes a stdin batch whole (the kernel runs it in
-	// parallel) instead of one request at a time.
-	batch bool
 	run   func(ctx context.Context, a *app, r *request) int
-	// issue names the capability a verb waits for; such verbs are listed
-	// but answer "not yet available".
+	// hidden verbs are not listed by help.
+	hidden bool
+	// pending verbs are part of the contract but not in this build.
 	pending bool
 }
 
-var verbs []*verb
+var localVerbs []*verb
 
-func findVerb(name string) *verb {
-	for _, v := range verbs {
+func findLocal(name string) *verb {
+	for _, v := range localVerbs {
 		if v.name == name {
 			return v
 		}
@@ -87,33 +91,31 @@ func run(ctx context.Context, args []string, io streams) int {
 	if name == "--help" || name == "-h" {
 		name = "help"
 	}
-	v := findVerb(name)
-	if v == nil {
-		return a.fail(&request{verb: name, json: hasFlag(args, "--json")}, usagef("unknown verb %q; verbs: %s", name, verbNames()))
+	jsonOut := hasFlag(args, "--json")
+	if spec := verbs.Find(name); spec != nil {
+		r, err := parseArgs(args, io.in, specFlags(spec), spec.Word)
+		if err != nil {
+			return a.fail(&request{verb: name, json: jsonOut}, err)
+		}
+		if r.help {
+			fmt.Fprint(io.out, specHelp(spec))
+			return exitOK
+		}
+		return a.runSpec(ctx, spec, r)
 	}
-	r, err := parseArgs(args, io.in, v)
+	v := findLocal(name)
+	if v == nil {
+		return a.fail(&request{verb: name, json: jsonOut}, usagef("unknown verb %q; verbs: %s", name, verbNames()))
+	}
+	r, err := parseArgs(args, io.in, v.flags, "")
 	if err != nil {
-		return a.fail(&request{verb: name, json: hasFlag(args, "--json")}, err)
+		return a.fail(&request{verb: name, json: jsonOut}, err)
 	}
 	if r.help && v.name != "help" {
-		fmt.Fprint(io.out, verbHelp(v))
+		fmt.Fprint(io.out, v.usage+"\n")
 		return exitOK
 	}
-	if v.pending {
-		return a.fail(r, &cliError{exit: exitUsage, code: "not_available",
-			msg:  fmt.Sprintf("%s is not yet available in this build", v.name),
-			hint: "available now: " + availableNames()})
-	}
-	if len(r.batch) == 0 || v.batch {
-		return v.run(ctx, a, r)
-	}
-	code := exitOK
-	for _, item := range r.single() {
-		if c := v.run(ctx, a, item); c != exitOK && code == exitOK {
-			code = c
-		}
-	}
-	return code
+	return v.run(ctx, a, r)
 }
 
 func hasFlag(args []string, flag string) bool {
@@ -150,6 +152,9 @@ type envelope struct {
 	OK     bool       `json:"ok"`
 	Result any        `json:"result,omitempty"`
 	Error  *errorBody `json:"error,omitempty"`
+	// Text is the compact text, with --text (for clients that show it
+	// beside the result: the pi extension).
+	Text *string `json:"text,omitempty"`
 }
 
 type errorBody struct {
@@ -168,7 +173,11 @@ func (a *app) writeJSON(v any) {
 // ok prints a successful result: compact text, or the JSON envelope.
 func (a *app) ok(r *request, text string, result any) int {
 	if r.json {
-		a.writeJSON(envelope{OK: true, Result: result})
+		env := envelope{OK: true, Result: result}
+		if r.text {
+			env.Text = &text
+		}
+		a.writeJSON(env)
 		return exitOK
 	}
 	if text != "" && !strings.HasSuffix(text, "\n") {
@@ -181,18 +190,23 @@ func (a *app) ok(r *request, text string, result any) int {
 // fail prints an error and returns its exit code. In --json mode the
 // envelope goes to stdout; otherwise the message and hint go to stderr.
 func (a *app) fail(r *request, err error) int {
-	ce := classify(err)
+	ce := verbs.Classify(err)
 	if r.json {
-		a.writeJSON(envelope{Error: &errorBody{Code: ce.code, Message: ce.msg, Hint: ce.hint, Details: ce.details}})
-		return ce.exit
+		env := envelope{Error: &errorBody{Code: ce.Code, Message: ce.Message, Hint: ce.Hint, Details: ce.Details}}
+		if r.text {
+			msg := ce.Message
+			env.Text = &msg
+		}
+		a.writeJSON(env)
+		return ce.Exit
 	}
 	prefix := "pi-actors"
 	if r.verb != "" {
 		prefix += " " + r.verb
 	}
-	fmt.Fprintf(a.io.err, "%s: %s\n", prefix, ce.msg)
-	if ce.hint != "" {
-		fmt.Fprintf(a.io.err, "hint: %s\n", ce.hint)
+	fmt.Fprintf(a.io.err, "%s: %s\n", prefix, ce.Message)
+	if ce.Hint != "" {
+		fmt.Fprintf(a.io.err, "hint: %s\n", ce.Hint)
 	}
-	return ce.exit
+	return ce.Exit
 }

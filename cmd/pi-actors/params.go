@@ -11,6 +11,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // request is one parsed invocation: a verb, its parameters and flags.
@@ -21,36 +22,35 @@ type request struct {
 	order   []string       // parameter names in the order given
 	batch   []map[string]any
 	json    bool
+	text    bool
 	verbose bool
 	help    bool
-	dryRun  bool
-	stdin   bool
+	// flags are the verb's own flags that were given (--dry-run, --stdin).
+	flags map[string]bool
 }
 
 var keyRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
-// allFlags are the flags a verb may accept; every verb takes the common
-// ones, and declares its own (verb.flags).
-var allFlags = map[string]func(*request){
+// commonFlagSet are the flags every verb takes; a verb declares its own
+// besides (they are recorded in request.flags).
+var commonFlagSet = map[string]func(*request){
 	"--json":    func(r *request) { r.json = true },
+	"--text":    func(r *request) { r.text = true },
 	"--verbose": func(r *request) { r.verbose = true },
 	"--help":    func(r *request) { r.help = true },
 	"-h":        func(r *request) { r.help = true },
-	"--dry-run": func(r *request) { r.dryRun = true },
-	"--stdin":   func(r *request) { r.stdin = true },
 }
 
 var commonFlags = []string{"--json", "--verbose", "--help", "-h"}
 
 // parseArgs reads `<verb> [key=value | key:=JSON | word ...] [flags]`.
-// Flags may stand anywhere; `--` ends flag parsing. With firstWord set,
-// the first non-flag word is positional even when it contains '=' (exec's
-// template). A lone `-` reads parameters from stdin: one JSON object, or a
+// Flags may stand anywhere; `--` ends flag parsing. When the verb takes a
+// word (exec's template, call's recipe), the first non-flag word is that
+// word even when it contains '=', unless it is written word=…. A lone `-` reads parameters from stdin: one JSON object, or a
 // JSON array or JSON lines of objects for a batch.
-func parseArgs(args []string, stdin io.Reader, v *verb) (*request, error) {
-	firstWord := v.firstWord
-	allowed := append(append([]string{}, commonFlags...), v.flags...)
-	r := &request{params: map[string]any{}}
+func parseArgs(args []string, stdin io.Reader, verbFlags []string, word string) (*request, error) {
+	allowed := append(append([]string{}, commonFlags...), verbFlags...)
+	r := &request{params: map[string]any{}, flags: map[string]bool{}}
 	if len(args) == 0 {
 		return r, nil
 	}
@@ -63,12 +63,16 @@ func parseArgs(args []string, stdin io.Reader, v *verb) (*request, error) {
 				literal = true
 				continue
 			}
-			if set, ok := allFlags[a]; ok && slices.Contains(allowed, a) {
+			if set, ok := commonFlagSet[a]; ok && slices.Contains(allowed, a) {
 				set(r)
 				continue
 			}
+			if slices.Contains(verbFlags, a) {
+				r.flags[a] = true
+				continue
+			}
 			if strings.HasPrefix(a, "--") || a == "-h" {
-				return nil, usagef("unknown flag %s for %s (flags: %s)", a, r.verb, strings.Join(allowed[:len(allowed)-1], ", "))
+				return nil, usagef("unknown flag %s for %s (flags: %s)", a, r.verb, strings.Join(slices.DeleteFunc(slices.Clone(allowed), func(f string) bool { return f == "-h" || f == "--text" }), ", "))
 			}
 			if a == "-" {
 				if stdinParams {
@@ -81,7 +85,7 @@ func parseArgs(args []string, stdin io.Reader, v *verb) (*request, error) {
 				continue
 			}
 		}
-		if firstWord && len(r.words) == 0 && len(r.params) == 0 && !strings.HasPrefix(a, "template=") && !strings.HasPrefix(a, "template:=") {
+		if word != "" && len(r.words) == 0 && len(r.params) == 0 && !strings.HasPrefix(a, word+"=") && !strings.HasPrefix(a, word+":=") {
 			r.words = append(r.words, a)
 			continue
 		}
@@ -93,14 +97,14 @@ func parseArgs(args []string, stdin io.Reader, v *verb) (*request, error) {
 		if isJSON {
 			v, err := template.DecodeJSON([]byte(val))
 			if err != nil {
-				return nil, invalidf("parameter %s: malformed JSON after := (%v); write strings as %s=value", key, err, key)
+				return nil, verbs.Invalidf("parameter %s: malformed JSON after := (%v); write strings as %s=value", key, err, key)
 			}
 			r.set(key, v)
 		} else {
 			r.set(key, val)
 		}
 	}
-	if r.stdin && stdinParams {
+	if r.flags["--stdin"] && stdinParams {
 		return nil, usagef("--stdin and - both want stdin: pass parameters as words, or give the command's input another way")
 	}
 	return r, nil
@@ -138,22 +142,22 @@ func (r *request) readStdin(in io.Reader) error {
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return invalidf("stdin: expected a JSON object of parameters (or an array / JSON lines for a batch), got nothing")
+		return verbs.Invalidf("stdin: expected a JSON object of parameters (or an array / JSON lines for a batch), got nothing")
 	}
 	if data[0] == '[' {
 		v, err := template.DecodeJSON(data)
 		if err != nil {
-			return invalidf("stdin: malformed JSON array: %v", err)
+			return verbs.Invalidf("stdin: malformed JSON array: %v", err)
 		}
 		for i, e := range v.([]any) {
 			obj, ok := e.(map[string]any)
 			if !ok {
-				return invalidf("stdin: batch item %d is not a JSON object", i)
+				return verbs.Invalidf("stdin: batch item %d is not a JSON object", i)
 			}
 			r.batch = append(r.batch, obj)
 		}
 		if len(r.batch) == 0 {
-			return invalidf("stdin: the batch array is empty")
+			return verbs.Invalidf("stdin: the batch array is empty")
 		}
 		return nil
 	}
@@ -164,7 +168,7 @@ func (r *request) readStdin(in io.Reader) error {
 	if wholeErr == nil {
 		obj, ok := whole.(map[string]any)
 		if !ok {
-			return invalidf("stdin: expected a JSON object of parameters, got %s", template.CompactJSON(whole))
+			return verbs.Invalidf("stdin: expected a JSON object of parameters, got %s", template.CompactJSON(whole))
 		}
 		objs = append(objs, obj)
 	} else {
@@ -177,16 +181,16 @@ func (r *request) readStdin(in io.Reader) error {
 			}
 			v, err := template.DecodeJSON(text)
 			if err != nil {
-				return invalidf("stdin line %d: malformed JSON: %v", line, err)
+				return verbs.Invalidf("stdin line %d: malformed JSON: %v", line, err)
 			}
 			obj, ok := v.(map[string]any)
 			if !ok {
-				return invalidf("stdin line %d: expected a JSON object", line)
+				return verbs.Invalidf("stdin line %d: expected a JSON object", line)
 			}
 			objs = append(objs, obj)
 		}
 		if err := sc.Err(); err != nil {
-			return invalidf("stdin: %v", err)
+			return verbs.Invalidf("stdin: %v", err)
 		}
 	}
 	if len(objs) == 1 {
@@ -209,6 +213,7 @@ func (r *request) single() []*request {
 	for i, obj := range r.batch {
 		c := *r
 		c.batch = nil
+		c.flags = r.flags
 		c.params = map[string]any{}
 		c.order = nil
 		for _, k := range r.order {

@@ -1,4 +1,4 @@
-package main
+package verbs
 
 import (
 	"context"
@@ -47,35 +47,35 @@ type sessionListing struct {
 }
 
 // inspectSession answers target=session:<id> and session:all.
-func inspectSession(_ context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
-	return sessionRuns(a, q, q.target.id)
+func inspectSession(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	return sessionRuns(env, q, q.target.id)
 }
 
 // inspectCoordinator answers target=coordinator: the calling session's
 // runs, or its follow-ups.
-func inspectCoordinator(ctx context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
-	session := strings.TrimSpace(r.session())
+func inspectCoordinator(ctx context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	session := strings.TrimSpace(env.Session)
 	if session == "" {
-		return nil, &cliError{exit: exitUsage, code: "no_session", msg: noCoordinatorSession,
-			hint: "set PI_ACTORS_SESSION or pass session=<id>; inspect target=session:all view=runs lists every run"}
+		return nil, &Error{Exit: ExitUsage, Code: "no_session", Message: noCoordinatorSession,
+			Hint: "set PI_ACTORS_SESSION or pass session=<id>; inspect target=session:all view=runs lists every run"}
 	}
 	if q.view == "followups" {
-		return coordinatorFollowups(a, r, session)
+		return coordinatorFollowups(env, session)
 	}
-	return sessionRuns(a, q, session)
+	return sessionRuns(env, q, session)
 }
 
 // sessionRuns lists the runs of one session (id) or of all ("all"), with
 // the status filter of q.
-func sessionRuns(a *app, q *inspectQuery, id string) (*inspectOutput, error) {
+func sessionRuns(env *Env, q *inspectQuery, id string) (*inspectOutput, error) {
 	filter := strings.TrimSpace(q.status)
 	if !runs.ValidFilter(filter) {
-		return nil, usagef("status filter %q is not one of: %s", filter, sessionFilters)
+		return nil, Usagef("status filter %q is not one of: %s", filter, sessionFilters)
 	}
 	if filter == "" {
 		filter = "all"
 	}
-	list, err := runs.NewIndex(a.agentDir).List(filter)
+	list, err := runs.NewIndex(env.AgentDir).List(filter)
 	if err != nil {
 		return nil, err
 	}
@@ -145,44 +145,34 @@ func sessionText(l *sessionListing, all bool, lines int) string {
 // coordinatorFollowups drains the session's follow-up queue through the
 // kernel (started if needed: the queue lives on disk) and prints each
 // follow-up's text.
-func coordinatorFollowups(a *app, r *request, session string) (*inspectOutput, error) {
-	resp, err := a.call(r, "followups", nil)
-	if err != nil {
+func coordinatorFollowups(env *Env, session string) (*inspectOutput, error) {
+	var res Followups
+	if err := env.Call("followups", nil, &res); err != nil {
 		return nil, err
 	}
-	if resp.Error != nil {
-		return nil, resp.Error
+	if res.Followups == nil {
+		res.Followups = []Followup{}
 	}
-	m, _ := resp.Result.(map[string]any)
-	if m == nil {
-		m = map[string]any{}
+	if res.Session == "" {
+		res.Session = session
 	}
-	list, _ := m["followups"].([]any)
-	if list == nil {
-		list = []any{}
-		m["followups"] = list
-	}
-	if _, ok := m["session"]; !ok {
-		m["session"] = session
-	}
-	m["count"] = len(list)
+	res.Count = len(res.Followups)
 	var b strings.Builder
-	fmt.Fprintf(&b, "session=%s followups=%d", session, len(list))
-	if len(list) == 0 {
+	fmt.Fprintf(&b, "session=%s followups=%d", session, res.Count)
+	if res.Count == 0 {
 		b.WriteString("\n(no follow-ups)")
 	}
-	for i, f := range list {
-		fm, _ := f.(map[string]any)
-		text, _ := fm["text"].(string)
+	for i, f := range res.Followups {
+		text := f.Text
 		if text == "" {
-			text, _ = fm["summary"].(string)
+			text = f.Summary
 		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
 		b.WriteString("\n" + strings.TrimRight(text, "\n"))
 	}
-	return &inspectOutput{text: b.String(), details: m}, nil
+	return &inspectOutput{text: b.String(), details: &res}, nil
 }
 
 // orderRuns puts live runs first, then the newest first by their last

@@ -1,4 +1,4 @@
-package main
+package verbs
 
 import (
 	"context"
@@ -28,14 +28,14 @@ const (
 )
 
 // inspectRun answers target=run:<id>.
-func inspectRun(_ context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
-	in, err := loadInspectRun(a, r, q.target.id)
+func inspectRun(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	in, err := loadInspectRun(env, q.target.id)
 	if err != nil {
 		return nil, err
 	}
 	switch q.view {
 	case "status":
-		return runStatusView(a, in), nil
+		return runStatusView(env, in), nil
 	case "tail":
 		return runTailView(in, q.lines), nil
 	case "events":
@@ -43,27 +43,26 @@ func inspectRun(_ context.Context, a *app, r *request, q *inspectQuery) (*inspec
 	case "messages":
 		return runMessagesView(in, q.lines)
 	case "artifacts", "files":
-		return runFilesView(in, q.view, r.json || q.verbose), nil
+		return runFilesView(in, q.view, env.JSON || q.verbose), nil
 	case "mailbox":
 		return runMailboxView(in, q.lines)
 	}
-	return nil, usagef("inspect run:<id> supports %s.", inspectViewList(runViews))
+	return nil, Usagef("inspect run:<id> supports %s.", inspectViewList(runViews))
 }
 
 // loadInspectRun finds run:<id>, derives its status now and checks that
 // the calling session may see it.
-func loadInspectRun(a *app, r *request, id string) (*runs.Info, error) {
-	return runs.Access(a.agentDir, id, r.session())
+func loadInspectRun(env *Env, id string) (*runs.Info, error) {
+	return runs.Access(env.AgentDir, id, env.Session)
 }
 
 // inspectConfig is the agent root's config; a broken config file does not
 // stop inspect (it reads state, it does not act on limits).
-func (a *app) inspectConfig() config.Config {
-	cfg, err := a.config()
-	if err != nil {
+func (env *Env) inspectConfig() config.Config {
+	if env.Config.Runs.StalledAfterS == 0 {
 		return config.Defaults()
 	}
-	return cfg
+	return env.Config
 }
 
 // runStatus is everything view=status reports about a run.
@@ -80,7 +79,7 @@ type runStatus struct {
 	next       []string
 }
 
-func collectRunStatus(a *app, in *runs.Info, now time.Time) *runStatus {
+func collectRunStatus(env *Env, in *runs.Info, now time.Time) *runStatus {
 	s := &runStatus{in: in}
 	m := in.Meta
 	d := in.FilesDir()
@@ -93,7 +92,7 @@ func collectRunStatus(a *app, in *runs.Info, now time.Time) *runStatus {
 	}
 	s.lastAct = runs.LastActivity(d)
 	if in.Status == runs.StatusRunning {
-		limit := time.Duration(a.inspectConfig().Runs.StalledAfterS) * time.Second
+		limit := time.Duration(env.inspectConfig().Runs.StalledAfterS) * time.Second
 		since := s.lastAct
 		if since.IsZero() {
 			since = m.CreatedAt
@@ -154,8 +153,8 @@ func runStatusNext(in *runs.Info, stalled bool) []string {
 
 // runStatusView is `run=<r> status=<s> …facts… next=…`, then the last
 // output line and the live leaves.
-func runStatusView(a *app, in *runs.Info) *inspectOutput {
-	s := collectRunStatus(a, in, time.Now())
+func runStatusView(env *Env, in *runs.Info) *inspectOutput {
+	s := collectRunStatus(env, in, time.Now())
 	m := in.Meta
 	var b strings.Builder
 	fmt.Fprintf(&b, "run=%s status=%s", m.Run, in.Status)
@@ -226,7 +225,7 @@ func runStatusView(a *app, in *runs.Info) *inspectOutput {
 		}
 		fmt.Fprintf(&b, "\nleaf pid=%d command=%s", l.Pid, inspectPreview(l.Command, previewChars))
 	}
-	return &inspectOutput{text: b.String(), details: runStatusDetails(a, s)}
+	return &inspectOutput{text: b.String(), details: runStatusDetails(env, s)}
 }
 
 // livePhase reports whether a progress phase belongs to a live run.
@@ -240,7 +239,7 @@ func livePhase(phase string) bool {
 
 // runStatusDetails is the full status: run.json's fields, the derived
 // status (and reason), progress, result and the inspect findings.
-func runStatusDetails(a *app, s *runStatus) map[string]any {
+func runStatusDetails(env *Env, s *runStatus) map[string]any {
 	in := s.in
 	d := in.FilesDir()
 	out := map[string]any{}
@@ -271,7 +270,7 @@ func runStatusDetails(a *app, s *runStatus) map[string]any {
 	}
 	if in.Status == runs.StatusRunning {
 		out["stalled"] = s.stalled
-		out["stalled_after_s"] = a.inspectConfig().Runs.StalledAfterS
+		out["stalled_after_s"] = env.inspectConfig().Runs.StalledAfterS
 	}
 	if s.lastLine != "" {
 		out["last_output"] = map[string]any{"stream": s.stream, "line": s.lastLine}

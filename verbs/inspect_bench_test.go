@@ -1,17 +1,16 @@
-package main
+package verbs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/runs"
 )
 
@@ -77,20 +76,37 @@ func BenchmarkInspectSessionAllRuns(b *testing.B) {
 	makeEndedRuns(b, agent, 10000, true)
 	b.Setenv("PI_CODING_AGENT_DIR", agent)
 	b.Setenv("PI_ACTORS_SESSION", "")
-	args := []string{"inspect", "target=session:all", "view=runs"}
-	var out bytes.Buffer
-	if code := run(context.Background(), args, streams{in: strings.NewReader(""), out: &out, err: &out}); code != 0 || !strings.HasPrefix(out.String(), "session=all runs=10000") {
-		b.Fatalf("exit %d: %.300s", code, out.String())
+	if text, err := inspectAll(agent); err != nil || !strings.HasPrefix(text, "session=all runs=10000") {
+		b.Fatalf("%v: %.300s", err, text)
 	}
 	b.ResetTimer()
 	cpu0, start := cpuTime(), time.Now()
 	for b.Loop() {
-		run(context.Background(), args, streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+		inspectAll(agent)
 	}
 	ms := float64(time.Since(start).Microseconds()) / 1000 / float64(b.N)
 	b.ReportMetric(ms, "ms/listing")
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/listing")
 	b.ReportMetric(ms/inspectTargetMS, "x-target")
+}
+
+// inspectAll runs `inspect target=session:all view=runs` through the verb
+// layer (decoding, validation, index read, status derivation, text).
+func inspectAll(agent string) (string, error) {
+	spec := Find("inspect")
+	env := &Env{AgentDir: agent, Config: config.Defaults()}
+	req, err := spec.DecodeCLI(nil, map[string]any{"target": "session:all", "view": "runs"})
+	if err != nil {
+		return "", err
+	}
+	if err := req.Validate(); err != nil {
+		return "", err
+	}
+	out, err := spec.Run(context.Background(), env, req)
+	if err != nil {
+		return "", err
+	}
+	return out.Text, nil
 }
 
 // cpuTime is the user+system CPU time this process has used.
@@ -109,18 +125,18 @@ func TestInspectSessionAllRunsFromIndex(t *testing.T) {
 	makeEndedRuns(t, agent, 10000, false)
 	t.Setenv("PI_CODING_AGENT_DIR", agent)
 	t.Setenv("PI_ACTORS_SESSION", "")
-	var out bytes.Buffer
+	var text string
 	best, bestWall := time.Hour, time.Hour
 	for range 3 {
-		out.Reset()
 		cpu0, start := cpuTime(), time.Now()
-		code := run(context.Background(), []string{"inspect", "target=session:all", "view=runs"}, streams{in: strings.NewReader(""), out: &out, err: &out})
+		var err error
+		text, err = inspectAll(agent)
 		best, bestWall = min(best, cpuTime()-cpu0), min(bestWall, time.Since(start))
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, out.String())
+		if err != nil {
+			t.Fatalf("%v: %s", err, text)
 		}
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if lines[0] != "session=all runs=10000" || len(lines) != 42 || !strings.HasPrefix(lines[41], "(+9960 more") {
 		t.Fatalf("listing: %q … %q (%d lines)", lines[0], lines[len(lines)-1], len(lines))
 	}

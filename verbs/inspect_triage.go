@@ -1,4 +1,4 @@
-package main
+package verbs
 
 import (
 	"context"
@@ -39,10 +39,10 @@ const (
 const packagedRecipeRoot = "pkg: (embedded)"
 
 // inspectPiActors answers target=tool:pi-actors.
-func inspectPiActors(_ context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error) {
-	rt := runtimeInfo(a)
+func inspectPiActors(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	rt := runtimeInfo(env)
 	if q.view == "triage" {
-		return triage(a, r, rt)
+		return triage(env, rt)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pi-actors version=%s mode=%s path=%s", rt.Version, rt.Mode, rt.Path)
@@ -78,9 +78,9 @@ type kernelStatus struct {
 	Version   string    `json:"version,omitempty"`
 }
 
-func runtimeInfo(a *app) *runtimeStatus {
-	rt := &runtimeStatus{Version: Version, Mode: "binary", Go: runtime.Version(), AgentRoot: a.agentDir,
-		ConfigFile: filepath.Join(a.agentDir, config.FileName), RecipeRoot: recipes.UserRoot(a.agentDir), PackagedRoot: packagedRecipeRoot}
+func runtimeInfo(env *Env) *runtimeStatus {
+	rt := &runtimeStatus{Version: env.Version, Mode: "binary", Go: runtime.Version(), AgentRoot: env.AgentDir,
+		ConfigFile: filepath.Join(env.AgentDir, config.FileName), RecipeRoot: recipes.UserRoot(env.AgentDir), PackagedRoot: packagedRecipeRoot}
 	if exe, err := os.Executable(); err == nil {
 		rt.Path = exe
 	}
@@ -92,7 +92,7 @@ func runtimeInfo(a *app) *runtimeStatus {
 		}
 	}
 	var info wire.Info
-	if runs.Dir(wire.TmpDir(a.agentDir)).ReadJSON("kernel.json", &info) == nil && runs.Alive(info.Pid, info.PidStart) {
+	if runs.Dir(wire.TmpDir(env.AgentDir)).ReadJSON("kernel.json", &info) == nil && runs.Alive(info.Pid, info.PidStart) {
 		rt.Kernel = kernelStatus{Running: true, Pid: info.Pid, Socket: info.Socket, StartedAt: info.StartedAt, Version: info.Version}
 	}
 	return rt
@@ -155,12 +155,12 @@ type triageReport struct {
 // ones; every run without a session), the live runs, failed runs, stale
 // inbox claims and messages that ask for a response, and the recipe
 // problems of the discovery summary.
-func triage(a *app, r *request, rt *runtimeStatus) (*inspectOutput, error) {
-	session := strings.TrimSpace(r.session())
+func triage(env *Env, rt *runtimeStatus) (*inspectOutput, error) {
+	session := strings.TrimSpace(env.Session)
 	t := &triageReport{Runtime: rt, CurrentSession: session, ActiveRuns: []triageRun{}, InvalidRecipes: []recipes.SummaryInvalid{},
 		BlockingRecipes: []recipes.Remediation{}, HighRiskRecipes: []highRisk{}, DraftRecipes: []*recipes.Draft{},
 		StaleClaims: []staleClaim{}, RecentFailedRuns: []triageRun{}, Attention: []attentionMessage{}}
-	list, err := runs.NewIndex(a.agentDir).List("all")
+	list, err := runs.NewIndex(env.AgentDir).List("all")
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +190,8 @@ func triage(a *app, r *request, rt *runtimeStatus) (*inspectOutput, error) {
 	if len(t.Attention) > attentionKeep {
 		t.Attention = t.Attention[len(t.Attention)-attentionKeep:]
 	}
-	if g, err := recipes.Discover(a.agentDir); err == nil {
-		s := recipes.Summarize(g, a.resolver())
+	if g, err := recipes.Discover(env.AgentDir); err == nil {
+		s := recipes.Summarize(g, env.resolver())
 		t.InvalidRecipes = append(t.InvalidRecipes, s.Invalid...)
 		for _, rem := range s.Remediations {
 			if strings.HasPrefix(rem.Kind, "blocking_") {

@@ -1,4 +1,4 @@
-package main
+package verbs
 
 import (
 	"context"
@@ -25,12 +25,12 @@ const (
 // inspectRecipes answers target=recipes: the discovery summary of the
 // user root and the packaged library, in the requested view. The details
 // are the full summary in every view.
-func inspectRecipes(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspectOutput, error) {
-	g, err := recipes.Discover(a.agentDir)
+func inspectRecipes(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	g, err := recipes.Discover(env.AgentDir)
 	if err != nil {
 		return nil, err
 	}
-	s := recipes.Summarize(g, a.resolver())
+	s := recipes.Summarize(g, env.resolver())
 	s.NextActions = s.NextActionsFor(q.view)
 	var text string
 	switch q.view {
@@ -194,9 +194,9 @@ type toolDetails struct {
 
 // inspectTool answers target=tool:<name> for the recipe tools of the
 // user root (active, valid, enabled recipes there).
-func inspectTool(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspectOutput, error) {
+func inspectTool(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
 	name := q.target.id
-	g, err := recipes.Discover(a.agentDir)
+	g, err := recipes.Discover(env.AgentDir)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func inspectTool(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspe
 	if !ok || !e.Tool() {
 		return nil, toolNotFound(g, name, e)
 	}
-	tool, err := a.resolver().Tool(e.Recipe)
+	tool, err := env.resolver().Tool(e.Recipe)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func inspectTool(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspe
 		d.PromptSnippet = "Start async template recipe: " + name
 	}
 	if q.view == "schema" {
-		return &inspectOutput{text: inspectJSON(d), details: d, textIsJSON: true}, nil
+		return &inspectOutput{text: prettyJSON(d), details: d, textIsJSON: true}, nil
 	}
 	var args, required []string
 	for _, p := range tool.Params {
@@ -233,16 +233,16 @@ func inspectTool(_ context.Context, a *app, _ *request, q *inspectQuery) (*inspe
 // toolNotFound explains why name is not a tool: no such recipe, a
 // packaged component, or an invalid or disabled user recipe.
 func toolNotFound(g *recipes.Registry, name string, e *recipes.Entry) error {
-	ce := &cliError{exit: exitNoInput, code: "not_found", msg: "tool actor not found: " + name,
-		hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
+	ce := &Error{Exit: ExitNoInput, Code: "not_found", Message: "tool actor not found: " + name,
+		Hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
 	switch {
 	case e == nil:
 	case e.Invalid():
-		ce.hint = fmt.Sprintf("%s is an invalid recipe (%s); inspect target=recipes view=doctor", name, e.Path)
+		ce.Hint = fmt.Sprintf("%s is an invalid recipe (%s); inspect target=recipes view=doctor", name, e.Path)
 	case e.Disabled():
-		ce.hint = fmt.Sprintf("%s is disabled (%s); inspect target=recipes view=doctor", name, e.Path)
+		ce.Hint = fmt.Sprintf("%s is disabled (%s); inspect target=recipes view=doctor", name, e.Path)
 	case e.Layer != recipes.LayerUser:
-		ce.hint = fmt.Sprintf("%s is a packaged component, not a tool: run it with pi-actors call %s, or copy it into %s to expose it", name, name, g.UserRoot)
+		ce.Hint = fmt.Sprintf("%s is a packaged component, not a tool: run it with pi-actors call %s, or copy it into %s to expose it", name, name, g.UserRoot)
 	}
 	return ce
 }

@@ -1,24 +1,39 @@
-package main
+package verbs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 
-	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
+// Inspect reads state intentionally: runs, sessions, the coordinator,
+// recipes and tools.
+type Inspect struct {
+	Target  string    `json:"target" jsonschema:"what to read: recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>, session:all, coordinator, room:<run>, branch:<run>/<branch>, knowledge"`
+	View    string    `json:"view" jsonschema:"the view of the target, e.g. status, tail, events, messages, mailbox, runs, followups, doctor"`
+	Lines   LooseInt  `json:"lines,omitzero" jsonschema:"how many lines tail-like views show (default 40)"`
+	Status  string    `json:"status,omitempty" jsonschema:"session and coordinator views: all, active, terminal, or one status"`
+	Verbose LooseBool `json:"verbose,omitzero" jsonschema:"append the full details as JSON to the text"`
+}
+
+// Validate checks the parameters, the target and the view.
+func (in *Inspect) Validate() error {
+	_, _, err := in.query()
+	return err
+}
+
 func init() {
-	verbs = append(verbs, &verb{
-		name:    "inspect",
-		summary: "read runs, sessions, recipes and tools intentionally",
-		usage: `pi-actors inspect target=<target> view=<view> [lines=N] [status=S] [verbose=true] [--verbose] [--json]
+	Register(&Spec{
+		Name:    "inspect",
+		Summary: "read runs, sessions, recipes and tools intentionally",
+		Tool:    &Annotations{ReadOnly: true, Idempotent: true},
+		Usage: `pi-actors inspect target=<target> view=<view> [lines=N] [status=S] [verbose=true] [--verbose] [--json]
 
 Reads state intentionally and prints compact text: a first line of
 key=value facts, bounded detail lines, and next= actions where a next step
@@ -48,12 +63,10 @@ Examples:
   pi-actors inspect target=tool:my-tool view=schema
   pi-actors inspect target=run:web view=status
   pi-actors inspect target=session:all view=runs status=active`,
-		run: runInspect,
+		New: func() Request { return new(Inspect) },
+		Run: runInspect,
 	})
 }
-
-// inspectParams are the parameters inspect accepts.
-var inspectParams = []string{"target", "view", "lines", "status", "verbose", "session"}
 
 // defaultInspectLines bounds tail-like views when lines is not given.
 const defaultInspectLines = 40
@@ -92,7 +105,7 @@ type inspectRoute struct {
 	// name is how errors name the target, e.g. "recipes" or "tool:<name>".
 	name   string
 	views  []string
-	handle func(ctx context.Context, a *app, r *request, q *inspectQuery) (*inspectOutput, error)
+	handle func(ctx context.Context, env *Env, q *inspectQuery) (*inspectOutput, error)
 }
 
 // inspectRoutes maps a target kind — or an exact target that is reserved,
@@ -111,10 +124,7 @@ var inspectRoutes = map[string]*inspectRoute{
 // inspectTargets lists the target forms for errors.
 const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, room:<run>, branch:<run>/<branch>"
 
-var (
-	inspectIDRe   = lazyre.New(`^[A-Za-z0-9_.-]+$`)
-	inspectSpaces = lazyre.New(`\s+`)
-)
+var inspectIDRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
 // parseInspectTarget parses a target address; a bad one fails before any
 // view is looked at.
@@ -122,7 +132,7 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 	t := inspectTarget{raw: strings.TrimSpace(s)}
 	switch t.raw {
 	case "":
-		return t, usagef("inspect needs target=<target> and view=<view>; targets: %s", inspectTargets)
+		return t, Usagef("inspect needs target=<target> and view=<view>; targets: %s", inspectTargets)
 	case "recipes", "recipe-registry":
 		t.kind = "recipes"
 		return t, nil
@@ -132,21 +142,21 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 	}
 	kind, id, ok := strings.Cut(t.raw, ":")
 	if !ok {
-		return t, usagef("actor address must include kind: %s (targets: %s)", t.raw, inspectTargets)
+		return t, Usagef("actor address must include kind: %s (targets: %s)", t.raw, inspectTargets)
 	}
 	if _, known := inspectRoutes[kind]; !known || kind == "recipes" || kind == "coordinator" {
-		return t, usagef("unknown inspect target kind %q in %s (targets: %s)", kind, t.raw, inspectTargets)
+		return t, Usagef("unknown inspect target kind %q in %s (targets: %s)", kind, t.raw, inspectTargets)
 	}
 	if kind == "run" || kind == "session" {
 		if _, err := mailbox.Parse(t.raw); err != nil {
-			return t, &cliError{exit: exitDataErr, code: "invalid_address", msg: err.Error(), hint: "inspect target=session:all view=runs lists runs"}
+			return t, &Error{Exit: ExitDataErr, Code: "invalid_address", Message: err.Error(), Hint: "inspect target=session:all view=runs lists runs"}
 		}
 	}
 	if id == "" {
-		return t, usagef("actor address %s needs an id after %q (targets: %s)", t.raw, kind+":", inspectTargets)
+		return t, Usagef("actor address %s needs an id after %q (targets: %s)", t.raw, kind+":", inspectTargets)
 	}
 	if kind == "tool" && !inspectIDRe.MatchString(id) {
-		return t, usagef("invalid tool target: %s (a tool name has only letters, digits, _ . -)", t.raw)
+		return t, Usagef("invalid tool target: %s (a tool name has only letters, digits, _ . -)", t.raw)
 	}
 	t.kind, t.id = kind, id
 	return t, nil
@@ -167,71 +177,45 @@ func inspectViewList(views []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + ", or " + parts[len(parts)-1]
 }
 
-func runInspect(ctx context.Context, a *app, r *request) int {
-	q, route, err := parseInspect(r)
+func runInspect(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+	q, route, err := req.(*Inspect).query()
 	if err != nil {
-		return a.fail(r, err)
+		return nil, err
 	}
-	if a.agentDir == "" {
-		dir, err := config.AgentDir()
-		if err != nil {
-			return a.fail(r, err)
-		}
-		a.agentDir = dir
-	}
-	out, err := route.handle(ctx, a, r, q)
+	out, err := route.handle(ctx, env, q)
 	if err != nil {
-		return a.fail(r, err)
-	}
-	if r.json {
-		return a.ok(r, "", out.details)
+		return nil, err
 	}
 	text := out.text
 	if q.verbose && !out.textIsJSON {
-		text = strings.TrimSuffix(text, "\n") + "\n" + inspectJSON(out.details)
+		text = strings.TrimSuffix(text, "\n") + "\n" + prettyJSON(out.details)
 	}
-	return a.ok(r, text, out.details)
+	return &Outcome{Text: text, Result: out.details}, nil
 }
 
-// parseInspect checks the parameters, the target and the view.
-func parseInspect(r *request) (*inspectQuery, *inspectRoute, error) {
-	if len(r.words) > 0 {
-		return nil, nil, usagef("inspect takes parameters, not words (got %q): pi-actors inspect target=recipes view=doctor", r.words[0])
-	}
-	for _, k := range r.order {
-		if !inspectHas(inspectParams, k) {
-			return nil, nil, usagef("unknown inspect parameter %s (parameters: %s)", k, strings.Join(inspectParams, ", "))
-		}
-	}
-	q := &inspectQuery{lines: defaultInspectLines, verbose: r.verbose}
-	target, err := inspectString(r, "target")
-	if err != nil {
+// query checks the parameters, the target and the view.
+func (in *Inspect) query() (*inspectQuery, *inspectRoute, error) {
+	q := &inspectQuery{lines: defaultInspectLines}
+	var err error
+	if q.target, err = parseInspectTarget(in.Target); err != nil {
 		return nil, nil, err
 	}
-	if q.target, err = parseInspectTarget(target); err != nil {
-		return nil, nil, err
-	}
-	if q.view, err = inspectString(r, "view"); err != nil {
-		return nil, nil, err
-	}
-	q.view = strings.TrimSpace(q.view)
-	if q.status, err = inspectString(r, "status"); err != nil {
-		return nil, nil, err
-	}
-	if v, ok := r.params["lines"]; ok && v != nil && template.Stringify(v) != "" {
+	q.view = strings.TrimSpace(in.View)
+	q.status = in.Status
+	if v := in.Lines.V; in.Lines.Set && v != nil && template.Stringify(v) != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(template.Stringify(v)))
 		if err != nil || n < 1 {
-			return nil, nil, usagef("lines must be a positive integer (got %s)", template.CompactJSON(v))
+			return nil, nil, Usagef("lines must be a positive integer (got %s)", template.CompactJSON(v))
 		}
 		q.lines = n
 	}
-	if v, ok := r.params["verbose"]; ok {
-		switch template.Stringify(v) {
+	if in.Verbose.Set {
+		switch template.Stringify(in.Verbose.V) {
 		case "true":
 			q.verbose = true
 		case "false", "":
 		default:
-			return nil, nil, usagef("verbose must be true or false (got %s)", template.CompactJSON(v))
+			return nil, nil, Usagef("verbose must be true or false (got %s)", template.CompactJSON(in.Verbose.V))
 		}
 	}
 	route := inspectRoutes[q.target.raw]
@@ -239,32 +223,19 @@ func parseInspect(r *request) (*inspectQuery, *inspectRoute, error) {
 		route = inspectRoutes[q.target.kind]
 	}
 	if route.handle == nil {
-		return nil, nil, &cliError{exit: exitUsage, code: "not_available",
-			msg:  fmt.Sprintf("inspect target=%s is not yet available in this build", q.target.raw),
-			hint: "available now: inspect target=recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator"}
+		return nil, nil, &Error{Exit: ExitUsage, Code: "not_available",
+			Message: fmt.Sprintf("inspect target=%s is not yet available in this build", q.target.raw),
+			Hint:    "available now: inspect target=recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator"}
 	}
 	if !inspectHas(route.views, q.view) {
 		msg := fmt.Sprintf("inspect %s supports %s.", route.name, inspectViewList(route.views))
 		if q.view == "" {
 			msg = "missing view: " + msg
 		}
-		return nil, nil, &cliError{exit: exitUsage, code: "usage", msg: msg,
-			hint: fmt.Sprintf("pi-actors inspect target=%s view=%s", q.target.raw, route.views[0])}
+		return nil, nil, &Error{Exit: ExitUsage, Code: "usage", Message: msg,
+			Hint: fmt.Sprintf("pi-actors inspect target=%s view=%s", q.target.raw, route.views[0])}
 	}
 	return q, route, nil
-}
-
-// inspectString reads an optional string parameter.
-func inspectString(r *request, key string) (string, error) {
-	v, ok := r.params[key]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", usagef("%s must be a string (got %s)", key, template.CompactJSON(v))
-	}
-	return s, nil
 }
 
 func inspectHas(list []string, s string) bool {
@@ -276,33 +247,6 @@ func inspectHas(list []string, s string) bool {
 	return false
 }
 
-// inspectPreview writes whitespace runs as _ and cuts to max characters
-// (the last one …).
-func inspectPreview(s string, max int) string {
-	c := inspectSpaces.ReplaceAllString(s, "_")
-	if r := []rune(c); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return c
-}
+func inspectPreview(s string, max int) string { return preview(s, max) }
 
-// inspectNext renders " next=a|b" (spaces in actions written _), or "".
-func inspectNext(actions []string) string {
-	if len(actions) == 0 {
-		return ""
-	}
-	parts := make([]string, len(actions))
-	for i, a := range actions {
-		parts[i] = inspectSpaces.ReplaceAllString(a, "_")
-	}
-	return " next=" + strings.Join(parts, "|")
-}
-
-func inspectJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func inspectNext(actions []string) string { return nextText(actions) }

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// specFlags lists the flags a verb of package verbs accepts besides the
+// common ones.
+func specFlags(s *verbs.Spec) []string {
+	flags := slices.Sorted(maps.Keys(s.Flags))
+	return append(flags, "--text")
+}
+
+// env builds the verb layer's environment for one request.
+func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
+	env, err := verbs.NewEnv()
+	if err != nil {
+		return nil, err
+	}
+	if err := env.LoadConfig(); err != nil {
+		if !lenientConfig[spec.Name] {
+			return nil, err
+		}
+		env.Config = config.Defaults()
+	}
+	a.agentDir, a.cfg = env.AgentDir, &env.Config
+	env.Stdin, env.Stderr, env.JSON, env.Version = a.io.in, a.io.err, r.json, Version
+	if !r.json {
+		env.Stream = a.io.out
+	}
+	return env, nil
+}
+
+// lenientConfig verbs only read state: a broken pi-actors.toml does not
+// stop them (they use the defaults).
+var lenientConfig = map[string]bool{"inspect": true, "mailbox": true}
+
+// decode turns one parsed invocation into the verb's typed request. The
+// common parameter session= names the caller's session (verbs that take
+// any parameter as a value keep it as one).
+func decode(spec *verbs.Spec, r *request, env *verbs.Env) (verbs.Request, error) {
+	params := maps.Clone(r.params)
+	if spec.Rest == "" {
+		if s, ok := params["session"]; ok {
+			str, isStr := s.(string)
+			if !isStr {
+				return nil, verbs.Invalidf("session must be a string")
+			}
+			env.Session = str
+			delete(params, "session")
+		}
+	}
+	if r.verbose && slices.Contains(spec.Params(), "verbose") {
+		params["verbose"] = true
+	}
+	for flag, param := range spec.Flags {
+		if r.flags[flag] {
+			params[param] = true
+		}
+	}
+	req, err := spec.DecodeCLI(r.words, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// runSpec runs a verb of package verbs: one request, a batch sent to the
+// kernel whole (spawn, message), or a batch run one item at a time.
+func (a *app) runSpec(ctx context.Context, spec *verbs.Spec, r *request) int {
+	if len(r.batch) > 0 {
+		return a.runBatch(ctx, spec, r)
+	}
+	env, err := a.env(spec, r)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	if spec.Name == "watch" {
+		return a.watch(ctx, env, spec, r)
+	}
+	req, err := decode(spec, r, env)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	out, err := spec.Run(ctx, env, req)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	return a.print(r, out)
+}
+
+func (a *app) runBatch(ctx context.Context, spec *verbs.Spec, r *request) int {
+	items := r.single()
+	if !spec.Batch {
+		code := exitOK
+		for _, item := range items {
+			if c := a.runSpec(ctx, spec, item); c != exitOK && code == exitOK {
+				code = c
+			}
+		}
+		return code
+	}
+	env, err := a.env(spec, r)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	// Items that do not decode fail on their own; the rest go to the
+	// kernel in one request. Results print in order.
+	reqs := make([]verbs.Request, 0, len(items))
+	errs := make([]error, len(items))
+	var pos []int
+	for i, item := range items {
+		e := *env
+		req, err := decode(spec, item, &e)
+		if err == nil && e.Session != env.Session {
+			err = verbs.Usagef("a batch runs in one session: session= may not differ between items")
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		reqs = append(reqs, req)
+		pos = append(pos, i)
+	}
+	outs := make([]*verbs.Outcome, len(items))
+	if len(reqs) > 0 {
+		o, e, err := verbs.RunBatch(env, spec, reqs)
+		if err != nil {
+			return a.fail(r, err)
+		}
+		for j, i := range pos {
+			outs[i], errs[i] = o[j], e[j]
+		}
+	}
+	code := exitOK
+	for i, item := range items {
+		c := exitOK
+		if errs[i] != nil {
+			c = a.fail(item, errs[i])
+		} else {
+			c = a.print(item, outs[i])
+		}
+		if c != exitOK && code == exitOK {
+			code = c
+		}
+	}
+	return code
+}
+
+// print writes an outcome: the JSON envelope or the compact text; a
+// streamed outcome was written already.
+func (a *app) print(r *request, out *verbs.Outcome) int {
+	if out.Streamed {
+		return out.Exit
+	}
+	if out.Fail != nil {
+		if r.json {
+			env := envelope{Error: &errorBody{Code: out.Fail.Code, Message: out.Fail.Message, Hint: out.Fail.Hint, Details: out.Fail.Details}}
+			if r.text {
+				env.Text = &out.Text
+			}
+			a.writeJSON(env)
+		} else {
+			a.ok(r, out.Text, nil)
+		}
+		return out.Exit
+	}
+	a.ok(r, out.Text, out.Result)
+	return out.Exit
+}
+
+// watch streams the session's follow-ups as JSON lines until Ctrl-C.
+func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *request) int {
+	req, err := decode(spec, r, env)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	_ = req
+	err = verbs.WatchFollowups(ctx, env, func(f verbs.Followup) error {
+		a.writeJSON(f)
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return a.fail(r, err)
+	}
+	return exitOK
+}
+
+// sessionOf is the session a request names: session= or
+// $PI_ACTORS_SESSION.
+func sessionOf(r *request) string {
+	if s, ok := r.params["session"].(string); ok {
+		return s
+	}
+	return strings.TrimSpace(os.Getenv("PI_ACTORS_SESSION"))
+}

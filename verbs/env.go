@@ -1,0 +1,200 @@
+package verbs
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/internal/config"
+)
+
+// Env is what a verb runs with: who calls (session, working directory,
+// environment), the agent root and its config, and where foreground output
+// goes. Front doors build one per call (the CLI) or per connection (MCP).
+type Env struct {
+	AgentDir string
+	Config   config.Config
+	// Session is the caller's coordinator session ($PI_ACTORS_SESSION or
+	// session=); "" when there is none.
+	Session string
+	Cwd     string
+	Environ []string
+	// Version is the front door's version (tool:pi-actors status).
+	Version string
+	// Stdin is the caller's stdin, given to exec/call's first step with
+	// --stdin.
+	Stdin io.Reader
+	// Stream, when set, receives exec/call output byte for byte (the CLI's
+	// text mode); when nil, results carry a bounded tail instead.
+	Stream io.Writer
+	// Stderr receives commands' stderr and non-critical failure notes in
+	// stream mode; nil discards them.
+	Stderr io.Writer
+	// JSON means the caller reads the result, not only the text (the CLI's
+	// --json, MCP): views that cost more for their details (file hashes)
+	// compute them only then.
+	JSON bool
+}
+
+// NewEnv reads the agent root and its config and the calling process's
+// session, directory and environment.
+func NewEnv() (*Env, error) {
+	dir, err := config.AgentDir()
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	env := &Env{AgentDir: dir, Session: os.Getenv("PI_ACTORS_SESSION"), Cwd: cwd, Environ: os.Environ()}
+	return env, nil
+}
+
+// LoadConfig reads <agent>/pi-actors.toml into env.Config.
+func (env *Env) LoadConfig() error {
+	cfg, err := config.Load(env.AgentDir)
+	if err != nil {
+		return err
+	}
+	env.Config = cfg
+	return nil
+}
+
+// kernelStartTimeout bounds an auto-start: the kernel is usually ready in a
+// few milliseconds.
+const kernelStartTimeout = 5 * time.Second
+
+// Dial connects to the kernel, starting it when autostart is set.
+func (env *Env) Dial(autostart bool) (*wire.Conn, error) {
+	c, err := wire.Dial(env.AgentDir, time.Second)
+	if err == nil || !autostart {
+		return c, err
+	}
+	bin, err := KernelBinary()
+	if err != nil {
+		return nil, err
+	}
+	exited, err := startKernel(bin, env.AgentDir)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(kernelStartTimeout)
+	step := time.Millisecond
+	for {
+		if c, err := wire.Dial(env.AgentDir, time.Second); err == nil {
+			return c, nil
+		}
+		select {
+		case code := <-exited:
+			// 75: another kernel won the lock; it is the one to wait for.
+			if code != 75 {
+				msg, _ := os.ReadFile(filepath.Join(wire.TmpDir(env.AgentDir), "kernel.err"))
+				return nil, fmt.Errorf("%w: %s exited with status %d before it answered: %s", wire.ErrUnavailable, bin, code, strings.TrimSpace(string(msg)))
+			}
+		default:
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: started %s but it did not answer within %s; see %s", wire.ErrUnavailable, bin, kernelStartTimeout, filepath.Join(wire.TmpDir(env.AgentDir), "kernel.log"))
+		}
+		time.Sleep(step)
+		step = min(step*2, 20*time.Millisecond)
+	}
+}
+
+// Call sends one request to the kernel (starting it if needed) and decodes
+// its result into out. params is the typed request.
+func (env *Env) Call(op string, params any, out any) error {
+	resp, err := env.call(op, params, nil)
+	if err != nil {
+		return err
+	}
+	return resp.Decode(out)
+}
+
+// call sends a request (a batch when items is not empty).
+func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Response, error) {
+	c, err := env.Dial(true)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Items: items}
+	if params != nil {
+		if err := req.Encode(params); err != nil {
+			return nil, err
+		}
+	}
+	return c.Call(req)
+}
+
+// KernelBinary finds pi-actors-kernel: $PI_ACTORS_KERNEL_BIN, this binary
+// when it is the kernel binary, next to this binary, then PATH.
+func KernelBinary() (string, error) {
+	if b := os.Getenv("PI_ACTORS_KERNEL_BIN"); b != "" {
+		return b, nil
+	}
+	if self, err := os.Executable(); err == nil {
+		if filepath.Base(self) == "pi-actors-kernel" {
+			return self, nil
+		}
+		sib := filepath.Join(filepath.Dir(self), "pi-actors-kernel")
+		if _, err := os.Stat(sib); err == nil {
+			return sib, nil
+		}
+	}
+	if p, err := exec.LookPath("pi-actors-kernel"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: pi-actors-kernel not found next to pi-actors or in PATH (install both: CGO_ENABLED=0 go install ./cmd/...)", wire.ErrUnavailable)
+}
+
+// startKernel starts the kernel detached (its own session); it outlives
+// this process. A second kernel for the same root exits at once (75). The
+// channel reports the kernel's exit status if it ends while we wait.
+func startKernel(bin, agentDir string) (<-chan int, error) {
+	if err := os.MkdirAll(wire.TmpDir(agentDir), 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	// The kernel logs to kernel.log; what it prints before that (a bad
+	// config, a lost lock) lands in kernel.err.
+	errf, err := os.OpenFile(filepath.Join(wire.TmpDir(agentDir), "kernel.err"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
+	}
+	defer errf.Close()
+	env := append(os.Environ(), "PI_CODING_AGENT_DIR="+agentDir)
+	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" && filepath.Base(self) != "pi-actors-kernel" {
+		env = append(env, "PI_ACTORS_BIN="+self)
+	}
+	env = append(env, "PI_ACTORS_SESSION=", "PI_ACTORS_RUN_ID=", "PI_ACTORS_STATE_DIR=", "PI_ACTORS_ADDRESS=")
+	p, err := os.StartProcess(bin, []string{bin}, &os.ProcAttr{
+		Dir:   "/",
+		Env:   env,
+		Files: []*os.File{devnull, devnull, errf},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: start %s: %v", wire.ErrUnavailable, bin, err)
+	}
+	exited := make(chan int, 1)
+	go func() {
+		st, err := p.Wait()
+		if err == nil {
+			exited <- st.ExitCode()
+		}
+	}()
+	return exited, nil
+}

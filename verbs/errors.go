@@ -1,0 +1,129 @@
+package verbs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// Exit codes: sysexits for pi-actors' own errors; exec and call pass the
+// command's own status through.
+const (
+	ExitOK          = 0
+	ExitUsage       = 64
+	ExitDataErr     = 65
+	ExitNoInput     = 66
+	ExitUnavailable = 69
+	ExitSoftware    = 70
+	ExitTempFail    = 75
+	ExitNoPerm      = 77
+)
+
+// Error is a failed request with its exit code and machine code decided:
+// the same value in the CLI's --json envelope, on the kernel socket and in
+// an MCP tool error.
+type Error = wire.Error
+
+// Usagef is a usage error (64): a missing or unknown parameter, a word
+// where a parameter belongs.
+func Usagef(format string, args ...any) *Error {
+	return &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf(format, args...), Hint: "pi-actors help"}
+}
+
+// Invalidf is an invalid-data error (65): a parameter of the wrong type or
+// shape.
+func Invalidf(format string, args ...any) *Error {
+	return &Error{Exit: ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf(format, args...),
+		Hint: "strings are key=value; JSON values are key:=JSON (quote the word for your shell)"}
+}
+
+// Classify decides the exit code and the machine code of any error, in one
+// place, for every front door and the kernel.
+func Classify(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if ce := classifyRuns(err); ce != nil {
+		return ce
+	}
+	if ce := classifyRecipes(err); ce != nil {
+		return ce
+	}
+	var me *mailbox.AddressError
+	var ee *mailbox.EnvelopeError
+	switch {
+	case errors.Is(err, wire.ErrUnavailable):
+		return &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: err.Error(), Hint: "pi-actors kernel status; the kernel log is <agent>/tmp/pi-actors/kernel.log"}
+	case errors.As(err, &me), errors.As(err, &ee), errors.Is(err, mailbox.ErrInvalid):
+		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: "message needs to=<address> type=<channel.action>; addresses: run:<id>, coordinator, session:<id>"}
+	case errors.Is(err, config.ErrInvalid):
+		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
+	}
+	return &Error{Exit: ExitSoftware, Code: "internal", Message: err.Error()}
+}
+
+func classifyRuns(err error) *Error {
+	var oe *runs.OwnerError
+	switch {
+	case errors.As(err, &oe):
+		return &Error{Exit: ExitNoPerm, Code: "session_mismatch", Message: err.Error(), Hint: "inspect target=session:" + oe.Owner + " view=status",
+			Details: map[string]any{"reason": "session_mismatch", "owner_session": oe.Owner, "current_session": oe.Current}}
+	case errors.Is(err, runs.ErrInvalidID):
+		return &Error{Exit: ExitDataErr, Code: "invalid_run_id", Message: err.Error()}
+	case errors.Is(err, runs.ErrNotFound):
+		return &Error{Exit: ExitNoInput, Code: "not_found", Message: err.Error(), Hint: "inspect target=session:all view=runs"}
+	case errors.Is(err, runs.ErrBusy):
+		return &Error{Exit: ExitTempFail, Code: "busy", Message: err.Error()}
+	}
+	return nil
+}
+
+func classifyRecipes(err error) *Error {
+	var re *recipes.RegisterError
+	if errors.As(err, &re) {
+		return registerError(re)
+	}
+	var te *template.Error
+	var ae *recipes.ArgError
+	var le *recipes.LaunchError
+	switch {
+	case errors.As(err, &ae):
+		return &Error{Exit: ExitDataErr, Code: "invalid_arguments", Message: err.Error()}
+	case errors.As(err, &le):
+		return &Error{Exit: ExitDataErr, Code: "recipe_" + le.Reason, Message: err.Error(), Hint: "inspect target=recipes view=doctor",
+			Details: map[string]any{"reason": le.Reason, "active_path": le.ActivePath, "blocked_fallback": le.BlockedFallback}}
+	case errors.Is(err, recipes.ErrNotFound):
+		return &Error{Exit: ExitNoInput, Code: "not_found", Message: err.Error(), Hint: "inspect target=recipes view=summary"}
+	case errors.Is(err, recipes.ErrDisabled):
+		return &Error{Exit: ExitDataErr, Code: "recipe_disabled", Message: err.Error()}
+	case errors.Is(err, recipes.ErrInvalid):
+		return &Error{Exit: ExitDataErr, Code: "invalid_recipe", Message: err.Error(), Hint: "inspect target=recipes view=doctor"}
+	case errors.As(err, &te):
+		if errors.Is(err, template.ErrLimit) {
+			return &Error{Exit: ExitDataErr, Code: "limit_exceeded", Message: err.Error(), Hint: "raise the limit named above in <agent>/pi-actors.toml"}
+		}
+		return &Error{Exit: ExitDataErr, Code: "invalid_template", Message: err.Error(), Hint: "pi-actors exec --dry-run shows how a template resolves; see docs/command-templates.md"}
+	}
+	return nil
+}
+
+// registerError maps a register_tool error to its exit code: 75 for a
+// conflict, 66 for a missing draft or recipe, 65 otherwise.
+func registerError(re *recipes.RegisterError) *Error {
+	e := &Error{Exit: ExitDataErr, Code: "invalid_registration", Message: re.Error(), Hint: re.Hint,
+		Details: map[string]any{"field": re.Field}}
+	switch {
+	case errors.Is(re, recipes.ErrConflict):
+		e.Exit, e.Code = ExitTempFail, "conflict"
+	case errors.Is(re, recipes.ErrNotFound):
+		e.Exit, e.Code = ExitNoInput, "not_found"
+	}
+	return e
+}

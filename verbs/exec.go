@@ -1,0 +1,347 @@
+package verbs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// Exec runs an inline command template in the foreground.
+type Exec struct {
+	Template any            `json:"template" jsonschema:"the command template: a string, or a JSON graph (array or object)"`
+	Values   map[string]any `json:"values,omitempty" jsonschema:"placeholder values"`
+	DryRun   Bool           `json:"dry_run,omitempty" jsonschema:"print the resolved plan and run nothing"`
+	Stdin    Bool           `json:"stdin,omitempty" jsonschema:"give the caller's stdin to the first step (default: empty)"`
+}
+
+// Validate checks that there is a template.
+func (e *Exec) Validate() error {
+	if e.Template == nil {
+		return Usagef("exec needs a template: pi-actors exec 'echo hello {name}' name=world")
+	}
+	return nil
+}
+
+// Call invokes a recipe like its agent tool would.
+type Call struct {
+	Recipe string         `json:"recipe" jsonschema:"a recipe or tool name (user recipes, then the packaged library) or a recipe file path"`
+	Args   map[string]any `json:"args,omitempty" jsonschema:"the recipe's arguments"`
+	RunID  string         `json:"run_id,omitempty" jsonschema:"for an async recipe: the id of the run it starts"`
+	DryRun Bool           `json:"dry_run,omitempty" jsonschema:"print the resolved plan and run nothing"`
+	Stdin  Bool           `json:"stdin,omitempty" jsonschema:"give the caller's stdin to the first step (default: empty)"`
+}
+
+// Validate checks that a recipe is named.
+func (c *Call) Validate() error {
+	if strings.TrimSpace(c.Recipe) == "" {
+		return Usagef("call needs one recipe name or path, then its arguments: pi-actors call utility-git-log repo=. count:=5")
+	}
+	return nil
+}
+
+var flagsRun = map[string]string{"--dry-run": "dry_run", "--stdin": "stdin"}
+
+func init() {
+	Register(&Spec{
+		Name:    "exec",
+		Summary: "run an inline command template in the foreground",
+		Word:    "template",
+		Rest:    "values",
+		Flags:   flagsRun,
+		Usage: `pi-actors exec 'TEMPLATE' [name=value | name:=JSON ...] [--dry-run] [--stdin] [--json]
+pi-actors exec template:='JSON graph' [name=value ...]
+
+Runs a command template in this process: no shell, each leaf in its own
+process group. stdout is the composition's output, byte for byte; the exit
+status is the failing command's own (124 timeout, 128+n signal).
+  --dry-run  print the resolved plan (argv, stdin, controls, risk labels); run nothing
+  --stdin    give the caller's stdin to the first step (default: empty)
+  --json     one {"ok":…} object with a bounded output tail
+
+Examples:
+  pi-actors exec 'echo hello {name}' name=world
+  pi-actors exec template:='{"parallel":true,"repeat":3,"template":"echo {index}"}'`,
+		New: func() Request { return new(Exec) },
+		Run: runExec,
+	})
+	Register(&Spec{
+		Name:    "call",
+		Summary: "invoke a recipe like the agent tool would",
+		Word:    "recipe",
+		Rest:    "args",
+		Flags:   flagsRun,
+		Tool:    &Annotations{},
+		Usage: `pi-actors call <recipe|path> [name=value | name:=JSON ...] [--dry-run] [--stdin] [--json]
+
+Invokes a recipe exactly as its agent tool would: arguments are checked
+against the recipe's schema (bad calls print the expected call shape), the
+recipe's imports are expanded, and the template runs in the foreground.
+A bare name is looked up in <agent>/recipes, then the packaged library;
+a path (with / or ending in .json/.md) is loaded directly.
+
+Examples:
+  pi-actors call utility-git-log repo=. count:=5
+  pi-actors call ./my-recipe.json --dry-run`,
+		New: func() Request { return new(Call) },
+		Run: runCall,
+	})
+}
+
+func runExec(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+	e := req.(*Exec)
+	node, err := template.Parse(e.Template)
+	if err != nil {
+		return nil, err
+	}
+	cfg := env.Config
+	plan, err := template.NewPlan(node, template.Values(e.Values), template.Options{
+		Dir:         env.Cwd,
+		MaxParallel: cfg.Exec.MaxParallelBranches,
+		MaxLeaves:   cfg.Exec.MaxLeaves,
+		CallerStdin: bool(e.Stdin),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.DryRun {
+		return planOutcome(plan, nil), nil
+	}
+	return env.runPlan(ctx, plan, "exec", bool(e.Stdin), nil)
+}
+
+// planOutcome is a --dry-run result: the plan as text, and as JSON.
+func planOutcome(plan *template.Plan, head map[string]any) *Outcome {
+	var b strings.Builder
+	result := map[string]any{"plan": plan.Root, "leaves": plan.Leaves, "risk_labels": nonNil(plan.RiskLabels), "warnings": nonNil(plan.Warnings)}
+	if head != nil {
+		fmt.Fprintf(&b, "recipe=%s path=%s\n", head["recipe"], head["path"])
+		for k, v := range head {
+			result[k] = v
+		}
+	}
+	plan.WriteText(&b)
+	return &Outcome{Result: result, Text: b.String()}
+}
+
+// FindRecipe loads a recipe by bare name (user root, then packaged) or by
+// path (relative to cwd).
+func FindRecipe(agentDir, cwd, ref string) (*recipes.Recipe, *recipes.Entry, error) {
+	if IsRecipePath(ref) {
+		path := ref
+		if strings.HasPrefix(path, "~/") {
+			home, _ := os.UserHomeDir()
+			path = filepath.Join(home, path[2:])
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path)
+		}
+		r, err := recipes.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.Disabled {
+			return nil, nil, fmt.Errorf("%w: template recipe is disabled: %s", recipes.ErrDisabled, path)
+		}
+		return r, nil, nil
+	}
+	g, err := recipes.Discover(agentDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := g.Lookup(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.Recipe, e, nil
+}
+
+// IsRecipePath reports whether a recipe reference is a path rather than a
+// bare name.
+func IsRecipePath(ref string) bool {
+	return strings.Contains(ref, "/") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, ".json") || strings.HasSuffix(ref, ".md")
+}
+
+func (env *Env) resolver() *recipes.Resolver {
+	home, _ := os.UserHomeDir()
+	return &recipes.Resolver{AgentDir: env.AgentDir, Home: home}
+}
+
+func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+	c := req.(*Call)
+	rec, entry, err := FindRecipe(env.AgentDir, env.Cwd, c.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	tool, err := env.resolver().Tool(rec)
+	if err != nil {
+		return nil, err
+	}
+	args := c.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	vals, err := tool.Values(args)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Async {
+		return env.callAsync(c, rec, entry, vals)
+	}
+	if entry != nil && entry.Layer == recipes.LayerUser && !c.DryRun {
+		if err := recipes.RecordUsage(entry.Path, "tool"); err != nil && env.Stderr != nil {
+			fmt.Fprintf(env.Stderr, "pi-actors call: warning: usage not recorded: %v\n", err)
+		}
+	}
+	cfg := env.Config
+	plan, err := template.NewPlan(tool.Node, vals, template.Options{
+		Dir: env.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves,
+		Types: tool.Types(), CallerStdin: bool(c.Stdin),
+	})
+	if err != nil {
+		return nil, tool.ArgError(err)
+	}
+	if c.DryRun {
+		return planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path}), nil
+	}
+	return env.runPlan(ctx, plan, rec.ID, bool(c.Stdin), tool.Resolved.ContextHook())
+}
+
+// callAsync starts an async recipe as a detached run (the agent tool's
+// behaviour): run_id names it, else <recipe>-<ms>; the call returns the
+// run's status.
+func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, vals template.Values) (*Outcome, error) {
+	sp := &Spawn{Values: map[string]any(vals), Tool: rec.ID, LaunchSource: "tool", RunID: c.RunID}
+	if entry != nil {
+		sp.Recipe = rec.ID
+	} else {
+		sp.File = rec.Path
+	}
+	if c.DryRun {
+		return &Outcome{Text: fmt.Sprintf("recipe=%s async=true would spawn with values=%s", rec.ID, template.CompactJSON(vals)), Result: sp}, nil
+	}
+	var res SpawnResult
+	if err := env.Call("spawn", sp, &res); err != nil {
+		return nil, err
+	}
+	return &Outcome{Result: &res, Text: res.Text()}, nil
+}
+
+// runPlan executes a plan in the foreground: the output byte for byte to
+// env.Stream, or a bounded tail in the result.
+func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, stdin bool, hook func(*template.Step, []string) []string) (*Outcome, error) {
+	cfg := env.Config
+	tmp := config.TmpDir(env.AgentDir)
+	spill := filepath.Join(tmp, "spill")
+	if err := os.MkdirAll(spill, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", spill, err)
+	}
+	runner := &template.Runner{KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook}
+	if env.Stream != nil {
+		runner.Stderr = env.Stderr
+	}
+	var in *template.Buffer
+	if stdin && env.Stdin != nil {
+		in = template.NewBuffer(spill, 0)
+		if _, err := io.Copy(in, env.Stdin); err != nil {
+			in.Close()
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		defer in.Close()
+	}
+	res := runner.Run(ctx, plan, in)
+	defer res.Stdout.Close()
+	if env.Stream == nil {
+		return boundedOutcome(cfg, plan, res, filepath.Join(tmp, "outputs"), tool), nil
+	}
+	if _, err := io.Copy(env.Stream, res.Stdout.Reader()); err != nil {
+		return nil, fmt.Errorf("write output: %w", err)
+	}
+	if env.Stderr != nil {
+		for _, f := range res.NonCritical {
+			fmt.Fprintf(env.Stderr, "pi-actors %s: non-critical failure: exit %d%s from %s (at %s)\n", verbOf(tool), f.Code, killedNote(f.Killed), f.Command, f.Path)
+		}
+		if res.Failure != nil {
+			fmt.Fprintf(env.Stderr, "pi-actors %s: exit %d%s from %s (at %s)\n", verbOf(tool), res.Failure.Code, killedNote(res.Failure.Killed), res.Failure.Command, res.Failure.Path)
+		}
+	}
+	return &Outcome{Exit: res.Code, Streamed: true}, nil
+}
+
+func verbOf(tool string) string {
+	if tool == "exec" {
+		return "exec"
+	}
+	return "call"
+}
+
+func killedNote(k bool) string {
+	if k {
+		return " (killed)"
+	}
+	return ""
+}
+
+// boundedOutcome is the result of a foreground run for JSON clients: the
+// exit code, a bounded tail of stdout (the whole output saved to a file
+// when cut) and the failure.
+func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result, outputs, tool string) *Outcome {
+	tail := template.TailOf(res.Stdout, cfg.Output.MaxLines, cfg.Output.MaxBytes)
+	result := map[string]any{
+		"code":        res.Code,
+		"output":      tail.Text,
+		"truncated":   tail.Truncated,
+		"total_lines": tail.TotalLines,
+		"total_bytes": tail.TotalBytes,
+		"command":     strings.Join(res.Commands, " && "),
+		"killed":      res.Killed,
+		"risk_labels": nonNil(plan.RiskLabels),
+		"warnings":    nonNil(plan.Warnings),
+	}
+	if res.Skipped {
+		result["skipped"] = true
+	}
+	if tail.Truncated {
+		path, err := template.SaveOutput(res.Stdout, outputs, tool, "stdout")
+		if err == nil {
+			result["full_output_path"] = path
+		}
+		result["notice"] = tail.Notice(path)
+	}
+	if len(res.NonCritical) > 0 {
+		result["non_critical_failures"] = res.NonCritical
+	}
+	if len(res.Joins) > 0 {
+		outer := res.Joins[0]
+		for _, j := range res.Joins[1:] {
+			if len(j.Path) < len(outer.Path) {
+				outer = j
+			}
+		}
+		result["branches"] = outer.Branches
+		result["soft_quorum"] = outer.SoftQuorum
+		result["joins"] = res.Joins
+	}
+	out := &Outcome{Result: result, Exit: res.Code, Text: tail.Text}
+	if res.Failure == nil {
+		return out
+	}
+	result["failure"] = res.Failure
+	msg := fmt.Sprintf("exit %d%s from %s (at %s)", res.Failure.Code, killedNote(res.Failure.Killed), res.Failure.Command, res.Failure.Path)
+	out.Fail = &Error{Code: "command_failed", Message: msg, Hint: "the command's stderr is in details.failure.stderr; its stdout tail in details.output", Details: result, Exit: res.Code}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,210 @@
+package verbs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// Followup is one item of a coordinator session's queue: a run's terminal
+// transition, or an outbox record the run marked notify/followup. Each is
+// delivered once.
+type Followup struct {
+	ID          string         `json:"id"`
+	Kind        string         `json:"kind"` // transition or message
+	Run         string         `json:"run"`
+	Address     string         `json:"address"`
+	Status      string         `json:"status,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	Code        *int           `json:"code,omitempty"`
+	Level       string         `json:"level"`
+	Delivery    string         `json:"delivery"`
+	Event       string         `json:"event,omitempty"`
+	Summary     string         `json:"summary"`
+	Text        string         `json:"text"`
+	Body        any            `json:"body,omitempty"`
+	Artifacts   map[string]any `json:"artifacts,omitempty"`
+	RunFiles    []string       `json:"run_files,omitempty"`
+	NextActions []string       `json:"next_actions,omitempty"`
+	GraphHints  any            `json:"graphHints,omitempty"`
+	StateDir    string         `json:"state_dir"`
+	TS          time.Time      `json:"ts"`
+}
+
+// Followups is a drained follow-up queue.
+type Followups struct {
+	Count     int        `json:"count"`
+	Followups []Followup `json:"followups"`
+	Session   string     `json:"session"`
+}
+
+// Watch streams the session's follow-ups.
+type Watch struct {
+	Target string `json:"target,omitempty" jsonschema:"what to watch: your session's follow-ups (default)"`
+}
+
+// Validate checks the target.
+func (w *Watch) Validate() error {
+	if w.Target != "" && w.Target != "coordinator" {
+		return Usagef("watch target=%s is not available: watch streams your session's follow-ups (target=coordinator)", w.Target)
+	}
+	return nil
+}
+
+// Kernel manages the kernel explicitly.
+type Kernel struct {
+	Action string `json:"action" jsonschema:"start, stop or status"`
+}
+
+// Validate checks the action.
+func (k *Kernel) Validate() error {
+	switch k.Action {
+	case "start", "stop", "status":
+		return nil
+	}
+	return Usagef("kernel takes one action: start, stop or status")
+}
+
+// KernelStatus describes the running kernel.
+type KernelStatus struct {
+	AgentDir  string    `json:"agent_dir,omitempty"`
+	LiveRuns  int       `json:"live_runs"`
+	Pid       int       `json:"pid"`
+	RSSBytes  int64     `json:"rss_bytes"`
+	Running   *bool     `json:"running,omitempty"`
+	Socket    string    `json:"socket,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Stopped   bool      `json:"stopped,omitempty"`
+	UptimeMS  int64     `json:"uptime_ms"`
+	Version   string    `json:"version,omitempty"`
+}
+
+func init() {
+	Register(&Spec{
+		Name:    "watch",
+		Summary: "stream your session's follow-ups as JSON lines",
+		Usage: `pi-actors watch [session=<id>]
+
+Streams the follow-ups queued for your session (terminal transitions of
+the runs it owns, and their notify/followup messages) as JSON lines, each
+delivered once. Ctrl-C stops.`,
+		New: func() Request { return new(Watch) },
+		// The front doors stream it themselves (WatchFollowups).
+		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			return nil, Usagef("watch streams; use a front door that can stream (the CLI, MCP notifications)")
+		},
+	})
+	Register(&Spec{
+		Name:    "kernel",
+		Summary: "start, stop or inspect the kernel",
+		Word:    "action",
+		Usage: `pi-actors kernel start|stop|status [--json]
+
+The kernel (one per agent root) hosts the actor system: run actors, session
+follow-up queues. Any verb that needs it starts it; runs survive it being
+stopped, crashing or restarting (each run has its own supervisor process).
+  start   start it if needed and print its status
+  stop    stop it (runs keep running; the next start re-attaches them)
+  status  pid, socket, uptime, live runs (exit 69 when it is not running)`,
+		New: func() Request { return new(Kernel) },
+		Run: runKernel,
+	})
+}
+
+func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+	switch req.(*Kernel).Action {
+	case "start":
+		c, err := env.Dial(true)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		return kernelStatusOf(c)
+	case "status":
+		c, err := env.Dial(false)
+		if err != nil {
+			return nil, &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: "kernel not running for " + env.AgentDir, Hint: "pi-actors kernel start (any verb that needs it also starts it)"}
+		}
+		defer c.Close()
+		return kernelStatusOf(c)
+	}
+	c, err := env.Dial(false)
+	if err != nil {
+		return &Outcome{Text: "kernel running=false", Result: &KernelStatus{Running: Ptr(false)}}, nil
+	}
+	defer c.Close()
+	resp, err := c.Call(wire.Request{Op: "stop"})
+	if err != nil {
+		return nil, err
+	}
+	var st KernelStatus
+	if err := resp.Decode(&st); err != nil {
+		return nil, err
+	}
+	// Gone, or a zombie waiting for its reaper: stopped either way.
+	for i := 0; i < 500 && runs.Alive(st.Pid, 0); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return &Outcome{Text: fmt.Sprintf("kernel stopped pid=%d", st.Pid), Result: map[string]any{"stopped": true, "pid": st.Pid}}, nil
+}
+
+func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
+	resp, err := c.Call(wire.Request{Op: "status"})
+	if err != nil {
+		return nil, err
+	}
+	var st KernelStatus
+	if err := resp.Decode(&st); err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("kernel running=true pid=%d live_runs=%d uptime_ms=%d rss_bytes=%d socket=%s", st.Pid, st.LiveRuns, st.UptimeMS, st.RSSBytes, st.Socket)
+	return &Outcome{Text: text, Result: &st}, nil
+}
+
+// WatchFollowups streams the session's follow-ups until ctx ends or the
+// kernel goes away, calling emit for each (each is delivered once: the
+// kernel's queue drains as it sends).
+func WatchFollowups(ctx context.Context, env *Env, emit func(Followup) error) error {
+	c, err := env.Dial(true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Send(wire.Request{Op: "watch", Session: env.Session, Cwd: env.Cwd}); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	first := true
+	for {
+		resp, err := c.Read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if resp.Error != nil {
+			return resp.Error
+		}
+		var probe struct {
+			Keepalive bool   `json:"keepalive"`
+			Watching  string `json:"watching"`
+		}
+		resp.Decode(&probe)
+		if probe.Keepalive || (first && probe.Watching != "") {
+			first = false
+			continue
+		}
+		var f Followup
+		if err := resp.Decode(&f); err != nil {
+			return err
+		}
+		if err := emit(f); err != nil {
+			return err
+		}
+	}
+}

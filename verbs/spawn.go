@@ -1,0 +1,178 @@
+package verbs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Spawn starts a detached, supervised run actor.
+type Spawn struct {
+	As        string         `json:"as,omitempty" jsonschema:"the run's address run:<id> (default: the recipe id, else run-<ms>)"`
+	Recipe    string         `json:"recipe,omitempty" jsonschema:"a recipe name: <agent>/recipes first, then the packaged library"`
+	File      string         `json:"file,omitempty" jsonschema:"a recipe file path (.json or .md), relative to the working directory"`
+	Template  any            `json:"template,omitempty" jsonschema:"an inline command template: a string, an array (a sequence) or an object node"`
+	Values    map[string]any `json:"values,omitempty" jsonschema:"placeholder values (name → value)"`
+	Artifacts map[string]any `json:"artifacts,omitempty" jsonschema:"named artifact paths (name → path or {path, kind, media_type, required})"`
+	StateDir  string         `json:"state_dir,omitempty" jsonschema:"the run's state directory (default <agent>/tmp/pi-actors/runs/<id>)"`
+	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
+	RunID     string         `json:"run_id,omitempty" jsonschema:"the run id (as as=run:<id>)"`
+	// Template controls merged into an inline template node.
+	Args     any `json:"args,omitempty" jsonschema:"inline template: argument declarations"`
+	Defaults any `json:"defaults,omitempty" jsonschema:"inline template: placeholder defaults"`
+	Parallel any `json:"parallel,omitempty" jsonschema:"inline template: run the sequence in parallel"`
+	Label    any `json:"label,omitempty" jsonschema:"inline template: the node's label"`
+	When     any `json:"when,omitempty" jsonschema:"inline template: run only when this condition holds"`
+	Timeout  any `json:"timeout,omitempty" jsonschema:"inline template: time limit (e.g. 30s)"`
+	Delay    any `json:"delay,omitempty" jsonschema:"inline template: wait before starting (e.g. 2s)"`
+	Output   any `json:"output,omitempty" jsonschema:"inline template: the output value or path to select"`
+	Retry    any `json:"retry,omitempty" jsonschema:"inline template: retry count or {count, delay}"`
+	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (stop|continue|branch)"`
+	Recover  any `json:"recover,omitempty" jsonschema:"inline template: a template run when the node fails"`
+	Repeat   any `json:"repeat,omitempty" jsonschema:"inline template: repeat count"`
+	// Set by call for an async recipe tool.
+	Tool         string `json:"tool,omitempty" jsonschema:"internal: the tool that launched the run"`
+	LaunchSource string `json:"launch_source,omitempty" jsonschema:"internal: spawn or tool"`
+	Verbose      Bool   `json:"verbose,omitempty" jsonschema:"accepted for compatibility; spawn output is always compact"`
+}
+
+// Controls returns the template controls that were given, by name.
+func (s *Spawn) Controls() map[string]any {
+	out := map[string]any{}
+	for name, v := range map[string]any{"args": s.Args, "defaults": s.Defaults, "parallel": s.Parallel, "label": s.Label,
+		"when": s.When, "timeout": s.Timeout, "delay": s.Delay, "output": s.Output, "retry": s.Retry,
+		"failure": s.Failure, "recover": s.Recover, "repeat": s.Repeat} {
+		if v != nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// Validate checks the request's shape.
+func (s *Spawn) Validate() error {
+	if s.Recipe == "" && s.File == "" && s.Template == nil {
+		return Usagef("spawn needs file=<recipe>, recipe=<name> or template=<template>")
+	}
+	if s.As != "" {
+		a, err := mailbox.Parse(s.As)
+		if err != nil {
+			return err
+		}
+		if a.Kind != "run" {
+			return Invalidf("spawn: as must be a run:<id> address (got %s)", s.As)
+		}
+	}
+	return nil
+}
+
+// SpawnResult is a started run.
+type SpawnResult struct {
+	Address     string   `json:"address"`
+	DraftRecipe string   `json:"draft_recipe,omitempty"`
+	Pid         int      `json:"pid"`
+	Recipe      string   `json:"recipe,omitempty"`
+	Run         string   `json:"run"`
+	StateDir    string   `json:"state_dir"`
+	Status      string   `json:"status"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// Text is the compact line.
+func (r *SpawnResult) Text() string {
+	s := fmt.Sprintf("address=%s status=%s pid=%d state_dir=%s", r.Address, r.Status, r.Pid, r.StateDir)
+	if r.DraftRecipe != "" {
+		s += " draft_recipe=" + r.DraftRecipe
+	}
+	s += fmt.Sprintf(" next=inspect_target=%s_view=status|inspect_target=%s_view=tail|message_to=%s_type=control.kill", r.Address, r.Address, r.Address)
+	for _, w := range r.Warnings {
+		s += "\nwarning: " + w
+	}
+	return s
+}
+
+func init() {
+	Register(&Spec{
+		Name:    "spawn",
+		Summary: "start a detached, supervised run actor",
+		Batch:   true,
+		Tool:    &Annotations{},
+		Usage: `pi-actors spawn as=run:<id> (recipe=<name> | file=<path> | template=… ) [values:='{…}'] [artifacts:='{…}'] [state_dir=…] [restart:='{…}'] [--json]
+pi-actors spawn -        (a JSON array or JSON lines on stdin: a batch, one run per object)
+
+Starts a run under its own supervisor process (it survives the kernel) and
+returns its address, pid and state dir once the supervisor is up. The run
+belongs to your session ($PI_ACTORS_SESSION or session=). restart is
+{policy: never|on-failure|always, backoff_ms, max_backoff_ms, jitter,
+reset_after_ms, burst, window_ms}.
+
+Examples:
+  pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
+  pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
+		Internal: []string{"tool", "launch_source", "verbose"},
+		New:      func() Request { return new(Spawn) },
+		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			var res SpawnResult
+			if err := env.Call("spawn", req, &res); err != nil {
+				return nil, err
+			}
+			return &Outcome{Result: &res, Text: res.Text()}, nil
+		},
+	})
+}
+
+// RunBatch sends a batch of one verb's requests to the kernel at once (the
+// batch form of spawn and message) and returns one outcome or error per
+// request, in order.
+func RunBatch(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error, error) {
+	items := make([]json.RawMessage, len(reqs))
+	for i, r := range reqs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode %s item %d: %w", spec.Name, i, err)
+		}
+		items[i] = b
+	}
+	resp, err := env.call(spec.Name, nil, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.Error != nil {
+		return nil, nil, resp.Error
+	}
+	outs := make([]*Outcome, len(reqs))
+	errs := make([]error, len(reqs))
+	for i := range reqs {
+		if i >= len(resp.Results) {
+			errs[i] = &Error{Exit: ExitSoftware, Code: "internal", Message: fmt.Sprintf("the kernel answered %d of %d items", len(resp.Results), len(reqs))}
+			continue
+		}
+		one := resp.Results[i]
+		outs[i], errs[i] = batchOutcome(spec.Name, &one)
+	}
+	return outs, errs, nil
+}
+
+func batchOutcome(verb string, resp interface{ Decode(any) error }) (*Outcome, error) {
+	switch verb {
+	case "spawn":
+		var res SpawnResult
+		if err := resp.Decode(&res); err != nil {
+			return nil, err
+		}
+		return &Outcome{Result: &res, Text: res.Text()}, nil
+	case "message":
+		var res Delivery
+		if err := resp.Decode(&res); err != nil {
+			return nil, err
+		}
+		return &Outcome{Result: &res, Text: res.Text()}, nil
+	}
+	return nil, Usagef("%s takes no batch", verb)
+}
+
+// trimmed reports a string parameter as given or "".
+func trimmed(s string) string { return strings.TrimSpace(s) }

@@ -1,0 +1,378 @@
+package verbs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Request is one verb's typed parameters.
+type Request interface {
+	// Validate checks what can be checked without state: required and
+	// mutually exclusive parameters, enumerations, shapes. Every error
+	// names the parameter and the fix.
+	Validate() error
+}
+
+// Outcome is what a verb produced: the --json result, the compact text the
+// CLI prints, and the exit status.
+type Outcome struct {
+	// Result is the --json result (and an MCP tool's structured content).
+	Result any
+	// Text is the compact text for agents (the CLI's default output).
+	Text string
+	// Exit is the exit status: 0, or a command's own status for exec and
+	// call.
+	Exit int
+	// Fail, when set, is a failure that still carries a result (a command
+	// that failed: the envelope is {"ok":false,…} with the result as
+	// details).
+	Fail *Error
+	// Streamed means the output was already written to Env.Stream byte for
+	// byte (exec and call in text mode); Text is empty.
+	Streamed bool
+}
+
+// Annotations are the MCP tool hints of a verb.
+type Annotations struct {
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+}
+
+// Spec describes one verb: its name and help, how CLI words map to its
+// parameters, and how to run it.
+type Spec struct {
+	Name    string
+	Summary string
+	// Usage is the long help: synopsis, explanation, examples. The
+	// parameter table is generated from the request type.
+	Usage string
+	// Word is the parameter the first positional word fills (exec's
+	// template, call's recipe, kernel's action); "" means no words.
+	Word string
+	// Rest is a map parameter that collects every CLI parameter that is not
+	// one of the request's own (exec's values, call's args).
+	Rest string
+	// Flags are the verb's own flags and the parameters they set
+	// (--dry-run → dry_run).
+	Flags map[string]string
+	// Batch: a stdin batch goes to the kernel whole (spawn, message).
+	Batch bool
+	// Internal parameters are accepted but not documented (call's async
+	// launch passes tool and launch_source to spawn).
+	Internal []string
+	// Tool, when set, makes the verb an MCP tool with these hints.
+	Tool *Annotations
+	// Hidden verbs are not listed by help.
+	Hidden bool
+	New    func() Request
+	Run    func(ctx context.Context, env *Env, req Request) (*Outcome, error)
+}
+
+var (
+	registry   []*Spec
+	registryMu sync.Mutex
+)
+
+// Register adds a verb (from an init function).
+func Register(s *Spec) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	registry = append(registry, s)
+}
+
+// All returns the registered verbs in registration order.
+func All() []*Spec {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return slices.Clone(registry)
+}
+
+// Find returns the verb named name, or nil.
+func Find(name string) *Spec {
+	for _, s := range All() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// field is one parameter of a request type.
+type field struct {
+	name     string
+	index    []int
+	typ      reflect.Type
+	desc     string
+	required bool
+}
+
+var fieldCache sync.Map // reflect.Type → []field
+
+// fields lists a request type's parameters in declaration order.
+func fields(t reflect.Type) []field {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]field)
+	}
+	var out []field
+	for _, sf := range reflect.VisibleFields(t) {
+		if !sf.IsExported() || sf.Anonymous {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		out = append(out, field{name: name, index: sf.Index, typ: sf.Type, desc: sf.Tag.Get("jsonschema"),
+			required: !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero")})
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
+// Params lists the verb's documented parameter names.
+func (s *Spec) Params() []string {
+	var names []string
+	for _, f := range fields(reflect.TypeOf(s.New())) {
+		if !slices.Contains(s.Internal, f.name) {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
+func (s *Spec) has(name string) bool {
+	for _, f := range fields(reflect.TypeOf(s.New())) {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeCLI builds the typed request from the CLI's words and parameters
+// (key=value strings, key:=JSON values, a stdin object): the first word
+// fills Spec.Word, parameters the request does not have go to Spec.Rest
+// (or are an error naming them), and each value must fit its parameter's
+// type.
+func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error) {
+	clean := make(map[string]any, len(params)+1)
+	var rest map[string]any
+	for k, v := range params {
+		if s.has(k) && k != s.Rest {
+			clean[k] = v
+			continue
+		}
+		if s.Rest == "" {
+			return nil, Usagef("unknown %s parameter %s (parameters: %s)", s.Name, k, strings.Join(s.Params(), ", "))
+		}
+		if rest == nil {
+			rest = map[string]any{}
+		}
+		rest[k] = v
+	}
+	if rest != nil {
+		clean[s.Rest] = rest
+	}
+	if len(words) > 0 {
+		if s.Word == "" {
+			return nil, Usagef("%s takes parameters, not words (got %q): %s", s.Name, words[0], s.example())
+		}
+		if len(words) > 1 {
+			return nil, Usagef("%s takes one word before its parameters; got extra word %q — quote a value with spaces, or write it as key=value", s.Name, words[1])
+		}
+		if _, dup := clean[s.Word]; dup {
+			return nil, Usagef("%s got both a %s word and %s=…; give one", s.Name, s.Word, s.Word)
+		}
+		clean[s.Word] = words[0]
+	}
+	b, err := json.Marshal(clean)
+	if err != nil {
+		return nil, Invalidf("%s parameters: %v", s.Name, err)
+	}
+	return s.decode(b)
+}
+
+// DecodeJSON builds the typed request from one JSON object (an MCP tool
+// call, a kernel request): unknown parameters are an error naming them.
+func (s *Spec) DecodeJSON(raw []byte) (Request, error) {
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		raw = []byte("{}")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, Invalidf("%s parameters must be one JSON object: %v", s.Name, err)
+	}
+	for k := range obj {
+		if !s.has(k) {
+			return nil, Usagef("unknown %s parameter %s (parameters: %s)", s.Name, k, strings.Join(s.Params(), ", "))
+		}
+	}
+	return s.decode(raw)
+}
+
+// decode reads JSON into the request; numbers in untyped values stay
+// json.Number (as the template engine expects them: 1 stays 1, never 1.0).
+func (s *Spec) decode(b []byte) (Request, error) {
+	req := s.New()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(req); err != nil {
+		return nil, s.typeError(err)
+	}
+	return req, nil
+}
+
+// typeError turns a JSON decoding error into one that names the parameter.
+func (s *Spec) typeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return Invalidf("%s: %s must be %s, got a JSON %s", s.Name, te.Field, describeType(te.Type), te.Value)
+	}
+	msg := err.Error()
+	// Errors from the lenient types' UnmarshalJSON name the Go field path.
+	if _, after, ok := strings.Cut(msg, "Go struct field "); ok {
+		path, why, _ := strings.Cut(after, ": ")
+		if i := strings.IndexByte(path, '.'); i >= 0 {
+			path = path[i+1:]
+		}
+		if name := s.jsonName(path); name != "" {
+			return Invalidf("%s: %s: %s", s.Name, name, why)
+		}
+	}
+	return Invalidf("%s parameters: %v", s.Name, err)
+}
+
+func (s *Spec) jsonName(goName string) string {
+	t := reflect.TypeOf(s.New()).Elem()
+	for _, f := range fields(t) {
+		if t.FieldByIndex(f.index).Name == goName || f.name == goName {
+			return f.name
+		}
+	}
+	return ""
+}
+
+func describeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint64, reflect.Uint32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	}
+	return t.String()
+}
+
+func (s *Spec) example() string {
+	for _, line := range strings.Split(s.Usage, "\n") {
+		if strings.HasPrefix(line, "pi-actors ") {
+			return line
+		}
+	}
+	return "pi-actors help " + s.Name
+}
+
+// Schema is the JSON Schema of the verb's parameters (an MCP tool's input
+// schema), generated from the request type; internal parameters are left
+// out.
+func (s *Spec) Schema() (*jsonschema.Schema, error) {
+	t := reflect.TypeOf(s.New()).Elem()
+	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", s.Name, err)
+	}
+	for _, name := range s.Internal {
+		delete(sch.Properties, name)
+		sch.PropertyOrder = slices.DeleteFunc(sch.PropertyOrder, func(n string) bool { return n == name })
+	}
+	return sch, nil
+}
+
+// ParamHelp renders the parameter table of --help: one line per parameter
+// with its type and description.
+func (s *Spec) ParamHelp() string {
+	t := reflect.TypeOf(s.New()).Elem()
+	var b strings.Builder
+	width := 0
+	fs := fields(t)
+	for _, f := range fs {
+		width = max(width, len(f.name))
+	}
+	for _, f := range fs {
+		if slices.Contains(s.Internal, f.name) {
+			continue
+		}
+		desc := f.desc
+		if f.name == s.Word {
+			desc = "(or the first word) " + desc
+		}
+		if f.name == s.Rest {
+			desc = "(or any other key=value) " + desc
+		}
+		fmt.Fprintf(&b, "  %-*s  %-7s %s\n", width, f.name, typeWord(f.typ), desc)
+	}
+	return b.String()
+}
+
+func typeWord(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[Int]():
+		return "int"
+	case reflect.TypeFor[Bool]():
+		return "bool"
+	case reflect.TypeFor[Text]():
+		return "string"
+	case reflect.TypeFor[Value](), reflect.TypeFor[json.RawMessage]():
+		return "json"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Slice:
+		return "array"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int64:
+		return "int"
+	case reflect.Interface:
+		return "json"
+	}
+	return t.Kind().String()
+}
+
+// names returns the verbs' names, sorted, for errors.
+func names(list []*Spec) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.Name
+	}
+	sort.Strings(out)
+	return out
+}
