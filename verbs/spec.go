@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Request is one verb's typed parameters.
@@ -295,22 +293,6 @@ func (s *Spec) example() string {
 		}
 	}
 	return "pi-actors help " + s.Name
-}
-
-// Schema is the JSON Schema of the verb's parameters (an MCP tool's input
-// schema), generated from the request type; internal parameters are left
-// out.
-func (s *Spec) Schema() (*jsonschema.Schema, error) {
-	t := reflect.TypeOf(s.New()).Elem()
-	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
-	if err != nil {
-		return nil, fmt.Errorf("schema of %s: %w", s.Name, err)
-	}
-	for _, name := range s.Internal {
-		delete(sch.Properties, name)
-		sch.PropertyOrder = slices.DeleteFunc(sch.PropertyOrder, func(n string) bool { return n == name })
-	}
-	return sch, nil
 }
 
 // ParamHelp renders the parameter table of --help: one line per parameter

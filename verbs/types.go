@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // The lenient value types below accept what the CLI's key=value form gives
@@ -143,20 +140,6 @@ func kindOf(b []byte) string {
 	return "a number"
 }
 
-// typeSchemas are the schemas of the lenient types, as JSON clients should
-// send them.
-func typeSchemas() map[reflect.Type]*jsonschema.Schema {
-	m := map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[Int]():             {Type: "integer"},
-		reflect.TypeFor[Bool]():            {Type: "boolean"},
-		reflect.TypeFor[Text]():            {Type: "string"},
-		reflect.TypeFor[Value]():           {},
-		reflect.TypeFor[json.RawMessage](): {},
-	}
-	looseSchemas(m)
-	return m
-}
-
 // The loose types carry any JSON value (like Value) but document the type
 // a client should send; the verb checks the value itself, with its own
 // messages (register_tool).
@@ -168,13 +151,6 @@ type (
 	// LooseBool is documented as a boolean.
 	LooseBool struct{ Value }
 )
-
-func looseSchemas(m map[reflect.Type]*jsonschema.Schema) {
-	m[reflect.TypeFor[LooseString]()] = &jsonschema.Schema{Type: "string"}
-	m[reflect.TypeFor[LooseObject]()] = &jsonschema.Schema{Type: "object"}
-	m[reflect.TypeFor[LooseBool]()] = &jsonschema.Schema{Type: "boolean"}
-	m[reflect.TypeFor[LooseInt]()] = &jsonschema.Schema{Type: "integer"}
-}
 
 // LooseInt is documented as an integer; the verb checks the value itself.
 type LooseInt struct{ Value }
