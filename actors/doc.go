@@ -1,0 +1,32 @@
+// Package actors is the kernel: the proto.actor system that hosts one run
+// actor per run (under a runs actor with one-for-one restart supervision),
+// one session actor per coordinator session (its durable follow-up queue
+// and its watchers), and the unix-socket server that answers the verb
+// layer's requests (spawn, message, followups, watch, status, stop).
+//
+// # Invariants
+//
+// No run state lives only in memory: a run actor is rebuilt from the runs
+// index and the run's state files, and a supervisor is trusted only by pid
+// and process start time. Follow-ups are appended to the session's queue
+// (idempotent by id) before any watcher is told. Bad input is refused
+// before a state directory is created or a process started.
+//
+// This is the only package that imports protoactor, and only the
+// pi-actors-kernel binary links it. It does not own run execution (package
+// runs: every run has its own supervisor process, so runs survive the
+// kernel), recipe loading (package recipes) or message files (package
+// mailbox); it is never in the data path of a run's output.
+//
+// # Concurrency
+//
+// Socket requests are handled on their own goroutines; a batch fans out
+// with bounded parallelism and answers in order. State that actors share
+// is reached by messages; the few maps outside actors are mutex-guarded.
+//
+// # Crash behaviour
+//
+// A kernel that crashes leaves every run running. The next kernel (started
+// on demand by any verb) re-attaches live supervisors, settles runs that
+// ended meanwhile, and queues each terminal follow-up once.
+package actors

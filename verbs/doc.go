@@ -1,0 +1,28 @@
+// Package verbs is the verb layer: one typed request and one typed result
+// per verb (spawn, message, inspect, watch, exec, call, register_tool,
+// mailbox, kernel), with json and jsonschema tags and doc comments, one
+// Validate per request, and the compact text each front door prints. The
+// CLI, the MCP server, the pi extension and `pi-actors top` are skins on
+// it, so every front door has the same parameters, results and errors.
+//
+// A Spec describes a verb: how CLI words map to its parameters
+// (DecodeCLI: key=value strings, key:=JSON values, a stdin object), how a
+// JSON client's object maps to them (DecodeJSON: unknown parameters are an
+// error naming them), and Run. Requests that need the kernel travel over
+// the kernel socket (package actors/wire) as their own JSON and are decoded
+// into the same types by the kernel; the rest run in the caller's process
+// (inspect reads state files directly, exec and call run in the
+// foreground). Errors are *Error (an alias of wire.Error): a machine code,
+// a message naming the parameter, a hint, and a sysexits exit code;
+// Classify decides them for any error, in one place.
+//
+// The lenient value types (Int, Bool, Text, the Loose* types) accept what
+// the CLI's key=value form gives (strings) as well as what JSON clients
+// send, so one struct serves both.
+//
+// This package does not import the actor system, SQLite or gopsutil: the
+// pi-actors binary links it, and that binary is every run's supervisor.
+// It does not generate JSON Schemas either (that library's start-up work
+// would run in every supervisor); the full binary does, from these types.
+// It never prints: front doors render Outcomes.
+package verbs
