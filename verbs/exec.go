@@ -345,3 +345,6 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// Resolver is the recipe resolver of an environment's agent root.
+func Resolver(env *Env) *recipes.Resolver { return env.resolver() }

@@ -20,7 +20,6 @@ func init() {
 	)
 	for _, p := range []struct{ name, summary string }{
 		{"knowledge", "the knowledge actor's operations"},
-		{"mcp", "serve the verbs as MCP tools over stdio"},
 	} {
 		localVerbs = append(localVerbs, &verb{name: p.name, summary: p.summary, usage: "pi-actors " + p.name + " (not yet available in this build)", run: pending(p.name), pending: true})
 	}
@@ -68,7 +67,7 @@ func runHelp(_ context.Context, a *app, r *request) int {
 
 // verbOrder is the order help lists verbs in: the agent tool surface
 // first, then the CLI's own.
-var verbOrder = []string{"spawn", "message", "inspect", "watch", "exec", "call", "register_tool", "mailbox", "kernel", "knowledge", "mcp", "demo", "version", "help"}
+var verbOrder = []string{"spawn", "message", "inspect", "watch", "exec", "call", "register_tool", "mailbox", "kernel", "knowledge", "mcp", "schema", "demo", "version", "help"}
 
 // listed returns every listed verb as (name, summary), in help order.
 func listed() [][2]string {

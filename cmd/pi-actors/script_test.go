@@ -16,6 +16,7 @@ import (
 	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/mcpserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -32,7 +33,15 @@ func TestMain(m *testing.M) {
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
 		// The kernel binary: the test binary doubles as pi-actors-kernel,
 		// next to pi-actors, as `go install ./cmd/...` lays them out.
-		"pi-actors-kernel": func() { os.Exit(actors.Main("test")) },
+		"pi-actors-kernel": func() {
+			if len(os.Args) > 1 && os.Args[1] == "mcp" {
+				os.Exit(mcpserver.Main("test"))
+			}
+			if len(os.Args) > 1 && os.Args[1] == "schema" {
+				os.Exit(mcpserver.SchemaMain(os.Args[2:], os.Stdout))
+			}
+			os.Exit(actors.Main("test"))
+		},
 	})
 }
 

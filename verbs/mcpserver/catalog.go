@@ -1,0 +1,189 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// ToolDef is one tool of the catalogue: a core verb or a recipe.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations Hints           `json:"annotations"`
+	// Recipe names the recipe a recipe tool calls (as `call`).
+	Recipe string `json:"recipe,omitempty"`
+	// Verb names the verb a core tool runs.
+	Verb string `json:"verb,omitempty"`
+}
+
+// Hints are a tool's annotations, every one set explicitly.
+type Hints struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+// coreTools are the verbs every front door exposes as tools, in order.
+var coreTools = []string{"spawn", "message", "inspect", "call", "register_tool", "mailbox"}
+
+// Schema is the JSON Schema of a verb's parameters, generated from its
+// request type (json names, jsonschema descriptions, omitempty/omitzero
+// for optional), without its internal parameters.
+func Schema(s *verbs.Spec) (*jsonschema.Schema, error) {
+	t := reflect.TypeOf(s.New()).Elem()
+	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", s.Name, err)
+	}
+	for _, name := range s.Internal {
+		delete(sch.Properties, name)
+		sch.PropertyOrder = slices.DeleteFunc(sch.PropertyOrder, func(n string) bool { return n == name })
+	}
+	// The CLI's flags are parameters of the JSON form too; the schema says
+	// what a client sends, so additionalProperties stays false.
+	return sch, nil
+}
+
+// typeSchemas are the schemas of the verb layer's lenient types, as JSON
+// clients should send them.
+func typeSchemas() map[reflect.Type]*jsonschema.Schema {
+	return map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[verbs.Int]():         {Type: "integer"},
+		reflect.TypeFor[verbs.Bool]():        {Type: "boolean"},
+		reflect.TypeFor[verbs.Text]():        {Type: "string"},
+		reflect.TypeFor[verbs.Value]():       {},
+		reflect.TypeFor[verbs.LooseString](): {Type: "string"},
+		reflect.TypeFor[verbs.LooseObject](): {Type: "object"},
+		reflect.TypeFor[verbs.LooseBool]():   {Type: "boolean"},
+		reflect.TypeFor[verbs.LooseInt]():    {Type: "integer"},
+		reflect.TypeFor[json.RawMessage]():   {},
+		reflect.TypeFor[any]():               {},
+	}
+}
+
+// CoreTools describes the core verbs as tools.
+func CoreTools() ([]ToolDef, error) {
+	var out []ToolDef
+	for _, name := range coreTools {
+		s := verbs.Find(name)
+		if s == nil {
+			return nil, fmt.Errorf("verb %s is not registered", name)
+		}
+		sch, err := Schema(s)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(sch)
+		if err != nil {
+			return nil, fmt.Errorf("schema of %s: %w", name, err)
+		}
+		a := s.Tool
+		if a == nil {
+			a = &verbs.Annotations{}
+		}
+		out = append(out, ToolDef{Name: name, Verb: name, Description: s.Summary + ".\n\n" + s.Usage, InputSchema: b,
+			Annotations: Hints{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent}})
+	}
+	return out, nil
+}
+
+var toolNameRe = lazyre.New(`[^A-Za-z0-9_-]+`)
+
+// RecipeTools describes every active user and packaged recipe as a tool
+// (the schema of its typed args; calling it is `call <recipe>`), sorted by
+// name. A recipe whose name would clash with a core tool is left out.
+func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
+	g, err := recipes.Discover(env.AgentDir)
+	if err != nil {
+		return nil, err
+	}
+	rv := verbs.Resolver(env)
+	var out []ToolDef
+	seen := map[string]bool{}
+	for _, name := range coreTools {
+		seen[name] = true
+	}
+	ids := make([]string, 0, len(g.Active))
+	for id := range g.Active {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		e := g.Active[id]
+		if e.Recipe == nil || e.Disabled() || (e.Layer != recipes.LayerPackaged && e.Invalid()) {
+			continue
+		}
+		tool, err := rv.Tool(e.Recipe)
+		if err != nil {
+			continue
+		}
+		name := toolNameRe.ReplaceAllString(id, "_")
+		if len(name) > 64 {
+			name = name[:64]
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		schema := tool.Schema()
+		if e.Recipe.Async {
+			props, _ := schema["properties"].(map[string]any)
+			if props != nil {
+				props["run_id"] = map[string]any{"type": "string", "description": "the id of the run this async recipe starts (default <recipe>-<ms>)"}
+			}
+		}
+		b, err := json.Marshal(schema)
+		if err != nil {
+			continue
+		}
+		desc := e.Recipe.Description
+		if desc == "" {
+			desc = "Run the recipe " + id
+		}
+		if e.Recipe.Async {
+			desc += " (async: starts a detached run and returns its address)"
+		}
+		out = append(out, ToolDef{Name: name, Recipe: id, Description: desc, InputSchema: b,
+			Annotations: Hints{Destructive: risky(rv, e.Recipe)}})
+	}
+	return out, nil
+}
+
+// risky reports whether a recipe's commands carry a risk label other than
+// long-running (shell, eval, writes…): such a tool is marked destructive.
+func risky(rv *recipes.Resolver, r *recipes.Recipe) bool {
+	labels, _, err := rv.Risk(r)
+	if err != nil {
+		return true
+	}
+	for _, l := range labels {
+		if l != "risk.long_running" {
+			return true
+		}
+	}
+	return false
+}
+
+// Catalog is every tool: the core verbs, then the recipes.
+func Catalog(env *verbs.Env) ([]ToolDef, error) {
+	core, err := CoreTools()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := RecipeTools(env)
+	if err != nil {
+		return core, err
+	}
+	return append(core, rec...), nil
+}

@@ -1,0 +1,115 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxFrame bounds one inbound JSON-RPC line.
+const maxFrame = 16 << 20
+
+// Guarded is a stdio transport that a malformed frame cannot end: a line
+// that is not JSON is answered with a JSON-RPC parse error (-32700), a
+// JSON value that is not a JSON-RPC 2.0 message with an invalid-request
+// error (-32600), and the connection goes on. Every well-formed line
+// reaches the SDK unchanged.
+func Guarded(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+	w := &lockedWriter{w: out}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(filterFrames(in, pw, w))
+	}()
+	return &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: maxFrame}
+}
+
+// lockedWriter serialises the SDK's writes and the guard's replies, one
+// whole line at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
+
+// filterFrames copies valid JSON-RPC lines from in to pw and answers the
+// others on w.
+func filterFrames(in io.Reader, pw io.Writer, w io.Writer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if reply := check(line); reply != nil {
+				w.Write(reply)
+			} else {
+				if line[len(line)-1] != '\n' {
+					line = append(line, '\n')
+				}
+				if _, werr := pw.Write(line); werr != nil {
+					return werr
+				}
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// check returns the error reply for a line that is not a JSON-RPC 2.0
+// message, or nil.
+func check(line []byte) []byte {
+	if len(line) > maxFrame {
+		return rpcError(nil, -32600, "Invalid Request: frame too large")
+	}
+	var msg struct {
+		JSONRPC string           `json:"jsonrpc"`
+		ID      *json.RawMessage `json:"id"`
+		Method  *string          `json:"method"`
+		Result  *json.RawMessage `json:"result"`
+		Error   *json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &msg); err != nil {
+		if !json.Valid(bytes.TrimSpace(line)) {
+			return rpcError(nil, -32700, "Parse error: "+err.Error())
+		}
+		return rpcError(nil, -32600, "Invalid Request: not a JSON-RPC object")
+	}
+	var id json.RawMessage
+	if msg.ID != nil {
+		id = *msg.ID
+		if len(id) == 0 || (id[0] != '"' && !(id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
+			return rpcError(nil, -32600, "Invalid Request: id must be a string or a number")
+		}
+	}
+	switch {
+	case msg.JSONRPC != "2.0":
+		return rpcError(id, -32600, `Invalid Request: jsonrpc must be "2.0"`)
+	case msg.Method == nil && msg.Result == nil && msg.Error == nil:
+		return rpcError(id, -32600, "Invalid Request: no method")
+	case msg.Method != nil && *msg.Method == "":
+		return rpcError(id, -32600, "Invalid Request: empty method")
+	}
+	return nil
+}
+
+func rpcError(id json.RawMessage, code int, message string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
+	return append(b, '\n')
+}

@@ -1,0 +1,250 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// Server is one MCP connection's server: the tools, the session and the
+// follow-up pump.
+type Server struct {
+	env    *verbs.Env
+	log    *slog.Logger
+	srv    *mcp.Server
+	mu     sync.Mutex
+	tools  map[string]ToolDef // by tool name
+	ss     *mcp.ServerSession
+	ssSet  chan struct{}
+	cancel context.CancelFunc
+}
+
+// Options configure a server.
+type Options struct {
+	// Env is the connection's environment; its Session is the
+	// connection's session (a new one when empty).
+	Env     *verbs.Env
+	Version string
+	// Log receives the server's own log lines (stderr: stdout carries the
+	// protocol only).
+	Log *slog.Logger
+}
+
+// NewSession returns a new session id for a connection without one.
+func NewSession() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "mcp-" + hex.EncodeToString(b)
+}
+
+// New builds the server and its tool catalogue.
+func New(opts Options) (*Server, error) {
+	env := *opts.Env
+	if env.Session == "" {
+		env.Session = NewSession()
+	}
+	env.Stream, env.Stdin, env.JSON = nil, nil, true
+	s := &Server{env: &env, log: opts.Log, tools: map[string]ToolDef{}, ssSet: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	instructions := fmt.Sprintf(`pi-actors: a process supervisor and memory for coding-agent swarms.
+This connection is coordinator session %s: runs you spawn belong to it, and
+their follow-ups (a run finished, a run's message to you) arrive as
+notifications/message (logger "pi-actors.followup"), each once; inspect
+target=coordinator view=followups drains any you missed. Tools: spawn,
+message, inspect, call, register_tool, mailbox, and one tool per recipe.`, env.Session)
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "pi-actors", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       s.log,
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
+			s.startFollowups()
+		},
+	})
+	// Follow-ups are not ordinary log lines: they reach the client whatever
+	// level it asks for, so the session's level stays at debug.
+	s.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "logging/setLevel" {
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+					p.Level = "debug"
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	core, err := CoreTools()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range core {
+		s.add(t)
+	}
+	if err := s.refreshRecipes(); err != nil {
+		s.log.Warn("recipe tools", "err", err)
+	}
+	return s, nil
+}
+
+// Session is the connection's coordinator session.
+func (s *Server) Session() string { return s.env.Session }
+
+// Run serves one connection on t until it ends or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.cancel = cancel
+	stopWatch := s.watchRecipes(ctx)
+	defer stopWatch()
+	ss, err := s.srv.Connect(ctx, t, &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{LogLevel: "debug"}})
+	if err != nil {
+		return fmt.Errorf("mcp connect: %w", err)
+	}
+	s.mu.Lock()
+	s.ss = ss
+	close(s.ssSet)
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		return nil
+	case err := <-done:
+		return err
+	}
+}
+
+// add registers one tool (replacing one of the same name).
+func (s *Server) add(t ToolDef) {
+	destructive, open := t.Annotations.Destructive, false
+	tool := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.Annotations.ReadOnly, DestructiveHint: &destructive,
+			IdempotentHint: t.Annotations.Idempotent, OpenWorldHint: &open}}
+	s.tools[t.Name] = t
+	s.srv.AddTool(tool, s.handler(t))
+}
+
+// handler runs a tool call through the verb layer.
+func (s *Server) handler(t ToolDef) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool panicked", "tool", t.Name, "panic", p)
+				res = errorResult(&verbs.Error{Code: "internal", Message: fmt.Sprintf("%s: internal error: %v", t.Name, p), Exit: verbs.ExitSoftware})
+			}
+		}()
+		var args json.RawMessage
+		if req != nil && req.Params != nil {
+			args = req.Params.Arguments
+		}
+		out, err := s.call(ctx, t, args)
+		if err != nil {
+			return errorResult(verbs.Classify(err)), nil
+		}
+		return outcomeResult(out), nil
+	}
+}
+
+// call decodes, validates and runs one call.
+func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage) (*verbs.Outcome, error) {
+	env := *s.env
+	if t.Recipe != "" {
+		spec := verbs.Find("call")
+		c := &verbs.Call{Recipe: t.Recipe}
+		if len(bytes.TrimSpace(args)) > 0 && string(bytes.TrimSpace(args)) != "null" {
+			if err := json.Unmarshal(args, &c.Args); err != nil {
+				return nil, verbs.Invalidf("%s: arguments must be one JSON object: %v", t.Name, err)
+			}
+		}
+		if id, ok := c.Args["run_id"].(string); ok {
+			c.RunID = id
+			delete(c.Args, "run_id")
+		}
+		return spec.Run(ctx, &env, c)
+	}
+	spec := verbs.Find(t.Verb)
+	req, err := spec.DecodeJSON(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return spec.Run(ctx, &env, req)
+}
+
+// outcomeResult is a verb's outcome as a tool result: the compact text and
+// the --json result as structured content.
+func outcomeResult(out *verbs.Outcome) *mcp.CallToolResult {
+	if out.Fail != nil {
+		r := errorResult(out.Fail)
+		if out.Text != "" {
+			r.Content = append(r.Content, &mcp.TextContent{Text: out.Text})
+		}
+		return r
+	}
+	text := out.Text
+	if text == "" {
+		text = "ok"
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured(out.Result)}
+}
+
+// errorResult is a failed call: isError, and the code, message and hint
+// the CLI's --json prints.
+func errorResult(e *verbs.Error) *mcp.CallToolResult {
+	text := e.Code + ": " + e.Message
+	if e.Hint != "" {
+		text += "\nhint: " + e.Hint
+	}
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if e.Hint != "" {
+		body["hint"] = e.Hint
+	}
+	if e.Details != nil {
+		body["details"] = e.Details
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: map[string]any{"error": body}}
+}
+
+// structured makes a result an object (structured content is an object
+// for most clients): a list or a scalar is wrapped as {"result": …}.
+func structured(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		return map[string]any{"result": v}
+	}
+	return json.RawMessage(b)
+}
+
+// session waits for the connected session (or ctx's end).
+func (s *Server) session(ctx context.Context) *mcp.ServerSession {
+	select {
+	case <-s.ssSet:
+	case <-ctx.Done():
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ss
+}
+
+// followupDelay bounds the pause before the follow-up pump reconnects to a
+// kernel that went away.
+const followupDelay = 2 * time.Second
