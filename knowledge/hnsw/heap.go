@@ -127,11 +127,11 @@ type scratch struct {
 	seen  visited
 	cand  minHeap
 	res   maxHeap
-	sel   []item     // the new slot's candidates, sorted
-	kept  []item     // the new slot's chosen neighbours
-	prune []item     // pruning an existing list: candidates
-	pkept []item     // pruning an existing list: chosen
-	links []uint32   // a copy of a neighbour list read under a stripe lock
-	own   []uint32   // Delete: the deleted slot's list
-	q     []float32  // the normalised query
+	sel   []item    // the new slot's candidates, sorted
+	kept  []item    // the new slot's chosen neighbours
+	prune []item    // pruning an existing list: candidates
+	pkept []item    // pruning an existing list: chosen
+	links []uint32  // a copy of a neighbour list read under a stripe lock
+	own   []uint32  // Delete: the deleted slot's list
+	q     []float32 // the normalised query
 }

@@ -280,5 +280,5 @@ func (x *Index) appendSlot(id uint64, v []float32, lvl int) uint32 {
 	return s
 }
 
-func (x *Index) getScratch() *scratch { return x.pool.Get().(*scratch) }
+func (x *Index) getScratch() *scratch  { return x.pool.Get().(*scratch) }
 func (x *Index) putScratch(s *scratch) { x.pool.Put(s) }
