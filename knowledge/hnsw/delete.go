@@ -58,6 +58,16 @@ func (x *Index) repair(sc *scratch, s uint32, l int) {
 		}
 		slices.SortFunc(cands, func(a, b item) int { return cmp.Compare(a.d, b.d) })
 		kept := x.heuristic(cands, x.maxLinks(l), sc.pkept[:0])
+		// Keep the degree: top up with the nearest candidates the
+		// heuristic passed over, up to the list's old length.
+		for _, c := range cands {
+			if len(kept) >= int(lst[0]) {
+				break
+			}
+			if !containsItem(kept, c.i) {
+				kept = append(kept, c)
+			}
+		}
 		for i, k := range kept {
 			lst[1+i] = k.i
 		}

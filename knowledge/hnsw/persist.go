@@ -297,8 +297,8 @@ func (x *Index) validateLists() error {
 	n := uint32(len(x.ids))
 	for s := range n {
 		lv := int(x.levels[s])
-		if lv > x.top {
-			return fmt.Errorf("%w: slot %d above the top level", ErrCorrupt, s)
+		if lv > maxLevelCap {
+			return fmt.Errorf("%w: slot %d level %d", ErrCorrupt, s, lv)
 		}
 		if lv > 0 && uint64(x.upOff[s])+uint64(lv*x.strideUpper) > uint64(len(x.upper)) {
 			return fmt.Errorf("%w: slot %d upper lists out of range", ErrCorrupt, s)

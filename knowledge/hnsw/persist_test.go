@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,6 +19,12 @@ func TestPersistRoundTrip(t *testing.T) {
 			x := build(t, dim, data, Options{Metric: m, M: 8, EfSearch: 40})
 			for i := uint64(0); i < 100; i++ {
 				x.Delete(1000 + 3*i)
+			}
+			// Deleting the entry point lowers the top level below that of
+			// dead slots; the file must still load.
+			top := x.top
+			for x.top == top {
+				x.Delete(x.ids[x.entry])
 			}
 			path := filepath.Join(t.TempDir(), "index.hnsw")
 			f, err := os.Create(path)
@@ -131,6 +138,14 @@ func TestReadRejects(t *testing.T) {
 	flipped[len(flipped)-200] ^= 0x10
 	if _, err := Read(bytes.NewReader(flipped)); !errors.Is(err, ErrChecksum) {
 		t.Errorf("flipped byte: %v, want ErrChecksum", err)
+	}
+	// A link out of range under a valid checksum: caught by validation.
+	n := len(x.ids)
+	l0 := 8 + binary.Size(header{}) + 8*n + n + pad8(n) + 8*words(n) + 4*n*dim
+	corrupt := slices.Clone(good)
+	binary.LittleEndian.PutUint32(corrupt[l0+4:], 1<<30) // slot 0's first link
+	if _, err := Read(bytes.NewReader(withChecksum(corrupt))); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("link out of range: %v, want ErrCorrupt", err)
 	}
 	version := slices.Clone(good)
 	version[8] = 9
