@@ -48,12 +48,12 @@ func (x *Index) repair(sc *scratch, s uint32, l int) {
 		cands := sc.prune[:0]
 		for _, o := range lst[1 : 1+lst[0]] {
 			if o != s && !x.isDead(o) {
-				cands = append(cands, item{x.dist(nv, x.vec(o)), o})
+				cands = append(cands, item{x.distance(nv, x.vec(o)), o})
 			}
 		}
 		for _, o := range sc.own {
 			if o != nb && !x.isDead(o) && !containsItem(cands, o) {
-				cands = append(cands, item{x.dist(nv, x.vec(o)), o})
+				cands = append(cands, item{x.distance(nv, x.vec(o)), o})
 			}
 		}
 		slices.SortFunc(cands, func(a, b item) int { return cmp.Compare(a.d, b.d) })

@@ -40,23 +40,36 @@ func (m Metric) valid() bool { return m >= Cosine && m <= InnerProduct }
 // with AVX2 and FMA unless the package was built with the purego tag.
 func SIMD() bool { return simdBuild && simdCPU }
 
-// distFunc returns the distance for metric m, using the SIMD kernels when
-// simd is true.
-func distFunc(m Metric, simd bool) func(a, b []float32) float32 {
-	switch {
-	case m == L2 && simd:
-		return l2SIMD
-	case m == L2:
-		return l2Scalar
-	case simd:
-		return dotDistSIMD
-	default:
-		return dotDistScalar
-	}
+// kernels are the distance primitives of one Index: a dot product or a
+// squared L2 distance, SIMD or scalar. Searches call them through
+// Index.distance, one indirect call per distance.
+type kernels struct {
+	l2  bool
+	dot func(a, b []float32) float32 // Cosine, InnerProduct
+	sq  func(a, b []float32) float32 // L2
 }
 
-func dotDistSIMD(a, b []float32) float32   { return 1 - vek32.Dot(a, b) }
-func dotDistScalar(a, b []float32) float32 { return 1 - dotScalar(a, b) }
+func kernelsFor(m Metric, simd bool) kernels {
+	k := kernels{l2: m == L2, dot: dotScalar, sq: l2Scalar}
+	if simd {
+		k.dot, k.sq = vek32.Dot, l2SIMD
+	}
+	return k
+}
+
+// distance is the metric's distance between a and b (len(a) == len(b)).
+func (x *Index) distance(a, b []float32) float32 {
+	if x.kern.l2 {
+		return x.kern.sq(a, b)
+	}
+	return 1 - x.kern.dot(a, b)
+}
+
+// distFunc returns the distance for metric m as a plain function (tests).
+func distFunc(m Metric, simd bool) func(a, b []float32) float32 {
+	k := kernelsFor(m, simd)
+	return (&Index{kern: k}).distance
+}
 
 func l2SIMD(a, b []float32) float32 {
 	d := vek32.Distance(a, b)

@@ -57,7 +57,7 @@ func TestSearchSIMDScalar(t *testing.T) {
 	for k, simd := range []bool{false, true} {
 		x := New(dim, Options{})
 		x.simd = simd && SIMD()
-		x.dist = distFunc(x.metric, x.simd)
+		x.kern = kernelsFor(x.metric, x.simd)
 		if err := x.AddBatch(seqIDs(n, 0), data, 1); err != nil {
 			t.Fatal(err)
 		}

@@ -16,8 +16,9 @@
 // greedy descent through the upper levels, a beam search of width
 // EfConstruction on each level the new vector occupies, and the
 // neighbour-selection heuristic (the paper's algorithm 4, without the
-// candidate extension) both for the new vector's own list and when an
-// overfull neighbour list is pruned. Defaults: M=16, M0=2M,
+// candidate extension) both for the new vector's own list (up to the
+// level's capacity, as in FAISS) and when an overfull neighbour list is
+// pruned. Defaults: M=16, M0=2M,
 // EfConstruction=200, EfSearch=64.
 //
 // Metrics: Cosine (vectors are L2-normalised when added and queries when

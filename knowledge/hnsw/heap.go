@@ -131,7 +131,8 @@ type scratch struct {
 	kept  []item    // the new slot's chosen neighbours
 	prune []item    // pruning an existing list: candidates
 	pkept []item    // pruning an existing list: chosen
-	links []uint32  // a copy of a neighbour list read under a stripe lock
+	links []uint32  // a neighbour list copied under a stripe lock; searchBase's batch
 	own   []uint32  // Delete: the deleted slot's list
 	q     []float32 // the normalised query
+	touch float32   // sink of searchBase's prefetching loads
 }

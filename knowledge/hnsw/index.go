@@ -52,7 +52,7 @@ type Index struct {
 	seed        int64
 	ml          float64
 	rng         *rand.Rand
-	dist        func(a, b []float32) float32
+	kern        kernels
 	simd        bool
 	stride0     int // 1 + m0: uint32s per level-0 list
 	strideUpper int // 1 + m: uint32s per upper-level list
@@ -115,7 +115,7 @@ func (x *Index) init() {
 	x.ml = 1 / math.Log(float64(x.m))
 	x.rng = rand.New(rand.NewPCG(uint64(x.seed), 0x9e3779b97f4a7c15))
 	x.simd = SIMD()
-	x.dist = distFunc(x.metric, x.simd)
+	x.kern = kernelsFor(x.metric, x.simd)
 	x.stride0 = 1 + x.m0
 	x.strideUpper = 1 + x.m
 	x.pool.New = func() any { return new(scratch) }

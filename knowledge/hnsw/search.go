@@ -38,7 +38,7 @@ func (x *Index) SearchFilter(q []float32, k, ef int, keep func(id uint64) bool) 
 		q = sc.q
 	}
 	e := uint32(x.entry)
-	ep := item{x.dist(q, x.vec(e)), e}
+	ep := item{x.distance(q, x.vec(e)), e}
 	for l := x.top; l > 0; l-- {
 		ep = x.greedy(sc, q, ep, l, nil)
 	}
@@ -74,7 +74,7 @@ func (x *Index) SearchExact(q []float32, k int, keep func(id uint64) bool) []Res
 		if !x.accept(s, x.nDead > 0, keep) {
 			continue
 		}
-		d := x.dist(q, x.vec(s))
+		d := x.distance(q, x.vec(s))
 		if len(sc.res) < k {
 			sc.res.push(item{d, s})
 		} else if d < sc.res[0].d {
@@ -117,7 +117,7 @@ func (x *Index) greedy(sc *scratch, q []float32, ep item, l int, b *builder) ite
 	for changed := true; changed; {
 		changed = false
 		for _, nb := range x.links(sc, ep.i, l, b) {
-			if d := x.dist(q, x.vec(nb)); d < ep.d {
+			if d := x.distance(q, x.vec(nb)); d < ep.d {
 				ep = item{d, nb}
 				changed = true
 			}
@@ -154,7 +154,7 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 				continue
 			}
 			marks[nb] = gen
-			d := x.dist(q, x.vec(nb))
+			d := x.distance(q, x.vec(nb))
 			if d >= lower && len(sc.res) >= ef {
 				continue
 			}

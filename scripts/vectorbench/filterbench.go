@@ -1,0 +1,3 @@
+package main
+
+func runFilter(args []string) error { return nil }
