@@ -7,11 +7,14 @@
 //	vectorbench gen    -dir D -n N -dim DIM -queries Q [-clusters C -latent L -seed S]
 //	vectorbench hnsw   -dir D [-ef 16,32 -workers W -reps R]
 //	vectorbench filter [-keys 1000000]
+//	vectorbench simd   (whether knowledge/hnsw uses its AVX2 kernels)
 package main
 
 import (
 	"fmt"
 	"os"
+
+	"github.com/pi-actors/pi-actors/knowledge/hnsw"
 )
 
 func main() {
@@ -27,6 +30,8 @@ func main() {
 		err = runHNSW(os.Args[2:])
 	case "filter":
 		err = runFilter(os.Args[2:])
+	case "simd":
+		fmt.Println(hnsw.SIMD())
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
