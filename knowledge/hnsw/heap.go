@@ -127,11 +127,12 @@ type scratch struct {
 	seen  visited
 	cand  minHeap
 	res   maxHeap
-	sel   []item    // the new slot's candidates, sorted
-	kept  []item    // the new slot's chosen neighbours
-	prune []item    // pruning an existing list: candidates
-	pkept []item    // pruning an existing list: chosen
-	links []uint32  // a neighbour list copied under a stripe lock; searchBase's batch
+	sel   []item   // the new slot's candidates, sorted
+	kept  []item   // the new slot's chosen neighbours
+	prune []item   // pruning an existing list: candidates
+	pkept []item   // pruning an existing list: chosen
+	links []uint32 // a neighbour list copied under a stripe lock; searchBase's batch
+	batch []uint32
 	own   []uint32  // Delete: the deleted slot's list
 	q     []float32 // the normalised query
 	touch float32   // sink of searchBase's prefetching loads

@@ -3,6 +3,7 @@ package hnsw
 import (
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // Search returns the k nearest live vectors to q, nearest first. ef is the
@@ -149,16 +150,28 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			break
 		}
 		sc.cand.pop()
+		// Gather the unvisited neighbours first, asking the CPU for
+		// their vectors as we go, so that the cache misses overlap
+		// instead of being paid one distance at a time.
+		batch := sc.batch[:0]
 		for _, nb := range x.links(sc, c.i, l, b) {
-			if marks[nb] == gen {
-				continue
+			if marks[nb] != gen {
+				marks[nb] = gen
+				batch = append(batch, nb)
+				prefetch(unsafe.Pointer(&x.vecs[int(nb)*x.dim]))
 			}
-			marks[nb] = gen
+		}
+		sc.batch = batch
+		for _, nb := range batch {
 			d := x.distance(q, x.vec(nb))
 			if d >= lower && len(sc.res) >= ef {
 				continue
 			}
 			sc.cand.push(item{d, nb})
+			if l == 0 {
+				// Likely expanded soon: start loading its list.
+				prefetch(unsafe.Pointer(&x.l0[int(nb)*x.stride0]))
+			}
 			if filtered && !x.accept(nb, checkDead, keep) {
 				continue
 			}
