@@ -60,3 +60,23 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuild10k times AddBatch of 10k×128 clustered vectors with one
+// worker and with GOMAXPROCS workers (scripts/bench-vectors.sh times the
+// 100k×128 build against its 45 s target).
+func BenchmarkBuild10k(b *testing.B) {
+	const dim, n = 128, 10000
+	data := clustered(n, dim, 10, 16, 2, 1)
+	ids := seqIDs(n, 0)
+	for _, workers := range []int{1, 0} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for b.Loop() {
+				x := New(dim, Options{})
+				if err := x.AddBatch(ids, data, workers); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/vector")
+		})
+	}
+}
