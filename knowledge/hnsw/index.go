@@ -231,7 +231,15 @@ func (x *Index) reserve(n int, extra bool) {
 	}
 	c := need
 	if extra {
-		c = max(need, 2*cap(x.ids), 64)
+		// Like append: double small slabs, grow big ones by a quarter
+		// (the vector slab dominates memory).
+		g := cap(x.ids)
+		if g < 4096 {
+			g *= 2
+		} else {
+			g += g / 4
+		}
+		c = max(need, g, 64)
 	}
 	x.vecs = grow(x.vecs, c*x.dim)
 	x.ids = grow(x.ids, c)
