@@ -149,7 +149,9 @@ func (s *Store) assemble(ctx context.Context, res *api.Context, ids []string, ma
 		slices.SortFunc(g.Atoms, byName)
 		res.Molecules = append(res.Molecules, *g)
 	}
-	slices.SortFunc(res.Molecules, func(a, b api.ContextMolecule) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(res.Molecules, func(a, b api.ContextMolecule) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	})
 	slices.SortFunc(res.OrphanAtoms, byName)
 	return nil
 }
