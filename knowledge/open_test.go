@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
 )
@@ -204,17 +203,5 @@ func TestLayers(t *testing.T) {
 	}
 	if PersonalPath("/a") != "/a/knowledge/knowledge.db" {
 		t.Fatal("PersonalPath")
-	}
-}
-
-// deadline polls cond until it holds or d passes.
-func deadline(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatal("condition not met before the deadline")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
