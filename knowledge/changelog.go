@@ -19,7 +19,7 @@ func (s *Store) ManageChangelog(ctx context.Context, c Caller, req *api.ManageCh
 		if err != nil {
 			return nil, err
 		}
-		return s.write(ctx, func(tx *sql.Tx) (any, error) {
+		return s.write(ctx, func(tx *wtx) (any, error) {
 			if err := parentExists(ctx, tx, k, req.ParentID); err != nil {
 				return nil, err
 			}

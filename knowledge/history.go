@@ -46,7 +46,7 @@ func diff(before, after map[string]any, all bool) map[string][2]any {
 // appendDelta records version of an entity: op create (before nil),
 // update, or delete (after nil: a tombstone). It chains onto the previous
 // version's hash.
-func appendDelta(ctx context.Context, tx *sql.Tx, k kind, id string, version int, op string,
+func appendDelta(ctx context.Context, tx *wtx, k kind, id string, version int, op string,
 	before, after map[string]any, taskID, at string) error {
 	prev := ""
 	if version > 1 {

@@ -58,6 +58,9 @@ type Store struct {
 	w    *sql.DB
 	r    *sql.DB
 
+	smu   sync.Mutex
+	stmts map[string]*sql.Stmt // prepared writer statements (see wtx)
+
 	mu      sync.Mutex
 	indexes map[string]*globIndex // context match index per project id
 	lastNow time.Time
@@ -87,7 +90,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
 	}
-	s := &Store{path: abs, opts: opts, indexes: map[string]*globIndex{}}
+	s := &Store{path: abs, opts: opts, indexes: map[string]*globIndex{}, stmts: map[string]*sql.Stmt{}}
 	if err := s.open(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open knowledge store %s: %w", abs, classify(err))
@@ -118,6 +121,12 @@ func (s *Store) open() error {
 // Close closes the store's connections.
 func (s *Store) Close() error {
 	var errs []error
+	s.smu.Lock()
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	s.smu.Unlock()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}

@@ -28,7 +28,7 @@ func (s *Store) CreateProject(ctx context.Context, c Caller, req *api.ProjectCre
 	if root != "" {
 		root = filepath.Clean(root)
 	}
-	v, err := s.write(ctx, func(tx *sql.Tx) (any, error) {
+	v, err := s.write(ctx, func(tx *wtx) (any, error) {
 		if root != "" {
 			var other string
 			err := tx.QueryRowContext(ctx, `SELECT id FROM projects WHERE root = ?`, root).Scan(&other)

@@ -149,7 +149,7 @@ func colValue(v any) any {
 	}
 }
 
-func insertRow(ctx context.Context, tx *sql.Tx, k kind, id string, version int, state map[string]any) error {
+func insertRow(ctx context.Context, tx *wtx, k kind, id string, version int, state map[string]any) error {
 	names := sortedKeys(state)
 	cols := []string{"id", "version"}
 	args := []any{id, version}
@@ -167,7 +167,7 @@ func insertRow(ctx context.Context, tx *sql.Tx, k kind, id string, version int, 
 // updateRow writes the changed fields and the new version, only when the
 // row is still at version from (the caller checked it in the same
 // transaction; this is the belt to those braces).
-func updateRow(ctx context.Context, tx *sql.Tx, k kind, id string, from int, changes map[string][2]any) error {
+func updateRow(ctx context.Context, tx *wtx, k kind, id string, from int, changes map[string][2]any) error {
 	var sets []string
 	var args []any
 	for _, f := range sortedKeys(changes) {
@@ -208,20 +208,90 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// wtx is a write transaction that runs statements it has seen before as
+// prepared statements of the writer connection (preparing is a good part
+// of a small write's cost).
+type wtx struct {
+	*sql.Tx
+	s    *Store
+	seen []string // statements to prepare after this transaction
+}
+
+// txKey carries a Batch's transaction in its context.
+type txKey struct{}
+
+// maxStmts bounds the prepared statement cache (update statements vary
+// with the changed columns).
+const maxStmts = 128
+
+func (w *wtx) stmt(ctx context.Context, q string) *sql.Stmt {
+	w.s.smu.Lock()
+	st := w.s.stmts[q]
+	w.s.smu.Unlock()
+	if st == nil {
+		w.seen = append(w.seen, q)
+		return nil
+	}
+	return w.Tx.StmtContext(ctx, st)
+}
+
+// ExecContext is sql.Tx.ExecContext through the statement cache.
+func (w *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := w.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return w.Tx.ExecContext(ctx, q, args...)
+}
+
+// QueryRowContext is sql.Tx.QueryRowContext through the statement cache.
+func (w *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := w.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return w.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// prepare adds the statements a transaction used to the cache; it runs
+// when the writer connection is free again.
+func (s *Store) prepare(ctx context.Context, qs []string) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.stmts == nil {
+		return // closed
+	}
+	for _, q := range qs {
+		if _, ok := s.stmts[q]; ok || len(s.stmts) >= maxStmts {
+			continue
+		}
+		if st, err := s.w.PrepareContext(ctx, q); err == nil {
+			s.stmts[q] = st
+		}
+	}
+}
+
 // write runs fn in one write transaction (BEGIN IMMEDIATE through the
 // single writer connection) and commits when fn succeeds.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) (any, error)) (any, error) {
+// Inside Batch (ctx carries the batch's transaction) fn joins it.
+func (s *Store) write(ctx context.Context, fn func(tx *wtx) (any, error)) (any, error) {
+	if w, ok := ctx.Value(txKey{}).(*wtx); ok && w.s == s {
+		return fn(w)
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin write %s: %w", s.path, err)
 	}
-	v, err := fn(tx)
+	w := &wtx{Tx: tx, s: s}
+	v, err := fn(w)
 	if err != nil {
 		tx.Rollback()
-		return nil, err
+	} else if err = tx.Commit(); err != nil {
+		err = fmt.Errorf("commit %s: %w", s.path, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", s.path, err)
+	if len(w.seen) > 0 {
+		s.prepare(ctx, w.seen)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return v, nil
 }
