@@ -63,7 +63,6 @@ type Store struct {
 
 	mu      sync.Mutex
 	indexes map[string]*globIndex // context match index per project id
-	lastNow time.Time
 }
 
 // Open opens the knowledge store at path, creating it (and its directory)

@@ -26,11 +26,7 @@ func (s *Store) QueryGraph(ctx context.Context, c Caller, req *api.QueryGraph) (
 }
 
 func (s *Store) get(ctx context.Context, req *api.QueryGraph) (any, error) {
-	logN := 0
-	if api.BoolOr(req.IncludeChangelog, true) {
-		logN = api.LimitOr(req.ChangelogLimit, api.DefaultChangelogLimit)
-	}
-	withLog := api.BoolOr(req.IncludeChangelog, true)
+	withLog, logN := api.BoolOr(req.IncludeChangelog, true), api.LimitOr(req.ChangelogLimit, api.DefaultChangelogLimit)
 	if req.EntityType == api.EntityAtom {
 		a, err := loadAtom(ctx, s.r, "id", req.ID)
 		if err != nil {
