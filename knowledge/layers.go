@@ -1,0 +1,392 @@
+package knowledge
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// PersonalPath is the personal store of an agent root:
+// <agent>/knowledge/knowledge.db.
+func PersonalPath(agentDir string) string {
+	return filepath.Join(agentDir, "knowledge", "knowledge.db")
+}
+
+// ProjectFile is a project store's path below its repository root.
+const ProjectFile = ".pi/knowledge.db"
+
+// FindProject walks up from cwd to the nearest <dir>/.pi/knowledge.db and
+// returns its path, or "" when there is none.
+func FindProject(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ProjectFile)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// RepoRoot is the nearest directory at or above cwd holding .git (a
+// directory or a worktree's file), or cwd itself when there is none.
+func RepoRoot(cwd string) string {
+	cwd = filepath.Clean(cwd)
+	for d := cwd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return cwd
+		}
+	}
+}
+
+// Layers is the pair of stores a caller sees: the project store of its
+// cwd (nil when there is none) and the personal store. The kernel opens
+// the stores; Layers routes each operation:
+//
+//   - reads that are not by id (search, context, task_context,
+//     project_list) ask the project store first, then the personal one,
+//     and concatenate (a store where the project cannot be chosen is
+//     skipped); pages span both stores;
+//   - reads and writes by id (get, update, delete, changelog, history)
+//     go to the first store that has the id;
+//   - creates go to the project store when there is one, unless
+//     store=personal;
+//   - store=project|personal restricts any operation to that store.
+//
+// Every item is tagged with its store (Options.Layer of the store).
+type Layers struct {
+	Project  *Store
+	Personal *Store
+}
+
+// stores lists the stores an operation may use, project first.
+func (l *Layers) stores(choice string) ([]*Store, error) {
+	switch choice {
+	case api.StoreProject:
+		if l.Project == nil {
+			return nil, api.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", ProjectFile)
+		}
+		return []*Store{l.Project}, nil
+	case api.StorePersonal:
+		if l.Personal == nil {
+			return nil, api.Invalid("store", "store=personal but no personal store is open")
+		}
+		return []*Store{l.Personal}, nil
+	}
+	var out []*Store
+	for _, s := range []*Store{l.Project, l.Personal} {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, api.Invalid("store", "no knowledge store is open: run knowledge init")
+	}
+	return out, nil
+}
+
+// writeStore is where creates go.
+func (l *Layers) writeStore(choice string) (*Store, error) {
+	ss, err := l.stores(choice)
+	if err != nil {
+		return nil, err
+	}
+	return ss[0], nil
+}
+
+// notFoundBy reports a NOT_FOUND about one of the given fields.
+func notFoundBy(err error, fields ...string) bool {
+	e, ok := api.AsError(err)
+	if !ok || e.Code != api.CodeNotFound {
+		return false
+	}
+	for _, f := range fields {
+		if e.Details["field"] == f {
+			return true
+		}
+	}
+	return false
+}
+
+// skippable is an error that only means "this store has nothing for the
+// caller's project": the project is not in it or the cwd selects none.
+func skippable(err error) bool {
+	return errors.Is(err, errNoProject) || notFoundBy(err, "projectId")
+}
+
+// byID runs fn on each store in turn until one has the id (field).
+func (l *Layers) byID(choice, field string, fn func(*Store) (any, error)) (any, error) {
+	ss, err := l.stores(choice)
+	if err != nil {
+		return nil, err
+	}
+	var last error
+	for _, s := range ss {
+		v, err := fn(s)
+		if err == nil || !notFoundBy(err, field) {
+			return v, err
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// each runs fn on every chosen store, skipping the skippable ones; when
+// every store was skipped it returns the first store's error.
+func (l *Layers) each(choice string, fn func(*Store) error) error {
+	ss, err := l.stores(choice)
+	if err != nil {
+		return err
+	}
+	var first error
+	ran := 0
+	for _, s := range ss {
+		err := fn(s)
+		if err != nil && !skippable(err) {
+			return err
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+		if err == nil {
+			ran++
+		}
+	}
+	if ran == 0 {
+		return first
+	}
+	return nil
+}
+
+// pages concatenates one page across the chosen stores.
+func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Store, limit, offset int) (*api.Page[T], error)) (*api.Page[T], error) {
+	out := &api.Page[T]{Items: []T{}, Limit: limit, Offset: offset}
+	skip := offset
+	err := l.each(choice, func(s *Store) error {
+		want := max(limit-len(out.Items), 1)
+		p, err := fetch(s, want, skip)
+		if err != nil {
+			return err
+		}
+		if len(out.Items) < limit {
+			out.Items = append(out.Items, p.Items...)
+		}
+		out.Total += p.Total
+		skip = max(0, skip-p.Total)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Execute runs one request through the layers. The request is validated
+// (again) first. Errors of the operation are *api.Error; others are I/O.
+func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, error) {
+	if e := req.Validate(); e != nil {
+		return nil, e
+	}
+	switch r := req.(type) {
+	case *api.QueryGraph:
+		return l.queryGraph(ctx, c, r)
+	case *api.ManageGraph:
+		if r.Operation == "create" {
+			s, err := l.writeStore(r.Store)
+			if err != nil {
+				return nil, err
+			}
+			return s.ManageGraph(ctx, c, r)
+		}
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.ManageGraph(ctx, c, r) })
+	case *api.ManageChangelog:
+		return l.byID(r.Store, "parentId", func(s *Store) (any, error) { return s.ManageChangelog(ctx, c, r) })
+	case *api.ProjectCreate:
+		s, err := l.writeStore(r.Store)
+		if err != nil {
+			return nil, err
+		}
+		return s.CreateProject(ctx, c, r)
+	case *api.ProjectList:
+		return pages(l, r.Store, api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0),
+			func(s *Store, limit, offset int) (*api.Page[api.Project], error) {
+				return s.Projects(ctx, &api.ProjectList{Limit: &limit, Offset: &offset})
+			})
+	case *api.History:
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.History(ctx, r) })
+	case *api.Verify:
+		return l.verify(ctx, r)
+	case *api.TaskContext:
+		return l.taskContext(ctx, c, r)
+	case *api.Init:
+		return l.init(ctx, c, r)
+	case *api.Status:
+		return l.status(ctx, r)
+	}
+	return nil, api.Invalid("operation", "unknown knowledge request %T", req)
+}
+
+func (l *Layers) queryGraph(ctx context.Context, c Caller, r *api.QueryGraph) (any, error) {
+	switch r.Operation {
+	case "get":
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.get(ctx, r) })
+	case "context":
+		return l.context(ctx, c, r.Store, r.ProjectID, r.Paths, api.BoolOr(r.IncludeChangelog, true),
+			api.LimitOr(r.ChangelogLimit, api.DefaultChangelogLimit))
+	}
+	fetch := func(s *Store, limit, offset int) (*api.Page[api.Atom], error) {
+		q := *r
+		q.Limit, q.Offset = &limit, &offset
+		v, err := s.search(ctx, c, &q)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*api.Page[api.Atom]), nil
+	}
+	limit, offset := api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0)
+	if r.EntityType == api.EntityAtom {
+		return pages(l, r.Store, limit, offset, fetch)
+	}
+	return pages(l, r.Store, limit, offset, func(s *Store, limit, offset int) (*api.Page[api.Molecule], error) {
+		q := *r
+		q.Limit, q.Offset = &limit, &offset
+		v, err := s.search(ctx, c, &q)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*api.Page[api.Molecule]), nil
+	})
+}
+
+// context runs context in each store and merges: molecules and orphans
+// project first; a path is unmatched when no store matched it.
+func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string, paths []string, withLog bool, logN int) (*api.Context, error) {
+	out := &api.Context{Molecules: []api.ContextMolecule{}, OrphanAtoms: []api.ContextAtom{}, UnmatchedPaths: []string{}}
+	misses := map[string]int{}
+	var order []string
+	ran := 0
+	err := l.each(choice, func(s *Store) error {
+		res, err := s.Context(ctx, c, projectID, paths, withLog, logN)
+		if err != nil {
+			return err
+		}
+		ran++
+		out.Molecules = append(out.Molecules, res.Molecules...)
+		out.OrphanAtoms = append(out.OrphanAtoms, res.OrphanAtoms...)
+		if order == nil {
+			order = res.UnmatchedPaths
+		}
+		for _, p := range res.UnmatchedPaths {
+			misses[p]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range order {
+		if misses[p] == ran {
+			out.UnmatchedPaths = append(out.UnmatchedPaths, p)
+		}
+	}
+	return out, nil
+}
+
+func (l *Layers) verify(ctx context.Context, r *api.Verify) (*api.VerifyResult, error) {
+	ss, err := l.stores(r.Store)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.VerifyResult{OK: true, Stores: []api.VerifyReport{}}
+	for _, s := range ss {
+		rep, err := s.Verify(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.OK = out.OK && rep.OK
+		out.Stores = append(out.Stores, *rep)
+	}
+	return out, nil
+}
+
+func (l *Layers) status(ctx context.Context, r *api.Status) (*api.StatusResult, error) {
+	ss, err := l.stores(r.Store)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.StatusResult{Stores: []api.StoreStatus{}}
+	for _, s := range ss {
+		st, err := s.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.Stores = append(out.Stores, *st)
+	}
+	return out, nil
+}
+
+// init creates (or finds) the project store of the caller's repository
+// and its project; it reuses l.Project when that is the store.
+func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResult, error) {
+	if !filepath.IsAbs(c.Cwd) {
+		return nil, api.Invalid("cwd", "init needs the caller's absolute cwd, got %q", c.Cwd)
+	}
+	opts := Options{}
+	if l.Personal != nil {
+		opts = l.Personal.opts
+	}
+	opts.Layer = api.StoreProject
+	if l.Project != nil && l.Project.Path() == FindProject(c.Cwd) {
+		return l.Project.ensureProject(ctx, filepath.Dir(filepath.Dir(l.Project.Path())), r.Name, false)
+	}
+	return Init(ctx, c.Cwd, r, opts)
+}
+
+// Init creates the project store <repo>/.pi/knowledge.db for cwd (the
+// repository root holding cwd, else cwd; an existing store at or above cwd
+// is reused) and its project {name, root: <repo>}.
+func Init(ctx context.Context, cwd string, req *api.Init, opts Options) (*api.InitResult, error) {
+	path := FindProject(cwd)
+	created := false
+	if path == "" {
+		path, created = filepath.Join(RepoRoot(cwd), ProjectFile), true
+	}
+	s, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.ensureProject(ctx, filepath.Dir(filepath.Dir(path)), req.Name, created)
+}
+
+// ensureProject returns the project with root, creating it when missing.
+func (s *Store) ensureProject(ctx context.Context, root, name string, created bool) (*api.InitResult, error) {
+	p := api.Project{Store: s.opts.Layer}
+	err := s.r.QueryRowContext(ctx, `SELECT id, name, root, created_at FROM projects WHERE root = ?`, root).Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt)
+	if err == nil {
+		return &api.InitResult{Path: s.path, Created: created, Project: p}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("init %s: %w", s.path, err)
+	}
+	if name == "" {
+		name = filepath.Base(root)
+	}
+	np, err := s.CreateProject(ctx, Caller{Cwd: root}, &api.ProjectCreate{Name: name, Root: root})
+	if err != nil {
+		return nil, fmt.Errorf("init %s: %w", s.path, err)
+	}
+	return &api.InitResult{Path: s.path, Created: created, Project: *np}, nil
+}

@@ -1,0 +1,108 @@
+package knowledge
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// CreateProject runs project_create. The root defaults to the caller's
+// cwd; a relative root is taken relative to it. Two projects may not share
+// a root (the cwd would not select one).
+func (s *Store) CreateProject(ctx context.Context, c Caller, req *api.ProjectCreate) (*api.Project, error) {
+	root := req.Root
+	if root == "" {
+		root = c.Cwd
+	}
+	if root != "" && !filepath.IsAbs(root) {
+		if !filepath.IsAbs(c.Cwd) {
+			return nil, api.Invalid("root", "root %q is relative and the caller's cwd is unknown: pass an absolute root", root)
+		}
+		root = filepath.Join(c.Cwd, root)
+	}
+	if root != "" {
+		root = filepath.Clean(root)
+	}
+	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+		if root != "" {
+			var other string
+			err := tx.QueryRowContext(ctx, `SELECT id FROM projects WHERE root = ?`, root).Scan(&other)
+			if err == nil {
+				return nil, api.Invalid("root", "project %s already has root %s: use it (projectId=%s) or choose another root", other, root, other)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("read projects: %w", err)
+			}
+		}
+		p := &api.Project{ID: newID(), Name: req.Name, Root: root, CreatedAt: s.now(), Store: s.opts.Layer}
+		_, err := tx.ExecContext(ctx, `INSERT INTO projects(id, name, root, created_at) VALUES (?, ?, ?, ?)`, p.ID, p.Name, p.Root, p.CreatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("create project %s: %w", p.Name, err)
+		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*api.Project), nil
+}
+
+// Projects runs project_list: projects by creation time.
+func (s *Store) Projects(ctx context.Context, req *api.ProjectList) (*api.Page[api.Project], error) {
+	limit, offset := api.LimitOr(req.Limit, api.DefaultLimit), api.LimitOr(req.Offset, 0)
+	page := &api.Page[api.Project]{Items: []api.Project{}, Limit: limit, Offset: offset}
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM projects`).Scan(&page.Total); err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id, name, root, created_at FROM projects ORDER BY created_at, id LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p := api.Project{Store: s.opts.Layer}
+		if err := rows.Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt); err != nil {
+			return nil, fmt.Errorf("list projects: %w", err)
+		}
+		page.Items = append(page.Items, p)
+	}
+	return page, rows.Err()
+}
+
+// projectRoot is a project's root ("" when it has none).
+func projectRoot(ctx context.Context, q querier, id string) (string, error) {
+	var root string
+	if err := q.QueryRowContext(ctx, `SELECT root FROM projects WHERE id = ?`, id).Scan(&root); err != nil {
+		return "", fmt.Errorf("read project %s: %w", id, err)
+	}
+	return root, nil
+}
+
+// Status reports the store's path, schema version, size (database and
+// WAL), row counts and first projects.
+func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
+	st := &api.StoreStatus{Store: s.opts.Layer, Path: s.path}
+	err := s.r.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(version), 0) FROM schema_version),
+		(SELECT count(*) FROM projects), (SELECT count(*) FROM graph_molecules), (SELECT count(*) FROM graph_atoms),
+		(SELECT count(*) FROM graph_changelog), (SELECT count(*) FROM graph_history)`).Scan(&st.SchemaVersion,
+		&st.Counts.Projects, &st.Counts.Molecules, &st.Counts.Atoms, &st.Counts.Changelog, &st.Counts.Deltas)
+	if err != nil {
+		return nil, fmt.Errorf("status of %s: %w", s.path, err)
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.SizeBytes += fi.Size()
+		}
+	}
+	page, err := s.Projects(ctx, &api.ProjectList{Limit: new(api.MaxLimit)})
+	if err != nil {
+		return nil, err
+	}
+	st.Projects = page.Items
+	return st, nil
+}

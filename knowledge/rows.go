@@ -1,0 +1,297 @@
+package knowledge
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// timeLayout is every stored time: UTC, milliseconds, fixed width (so text
+// order is time order), as JavaScript's toISOString writes it.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func (s *Store) now() string { return time.Now().UTC().Format(timeLayout) }
+
+func newID() string { return uuid.NewString() }
+
+// querier is what reads need: a *sql.DB (the read pool) or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// kind describes one entity table.
+type kind struct {
+	name  string // "atom" or "molecule"
+	table string
+	fts   string
+}
+
+var (
+	atomKind     = kind{api.EntityAtom, "graph_atoms", "graph_atoms_fts"}
+	moleculeKind = kind{api.EntityMolecule, "graph_molecules", "graph_molecules_fts"}
+)
+
+func kindOf(entityType string) kind {
+	if entityType == api.EntityMolecule {
+		return moleculeKind
+	}
+	return atomKind
+}
+
+// columns maps state fields to table columns.
+var columns = map[string]string{
+	"projectId": "project_id", "moleculeId": "molecule_id", "name": "name", "paths": "paths",
+	"knowledge": "knowledge", "relatedAtoms": "related_atoms", "relatedMolecules": "related_molecules",
+	"createdByTaskId": "created_by_task_id", "lastTaskId": "last_task_id",
+	"createdAt": "created_at", "updatedAt": "updated_at",
+}
+
+const (
+	atomCols     = "id, project_id, molecule_id, name, paths, knowledge, related_atoms, created_by_task_id, last_task_id, version, created_at, updated_at"
+	moleculeCols = "id, project_id, name, knowledge, related_molecules, created_by_task_id, last_task_id, version, created_at, updated_at"
+)
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanAtom(sc scanner) (*api.Atom, error) {
+	var a api.Atom
+	var mol sql.NullString
+	var paths, related string
+	if err := sc.Scan(&a.ID, &a.ProjectID, &mol, &a.Name, &paths, &a.Knowledge, &related,
+		&a.CreatedByTaskID, &a.LastTaskID, &a.Version, &a.CreatedAt, &a.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if mol.Valid {
+		a.MoleculeID = &mol.String
+	}
+	a.Paths = []string{}
+	a.RelatedAtoms = []api.RelatedAtom{}
+	if err := errors.Join(json.Unmarshal([]byte(paths), &a.Paths), json.Unmarshal([]byte(related), &a.RelatedAtoms)); err != nil {
+		return nil, fmt.Errorf("atom %s: stored JSON: %w", a.ID, err)
+	}
+	return &a, nil
+}
+
+func scanMolecule(sc scanner) (*api.Molecule, error) {
+	var m api.Molecule
+	var related string
+	if err := sc.Scan(&m.ID, &m.ProjectID, &m.Name, &m.Knowledge, &related,
+		&m.CreatedByTaskID, &m.LastTaskID, &m.Version, &m.CreatedAt, &m.UpdatedAt); err != nil {
+		return nil, err
+	}
+	m.RelatedMolecules = []api.RelatedMolecule{}
+	if err := json.Unmarshal([]byte(related), &m.RelatedMolecules); err != nil {
+		return nil, fmt.Errorf("molecule %s: stored JSON: %w", m.ID, err)
+	}
+	return &m, nil
+}
+
+// loadAtom reads one atom; NOT_FOUND (naming field) when there is none.
+func loadAtom(ctx context.Context, q querier, field, id string) (*api.Atom, error) {
+	a, err := scanAtom(q.QueryRowContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, api.NotFound(field, "atom", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read atom %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// loadMolecule reads one molecule; NOT_FOUND (naming field) when there is none.
+func loadMolecule(ctx context.Context, q querier, field, id string) (*api.Molecule, error) {
+	m, err := scanMolecule(q.QueryRowContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, api.NotFound(field, "molecule", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read molecule %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// stateOf is an entity's hashed state: its fields as decoded JSON, minus
+// id, version and what is not stored in its row (changelog, atoms, store).
+func stateOf(v any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // api types always marshal
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	for _, k := range []string{"id", "version", "changelog", "atoms", "store"} {
+		delete(m, k)
+	}
+	return m
+}
+
+// colValue is a state value as stored: strings as is, null as NULL,
+// arrays as compact JSON text.
+func colValue(v any) any {
+	switch v := v.(type) {
+	case nil, string:
+		return v
+	default:
+		return canonical(v)
+	}
+}
+
+func insertRow(ctx context.Context, tx *wtx, k kind, id string, version int, state map[string]any) error {
+	names := sortedKeys(state)
+	cols := []string{"id", "version"}
+	args := []any{id, version}
+	for _, f := range names {
+		cols = append(cols, columns[f])
+		args = append(args, colValue(state[f]))
+	}
+	q := fmt.Sprintf("INSERT INTO %s(%s) VALUES (?%s)", k.table, strings.Join(cols, ", "), strings.Repeat(", ?", len(cols)-1))
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("insert %s %s: %w", k.name, id, err)
+	}
+	return nil
+}
+
+// updateRow writes the changed fields and the new version, only when the
+// row is still at version from (the caller checked it in the same
+// transaction; this is the belt to those braces).
+func updateRow(ctx context.Context, tx *wtx, k kind, id string, from int, changes map[string][2]any) error {
+	var sets []string
+	var args []any
+	for _, f := range sortedKeys(changes) {
+		sets = append(sets, columns[f]+" = ?")
+		args = append(args, colValue(changes[f][1]))
+	}
+	sets = append(sets, "version = ?")
+	args = append(args, from+1, id, from)
+	q := fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND version = ?", k.table, strings.Join(sets, ", "))
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("update %s %s: %w", k.name, id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return api.Conflict(k.name, id, from, from+1)
+	}
+	return nil
+}
+
+// canonical is the canonical JSON of v: object keys sorted, no
+// insignificant whitespace, no HTML escaping.
+func canonical(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // decoded JSON values always encode
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// wtx is a write transaction that runs statements it has seen before as
+// prepared statements of the writer connection (preparing is a good part
+// of a small write's cost).
+type wtx struct {
+	*sql.Tx
+	s    *Store
+	seen []string // statements to prepare after this transaction
+}
+
+// txKey carries a Batch's transaction in its context.
+type txKey struct{}
+
+// maxStmts bounds the prepared statement cache (update statements vary
+// with the changed columns).
+const maxStmts = 128
+
+func (w *wtx) stmt(ctx context.Context, q string) *sql.Stmt {
+	w.s.smu.Lock()
+	st := w.s.stmts[q]
+	w.s.smu.Unlock()
+	if st == nil {
+		w.seen = append(w.seen, q)
+		return nil
+	}
+	return w.Tx.StmtContext(ctx, st)
+}
+
+// ExecContext is sql.Tx.ExecContext through the statement cache.
+func (w *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := w.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return w.Tx.ExecContext(ctx, q, args...)
+}
+
+// QueryRowContext is sql.Tx.QueryRowContext through the statement cache.
+func (w *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := w.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return w.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// prepare adds the statements a transaction used to the cache; it runs
+// when the writer connection is free again.
+func (s *Store) prepare(ctx context.Context, qs []string) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.stmts == nil {
+		return // closed
+	}
+	for _, q := range qs {
+		if _, ok := s.stmts[q]; ok || len(s.stmts) >= maxStmts {
+			continue
+		}
+		if st, err := s.w.PrepareContext(ctx, q); err == nil {
+			s.stmts[q] = st
+		}
+	}
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE through the
+// single writer connection) and commits when fn succeeds.
+// Inside Batch (ctx carries the batch's transaction) fn joins it.
+func (s *Store) write(ctx context.Context, fn func(tx *wtx) (any, error)) (any, error) {
+	if w, ok := ctx.Value(txKey{}).(*wtx); ok && w.s == s {
+		return fn(w)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin write %s: %w", s.path, err)
+	}
+	w := &wtx{Tx: tx, s: s}
+	v, err := fn(w)
+	if err != nil {
+		tx.Rollback()
+	} else if err = tx.Commit(); err != nil {
+		err = fmt.Errorf("commit %s: %w", s.path, err)
+	}
+	if len(w.seen) > 0 {
+		s.prepare(ctx, w.seen)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}

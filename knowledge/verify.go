@@ -1,0 +1,151 @@
+package knowledge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// live is an entity row as Verify compares it with its history.
+type live struct {
+	kind    string
+	version int
+	state   map[string]any
+}
+
+// Verify recomputes every atom's and molecule's hash chain from its
+// deltas and compares the result with the live rows. A break is a version
+// gap, a parent hash that is not the previous hash, a hash that does not
+// match its recomputed state, an old value that is not the previous
+// state's, a live row that differs from (or outlives, or lacks) its
+// history.
+func (s *Store) Verify(ctx context.Context) (*api.VerifyReport, error) {
+	rep := &api.VerifyReport{Store: s.opts.Layer, Path: s.path, Breaks: []api.Break{}}
+	rows, err := s.liveRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := s.r.QueryContext(ctx, "SELECT "+deltaCols+" FROM graph_history ORDER BY entity_id, version")
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+	}
+	defer hist.Close()
+	var chain []api.Delta
+	flush := func() {
+		if len(chain) > 0 {
+			rep.Entities++
+			rep.Breaks = append(rep.Breaks, verifyChain(chain, rows)...)
+			delete(rows, chain[0].EntityID)
+		}
+		chain = chain[:0]
+	}
+	for hist.Next() {
+		d, err := scanDelta(hist)
+		if err != nil {
+			rep.Breaks = append(rep.Breaks, api.Break{EntityID: d.EntityID, Version: d.Version, Reason: err.Error()})
+			continue
+		}
+		rep.Deltas++
+		if len(chain) > 0 && chain[0].EntityID != d.EntityID {
+			flush()
+		}
+		chain = append(chain, d)
+	}
+	if err := hist.Err(); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+	}
+	flush()
+	for _, id := range sortedKeys(rows) {
+		l := rows[id]
+		rep.Breaks = append(rep.Breaks, api.Break{EntityType: l.kind, EntityID: id, Version: l.version, Reason: "live row has no history"})
+	}
+	rep.OK = len(rep.Breaks) == 0
+	return rep, nil
+}
+
+func (s *Store) liveRows(ctx context.Context) (map[string]live, error) {
+	out := map[string]live{}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms")
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+	}
+	for rows.Next() {
+		a, err := scanAtom(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		}
+		out[a.ID] = live{api.EntityAtom, a.Version, stateOf(a)}
+	}
+	rows.Close()
+	if rows, err = s.r.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules"); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMolecule(rows)
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		}
+		out[m.ID] = live{api.EntityMolecule, m.Version, stateOf(m)}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+	}
+	return out, nil
+}
+
+// verifyChain checks one entity's deltas (in version order) and its live
+// row, if any.
+func verifyChain(chain []api.Delta, rows map[string]live) []api.Break {
+	var breaks []api.Break
+	add := func(d api.Delta, format string, args ...any) {
+		breaks = append(breaks, api.Break{EntityType: d.EntityType, EntityID: d.EntityID, Version: d.Version, Reason: fmt.Sprintf(format, args...)})
+	}
+	state := map[string]any{}
+	prev := ""
+	for i, d := range chain {
+		switch {
+		case d.Version != i+1:
+			add(d, "version %d where %d was expected (a delta is missing)", d.Version, i+1)
+		case d.ParentHash != prev:
+			add(d, "parent hash %.12s is not the previous hash %.12s", d.ParentHash, prev)
+		case (i == 0) != (d.Op == "create"):
+			add(d, "op %s at position %d", d.Op, i+1)
+		case d.Op == "delete" && i != len(chain)-1:
+			add(d, "deltas follow the tombstone")
+		}
+		next := map[string]any{}
+		for k, v := range state {
+			next[k] = v
+		}
+		for f, ch := range d.Changes {
+			if canonical(ch[0]) != canonical(state[f]) {
+				add(d, "old value of %s does not match version %d", f, d.Version-1)
+			}
+			next[f] = ch[1]
+		}
+		content := next
+		if d.Op == "delete" {
+			content = tombstone(d.CreatedAt, d.TaskID)
+		}
+		if h := chainHash(content, d.ParentHash); h != d.Hash {
+			add(d, "hash %.12s does not match the recomputed %.12s (the delta was altered)", d.Hash, h)
+		}
+		state, prev = next, d.Hash
+	}
+	last := chain[len(chain)-1]
+	l, ok := rows[last.EntityID]
+	switch {
+	case last.Op == "delete" && ok:
+		add(last, "live row exists after its tombstone")
+	case last.Op != "delete" && !ok:
+		add(last, "live row is missing without a tombstone")
+	case ok && l.version != last.Version:
+		add(last, "live row is at version %d, history at %d", l.version, last.Version)
+	case ok && canonical(l.state) != canonical(state):
+		add(last, "live row differs from its history (changed outside the store)")
+	}
+	return breaks
+}
