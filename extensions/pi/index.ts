@@ -109,12 +109,20 @@ function runCli(args: string[], opts: { stdin?: string; cwd: string; session?: s
 				env: cliEnv(opts.session),
 				stdio: ["pipe", "pipe", "pipe"],
 				signal: opts.signal,
-				timeout: opts.timeoutMs,
 			});
 		} catch (err) {
 			reject(notFound(err));
 			return;
 		}
+		// Our own deadline: node's spawn timeout outlives a child that never started.
+		let timedOut = false;
+		const timer = opts.timeoutMs
+			? setTimeout(() => {
+					timedOut = true;
+					child.kill("SIGKILL");
+				}, opts.timeoutMs)
+			: undefined;
+		timer?.unref();
 		const out: Buffer[] = [];
 		const errOut: Buffer[] = [];
 		let outBytes = 0;
@@ -127,8 +135,16 @@ function runCli(args: string[], opts: { stdin?: string; cwd: string; session?: s
 			if (errBytes < 64 * 1024) errOut.push(b);
 			errBytes += b.length;
 		});
-		child.on("error", (err) => reject(notFound(err)));
+		child.on("error", (err) => {
+			clearTimeout(timer);
+			reject(notFound(err));
+		});
 		child.on("close", (code) => {
+			clearTimeout(timer);
+			if (timedOut) {
+				reject(new Error(`pi-actors ${args[0]}: no reply within ${opts.timeoutMs} ms`));
+				return;
+			}
 			resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(errOut).toString("utf8") });
 		});
 		// The CLI may exit before reading stdin (bad flags): that is its answer, not ours.

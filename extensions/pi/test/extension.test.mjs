@@ -198,6 +198,18 @@ test("a call reaches the CLI with the parameters on stdin, pi's cwd and session"
 	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 });
 
+test("aborting a tool call kills the CLI process", async () => {
+	const pi = await load();
+	const ctx = stubCtx("sess-abort");
+	const ac = new AbortController();
+	const before = calls().length;
+	const pending = pi.tools.get("inspect").execute("t", { hang: true }, ac.signal, undefined, ctx);
+	const call = await until("the hanging call", () => calls().slice(before).find((c) => c.argv[0] === "inspect"));
+	ac.abort();
+	await assert.rejects(pending, /aborted/);
+	await until("the CLI process to die", () => !alive(call.pid));
+});
+
 test("a finished run's follow-up is delivered once; the watcher restarts and stops on shutdown", async () => {
 	process.env.FAKE_FOLLOWUP_ID = "demo.7.done";
 	const pi = await load();

@@ -81,6 +81,10 @@ function verb(name, recipe) {
 	const stdin = readStdin();
 	log({ stdin });
 	const params = JSON.parse(stdin || "{}");
+	if (params.hang) {
+		setInterval(() => {}, 1000); // until the extension kills it
+		return;
+	}
 	if (params.fail) {
 		process.stdout.write(JSON.stringify({ ok: false, error: { code: "usage", message: "fail: not a parameter of " + name, hint: "drop fail=" } }) + "\n");
 		process.exit(64);
