@@ -32,8 +32,17 @@ func TestExtension(t *testing.T) {
 	}
 	modules := nodeModules(t, npm)
 	work := t.TempDir()
-	for _, name := range []string{"index.ts", "tsconfig.json", "package.json", "test/extension.test.mjs", "test/fake-pi-actors.mjs"} {
-		copyFile(t, name, filepath.Join(work, filepath.FromSlash(name)))
+	tests, _ := filepath.Glob(filepath.Join("test", "*.test.mjs"))
+	fakes, _ := filepath.Glob(filepath.Join("testdata", "*"))
+	if len(tests) == 0 || len(fakes) == 0 {
+		t.Fatalf("no node tests (%v) or fakes (%v)", tests, fakes)
+	}
+	var runTests []string
+	for _, name := range append([]string{"index.ts", "tsconfig.json", "package.json"}, append(tests, fakes...)...) {
+		copyFile(t, name, filepath.Join(work, name))
+	}
+	for _, name := range tests {
+		runTests = append(runTests, filepath.Join(work, name))
 	}
 	if err := os.Symlink(modules, filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
@@ -49,7 +58,8 @@ func TestExtension(t *testing.T) {
 	}
 	t.Run("node", func(t *testing.T) {
 		env := []string{"PIEXT_JS=" + filepath.Join(work, "dist", "index.js"), "PI_CODING_AGENT_DIR=" + t.TempDir()}
-		out, err := runGroup(t, 2*time.Minute, work, env, node, "--test", "--test-reporter=tap", filepath.Join(work, "test", "extension.test.mjs"))
+		args := append([]string{"--test", "--test-reporter=tap"}, runTests...)
+		out, err := runGroup(t, 2*time.Minute, work, env, node, args...)
 		if err != nil {
 			t.Fatalf("node --test: %v\n%s", err, out)
 		}
@@ -106,7 +116,23 @@ func nodeModules(t *testing.T, npm string) string {
 			t.Fatalf("cache node_modules: %v", err)
 		}
 	}
+	pruneCache(base, filepath.Base(final))
 	return modules
+}
+
+// pruneCache removes the installs of earlier lock files (a few hundred MB
+// each) and stages older than an hour. Best effort.
+func pruneCache(base, keep string) {
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		info, err := e.Info()
+		if e.Name() == keep || err != nil {
+			continue
+		}
+		if !strings.HasPrefix(e.Name(), "stage-") || time.Since(info.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(base, e.Name()))
+		}
+	}
 }
 
 // offline matches npm's output when the registry cannot be reached.
@@ -153,7 +179,7 @@ func cleanEnv() []string {
 
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.FromSlash(name))
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +188,7 @@ func readFile(t *testing.T, name string) []byte {
 
 func copyFile(t *testing.T, name, to string) {
 	t.Helper()
-	fi, err := os.Stat(filepath.FromSlash(name))
+	fi, err := os.Stat(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ before(async () => {
 	state = join(root, "state");
 	log = join(root, "calls.jsonl");
 	for (const d of [bin, state, join(root, "work")]) mkdirSync(d);
-	copyFileSync(join(here, "fake-pi-actors.mjs"), join(bin, "pi-actors"));
+	copyFileSync(join(here, "..", "testdata", "fake-pi-actors.mjs"), join(bin, "pi-actors"));
 	chmodSync(join(bin, "pi-actors"), 0o755);
 	writeFileSync(log, "");
 	setRecipes([recipe("git-log", "utility-git-log"), recipe("read", "shadow-read")]);
@@ -280,7 +280,7 @@ test("session start refreshes recipe tools: new ones appear, removed ones are de
 
 test("PI_ACTORS_BIN is used; a missing binary registers nothing and says why", async () => {
 	const other = join(root, "other-pi-actors");
-	copyFileSync(join(here, "fake-pi-actors.mjs"), other);
+	copyFileSync(join(here, "..", "testdata", "fake-pi-actors.mjs"), other);
 	chmodSync(other, 0o755);
 	process.env.PI_ACTORS_BIN = other;
 	process.env.PATH = origPath;
