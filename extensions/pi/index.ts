@@ -235,6 +235,10 @@ function snippet(description: string): string {
 	return first.length > 160 ? first.slice(0, 159) + "…" : first;
 }
 
+/** Watchers with a live process; stopped when pi exits without a session_shutdown. */
+const liveWatchers = new Set<Watcher>();
+let exitHook = false;
+
 /** Follows `pi-actors watch --json` for one session and restarts it when it exits. */
 class Watcher {
 	private child: ChildProcess | undefined;
@@ -257,11 +261,19 @@ class Watcher {
 		this.cwd = cwd;
 		this.stopped = false;
 		this.backoff = WATCH_BACKOFF_MIN_MS;
+		if (!exitHook) {
+			exitHook = true;
+			process.once("exit", () => {
+				for (const w of liveWatchers) w.stop();
+			});
+		}
+		liveWatchers.add(this);
 		this.launch();
 	}
 
 	/** Stops the watcher process and any pending restart. */
 	stop(): void {
+		liveWatchers.delete(this);
 		this.stopped = true;
 		if (this.timer) clearTimeout(this.timer);
 		this.timer = undefined;
@@ -276,10 +288,11 @@ class Watcher {
 		const started = Date.now();
 		let child: ChildProcess;
 		try {
+			// stdin stays open and unused: it reaches EOF when pi is gone.
 			child = spawn(binary(), ["watch", "--json"], {
 				cwd: this.cwd,
 				env: cliEnv(this.session),
-				stdio: ["ignore", "pipe", "pipe"],
+				stdio: ["pipe", "pipe", "pipe"],
 			});
 		} catch (err) {
 			this.lastError = notFound(err).message;
@@ -287,6 +300,7 @@ class Watcher {
 			return;
 		}
 		this.child = child;
+		child.stdin?.on("error", () => {});
 		let ended = false;
 		const end = () => {
 			if (ended) return;

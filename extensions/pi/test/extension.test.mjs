@@ -1,7 +1,7 @@
 // Drives the compiled extension (dist/index.js, or $PIEXT_JS) with a stub of
 // pi's ExtensionAPI and a fake pi-actors executable first on PATH.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -238,6 +238,18 @@ test("a finished run's follow-up is delivered once; the watcher restarts and sto
 	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 	await until("the watcher to stop", () => !alive(live));
 	delete process.env.FAKE_FOLLOWUP_ID;
+});
+
+test("a watcher does not outlive a pi that exits without session_shutdown", async () => {
+	const session = "sess-exit";
+	writeFileSync(join(state, `watch-count-${session}`), "1"); // the next watcher stays up
+	const before = calls().length;
+	const script = join(here, "..", "testdata", "exit-without-shutdown.mjs");
+	const child = spawn(process.execPath, [script, pathToFileURL(extPath).href, session, "1500"], { stdio: "inherit" });
+	const exited = new Promise((r) => child.on("exit", r));
+	const w = await until("the watcher", () => calls().slice(before).find((c) => c.argv[0] === "watch" && c.session === session));
+	assert.equal(await exited, 0);
+	await until("the watcher to stop", () => !alive(w.pid));
 });
 
 test("session replacement: the new session's id reaches the CLI and the watcher", async () => {
