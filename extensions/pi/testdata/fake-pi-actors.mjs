@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// A fake pi-actors CLI for the extension's node test. It mimics the contract
+// the extension relies on (schema --json, <verb> - --json --text,
+// call <recipe> - --json --text, watch --json) and logs every invocation as
+// one JSON line to $FAKE_LOG. State (recipes, watch count) lives in $FAKE_STATE.
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const args = process.argv.slice(2);
+const state = process.env.FAKE_STATE;
+const session = process.env.PI_ACTORS_SESSION ?? null;
+
+function log(extra) {
+	const rec = { argv: args, cwd: process.cwd(), session, pid: process.pid, ...extra };
+	appendFileSync(process.env.FAKE_LOG, JSON.stringify(rec) + "\n");
+}
+
+function readStdin() {
+	try {
+		return readFileSync(0, "utf8");
+	} catch {
+		return "";
+	}
+}
+
+const obj = (properties, required = []) => ({ type: "object", properties, required, additionalProperties: false });
+
+export const CORE = [
+	["spawn", obj({ as: { type: "string" }, template: { type: "string" } }), false, false],
+	["message", obj({ to: { type: "string" }, type: { type: "string" }, body: {} }, ["to", "type"]), false, true],
+	["inspect", obj({ target: { type: "string" }, view: { type: "string" } }), true, false],
+	["call", obj({ recipe: { type: "string" } }, ["recipe"]), false, false],
+	["register_tool", obj({ name: { type: "string" } }, ["name"]), false, false],
+	["mailbox", obj({ action: { type: "string" } }, ["action"]), false, false],
+];
+
+function recipes() {
+	const file = join(state, "recipes.json");
+	return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : [];
+}
+
+function schema() {
+	const tools = CORE.map(([name, inputSchema, ro, destructive]) => ({
+		name,
+		description: `The ${name} verb. Second sentence.`,
+		inputSchema,
+		annotations: { readOnlyHint: ro, destructiveHint: destructive, openWorldHint: false },
+	}));
+	for (const r of recipes()) tools.push(r);
+	return { ok: true, result: { tools } };
+}
+
+function watch() {
+	const countFile = join(state, `watch-count-${session}`);
+	const n = (existsSync(countFile) ? Number(readFileSync(countFile, "utf8")) : 0) + 1;
+	writeFileSync(countFile, String(n));
+	const id = process.env.FAKE_FOLLOWUP_ID ?? "demo.1.done";
+	const line = JSON.stringify({
+		id,
+		kind: "transition",
+		run: "demo",
+		address: "run:demo",
+		status: "done",
+		level: "info",
+		delivery: "followup",
+		summary: "run:demo completed successfully",
+		text: `run:demo completed successfully.\nsession=${session}`,
+	});
+	process.stdout.write(line + "\n" + line + "\n");
+	if (n > 1) {
+		// A second, distinct follow-up: once it arrives, the duplicate before it was seen too.
+		process.stdout.write(JSON.stringify({ id: `${id}.marker.${n}`, kind: "message", run: "demo", level: "warning", delivery: "followup", summary: "marker", text: "marker" }) + "\n");
+	}
+	log({ watch: n });
+	if (n === 1) process.exit(3); // the first watcher dies: the extension restarts it
+	process.on("SIGTERM", () => process.exit(0));
+	setInterval(() => {}, 1000);
+}
+
+function verb(name, recipe) {
+	const stdin = readStdin();
+	log({ stdin });
+	const params = JSON.parse(stdin || "{}");
+	if (params.hang) {
+		setInterval(() => {}, 1000); // until the extension kills it
+		return;
+	}
+	if (params.fail) {
+		process.stdout.write(JSON.stringify({ ok: false, error: { code: "usage", message: "fail: not a parameter of " + name, hint: "drop fail=" } }) + "\n");
+		process.exit(64);
+	}
+	const result = { verb: name, recipe, params, session };
+	process.stdout.write(JSON.stringify({ ok: true, result, text: `${recipe ?? name} ok session=${session}` }) + "\n");
+}
+
+if (args[0] === "schema") {
+	log({});
+	process.stdout.write(JSON.stringify(schema()) + "\n");
+} else if (args[0] === "watch") {
+	watch();
+} else if (args[0] === "call") {
+	verb("call", args[1]);
+} else {
+	verb(args[0]);
+}
