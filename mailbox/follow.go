@@ -1,0 +1,118 @@
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// fingerprintLen is how many bytes before its offset a Follower keeps to
+// recognise the file it read: a rewrite renames a new file over the old
+// one, and the new file may get the old inode number back.
+const fingerprintLen = 64
+
+// Follower reads a JSONL file as it grows: each Next returns the complete
+// lines appended since the previous call, decoded like Read's (Line.N
+// counts from the start of the file). A line still being written — or torn
+// by a crashed writer until the next Append closes it off — is left for a
+// later call. When the file was replaced (a rewrite or compaction renamed
+// a new file over it), truncated or removed, Next starts again from the
+// beginning of the current file and reports reset: the caller then holds
+// the whole file again and must deduplicate what it already saw (by record
+// id or timestamp).
+//
+// A Follower takes no lock; its methods must not be called concurrently.
+type Follower struct {
+	Path string
+
+	dev, ino uint64
+	off      int64
+	n        int    // lines consumed, blank ones included
+	fp       []byte // the bytes just before off
+}
+
+// NewFollower returns a follower positioned at the start of path.
+func NewFollower(path string) *Follower { return &Follower{Path: path} }
+
+// Offset is the byte offset up to which the file has been returned.
+func (f *Follower) Offset() int64 { return f.off }
+
+// Next returns the complete lines added since the last call (every line
+// of the file on the first call and after a reset).
+func (f *Follower) Next() (lines []Line, reset bool, err error) {
+	lines, reset, err = f.next()
+	for i := range lines {
+		lines[i].decode()
+	}
+	return lines, reset, err
+}
+
+// next is Next without decoding the lines.
+func (f *Follower) next() (lines []Line, reset bool, err error) {
+	file, err := os.Open(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		reset = f.ino != 0 || f.off != 0
+		f.forget()
+		return nil, reset, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("follow %s: %w", f.Path, err)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("follow %s: %w", f.Path, err)
+	}
+	var dev, ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(st.Dev), st.Ino
+	}
+	size := fi.Size()
+	if f.ino != 0 || f.off != 0 {
+		if dev != f.dev || ino != f.ino || size < f.off || !f.sameFile(file) {
+			f.forget()
+			reset = true
+		}
+	}
+	f.dev, f.ino = dev, ino
+	if size == f.off {
+		return nil, reset, nil
+	}
+	buf := make([]byte, size-f.off)
+	k, err := file.ReadAt(buf, f.off)
+	if err != nil && err != io.EOF {
+		return nil, reset, fmt.Errorf("follow %s: %w", f.Path, err)
+	}
+	buf = buf[:k]
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		return nil, reset, nil
+	}
+	buf = buf[:end+1]
+	lines = splitLines(buf, f.off, f.n+1)
+	f.n += bytes.Count(buf, []byte{'\n'})
+	f.off += int64(len(buf))
+	f.fp = append(f.fp, buf[max(0, len(buf)-fingerprintLen):]...)
+	f.fp = f.fp[max(0, len(f.fp)-fingerprintLen):]
+	return lines, reset, nil
+}
+
+// sameFile reports whether the bytes before off are still those read.
+func (f *Follower) sameFile(file *os.File) bool {
+	if len(f.fp) == 0 {
+		return f.off == 0
+	}
+	got := make([]byte, len(f.fp))
+	if _, err := file.ReadAt(got, f.off-int64(len(f.fp))); err != nil {
+		return false
+	}
+	return bytes.Equal(got, f.fp)
+}
+
+func (f *Follower) forget() {
+	f.dev, f.ino, f.off, f.n, f.fp = 0, 0, 0, 0, f.fp[:0]
+}
