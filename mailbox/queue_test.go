@@ -270,7 +270,7 @@ func TestQueueTakeover(t *testing.T) {
 		t.Fatalf("takeover from a dead pid: %v %v", again, err)
 	}
 	// A live claimant keeps its record until the lease runs out.
-	q.Lease = 50 * time.Millisecond
+	q.Lease = 2 * time.Second
 	next, _ := q.Claim("w", 0)
 	if next == nil || next.ID() == first.ID() {
 		t.Fatalf("claimed %v while its claimant lives", next)
@@ -278,7 +278,7 @@ func TestQueueTakeover(t *testing.T) {
 	if rec, _ := q.Claim("w", 0); rec != nil {
 		t.Fatalf("claimed %v before the lease ran out", rec.ID())
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		rec, err := q.Claim("late", 0)
 		if err != nil {
