@@ -28,6 +28,9 @@ const fingerprintLen = 64
 // A Follower takes no lock; its methods must not be called concurrently.
 type Follower struct {
 	Path string
+	// Lazy leaves the lines undecoded (Value and Err unset until
+	// Line.Decode): for callers that count lines or look at few of them.
+	Lazy bool
 
 	dev, ino uint64
 	off      int64
@@ -45,11 +48,17 @@ func (f *Follower) Offset() int64 { return f.off }
 // of the file on the first call and after a reset).
 func (f *Follower) Next() (lines []Line, reset bool, err error) {
 	lines, reset, err = f.next()
-	for i := range lines {
-		lines[i].decode()
+	if !f.Lazy {
+		for i := range lines {
+			lines[i].decode()
+		}
 	}
 	return lines, reset, err
 }
+
+// Lines is the number of newline-terminated lines returned so far since
+// the start of the file, blank ones included: the file's line count.
+func (f *Follower) Lines() int { return f.n }
 
 // next is Next without decoding the lines.
 func (f *Follower) next() (lines []Line, reset bool, err error) {

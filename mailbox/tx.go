@@ -67,3 +67,12 @@ func (tx *Tx) Rewrite(fn func(lines []Line) ([]Line, error)) error {
 	}
 	return rewriteLocked(tx.path, fn)
 }
+
+// Find returns the first record whose id is id, or nil: the duplicate
+// check of an idempotent append.
+func (tx *Tx) Find(id string) (Record, error) {
+	if tx.done {
+		return nil, errTxDone
+	}
+	return findID(tx.path, id)
+}
