@@ -1,0 +1,100 @@
+package rooms
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Compaction is compaction.json: the last timeline compaction.
+type Compaction struct {
+	CompactedAt  string `json:"compacted_at"`
+	DroppedCount int    `json:"dropped_count"`
+	FirstKeptAt  string `json:"first_kept_at,omitempty"`
+	LastKeptAt   string `json:"last_kept_at,omitempty"`
+	MaxMessages  int    `json:"max_messages"`
+}
+
+// compactSlack is how far past MaxMessages the timeline may grow before a
+// compaction: max/16 (none below 16), so a full room pays one rewrite per
+// max/16 appends instead of one per append.
+func compactSlack(max int) int { return max / 16 }
+
+// compactIfDue compacts the timeline when its line count exceeds
+// MaxMessages plus the slack.
+func (rt *roomTx) compactIfDue() error {
+	limit := rt.lim.MaxMessages
+	if rt.st.f.Lines() <= limit+compactSlack(limit) {
+		return nil
+	}
+	c, err := compactLocked(rt.tx, limit)
+	if err != nil || c == nil {
+		return err
+	}
+	if err := fsutil.WriteJSON(filepath.Join(RoomDir(rt.dir), CompactionFile), c, 0o600); err != nil {
+		return err
+	}
+	return rt.sync()
+}
+
+// compactLocked keeps the newest limit lines of the timeline and, before
+// them, only malformed lines (never dropped). It returns nil when there
+// was nothing to drop.
+func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, error) {
+	c := &Compaction{MaxMessages: limit}
+	err := tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		cut := max(0, len(lines)-limit)
+		kept := make([]mailbox.Line, 0, len(lines)-cut)
+		for i, l := range lines {
+			if i >= cut || l.Err != nil {
+				kept = append(kept, l)
+				continue
+			}
+			c.DroppedCount++
+		}
+		for _, l := range lines[cut:] {
+			if l.Err == nil {
+				if ts := str(l.Value, "received_at"); ts != "" {
+					if c.FirstKeptAt == "" {
+						c.FirstKeptAt = ts
+					}
+					c.LastKeptAt = ts
+				}
+			}
+		}
+		return kept, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compact room timeline: %w", err)
+	}
+	if c.DroppedCount == 0 {
+		return nil, nil
+	}
+	c.CompactedAt = formatTime(time.Now())
+	return c, nil
+}
+
+// LoadCompaction reads a room's compaction.json: nil when the room was
+// never compacted, an error wrapping ErrCorrupt when it does not decode.
+func LoadCompaction(dir string) (*Compaction, error) {
+	path := filepath.Join(RoomDir(dir), CompactionFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read compaction: %w", err)
+	}
+	var c Compaction
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("read %s: %w: %v", path, ErrCorrupt, err)
+	}
+	return &c, nil
+}
