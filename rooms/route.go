@@ -147,13 +147,13 @@ type BranchResult struct {
 
 // Outcome reasons and consumers of the branch and room routes.
 const (
-	ConsumerBranch    = "branch-mailbox"
-	ConsumerRoom      = "room-timeline"
-	ConsumerDead      = "dead-letters"
-	ReasonForwarded   = "branch_persisted_forwarded"
-	ReasonParentDown  = "branch_persisted_parent_unavailable"
-	ReasonRoom        = "room_persisted"
-	ReasonDeadLetter  = "dead_lettered"
+	ConsumerBranch     = "branch-mailbox"
+	ConsumerRoom       = "room-timeline"
+	ConsumerDead       = "dead-letters"
+	ReasonForwarded    = "branch_persisted_forwarded"
+	ReasonParentDown   = "branch_persisted_parent_unavailable"
+	ReasonRoom         = "room_persisted"
+	ReasonDeadLetter   = "dead_lettered"
 	reasonNotForwarded = "parent run forward not attempted"
 )
 

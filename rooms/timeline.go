@@ -254,8 +254,8 @@ type Counts struct {
 // AppendResult is the result of a timeline append (the room route's
 // {room, message_count, roster_count, sent}).
 type AppendResult struct {
-	Entry     Entry `json:"-"`
-	Duplicate bool  `json:"duplicate,omitempty"`
+	Entry     Entry  `json:"-"`
+	Duplicate bool   `json:"duplicate,omitempty"`
 	Room      string `json:"room"`
 	Counts
 	Sent bool `json:"sent"`
