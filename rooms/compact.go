@@ -44,22 +44,34 @@ func (rt *roomTx) compactIfDue() error {
 	return rt.sync()
 }
 
-// compactLocked keeps the newest limit lines of the timeline and, before
-// them, only malformed lines (never dropped). It returns nil when there
-// was nothing to drop.
+// compactLocked keeps the newest timeline entries so that, with every
+// malformed line (never dropped, wherever it is) counted, limit lines
+// remain. It returns nil when there was nothing to drop.
 func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, error) {
 	c := &Compaction{MaxMessages: limit}
 	err := tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
-		cut := max(0, len(lines)-limit)
-		kept := make([]mailbox.Line, 0, len(lines)-cut)
+		budget := limit
+		for _, l := range lines {
+			if l.Err != nil {
+				budget--
+			}
+		}
+		keep := make([]bool, len(lines))
+		for i := len(lines) - 1; i >= 0; i-- {
+			if lines[i].Err != nil || budget > 0 {
+				keep[i] = true
+				if lines[i].Err == nil {
+					budget--
+				}
+			}
+		}
+		kept := make([]mailbox.Line, 0, len(lines))
 		for i, l := range lines {
-			if i >= cut || l.Err != nil {
-				kept = append(kept, l)
+			if !keep[i] {
+				c.DroppedCount++
 				continue
 			}
-			c.DroppedCount++
-		}
-		for _, l := range lines[cut:] {
+			kept = append(kept, l)
 			if l.Err == nil {
 				if ts := str(l.Value, "received_at"); ts != "" {
 					if c.FirstKeptAt == "" {
