@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +102,9 @@ func LoadSnapshot(path string) (*Snapshot, error) {
 
 // writeSnapshot writes self's snapshot from the working roster, unless
 // the file already says the same (last_seen and updated_at aside) and is
-// younger than Limits.SnapshotMin.
+// younger than Limits.SnapshotMin. What this process last wrote or read
+// is remembered (by file identity and a content signature), so the usual
+// check costs one stat.
 func (rt *roomTx) writeSnapshot(self string) error {
 	path, err := SnapshotPath(rt.dir, self)
 	if err != nil {
@@ -109,31 +112,42 @@ func (rt *roomTx) writeSnapshot(self string) error {
 	}
 	now := time.Now()
 	s := NewSnapshot(rt.run, self, rt.roster, now)
+	sig := snapshotSig(s)
 	if id, ok := statID(path); ok && now.Sub(id.mtime) < rt.lim.SnapshotMin {
-		if old, err := LoadSnapshot(path); err == nil && old != nil && sameSnapshot(*old, s) {
+		if known, ok := rt.st.snaps[path]; ok && known.id == id {
+			if known.sig == sig {
+				return nil
+			}
+		} else if old, err := LoadSnapshot(path); err == nil && old != nil && snapshotSig(*old) == sig {
+			rt.st.rememberSnapshot(path, id, sig)
 			return nil
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("write communication snapshot: %w", err)
 	}
-	return fsutil.WriteJSON(path, s, 0o600)
+	if err := fsutil.WriteJSON(path, s, 0o600); err != nil {
+		return err
+	}
+	if id, ok := statID(path); ok {
+		rt.st.rememberSnapshot(path, id, sig)
+	}
+	return nil
 }
 
-// sameSnapshot compares two snapshots but for updated_at and the
-// members' last_seen.
-func sameSnapshot(a, b Snapshot) bool {
-	if a.Parent != b.Parent || a.Root != b.Root || a.Self != b.Self || len(a.Rooms) != len(b.Rooms) ||
-		!slices.EqualFunc(a.Contacts, b.Contacts, func(x, y Contact) bool {
-			return x.Address == y.Address && slices.Equal(x.Caps, y.Caps) && x.Claim == y.Claim && x.Parent == y.Parent && x.Role == y.Role && x.Status == y.Status
-		}) {
-		return false
-	}
-	for i := range a.Rooms {
-		ra, rb := a.Rooms[i], b.Rooms[i]
-		if ra.Address != rb.Address || ra.Name != rb.Name || !slices.EqualFunc(ra.Members, rb.Members, Member.sameBut) {
-			return false
+// snapshotSig is a hash of a snapshot's content but for updated_at and
+// the members' last_seen.
+func snapshotSig(s Snapshot) uint64 {
+	s.UpdatedAt = ""
+	s.Rooms = slices.Clone(s.Rooms)
+	for i := range s.Rooms {
+		s.Rooms[i].Members = slices.Clone(s.Rooms[i].Members)
+		for j := range s.Rooms[i].Members {
+			s.Rooms[i].Members[j].LastSeen = ""
 		}
 	}
-	return true
+	b, _ := json.Marshal(s)
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }

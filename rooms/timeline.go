@@ -1,8 +1,10 @@
 package rooms
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,6 +28,27 @@ type roomState struct {
 	last     time.Time
 	roster   Roster
 	rosterID fileID
+	snaps    map[string]snapState // communication snapshots, by path
+	// ids holds a hash of every entry id in the timeline once a
+	// caller-chosen id had to be checked (nil before): a duplicate check
+	// then costs a lookup, not a read of the file.
+	ids map[uint64]struct{}
+}
+
+// snapState is a snapshot file as this process last wrote or read it.
+type snapState struct {
+	id  fileID
+	sig uint64
+}
+
+// maxSnapStates bounds the snapshots a room state remembers.
+const maxSnapStates = 64
+
+func (st *roomState) rememberSnapshot(path string, id fileID, sig uint64) {
+	if st.snaps == nil || len(st.snaps) >= maxSnapStates {
+		st.snaps = map[string]snapState{}
+	}
+	st.snaps[path] = snapState{id, sig}
 }
 
 // fileID tells whether a small state file changed since it was read.
@@ -132,6 +155,12 @@ func (rt *roomTx) sync() error {
 	}
 	if reset {
 		rt.st.last = time.Time{}
+		rt.st.ids = nil
+	}
+	if rt.st.ids != nil {
+		for _, l := range lines {
+			rt.st.ids[idHash(lineID(l))] = struct{}{}
+		}
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		lines[i].Decode()
@@ -179,12 +208,17 @@ func (rt *roomTx) loadRoster() error {
 // returned with dup true, and nothing is written.
 func (rt *roomTx) append(env mailbox.Envelope) (e Entry, dup bool, err error) {
 	if env.ID != "" {
-		rec, err := rt.tx.Find(env.ID)
-		if err != nil {
+		if err := rt.indexIDs(); err != nil {
 			return Entry{}, false, err
 		}
-		if rec != nil {
-			return entryFrom(rec), true, nil
+		if _, maybe := rt.st.ids[idHash(env.ID)]; maybe {
+			rec, err := rt.tx.Find(env.ID)
+			if err != nil {
+				return Entry{}, false, err
+			}
+			if rec != nil {
+				return entryFrom(rec), true, nil
+			}
 		}
 	} else {
 		env.ID = uuid.NewString()
@@ -206,6 +240,47 @@ func (rt *roomTx) append(env mailbox.Envelope) (e Entry, dup bool, err error) {
 	rt.seen = rt.seen || e.From != ""
 	rt.appended = append(rt.appended, e)
 	return e, false, nil
+}
+
+// indexIDs builds the id index from the whole timeline (once per file
+// this process sees; later lines are added by sync).
+func (rt *roomTx) indexIDs() error {
+	if rt.st.ids != nil {
+		return nil
+	}
+	lines, err := mailbox.Read(rt.tx.Path())
+	if err != nil {
+		return err
+	}
+	rt.st.ids = make(map[uint64]struct{}, len(lines))
+	for _, l := range lines {
+		if !l.Partial {
+			rt.st.ids[idHash(str(l.Value, "id"))] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// lineID is the id of an undecoded timeline line: found at its end (an
+// entry this package wrote ends with "id":"<id>","received_at":"…"}), or
+// by decoding the line.
+func lineID(l mailbox.Line) string {
+	raw := l.Raw
+	if i := bytes.LastIndex(raw, []byte(`,"received_at":"`)); i > 0 && raw[i-1] == '"' {
+		if j := bytes.LastIndex(raw[:i-1], []byte(`"id":"`)); j > 0 && (raw[j-1] == ',' || raw[j-1] == '{') {
+			if id := raw[j+len(`"id":"`) : i-1]; bytes.IndexAny(id, `"\`) < 0 {
+				return string(id)
+			}
+		}
+	}
+	l.Decode()
+	return str(l.Value, "id")
+}
+
+func idHash(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
 }
 
 // snapshot asks for self's communication snapshot to be written (if due)

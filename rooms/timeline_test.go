@@ -176,6 +176,15 @@ func TestTimelineIDsAndTimes(t *testing.T) {
 		}
 		prev = e.Time()
 	}
+	// Ids written by another writer (whatever their key order) count too,
+	// also once this process has indexed the timeline.
+	mailbox.Append(TimelinePath(dir), map[string]any{"id": "legacy-1", "type": "x"})
+	if !post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", ID: "legacy-1"}).Duplicate {
+		t.Fatal("an id written by another writer was not seen")
+	}
+	if post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", ID: "legacy-2"}).Duplicate {
+		t.Fatal("a new id reported duplicate")
+	}
 	if _, err := Append(dir, mailbox.Envelope{To: "run:r", Type: "chat"}); !errors.Is(err, mailbox.ErrInvalid) {
 		t.Fatalf("append to a run: %v", err)
 	}
