@@ -149,11 +149,17 @@ func (q *Queue) Claim(owner string, pid int) (Record, error) {
 			set.set("claimed_pid", pid)
 		}
 		set.set("status", StatusClaimed)
+		id := st.recs[i].id
 		if err := q.appendUpdate(st, i, set); err != nil {
 			return err
 		}
+		// The update may have folded the file: positions move, ids do not.
+		j, ok := st.byID[id]
+		if !ok {
+			return fmt.Errorf("claim %s in %s: the record vanished in a fold", id, q.Path)
+		}
 		var err error
-		got, err = q.record(st, i)
+		got, err = q.record(st, j)
 		return err
 	})
 	return got, err

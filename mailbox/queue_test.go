@@ -334,3 +334,26 @@ func TestFollower(t *testing.T) {
 		t.Fatal("removal not reported")
 	}
 }
+
+// TestQueueClaimThatFolds: a claim whose update triggers a fold (which
+// drops terminal records, so record positions move) returns the record
+// it claimed.
+func TestQueueClaimThatFolds(t *testing.T) {
+	q := newTestQueue(t)
+	q.KeepTerminal = 2
+	for i := range 400 {
+		q.Append(job(i))
+	}
+	for range 10 {
+		rec, _ := q.Claim("w", 0)
+		if err := q.Done(rec.ID(), StatusHandled, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 300 {
+		rec, err := q.Claim("w", 0)
+		if err != nil || rec.Status() != StatusClaimed || fmt.Sprint(rec["body"].(map[string]any)["i"]) != fmt.Sprint(10+i) {
+			t.Fatalf("claim %d returned %v (%v)", i, rec, err)
+		}
+	}
+}
