@@ -54,9 +54,9 @@ type Queue struct {
 	Path string
 	// KeepTerminal bounds the handled/failed records a fold keeps (the
 	// newest): > 0 keeps that many, 0 keeps all, < 0 keeps none. Folds
-	// run when the terminal records exceed the bound by an eighth, or by
-	// half the unfinished records if that is more, so trimming costs
-	// O(1) per operation.
+	// run when the terminal records exceed the bound by half (exactly,
+	// below 16) or by half the unfinished records if that is more, so
+	// trimming costs O(1) per operation.
 	KeepTerminal int
 	// Lease, when > 0, lets Claim take over a record claimed longer ago.
 	Lease time.Duration
@@ -260,7 +260,10 @@ func (q *Queue) needFold(st *queueState) bool {
 	if keep < 0 {
 		return false
 	}
-	slack := max(keep/8, (len(st.recs)-st.terminal)/2)
+	slack := (len(st.recs) - st.terminal) / 2
+	if keep >= 16 {
+		slack = max(slack, keep/2)
+	}
 	return st.terminal > keep+slack
 }
 

@@ -246,7 +246,7 @@ func TestQueueFoldsAutomatically(t *testing.T) {
 	lines, _ := Read(q.Path)
 	// At most KeepTerminal + its slack, plus the update lines since the
 	// last fold (fewer than foldMin).
-	if len(lines) > 10+10/8+foldMin {
+	if len(lines) > 10+foldMin {
 		t.Fatalf("%d lines left; folds did not keep the file bounded", len(lines))
 	}
 }

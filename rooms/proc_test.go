@@ -248,7 +248,7 @@ func TestSoakProcesses(t *testing.T) {
 			t.Fatalf("record left %v by %v: %v", r["status"], r["claimed_by"], r["id"])
 		}
 	}
-	if len(bad) != 0 || len(recs) == 0 || len(recs) > DefaultLimits.BranchRetained+DefaultLimits.BranchRetained/8 {
+	if len(bad) != 0 || len(recs) == 0 || len(recs) > DefaultLimits.BranchRetained {
 		t.Fatalf("inbox after the soak: %d records (retained %d), malformed %q", len(recs), DefaultLimits.BranchRetained, bad)
 	}
 }

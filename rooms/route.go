@@ -55,20 +55,27 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 	run, self := to.ID, to.String()
 	from, _ := mailbox.Parse(sender)
 	fromBranch := from.Kind == mailbox.KindBranch && from.ID == run && from.String() != self
-	_, err := withRoom(dir, run, func(rt *roomTx) error {
-		if _, err := rt.ensure(self, branchJoinBody(run), BranchJoinSummary); err != nil {
-			return err
-		}
-		rt.snapshot(self)
-		if fromBranch {
-			if _, err := rt.ensure(from.String(), branchJoinBody(run), BranchJoinSummary); err != nil {
+	members := []string{self}
+	if fromBranch {
+		members = append(members, from.String())
+	}
+	var err error
+	if !roomCurrent(dir, run, members, append(members[:len(members):len(members)], "run:"+run)) {
+		_, err = withRoom(dir, run, func(rt *roomTx) error {
+			if _, err := rt.ensure(self, branchJoinBody(run), BranchJoinSummary); err != nil {
 				return err
 			}
-			rt.snapshot(from.String())
-		}
-		rt.snapshot("run:" + run)
-		return nil
-	})
+			rt.snapshot(self)
+			if fromBranch {
+				if _, err := rt.ensure(from.String(), branchJoinBody(run), BranchJoinSummary); err != nil {
+					return err
+				}
+				rt.snapshot(from.String())
+			}
+			rt.snapshot("run:" + run)
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

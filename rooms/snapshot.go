@@ -151,3 +151,38 @@ func snapshotSig(s Snapshot) uint64 {
 	h.Write(b)
 	return h.Sum64()
 }
+
+// roomCurrent reports, without taking the room lock, whether a room
+// operation that joins members (when absent) and writes selves' snapshots
+// (when due) would change nothing: roster.json is the one this process
+// last saw and has every member, and every snapshot is the one this
+// process last wrote or read, fresh and with the same content. Members
+// never leave a roster, so a true answer cannot be made wrong by a
+// concurrent writer.
+func roomCurrent(dir, run string, members, selves []string) bool {
+	st := stateFor(dir)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	id, ok := statID(filepath.Join(RoomDir(dir), RosterFile))
+	if !ok || id != st.rosterID {
+		return false
+	}
+	for _, m := range members {
+		if st.roster.Find(m) < 0 {
+			return false
+		}
+	}
+	now, min := time.Now(), EnvLimits().SnapshotMin
+	for _, self := range selves {
+		path, err := SnapshotPath(dir, self)
+		if err != nil {
+			return false
+		}
+		known, ok := st.snaps[path]
+		id, exists := statID(path)
+		if !ok || !exists || known.id != id || now.Sub(id.mtime) >= min || known.sig != snapshotSig(NewSnapshot(run, self, st.roster, now)) {
+			return false
+		}
+	}
+	return true
+}
