@@ -55,12 +55,20 @@
 // last_seen is stale (PI_ACTORS_ROOM_ROSTER_MIN_MS); this package applies
 // the same rule to communication snapshots (PI_ACTORS_COMMUNICATION_
 // SNAPSHOT_MIN_MS): a snapshot whose content did not change but for
-// last_seen and updated_at is not rewritten while it is fresh. Timeline
-// compaction keeps exactly PI_ACTORS_ROOM_MAX_MESSAGES lines but runs once
-// the timeline is max/16 lines past it (not after every append), and
-// branch inbox trimming to PI_ACTORS_BRANCH_INBOX_TERMINAL_RETAINED
-// happens as the queue folds (see mailbox.Queue): both bound the cost of a
-// full room or inbox to O(1) per message.
+// last_seen and updated_at is not rewritten while it is fresh (the branch
+// route rewrites its snapshots on the same rule). Timeline compaction
+// keeps exactly PI_ACTORS_ROOM_MAX_MESSAGES lines (malformed lines, never
+// dropped, count toward them) but runs once the timeline is max/16 lines
+// past it (not after every append); branch inbox trimming to
+// PI_ACTORS_BRANCH_INBOX_TERMINAL_RETAINED happens as the queue folds, once
+// the handled/failed records are half the bound past it (see
+// mailbox.Queue). Both bound the cost of a full room or inbox to O(1) per
+// message. Claims record claimed_pid when the claimer names the process
+// that will finish the message, and a claim is taken over once that
+// process is gone or PI_ACTORS_BRANCH_CLAIM_LEASE_MS passed; ttl_ms and
+// deadline (seed 001) are checked at send and at claim. Result counts
+// (message_count, roster_count) are those right after the room entry,
+// before a multicast's recipients join.
 //
 // This package does not route to runs, tools, sessions or the
 // coordinator, check sessions, watch files, start processes or talk to
