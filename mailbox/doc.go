@@ -10,7 +10,7 @@
 // written as room:<run>). Every id is a token ^[A-Za-z0-9_.-]+$ other
 // than "." and "..", because ids become path elements. An Envelope is
 // {to, type, body, correlation_id, from, metadata, reply_to, summary} plus
-// an optional caller id; Normalize validates one and writes addresses
+// an optional caller id and optional expiry bounds (ttl_ms, deadline); Normalize validates one and writes addresses
 // canonically. Invalid addresses and envelopes are *AddressError and
 // *EnvelopeError; both match ErrInvalid.
 //
@@ -28,6 +28,11 @@
 //     claimed → handled | failed (sent is optional); a claim adds claimed_at
 //     and claimed_by, a status change adds <status>_at plus the caller's
 //     metadata (error, bytes, …). A record without status counts as queued.
+//   - a Queue's inbox (branches/<b>/inbox.jsonl): the same records, plus
+//     update lines {"status":"update","ref":<id>,"set":{…}} that a claim or
+//     status change appends instead of rewriting the file; a fold later
+//     writes each set into its record and drops the update line, leaving
+//     exactly what an Inbox rewrite would have written.
 //   - wake.jsonl: {actor, id, metadata?, reason, state_dir, ts}.
 //   - outbox.jsonl: {body?, correlation_id?, data?, delivery, event, from?,
 //     id, level, metadata?, reply_to?, summary, to?, ts, type?}; delivery is
@@ -56,14 +61,16 @@
 //
 // # Concurrency
 //
-// Every write — Append, the Inbox operations, Rewrite — holds the file's
+// Every write — Append, the Inbox and Queue operations, Rewrite, an
+// Update transaction — holds the file's
 // lock (fsutil.LockTimeout, LockWait = 5 s, then an error wrapping
 // fsutil.ErrLockTimeout), so goroutines and processes may share files
 // freely. Appends write all lines of one call with a single write(2) on an
 // O_APPEND descriptor. Rewrites (claim, sent, done) replace the file by
 // rename, so a watcher must watch the directory, not the file's inode.
-// Read and Tail take no lock: they see a consistent file (old or new after
-// a rewrite) whose last line may be Partial while a write is in progress.
+// Read, Tail and a Follower take no lock: they see a consistent file (old
+// or new after a rewrite) whose last line may be Partial while a write is
+// in progress.
 //
 // # Crash behaviour
 //
@@ -79,5 +86,6 @@
 // file. Locks are flocks, released by the kernel when the holder dies, so
 // a crashed writer never blocks the others. A consumer that dies between
 // Claim and Done leaves its record claimed; Claim(owner, StatusClaimed)
-// takes it over.
+// takes it over (a Queue does so by itself once the claimant's pid is gone
+// or its lease ran out).
 package mailbox

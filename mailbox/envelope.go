@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
+	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // typeRe is the grammar of a message type: control.kill, run.message,
@@ -19,15 +22,23 @@ var typeRe = lazyre.New(`^[A-Za-z][A-Za-z0-9_.:-]*$`)
 // JSON null body is kept as json.RawMessage("null") so it round-trips. ID
 // is an optional caller-chosen token: an inbox keeps one record per id, so
 // a retried send with the same ID is not delivered twice.
+//
+// TTL (ttl_ms, whole milliseconds) and Deadline (deadline, RFC 3339) are
+// optional expiry bounds: TTL counts from the time the message was
+// accepted (its record's received_at), Deadline is absolute. This package
+// only carries them; the routes decide what an expired message becomes
+// (see ExpiredAt).
 type Envelope struct {
 	To            string
 	Type          string
 	Body          any
 	CorrelationID string
+	Deadline      time.Time
 	From          string
 	Metadata      map[string]any
 	ReplyTo       string
 	Summary       string
+	TTL           time.Duration
 	ID            string
 }
 
@@ -71,6 +82,12 @@ func Normalize(raw map[string]any) (Envelope, error) {
 			return Envelope{}, envErr("metadata", nil, "message metadata must be an object, got %s", jsonKind(v))
 		}
 		e.Metadata = m
+	}
+	if e.TTL, err = ttlField(raw); err != nil {
+		return Envelope{}, err
+	}
+	if e.Deadline, err = deadlineField(raw); err != nil {
+		return Envelope{}, err
 	}
 	if v, ok := raw["body"]; ok {
 		if v == nil {
@@ -132,15 +149,40 @@ func (e Envelope) Normalized() (Envelope, error) {
 	if e.ID != "" && !validToken(e.ID) {
 		return Envelope{}, envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", e.ID)
 	}
+	if e.TTL < 0 {
+		return Envelope{}, envErr("ttl_ms", nil, "message.ttl_ms must be a positive number of milliseconds, got %d", e.TTL.Milliseconds())
+	}
+	if r := e.TTL % time.Millisecond; r != 0 {
+		e.TTL += time.Millisecond - r // whole milliseconds, rounded up
+	}
+	if !e.Deadline.IsZero() {
+		e.Deadline = e.Deadline.UTC()
+	}
 	return e, nil
+}
+
+// ExpiredAt reports whether the message has expired at now, given the
+// time it was accepted, and why: "ttl_expired" once TTL has passed since
+// accepted, "deadline_passed" once now is past Deadline. A message with
+// neither bound never expires.
+func (e Envelope) ExpiredAt(accepted, now time.Time) (bool, string) {
+	if !e.Deadline.IsZero() && now.After(e.Deadline) {
+		return true, "deadline_passed"
+	}
+	if e.TTL > 0 && !accepted.IsZero() && now.Sub(accepted) >= e.TTL {
+		return true, "ttl_expired"
+	}
+	return false, ""
 }
 
 // Address returns the parsed recipient.
 func (e Envelope) Address() (Address, error) { return Parse(e.To) }
 
 // MarshalJSON writes the keys in the reference order: to, type, body,
-// correlation_id, from, metadata, reply_to, summary, then id. Empty
-// optional fields are left out.
+// correlation_id, from, metadata, reply_to, summary, then id. The expiry
+// bounds, when set, take their alphabetical places (deadline after
+// correlation_id, ttl_ms after summary). Empty optional fields are left
+// out.
 func (e Envelope) MarshalJSON() ([]byte, error) {
 	o, err := e.object()
 	if err != nil {
@@ -150,7 +192,7 @@ func (e Envelope) MarshalJSON() ([]byte, error) {
 }
 
 func (e Envelope) object() (object, error) {
-	o := make(object, 0, 9)
+	o := make(object, 0, 11)
 	add := func(key string, v any) error {
 		raw, err := marshal(v)
 		if err != nil {
@@ -168,10 +210,12 @@ func (e Envelope) object() (object, error) {
 		{"type", e.Type, false},
 		{"body", e.Body, e.Body == nil},
 		{"correlation_id", e.CorrelationID, e.CorrelationID == ""},
+		{"deadline", e.Deadline.UTC().Format(time.RFC3339Nano), e.Deadline.IsZero()},
 		{"from", e.From, e.From == ""},
 		{"metadata", e.Metadata, e.Metadata == nil},
 		{"reply_to", e.ReplyTo, e.ReplyTo == ""},
 		{"summary", e.Summary, e.Summary == ""},
+		{"ttl_ms", ttlMillis(e.TTL), e.TTL <= 0},
 		{"id", e.ID, e.ID == ""},
 	}
 	for _, f := range fields {
@@ -208,6 +252,48 @@ func stringField(raw map[string]any, key string) (string, error) {
 	}
 	return strings.TrimSpace(s), nil
 }
+
+// maxTTLMillis keeps ttl_ms exact in JSON (2^53-1) and within a
+// time.Duration.
+const maxTTLMillis = min(1<<53-1, math.MaxInt64/int64(time.Millisecond))
+
+// ttlField reads the optional ttl_ms: a positive whole number of
+// milliseconds, given as a JSON number or a string of digits.
+func ttlField(raw map[string]any) (time.Duration, error) {
+	v, ok := raw["ttl_ms"]
+	if !ok || v == nil {
+		return 0, nil
+	}
+	s, ok := scalarString(v)
+	if _, isBool := v.(bool); !ok || isBool {
+		return 0, envErr("ttl_ms", nil, "message.ttl_ms must be a positive whole number of milliseconds, got %s", jsonKind(v))
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > maxTTLMillis {
+		return 0, envErr("ttl_ms", nil, "message.ttl_ms must be a positive whole number of milliseconds (at most %d), got %q", maxTTLMillis, s)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// deadlineField reads the optional deadline, an RFC 3339 time.
+func deadlineField(raw map[string]any) (time.Time, error) {
+	v, ok := raw["deadline"]
+	if !ok || v == nil {
+		return time.Time{}, nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		return time.Time{}, envErr("deadline", nil, "message.deadline must be an RFC 3339 time string such as 2030-01-02T15:04:05Z, got %s", jsonKind(v))
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, envErr("deadline", err, "message.deadline must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", s)
+	}
+	return t.UTC(), nil
+}
+
+// ttlMillis is the ttl_ms written for a TTL (whole milliseconds).
+func ttlMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
 
 // coerceString reads an optional scalar and formats it as a string, as the
 // reference coerces with String(). Objects and arrays are refused rather

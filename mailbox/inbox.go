@@ -101,24 +101,10 @@ var managed = []string{"id", "queued_at", "received_at", "status"}
 // inbox, that record is returned with dup true and nothing is written, so
 // retrying a send is safe.
 func (in *Inbox) Append(msg any) (rec Record, dup bool, err error) {
-	o, id, err := inboxObject(msg)
+	line, id, callerID, err := recordLine(msg)
 	if err != nil {
 		return nil, false, err
 	}
-	callerID := id != ""
-	if !callerID {
-		id = uuid.NewString()
-	}
-	now := timestamp()
-	for _, kv := range []struct {
-		k string
-		v any
-	}{{"id", id}, {"queued_at", now}, {"received_at", now}, {"status", StatusQueued}} {
-		if err := o.set(kv.k, kv.v); err != nil {
-			return nil, false, err
-		}
-	}
-	line := o.bytes()
 	unlock, err := lockFile(in.Path)
 	if err != nil {
 		return nil, false, err
@@ -141,6 +127,29 @@ func (in *Inbox) Append(msg any) (rec Record, dup bool, err error) {
 		return nil, false, fmt.Errorf("append %s: %w", in.Path, err)
 	}
 	return Record(m), false, nil
+}
+
+// recordLine encodes msg as a new queued inbox record: its fields, then
+// id (the caller's, else a new uuid), queued_at, received_at and status.
+func recordLine(msg any) (line []byte, id string, callerID bool, err error) {
+	o, id, err := inboxObject(msg)
+	if err != nil {
+		return nil, "", false, err
+	}
+	callerID = id != ""
+	if !callerID {
+		id = uuid.NewString()
+	}
+	now := timestamp()
+	for _, kv := range []struct {
+		k string
+		v any
+	}{{"id", id}, {"queued_at", now}, {"received_at", now}, {"status", StatusQueued}} {
+		if err := o.set(kv.k, kv.v); err != nil {
+			return nil, "", false, err
+		}
+	}
+	return o.bytes(), id, callerID, nil
 }
 
 // inboxObject converts a message to an ordered object without the managed

@@ -290,6 +290,10 @@ func blank(raw []byte) bool {
 	return len(bytes.Trim(raw, " \t\r")) == 0
 }
 
+// Decode sets Value, or Err for a malformed line, from Raw (lines from a
+// Lazy Follower come undecoded).
+func (l *Line) Decode() { l.decode() }
+
 func (l *Line) decode() {
 	v, err := decodeObject(l.Raw)
 	if err != nil {

@@ -1,0 +1,112 @@
+package rooms
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Compaction is compaction.json: the last timeline compaction.
+type Compaction struct {
+	CompactedAt  string `json:"compacted_at"`
+	DroppedCount int    `json:"dropped_count"`
+	FirstKeptAt  string `json:"first_kept_at,omitempty"`
+	LastKeptAt   string `json:"last_kept_at,omitempty"`
+	MaxMessages  int    `json:"max_messages"`
+}
+
+// compactSlack is how far past MaxMessages the timeline may grow before a
+// compaction: max/16 (none below 16), so a full room pays one rewrite per
+// max/16 appends instead of one per append.
+func compactSlack(max int) int { return max / 16 }
+
+// compactIfDue compacts the timeline when its line count exceeds
+// MaxMessages plus the slack.
+func (rt *roomTx) compactIfDue() error {
+	limit := rt.lim.MaxMessages
+	if rt.st.f.Lines() <= limit+compactSlack(limit) {
+		return nil
+	}
+	c, err := compactLocked(rt.tx, limit)
+	if err != nil || c == nil {
+		return err
+	}
+	if err := fsutil.WriteJSON(filepath.Join(RoomDir(rt.dir), CompactionFile), c, 0o600); err != nil {
+		return err
+	}
+	return rt.sync()
+}
+
+// compactLocked keeps the newest timeline entries so that, with every
+// malformed line (never dropped, wherever it is) counted, limit lines
+// remain. It returns nil when there was nothing to drop.
+func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, error) {
+	c := &Compaction{MaxMessages: limit}
+	err := tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		budget := limit
+		for _, l := range lines {
+			if l.Err != nil {
+				budget--
+			}
+		}
+		keep := make([]bool, len(lines))
+		for i := len(lines) - 1; i >= 0; i-- {
+			if lines[i].Err != nil || budget > 0 {
+				keep[i] = true
+				if lines[i].Err == nil {
+					budget--
+				}
+			}
+		}
+		kept := make([]mailbox.Line, 0, len(lines))
+		for i, l := range lines {
+			if !keep[i] {
+				c.DroppedCount++
+				continue
+			}
+			kept = append(kept, l)
+			if l.Err == nil {
+				if ts := str(l.Value, "received_at"); ts != "" {
+					if c.FirstKeptAt == "" {
+						c.FirstKeptAt = ts
+					}
+					c.LastKeptAt = ts
+				}
+			}
+		}
+		return kept, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compact room timeline: %w", err)
+	}
+	if c.DroppedCount == 0 {
+		return nil, nil
+	}
+	c.CompactedAt = formatTime(time.Now())
+	return c, nil
+}
+
+// LoadCompaction reads a room's compaction.json: nil when the room was
+// never compacted, an error wrapping ErrCorrupt when it does not decode.
+func LoadCompaction(dir string) (*Compaction, error) {
+	path := filepath.Join(RoomDir(dir), CompactionFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read compaction: %w", err)
+	}
+	var c Compaction
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("read %s: %w: %v", path, ErrCorrupt, err)
+	}
+	return &c, nil
+}

@@ -1,0 +1,153 @@
+package rooms
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Posting is a room message appended to the timeline (or dead-lettered),
+// with one branch delivery per metadata.recipients entry waiting for the
+// kernel's forwards.
+type Posting struct {
+	Append     AppendResult
+	To, Type   string
+	Run        string
+	StateDir   string
+	Recipients []string
+	Deliveries []*Delivery
+	DeadLetter string
+}
+
+// RoomResult is the room route's normalised outcome: {room, message_count,
+// roster_count, sent} plus consumer room-timeline, reason room_persisted,
+// and for a multicast forwarded, multicast, multicast_count and the
+// recipients' branch outcomes.
+type RoomResult struct {
+	To               string         `json:"to"`
+	Type             string         `json:"type"`
+	ID               string         `json:"id,omitempty"`
+	Duplicate        bool           `json:"duplicate,omitempty"`
+	Room             string         `json:"room"`
+	Counts                          // message_count, roster_count
+	StateDir         string         `json:"state_dir"`
+	Sent             bool           `json:"sent"`
+	Delivered        bool           `json:"delivered"`
+	Persisted        bool           `json:"persisted"`
+	Forwarded        bool           `json:"forwarded"`
+	Consumer         string         `json:"consumer"`
+	Reason           string         `json:"reason"`
+	DeadLetter       string         `json:"dead_letter,omitempty"`
+	Multicast        []string       `json:"multicast,omitempty"`
+	MulticastCount   int            `json:"multicast_count,omitempty"`
+	MulticastResults []BranchResult `json:"multicast_results,omitempty"`
+	NextActions      []string       `json:"next_actions,omitempty"`
+}
+
+// Post is the room route, message to=room:<run>, after the kernel's
+// session check. dir is the run's state directory; the run need not be
+// running. Everything is validated before anything is written:
+//
+//   - from is required and must be run:<run> or branch:<run>/<b>;
+//   - metadata.recipients, when present, must be an array of
+//     branch:<run>/<b> addresses of the same run.
+//
+// A message already past its deadline goes to the run's dead letters.
+// Otherwise the envelope (metadata included) is appended to the timeline
+// (see Append), and each recipient gets a branch delivery of a copy with
+// to = the recipient and id = <entry id>.<branch> (SendBranch's steps 3
+// and 4). The kernel forwards each Delivery and finishes it; Result then
+// gives the outcome. Retrying a Post with the same caller id completes
+// deliveries a crash interrupted and writes nothing twice.
+func Post(dir string, env mailbox.Envelope) (*Posting, error) {
+	env, run, err := roomEnvelope(env)
+	if err != nil {
+		return nil, err
+	}
+	if env.From == "" {
+		return nil, &mailbox.EnvelopeError{Field: "from", Msg: fmt.Sprintf("message to %s requires from=<actor address>: run:%s or branch:%s/<branch>", env.To, run, run)}
+	}
+	if _, err := sameRun(env.From, run, "sender"); err != nil {
+		return nil, &mailbox.EnvelopeError{Field: "from", Err: err,
+			Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, run, run, env.From)}
+	}
+	recips, err := recipients(env.Metadata, run)
+	if err != nil {
+		return nil, err
+	}
+	p := &Posting{To: env.To, Type: env.Type, Run: run, StateDir: dir}
+	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired {
+		rec, dup, err := DeadLetter(dir, env, why)
+		if err != nil {
+			return nil, err
+		}
+		p.DeadLetter, p.Append = why, AppendResult{Entry: Entry{Envelope: env}, Duplicate: dup, Room: Name}
+		p.Append.Entry.ID = rec.ID
+		return p, nil
+	}
+	if p.Append, err = Append(dir, env); err != nil {
+		return nil, err
+	}
+	for _, r := range recips {
+		cp := env
+		cp.To, cp.ID = r.String(), p.Append.Entry.ID+"."+r.Branch
+		d, err := deliverBranch(dir, r, cp, env.From)
+		if err != nil {
+			return nil, fmt.Errorf("room:%s multicast to %s (the room entry %s is stored; retry with id=%s): %w", run, r, p.Append.Entry.ID, p.Append.Entry.ID, err)
+		}
+		p.Recipients = append(p.Recipients, r.String())
+		p.Deliveries = append(p.Deliveries, d)
+	}
+	return p, nil
+}
+
+// recipients validates metadata.recipients: an array of same-run branch
+// addresses (duplicates count once).
+func recipients(meta map[string]any, run string) ([]mailbox.Address, error) {
+	v, ok := meta["recipients"]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Msg: "room multicast metadata.recipients must be an array of branch:" + run + "/<branch> addresses."}
+	}
+	var out []mailbox.Address
+	seen := map[string]bool{}
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Msg: fmt.Sprintf("room multicast recipients must be actor addresses (strings such as branch:%s/<branch>); got %v.", run, e)}
+		}
+		a, err := mailbox.Parse(s)
+		if err != nil || a.Kind != mailbox.KindBranch || a.ID != run {
+			return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Err: err, Msg: fmt.Sprintf("room multicast recipient must be branch:%s/<branch>; got %s.", run, s)}
+		}
+		if !seen[a.String()] {
+			seen[a.String()] = true
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Result is the normalised outcome. Deliveries the kernel did not finish
+// count as not forwarded.
+func (p *Posting) Result() RoomResult {
+	r := RoomResult{To: p.To, Type: p.Type, ID: p.Append.Entry.ID, Duplicate: p.Append.Duplicate, Room: Name, Counts: p.Append.Counts,
+		StateDir: p.StateDir, Persisted: true, Consumer: ConsumerRoom, Reason: ReasonRoom}
+	if p.DeadLetter != "" {
+		r.Consumer, r.Reason, r.DeadLetter = ConsumerDead, ReasonDeadLetter, p.DeadLetter
+		r.NextActions = []string{"inspect target=run:" + p.Run + " view=dead_letters"}
+		return r
+	}
+	r.Sent, r.Delivered = true, true
+	if len(p.Deliveries) > 0 {
+		r.Forwarded, r.Multicast, r.MulticastCount = true, p.Recipients, len(p.Deliveries)
+		for _, d := range p.Deliveries {
+			r.MulticastResults = append(r.MulticastResults, d.Result())
+		}
+	}
+	return r
+}

@@ -1,0 +1,322 @@
+package rooms
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Member is one room roster member. JoinedAt is the first time the room
+// saw it, LastSeen the latest; the other fields come from message bodies
+// (see Roster.apply).
+type Member struct {
+	Address  string   `json:"address"`
+	Caps     []string `json:"caps,omitempty"`
+	Claim    string   `json:"claim,omitempty"`
+	Display  string   `json:"display,omitempty"`
+	JoinedAt string   `json:"joined_at"`
+	LastSeen string   `json:"last_seen"`
+	Parent   string   `json:"parent,omitempty"`
+	Role     string   `json:"role,omitempty"`
+	Status   string   `json:"status,omitempty"`
+}
+
+// sameBut reports whether m and o differ at most in LastSeen.
+func (m Member) sameBut(o Member) bool {
+	m.LastSeen = o.LastSeen
+	return m.Address == o.Address && slices.Equal(m.Caps, o.Caps) && m.Claim == o.Claim && m.Display == o.Display &&
+		m.JoinedAt == o.JoinedAt && m.Parent == o.Parent && m.Role == o.Role && m.Status == o.Status
+}
+
+// Roster is a room's members in the order they joined. Leaving keeps a
+// member (status left).
+type Roster []Member
+
+// Find returns the index of address, or -1.
+func (r Roster) Find(address string) int {
+	return slices.IndexFunc(r, func(m Member) bool { return m.Address == address })
+}
+
+// TypeLeave is the message type that marks its sender as left.
+const TypeLeave = "actor.leave"
+
+// apply updates the sender of a timeline entry and returns the new roster
+// (r is not modified) and whether anything but a last_seen changed. An
+// entry without from changes nothing.
+//
+// Any entry updates its sender: an object body's caps, claim, display,
+// parent and role replace the member's when present; role defaults to
+// actor; status is body.status, else the current status, else present.
+// actor.leave only sets status (body.status, else left): the member
+// stays.
+func (r Roster) apply(e Entry) (out Roster, changed bool) {
+	if e.From == "" {
+		return r, false
+	}
+	i := r.Find(e.From)
+	var m Member
+	if i >= 0 {
+		m = r[i]
+	} else {
+		m = Member{Address: e.From, JoinedAt: e.ReceivedAt}
+	}
+	old := m
+	m.LastSeen = e.ReceivedAt
+	body, _ := e.Body.(map[string]any)
+	if e.Type != TypeLeave && body != nil {
+		if v, ok := body["caps"]; ok {
+			m.Caps = caps(v)
+		}
+		for key, dst := range map[string]*string{"claim": &m.Claim, "display": &m.Display, "parent": &m.Parent, "role": &m.Role} {
+			if v, ok := body[key]; ok {
+				*dst = scalar(v, key == "claim")
+			}
+		}
+	}
+	if m.Role == "" {
+		m.Role = "actor"
+	}
+	if s := scalar(body["status"], false); s != "" {
+		m.Status = s
+	} else if e.Type == TypeLeave {
+		m.Status = "left"
+	} else if m.Status == "" {
+		m.Status = "present"
+	}
+	out = slices.Clone(r)
+	if i < 0 {
+		return append(out, m), true
+	}
+	out[i] = m
+	return out, !m.sameBut(old)
+}
+
+// caps reads body.caps: an array of values or a comma-separated string.
+func caps(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case []any:
+		for _, c := range x {
+			if s := scalar(c, true); s != "" {
+				out = append(out, s)
+			}
+		}
+	case string:
+		for _, c := range strings.Split(x, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// scalar formats a JSON scalar as a string; with objects true an object
+// or array becomes its compact JSON. Anything else is "".
+func scalar(v any, objects bool) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(x)
+	case json.Number:
+		return x.String()
+	case bool:
+		return fmt.Sprint(x)
+	case float64, int:
+		return fmt.Sprint(x)
+	}
+	if !objects {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// rosterFile is roster.json: {"room":"main","members":{<address>:{…}}},
+// members in join order.
+func encodeRoster(r Roster) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"room\": \"" + Name + "\",\n  \"members\": {")
+	for i, m := range r {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.Address)
+		v, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("encode roster member %s: %w", m.Address, err)
+		}
+		b.WriteString("\n    ")
+		b.Write(k)
+		b.WriteString(": ")
+		b.Write(v)
+	}
+	if len(r) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("}\n}\n")
+	return b.Bytes(), nil
+}
+
+// ErrCorrupt marks a JSON state file (roster.json, compaction.json,
+// communication.json) that does not decode. Readers report it; writers
+// keep a copy (<name>.corrupt) before replacing it.
+var ErrCorrupt = errors.New("corrupt state file")
+
+// decodeRoster reads roster.json: the members object in file order (the
+// members may also be the top-level object, keyed by address).
+func decodeRoster(data []byte) (Roster, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, err
+	}
+	members := json.RawMessage(data)
+	if raw, ok := top["members"]; ok {
+		members = raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(members))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("members is not an object")
+	}
+	var r Roster
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		addr, _ := tok.(string)
+		var m Member
+		if err := dec.Decode(&m); err != nil {
+			if addr == "room" || addr == "members" {
+				continue // the top-level form's other keys
+			}
+			return nil, fmt.Errorf("member %s: %w", addr, err)
+		}
+		if m.Address == "" {
+			m.Address = addr
+		}
+		r = append(r, m)
+	}
+	return r, nil
+}
+
+// LoadRoster reads a run's room roster in join order. A missing roster is
+// empty; a corrupt one is an error wrapping ErrCorrupt.
+func LoadRoster(dir string) (Roster, error) {
+	path := filepath.Join(RoomDir(dir), RosterFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Roster{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read roster: %w", err)
+	}
+	r, err := decodeRoster(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w: %v", path, ErrCorrupt, err)
+	}
+	return r, nil
+}
+
+// writeRoster replaces roster.json; a corrupt file is kept as
+// roster.json.corrupt first.
+func writeRoster(path string, r Roster, corrupt bool) error {
+	data, err := encodeRoster(r)
+	if err != nil {
+		return err
+	}
+	if corrupt {
+		if err := os.Rename(path, path+".corrupt"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("keep corrupt roster: %w", err)
+		}
+	}
+	return fsutil.WriteFile(path, data, 0o600)
+}
+
+// TypeJoin is the type of the entries that add a member to a roster.
+const TypeJoin = "actor.join"
+
+// Summaries of the join entries the runtime writes.
+const (
+	RunJoinSummary    = "Run joined default room"
+	BranchJoinSummary = "Branch joined default room"
+)
+
+// ensure appends an actor.join entry from address when the roster does
+// not have it yet, and reports whether it did.
+func (rt *roomTx) ensure(address string, body map[string]any, summary string) (bool, error) {
+	if rt.roster.Find(address) >= 0 {
+		return false, nil
+	}
+	env := mailbox.Envelope{To: "room:" + rt.run, Type: TypeJoin, From: address, Body: body, Summary: summary}
+	if _, _, err := rt.append(env); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// EnsureDefaultRoom puts the run in its own room: when run:<run> is not
+// in the roster, it appends actor.join from run:<run> (body {role: run,
+// status: present}, summary "Run joined default room") and writes the
+// run's communication snapshot. Calling it again only returns the
+// counts. The kernel calls it after every spawn, so a fresh run has one
+// message and one member.
+func EnsureDefaultRoom(dir, run string) (Counts, error) {
+	c, _, err := EnsureMember(dir, run, "run:"+run, map[string]any{"role": "run", "status": "present"}, RunJoinSummary)
+	return c, err
+}
+
+// EnsureMember adds address (run:<run> or a branch of the run) to the
+// run's room with an actor.join entry carrying body and summary, unless
+// it is already a member (whatever its status: a member that left stays
+// left). It writes the member's and the run's communication snapshots
+// when due and reports whether it joined the member.
+func EnsureMember(dir, run, address string, body map[string]any, summary string) (Counts, bool, error) {
+	a, err := sameRun(address, run, "member")
+	if err != nil {
+		return Counts{}, false, err
+	}
+	var joined bool
+	c, err := withRoom(dir, run, func(rt *roomTx) error {
+		var err error
+		if joined, err = rt.ensure(a.String(), body, summary); err != nil {
+			return err
+		}
+		if a.Kind == mailbox.KindBranch {
+			rt.snapshot(a.String())
+		}
+		rt.snapshot("run:" + run)
+		return nil
+	})
+	if err != nil {
+		return Counts{}, false, fmt.Errorf("join %s to room:%s: %w", address, run, err)
+	}
+	return c, joined, nil
+}
+
+// sameRun parses address and checks that it is run:<run> or
+// branch:<run>/<b>; what names the address in the error.
+func sameRun(address, run, what string) (mailbox.Address, error) {
+	a, err := mailbox.Parse(address)
+	if err == nil && (a.Kind == mailbox.KindRun || a.Kind == mailbox.KindBranch) && a.ID == run {
+		return a, nil
+	}
+	return mailbox.Address{}, &mailbox.EnvelopeError{Field: what, Err: err,
+		Msg: fmt.Sprintf("room:%s %s must be run:%s or branch:%s/<branch>; got %s", run, what, run, run, address)}
+}
+
+// branchJoinBody is the body of a branch's automatic join.
+func branchJoinBody(run string) map[string]any {
+	return map[string]any{"parent": "run:" + run, "role": "branch", "status": "present"}
+}

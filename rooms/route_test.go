@@ -1,0 +1,235 @@
+package rooms
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// nothingWritten fails when dir holds any file.
+func nothingWritten(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("%s was written", path)
+		}
+		return nil
+	})
+}
+
+func TestPostSenderRules(t *testing.T) {
+	for _, c := range []struct{ from, want string }{
+		{"", "requires from=<actor address>"},
+		{"run:other", "requires from=run:r or branch:r/<branch>; got run:other"},
+		{"branch:other/x", "got branch:other/x"},
+		{"coordinator", "got coordinator"},
+		{"session:s1", "got session:s1"},
+	} {
+		dir := t.TempDir()
+		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "chat", From: c.from})
+		var ee *mailbox.EnvelopeError
+		if !errors.As(err, &ee) || ee.Field != "from" || !errors.Is(err, mailbox.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("from %q: %v, want a from error containing %q", c.from, err, c.want)
+		}
+		nothingWritten(t, dir)
+	}
+	dir := t.TempDir()
+	for _, from := range []string{"run:r", "branch:r/b1"} {
+		p, err := Post(dir, mailbox.Envelope{To: "room:r/main", Type: "chat", From: from})
+		if err != nil {
+			t.Fatalf("from %s: %v", from, err)
+		}
+		if r := p.Result(); !r.Sent || !r.Delivered || !r.Persisted || r.Forwarded || r.Consumer != "room-timeline" || r.Reason != "room_persisted" || r.Room != "main" || r.To != "room:r" {
+			t.Fatalf("result: %+v", r)
+		}
+	}
+	// A branch sender's snapshot is written with the run's.
+	s, err := LoadSnapshot(filepath.Join(BranchDir(dir, "b1"), CommunicationFile))
+	if err != nil || s == nil || s.Self != "branch:r/b1" || s.Parent != "run:r" || len(s.Contacts) != 1 || s.Contacts[0].Address != "run:r" {
+		t.Fatalf("branch snapshot: %+v %v", s, err)
+	}
+}
+
+func TestMulticastValidatedBeforeWrite(t *testing.T) {
+	for _, c := range []struct {
+		recips any
+		want   string
+	}{
+		{"branch:r/a", "must be an array"},
+		{map[string]any{"a": 1}, "must be an array"},
+		{[]any{"branch:r/a", 7}, "must be actor addresses"},
+		{[]any{"branch:r/a", "run:r"}, "must be branch:r/<branch>; got run:r"},
+		{[]any{"branch:r/a", "branch:other/b"}, "got branch:other/b"},
+		{[]any{"branch:r/a", "nonsense"}, "got nonsense"},
+	} {
+		dir := t.TempDir()
+		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "task.assign", From: "run:r", Metadata: map[string]any{"recipients": c.recips}})
+		var ee *mailbox.EnvelopeError
+		if !errors.As(err, &ee) || ee.Field != "metadata.recipients" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("recipients %v: %v, want %q", c.recips, err, c.want)
+		}
+		nothingWritten(t, dir)
+	}
+}
+
+func TestMulticast(t *testing.T) {
+	dir := t.TempDir()
+	env := mailbox.Envelope{To: "room:r", Type: "task.assign", From: "branch:r/lead", Body: map[string]any{"task": 1},
+		Metadata: map[string]any{"recipients": []any{"branch:r/a", "branch:r/b", "branch:r/a"}}, ID: "t1"}
+	p, err := Post(dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Deliveries) != 2 {
+		t.Fatalf("%d deliveries", len(p.Deliveries))
+	}
+	for _, d := range p.Deliveries {
+		if d.Forward == nil || d.Forward.To != d.To || d.Forward.ID != "t1."+d.Branch || d.Forward.From != "branch:r/lead" || d.InboxID != "t1."+d.Branch {
+			t.Fatalf("delivery %+v forward %+v", d, d.Forward)
+		}
+	}
+	p.Deliveries[0].Finish(nil)
+	p.Deliveries[1].Finish(errors.New("run:r is not running"))
+	r := p.Result()
+	if !r.Forwarded || r.MulticastCount != 2 || strings.Join(r.Multicast, ",") != "branch:r/a,branch:r/b" || r.ID != "t1" || r.Reason != "room_persisted" {
+		t.Fatalf("result: %+v", r)
+	}
+	if a, b := r.MulticastResults[0], r.MulticastResults[1]; a.Reason != "branch_persisted_forwarded" || !a.Sent || !a.Delivered ||
+		b.Reason != "branch_persisted_parent_unavailable" || b.Sent || b.Delivered || !b.Persisted || b.DeliveryError != "run:r is not running" || len(b.NextActions) != 2 {
+		t.Fatalf("branch outcomes: %+v / %+v", a, b)
+	}
+	// The timeline: the sender's join, the original (metadata included),
+	// then the recipients' joins.
+	recs, _ := readLines(t, TimelinePath(dir))
+	var types []string
+	for _, e := range recs {
+		types = append(types, e["type"].(string)+"<"+e["from"].(string))
+	}
+	if got := strings.Join(types, " "); got != "task.assign<branch:r/lead actor.join<branch:r/a actor.join<branch:r/b" {
+		t.Fatalf("timeline: %s", got)
+	}
+	if recs[0]["metadata"] == nil || recs[0]["id"] != "t1" {
+		t.Fatalf("the room entry lost its metadata or id: %v", recs[0])
+	}
+	join := recs[1]
+	if b := join["body"].(map[string]any); b["parent"] != "run:r" || b["role"] != "branch" || b["status"] != "present" || join["summary"] != BranchJoinSummary {
+		t.Fatalf("branch join: %v", join)
+	}
+	for _, b := range []string{"a", "b"} {
+		in, _ := readLines(t, BranchInboxPath(dir, b))
+		if len(in) != 1 || in[0]["to"] != "branch:r/"+b || in[0]["status"] != "queued" || in[0]["id"] != "t1."+b {
+			t.Fatalf("inbox %s: %v", b, in)
+		}
+	}
+	// A retry writes nothing anywhere and reports duplicates.
+	before := snapshotFiles(t, dir)
+	p2, err := Post(dir, env)
+	if err != nil || !p2.Append.Duplicate || !p2.Deliveries[0].Duplicate || !p2.Deliveries[1].Duplicate {
+		t.Fatalf("retry: %+v %v", p2, err)
+	}
+	after := snapshotFiles(t, dir)
+	for path, n := range before {
+		if strings.HasSuffix(path, ".jsonl") && !strings.HasSuffix(path, WakeFile) && after[path] != n {
+			t.Errorf("%s changed on retry: %d → %d bytes", path, n, after[path])
+		}
+	}
+}
+
+// snapshotFiles maps every file under dir to its size.
+func snapshotFiles(t *testing.T, dir string) map[string]int64 {
+	out := map[string]int64{}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			fi, _ := d.Info()
+			out[path] = fi.Size()
+		}
+		return nil
+	})
+	return out
+}
+
+func TestSendBranch(t *testing.T) {
+	dir := t.TempDir()
+	for _, from := range []string{"run:other", "branch:other/x", "coordinator", "room:r"} {
+		_, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: from})
+		if !errors.Is(err, mailbox.ErrInvalid) || !strings.Contains(err.Error(), "requires from=run:r or branch:r/<branch>; got "+from) {
+			t.Errorf("from %s: %v", from, err)
+		}
+	}
+	nothingWritten(t, dir)
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: "branch:r/lead", Body: "do it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Run != "r" || d.Branch != "w" || d.InboxID == "" || d.Forward == nil || d.Forward.To != "branch:r/w" || d.Forward.Body != "do it" {
+		t.Fatalf("delivery: %+v", d)
+	}
+	res := d.Finish(nil)
+	if res.Consumer != "branch-mailbox" || res.Reason != "branch_persisted_forwarded" || !res.Sent || !res.Delivered || !res.Persisted || res.Inbox != BranchInboxPath(dir, "w") {
+		t.Fatalf("result: %+v", res)
+	}
+	r, _ := LoadRoster(dir)
+	if len(r) != 2 || r[0].Address != "branch:r/w" || r[1].Address != "branch:r/lead" || r[0].Role != "branch" || r[0].Parent != "run:r" {
+		t.Fatalf("roster: %+v", r)
+	}
+	for _, p := range []string{filepath.Join(dir, CommunicationFile), filepath.Join(BranchDir(dir, "w"), CommunicationFile), filepath.Join(BranchDir(dir, "lead"), CommunicationFile)} {
+		if s, err := LoadSnapshot(p); err != nil || s == nil || len(s.Rooms[0].Members) != 2 {
+			t.Fatalf("snapshot %s: %+v %v", p, s, err)
+		}
+	}
+	wakes, _ := readLines(t, filepath.Join(dir, WakeFile))
+	w := wakes[len(wakes)-1]
+	if w["reason"] != "branch.message" || w["actor"] != "branch:r/w" || w["metadata"].(map[string]any)["from"] != "branch:r/lead" {
+		t.Fatalf("wake: %v", w)
+	}
+	// From the run, and without from: no sender joins.
+	if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", From: "run:r"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err = SendBranch(dir, mailbox.Envelope{To: "branch:r/w2", Type: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := LoadRoster(dir); len(r) != 3 {
+		t.Fatalf("roster after sends from the run and from nobody: %+v", r)
+	}
+	// Unfinished: the forward was not attempted.
+	if res := d.Result(); res.Sent || res.Reason != "branch_persisted_parent_unavailable" {
+		t.Fatalf("unfinished: %+v", res)
+	}
+}
+
+func TestExpiredAtSendIsDeadLettered(t *testing.T) {
+	dir := t.TempDir()
+	past := time.Now().Add(-time.Minute)
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", Deadline: past, ID: "late-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Forward != nil || d.DeadLetter != "deadline_passed" {
+		t.Fatalf("delivery: %+v", d)
+	}
+	if res := d.Finish(nil); res.Sent || res.Delivered || !res.Persisted || res.Reason != "dead_lettered" || res.Consumer != "dead-letters" || res.DeadLetter != "deadline_passed" {
+		t.Fatalf("result: %+v", res)
+	}
+	p, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "t", From: "run:r", Deadline: past})
+	if err != nil || p.Result().Reason != "dead_lettered" || len(p.Deliveries) != 0 {
+		t.Fatalf("room post: %+v %v", p, err)
+	}
+	if _, err := os.Stat(TimelinePath(dir)); err == nil {
+		t.Fatal("an expired room post reached the timeline")
+	}
+	v, err := DeadLetters(filepath.Join(dir, DeadLettersFile), 0)
+	if err != nil || len(v.DeadLetters) != 2 || v.DeadLetters[0].ID != "late-1" || v.DeadLetters[0].Reason != "deadline_passed" || v.DeadLetters[0].Message["to"] != "branch:r/w" {
+		t.Fatalf("dead letters: %+v %v", v, err)
+	}
+	// Idempotent by id.
+	if d, _ := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", Deadline: past, ID: "late-1"}); !d.Duplicate {
+		t.Fatal("second dead letter of one id")
+	}
+}

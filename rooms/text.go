@@ -1,0 +1,137 @@
+package rooms
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/mailbox"
+)
+
+// Output bounds (PARITY A6).
+const (
+	DefaultLines      = 40  // entries a view shows unless told otherwise
+	PreviewChars      = 320 // body_preview of the previews view
+	CompactChars      = 160 // one token of a compact text line
+	maxDiagnostics    = 5   // diagnostics listed by the status view
+	diagnosticRawSpan = 80  // bytes of a malformed line quoted in a diagnostic
+)
+
+var spaces = lazyre.New(`\s+`)
+
+// compactPreview makes a value one token of a text line: whitespace runs
+// become "_", and past CompactChars it is cut to 159 characters and "…".
+func compactPreview(s string) string {
+	return cut(spaces.ReplaceAllString(s, "_"), CompactChars)
+}
+
+// bodyPreview is a body as one line: a string as is, anything else as
+// JSON, whitespace collapsed to single spaces and trimmed, cut past
+// PreviewChars.
+func bodyPreview(body any) string {
+	return cut(strings.TrimSpace(spaces.ReplaceAllString(bodyString(body), " ")), PreviewChars)
+}
+
+// bodyString is a body as text: a string as is, anything else as compact
+// JSON ("" for no body).
+func bodyString(body any) string {
+	switch b := body.(type) {
+	case nil:
+		return ""
+	case string:
+		return b
+	case json.RawMessage:
+		return string(b)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		return fmt.Sprint(body)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// cut shortens s to max characters, the last being "…".
+func cut(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func defaultLines(n int) int {
+	if n <= 0 {
+		return DefaultLines
+	}
+	return n
+}
+
+// tailCounted returns the last n lines of a JSONL file and the file's
+// line count.
+func tailCounted(path string, n int) ([]mailbox.Line, int, error) {
+	lines, err := mailbox.Tail(path, n)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := countLines(path)
+	return lines, total, err
+}
+
+// countLines counts a file's lines (newlines, plus an unterminated last
+// line); a missing file has none.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count lines of %s: %w", path, err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, last := 0, byte('\n')
+	for {
+		k, err := f.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("count lines of %s: %w", path, err)
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}
+
+// joinWithMore joins text lines and, when the view showed fewer lines of
+// the file than it has, says where the rest is.
+func joinWithMore(out []string, shown, total int, file string) string {
+	if total > shown && file != "" {
+		out = append(out, fmt.Sprintf("(last %d of %d lines; lines=%d shows more; all in %s)", shown, total, min(total, 4*max(shown, DefaultLines)), file))
+	}
+	return strings.Join(out, "\n")
+}
+
+// decodeMap decodes a JSON object with exact numbers.
+func decodeMap(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
