@@ -103,6 +103,10 @@ func (k *Kernel) handle(c net.Conn) {
 			k.watch(req, write)
 			return
 		}
+		if h, ok := streamOps[req.Op]; ok {
+			h(k, req, write)
+			return
+		}
 		if err := write(k.dispatch(req)); err != nil {
 			return
 		}
@@ -160,6 +164,14 @@ func (k *Kernel) recoverPanic(op string, resp *wire.Response) {
 	}
 }
 
+// extraOps are the kernel operations other files of this package add (in
+// init): knowledge, rooms, … Each decodes its own parameters.
+var extraOps = map[string]func(k *Kernel, req wire.Request) (any, error){}
+
+// streamOps keep the connection and write responses until the client goes
+// away (like watch); other files add them in init.
+var streamOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Response) error){}
+
 // one answers a single request; later as for message.
 func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) {
 	resp.ID = req.ID
@@ -189,6 +201,10 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 		result = map[string]any{"stopping": true, "pid": os.Getpid()}
 		defer k.Stop()
 	default:
+		if h, ok := extraOps[req.Op]; ok {
+			result, err = h(k, req)
+			break
+		}
 		err = &wire.Error{Code: "usage", Message: fmt.Sprintf("unknown kernel operation %q", req.Op), Exit: 64}
 	}
 	if err != nil {

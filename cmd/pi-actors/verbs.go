@@ -205,3 +205,5 @@ func sessionOf(r *request) string {
 	}
 	return strings.TrimSpace(os.Getenv("PI_ACTORS_SESSION"))
 }
+
+func findSpec(name string) *verbs.Spec { return verbs.Find(name) }
