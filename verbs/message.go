@@ -44,6 +44,10 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 	if m.Metadata != nil {
 		raw["metadata"] = m.Metadata
 	}
+	if m.TTLMs != 0 {
+		raw["ttl_ms"] = json.Number(fmt.Sprint(int(m.TTLMs)))
+	}
+	put("deadline", m.Deadline)
 	if len(m.Body) > 0 {
 		var body any
 		if err := json.Unmarshal(m.Body, &body); err != nil {
@@ -58,9 +62,6 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 func (m *Message) Validate() error {
 	if _, err := m.Envelope(); err != nil {
 		return err
-	}
-	if m.TTLMs < 0 {
-		return Invalidf("message: ttl_ms must be a positive number of milliseconds (got %d)", m.TTLMs)
 	}
 	return nil
 }
