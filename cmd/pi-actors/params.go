@@ -71,6 +71,11 @@ func parseArgs(args []string, stdin io.Reader, verbFlags []string, word string) 
 				r.flags[a] = true
 				continue
 			}
+			if name, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "--") && slices.Contains(verbFlags, name+"=") {
+				// A value flag (--client=claude) is the parameter client.
+				r.set(strings.TrimPrefix(name, "--"), val)
+				continue
+			}
 			if strings.HasPrefix(a, "--") || a == "-h" {
 				return nil, usagef("unknown flag %s for %s (flags: %s)", a, r.verb, strings.Join(slices.DeleteFunc(slices.Clone(allowed), func(f string) bool { return f == "-h" || f == "--text" }), ", "))
 			}
