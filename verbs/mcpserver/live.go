@@ -19,13 +19,11 @@ import (
 // hands each over once (its queue is durable), so a follow-up reaches
 // either this client or a later inspect view=followups, never both.
 func (s *Server) startFollowups() {
-	s.mu.Lock()
-	if s.cancel == nil {
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
-	go func() {
+	s.pump.Do(func() { go s.pumpFollowups() })
+}
+
+func (s *Server) pumpFollowups() {
+	{
 		ctx := context.Background()
 		ss := s.session(ctx)
 		if ss == nil {
@@ -47,7 +45,7 @@ func (s *Server) startFollowups() {
 			case <-time.After(followupDelay):
 			}
 		}
-	}()
+	}
 }
 
 func logLevel(level string) mcp.LoggingLevel {

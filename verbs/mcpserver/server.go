@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ type Server struct {
 	ss     *mcp.ServerSession
 	ssSet  chan struct{}
 	cancel context.CancelFunc
+	pump   sync.Once
 }
 
 // Options configure a server.
@@ -76,6 +78,12 @@ message, inspect, call, register_tool, mailbox, and one tool per recipe.`, env.S
 	// level it asks for, so the session's level stays at debug.
 	s.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			// Follow-ups start once the client can take notifications: after
+			// notifications/initialized, or — in the stateless protocol,
+			// which has no handshake — with its first request.
+			if method != "initialize" && (method == "notifications/initialized" || !strings.HasPrefix(method, "notifications/")) {
+				s.startFollowups()
+			}
 			if method == "logging/setLevel" {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 					p.Level = "debug"
