@@ -249,6 +249,15 @@ else
 	supervisord_bench
 fi
 
+# --- MCP server ------------------------------------------------------------
+# `pi-actors mcp` driven by the SDK's client over stdio (the kernel is warm).
+
+"$bt" mcp "$pa" 15 300 >"$out/mcp"
+m_start=$(kv "$out/mcp" start_median_ms)
+m_call=$(kv "$out/mcp" call_median_ms)
+echo "MCP: server start -> initialize answered median $m_start ms p95 $(kv "$out/mcp" start_p95_ms) ms (target <= 50 ms) $(verdict "$m_start" '<=' 50)"
+echo "  tools/call inspect on a warm server: p50 $m_call ms p95 $(kv "$out/mcp" call_p95_ms) ms p99 $(kv "$out/mcp" call_p99_ms) ms (target p50 <= 5 ms) $(verdict "$m_call" '<=' 5); ratio to the target $(ratio "$m_call" 5); the same inspect through the CLI $(kv "$out/mcp" cli_median_ms) ms (x$(ratio "$(kv "$out/mcp" cli_median_ms)" "$m_call") the MCP call)"
+
 # --- 5. listing 10,000 ended runs ------------------------------------------
 # Last: creating and deleting tens of thousands of files makes new files
 # dearer for minutes on some filesystems (see the first line), which must

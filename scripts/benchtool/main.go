@@ -43,7 +43,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatalf("usage: benchtool latency|batch|mem|kill|gen|time|followup|startwait|stopwait|descendants|fscost|pss …")
+		fatalf("usage: benchtool latency|batch|mem|kill|gen|time|followup|startwait|stopwait|descendants|fscost|pss|mcp …")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -81,6 +81,9 @@ func main() {
 	case "fscost":
 		need(args, 1)
 		fsCost(args[0])
+	case "mcp":
+		need(args, 3)
+		mcpBench(args[0], atoi(args[1]), atoi(args[2]))
 	case "pss":
 		need(args, 1)
 		rss, pss := memOf(atoi(args[0]))
