@@ -6,7 +6,9 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/verbs"
@@ -187,6 +189,14 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 		return a.fail(r, err)
 	}
 	_ = req
+	// A watcher started by a program (the pi extension, a script) ends with
+	// it: SIGTERM when the parent dies, so no orphan keeps draining the
+	// session's queue.
+	ppid := os.Getppid()
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
+	if os.Getppid() != ppid {
+		return exitOK
+	}
 	err = verbs.WatchFollowups(ctx, env, func(f verbs.Followup) error {
 		a.writeJSON(f)
 		return nil
@@ -195,15 +205,6 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 		return a.fail(r, err)
 	}
 	return exitOK
-}
-
-// sessionOf is the session a request names: session= or
-// $PI_ACTORS_SESSION.
-func sessionOf(r *request) string {
-	if s, ok := r.params["session"].(string); ok {
-		return s
-	}
-	return strings.TrimSpace(os.Getenv("PI_ACTORS_SESSION"))
 }
 
 func findSpec(name string) *verbs.Spec { return verbs.Find(name) }
