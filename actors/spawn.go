@@ -47,59 +47,11 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 // prepare builds and checks the run spec of a spawn request.
 func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string, error) {
 	var spec runs.Spec
-	var notes []string
-	rv := &recipes.Resolver{AgentDir: k.cfg.AgentDir, Home: home()}
-	var rec *recipes.Recipe
-	var entry *recipes.Entry
-	ref := p.File
-	if ref == "" {
-		ref = p.Recipe
+	src, err := k.spawnSource(req, p, &spec)
+	if err != nil {
+		return spec, nil, err
 	}
-	if ref != "" {
-		var err error
-		if rec, entry, err = k.findRecipe(ref, req.Cwd); err != nil {
-			return spec, nil, err
-		}
-	}
-	inline, hasInline := p.Template, p.Template != nil
-	if rec == nil && !hasInline {
-		return spec, nil, usageErr("spawn needs file=<recipe>, recipe=<name> or template=<template>")
-	}
-	var graph any
-	var defaults map[string]any
-	var types map[string]template.Type
-	if rec != nil {
-		tool, err := rv.Tool(rec)
-		if err != nil {
-			return spec, nil, err
-		}
-		graph, types = tool.Resolved.Graph, tool.Types()
-		defaults = asMap(rec.Raw["defaults"])
-		spec.Recipe, spec.ActorContext = rec.ID, rec.ActorContext
-		spec.RecipeFile = rec.Path
-		spec.ContextRecords = recordsJSON(tool.Resolved.Records)
-		spec.Mailbox, spec.RetireWhen, spec.StateDir = rec.Mailbox, rec.RetireWhen, rec.StateDir
-	}
-	if hasInline {
-		node := map[string]any{"template": inline}
-		if obj, ok := inline.(map[string]any); ok {
-			node = copyMap(obj)
-		}
-		for key, v := range p.Controls() {
-			if _, set := node[key]; !set {
-				node[key] = v
-			}
-		}
-		if rec != nil {
-			// The inline template replaces the file's template; its metadata stays.
-			if obj, ok := graph.(map[string]any); ok {
-				if marker, ok := obj["actorRecipeContext"]; ok {
-					node["actorRecipeContext"] = marker
-				}
-			}
-		}
-		graph = node
-	}
+	rec := src.rec
 	// Run id and state directory.
 	id, err := runID(p, rec)
 	if err != nil {
@@ -128,12 +80,12 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	for k2, v := range injected(id, dir) {
 		values[k2] = v
 	}
-	node, err := template.Parse(graph)
+	node, err := template.Parse(src.graph)
 	if err != nil {
 		return spec, nil, err
 	}
 	cfg := k.cfg.Settings
-	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: types}); err != nil {
+	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: src.types}); err != nil {
 		return spec, nil, err
 	}
 	// Artifacts resolve once, at start.
@@ -146,7 +98,7 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	for name, a := range p.Artifacts {
 		arts[name] = a
 	}
-	resolved, err := resolveArtifacts(arts, values, defaults)
+	resolved, err := resolveArtifacts(arts, values, src.defaults)
 	if err != nil {
 		return spec, nil, err
 	}
@@ -158,22 +110,12 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	if spec.Restart, err = runs.ParseRestart(restartRaw); err != nil {
 		return spec, nil, invalidErr("spawn: %v", err)
 	}
-	// Limits.
-	depth := envInt(req.Env, "PI_ACTORS_DEPTH") + 1
-	if depth > cfg.Runs.MaxDepth {
-		return spec, nil, &wire.Error{Code: "limit_exceeded", Exit: 65, Message: fmt.Sprintf("spawn depth %d exceeds runs.max_depth %d (a run spawning runs spawning runs…)", depth, cfg.Runs.MaxDepth), Hint: "raise runs.max_depth in <agent>/pi-actors.toml if the nesting is intended"}
-	}
-	if req.Session != "" && k.liveCount(req.Session) >= cfg.Runs.MaxLivePerSession {
-		return spec, nil, &wire.Error{Code: "limit_exceeded", Exit: 75, Message: fmt.Sprintf("session %s already has %d live runs (runs.max_live_per_session)", req.Session, cfg.Runs.MaxLivePerSession), Hint: "stop some (message type=control.kill) or raise runs.max_live_per_session"}
-	}
-	if err := runs.ValidID(id); err != nil {
+	depth, err := k.spawnLimits(req, id, dir)
+	if err != nil {
 		return spec, nil, err
 	}
-	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
-		return spec, nil, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running (%s); stop it (message to=run:%s type=control.kill) before reusing its id or state_dir", in.Meta.Run, dir, in.Meta.Run)}
-	}
 	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, req.Env
-	spec.Template, spec.Values, spec.Artifacts = graph, values, resolved
+	spec.Template, spec.Values, spec.Artifacts = src.graph, values, resolved
 	spec.LaunchSource = p.LaunchSource
 	if spec.LaunchSource == "" {
 		spec.LaunchSource = "spawn"
@@ -182,23 +124,114 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	spec.Supervisor = k.cfg.Supervisor
 	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
 		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
-	if rec == nil && cfg.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
-		draft, err := k.captureDraft(id, graph, values, resolved)
+	return spec, k.recordLaunch(&spec, src), nil
+}
+
+// spawnSource is what a spawn runs: the recipe (with its discovery entry)
+// and the template graph, with the recipe's defaults and argument types.
+type spawnSource struct {
+	rec      *recipes.Recipe
+	entry    *recipes.Entry
+	graph    any
+	defaults map[string]any
+	types    map[string]template.Type
+}
+
+// spawnSource resolves file=/recipe= and template=: a recipe's graph, an
+// inline template (its controls merged in), or an inline template that
+// replaces a recipe's (the recipe's metadata stays). It fills the spec's
+// recipe fields.
+func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) (spawnSource, error) {
+	var src spawnSource
+	rv := &recipes.Resolver{AgentDir: k.cfg.AgentDir, Home: home()}
+	ref := p.File
+	if ref == "" {
+		ref = p.Recipe
+	}
+	if ref != "" {
+		var err error
+		if src.rec, src.entry, err = k.findRecipe(ref, req.Cwd); err != nil {
+			return src, err
+		}
+	}
+	rec := src.rec
+	inline, hasInline := p.Template, p.Template != nil
+	if rec == nil && !hasInline {
+		return src, usageErr("spawn needs file=<recipe>, recipe=<name> or template=<template>")
+	}
+	if rec != nil {
+		tool, err := rv.Tool(rec)
+		if err != nil {
+			return src, err
+		}
+		src.graph, src.types = tool.Resolved.Graph, tool.Types()
+		src.defaults = asMap(rec.Raw["defaults"])
+		spec.Recipe, spec.ActorContext = rec.ID, rec.ActorContext
+		spec.RecipeFile = rec.Path
+		spec.ContextRecords = recordsJSON(tool.Resolved.Records)
+		spec.Mailbox, spec.RetireWhen, spec.StateDir = rec.Mailbox, rec.RetireWhen, rec.StateDir
+	}
+	if hasInline {
+		node := map[string]any{"template": inline}
+		if obj, ok := inline.(map[string]any); ok {
+			node = copyMap(obj)
+		}
+		for key, v := range p.Controls() {
+			if _, set := node[key]; !set {
+				node[key] = v
+			}
+		}
+		if obj, ok := src.graph.(map[string]any); ok && rec != nil {
+			if marker, ok := obj["actorRecipeContext"]; ok {
+				node["actorRecipeContext"] = marker
+			}
+		}
+		src.graph = node
+	}
+	return src, nil
+}
+
+// spawnLimits checks nesting depth, the session's live runs, the id, and
+// that no live run uses the state directory; it returns the new run's
+// depth.
+func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, error) {
+	cfg := k.cfg.Settings
+	depth := envInt(req.Env, "PI_ACTORS_DEPTH") + 1
+	if depth > cfg.Runs.MaxDepth {
+		return 0, &wire.Error{Code: "limit_exceeded", Exit: 65, Message: fmt.Sprintf("spawn depth %d exceeds runs.max_depth %d (a run spawning runs spawning runs…)", depth, cfg.Runs.MaxDepth), Hint: "raise runs.max_depth in <agent>/pi-actors.toml if the nesting is intended"}
+	}
+	if req.Session != "" && k.liveCount(req.Session) >= cfg.Runs.MaxLivePerSession {
+		return 0, &wire.Error{Code: "limit_exceeded", Exit: 75, Message: fmt.Sprintf("session %s already has %d live runs (runs.max_live_per_session)", req.Session, cfg.Runs.MaxLivePerSession), Hint: "stop some (message type=control.kill) or raise runs.max_live_per_session"}
+	}
+	if err := runs.ValidID(id); err != nil {
+		return 0, err
+	}
+	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
+		return 0, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running (%s); stop it (message to=run:%s type=control.kill) before reusing its id or state_dir", in.Meta.Run, dir, in.Meta.Run)}
+	}
+	return depth, nil
+}
+
+// recordLaunch captures an inline spawn as a draft recipe and records a
+// user recipe's usage; what fails is a warning, never an error.
+func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string) {
+	if src.rec == nil && k.cfg.Settings.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
+		draft, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts)
 		if err != nil {
 			notes = append(notes, "draft not captured: "+err.Error())
 		}
 		spec.DraftRecipe = draft
 	}
-	if entry != nil && entry.Layer == recipes.LayerUser {
+	if src.entry != nil && src.entry.Layer == recipes.LayerUser {
 		kind := "spawn"
 		if spec.LaunchSource == "tool" {
 			kind = "tool"
 		}
-		if err := recipes.RecordUsage(entry.Path, kind); err != nil {
+		if err := recipes.RecordUsage(src.entry.Path, kind); err != nil {
 			notes = append(notes, "usage not recorded: "+err.Error())
 		}
 	}
-	return spec, notes, nil
+	return notes
 }
 
 // settle queues the follow-up of the run that last used this state dir

@@ -143,6 +143,9 @@ func parseLeaf(s, path string) (*Leaf, error) {
 	return l, nil
 }
 
+// parseObject parses an object node: one case per control field, in the
+// order the grammar lists them. It is long on purpose — splitting it would
+// scatter the node grammar over several functions that each see one field.
 func parseObject(obj map[string]any, path string) (*Node, error) {
 	var unknown []string
 	for k := range obj {
