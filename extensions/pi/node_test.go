@@ -57,7 +57,10 @@ func TestExtension(t *testing.T) {
 		return
 	}
 	t.Run("node", func(t *testing.T) {
-		env := []string{"PIEXT_JS=" + filepath.Join(work, "dist", "index.js"), "PI_CODING_AGENT_DIR=" + t.TempDir()}
+		agent := t.TempDir()
+		real := realBinaries(t, agent)
+		env := []string{"PIEXT_JS=" + filepath.Join(work, "dist", "index.js"), "PI_CODING_AGENT_DIR=" + agent, "PIEXT_REAL_BIN=" + real,
+			"PI_ACTORS_SESSION=", "PI_ACTORS_KERNEL_BIN=", "PI_ACTORS_BIN="}
 		args := append([]string{"--test", "--test-reporter=tap"}, runTests...)
 		out, err := runGroup(t, 2*time.Minute, work, env, node, args...)
 		if err != nil {
@@ -216,4 +219,23 @@ func tapSummary(out []byte) []byte {
 		}
 	}
 	return bytes.Join(keep, []byte("\n"))
+}
+
+// realBinaries builds the real pi-actors and pi-actors-kernel for the
+// node test that drives the extension against them; the kernel it starts
+// (for agent) is stopped afterwards.
+func realBinaries(t *testing.T, agent string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the binaries: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		stop := exec.Command(filepath.Join(dir, "pi-actors"), "kernel", "stop")
+		stop.Env = append(os.Environ(), "PI_CODING_AGENT_DIR="+agent)
+		stop.Run()
+	})
+	return dir
 }
