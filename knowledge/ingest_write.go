@@ -159,4 +159,3 @@ func (s *Store) syncIfLoaded(ctx context.Context) error {
 	defer g.mu.Unlock()
 	return g.persistLocked()
 }
-

@@ -10,8 +10,8 @@ import (
 
 // Edge types the cross-domain questions follow (seed 001).
 var (
-	touchEdges    = []string{"modified", "created", "deleted"}             // history → code
-	decisionEdges = []string{"based_on", "references", "validated_by"}     // history → academic
+	touchEdges    = []string{"modified", "created", "deleted"}                  // history → code
+	decisionEdges = []string{"based_on", "references", "validated_by"}          // history → academic
 	docEdges      = []string{"documents", "implements_pattern", "uses_library"} // academic ↔ code
 )
 
