@@ -131,7 +131,7 @@ func (l *Layers) recall(ctx context.Context, r *api.Recall) (*api.RecallResult, 
 				mine, at = append(mine, out[i]), append(at, i)
 			}
 		}
-		if err := s.enrich(ctx, mine); err != nil {
+		if err := s.enrich(ctx, mine, r.Query); err != nil {
 			return nil, err
 		}
 		for j, i := range at {

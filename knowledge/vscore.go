@@ -144,11 +144,14 @@ func clipRunes(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// enrich attaches provenance, unresolved conflicts and linked atoms to
-// the hits (three queries for all of them).
-func (s *Store) enrich(ctx context.Context, hs []scored) error {
+// enrich attaches query-focused snippets, provenance, unresolved
+// conflicts and linked atoms to the hits (four queries for all of them).
+func (s *Store) enrich(ctx context.Context, hs []scored, query string) error {
 	if len(hs) == 0 {
 		return nil
+	}
+	if err := s.snippets(ctx, hs, query); err != nil {
+		return err
 	}
 	ids := make([]string, len(hs))
 	for i := range hs {

@@ -15,7 +15,7 @@ import (
 
 // minSimilarity drops candidates that share next to nothing with the
 // query (cosine below it): a search never pads its hits with noise.
-const minSimilarity = 0.05
+const minSimilarity = 0.1
 
 // candidates is how many nearest neighbours a domain search asks the
 // index for to return k hits after rescoring.
@@ -142,7 +142,7 @@ func (s *Store) Search(ctx context.Context, req *api.Search) (*api.SearchResult,
 	}
 	all := merged(per)
 	all = all[:min(limit, len(all))]
-	if err := s.enrich(ctx, all); err != nil {
+	if err := s.enrich(ctx, all, req.Query); err != nil {
 		return nil, err
 	}
 	res := &api.SearchResult{Query: req.Query, Status: api.StatusOK, Domain: req.Domain, Hits: hitsOf(all), Store: s.opts.Layer}
@@ -179,7 +179,7 @@ func (s *Store) SearchAll(ctx context.Context, req *api.SearchAll) (*api.SearchA
 		per[d] = per[d][:min(limit, len(per[d]))]
 		top = append(top, per[d]...)
 	}
-	if err := s.enrich(ctx, top); err != nil {
+	if err := s.enrich(ctx, top, req.Query); err != nil {
 		return nil, err
 	}
 	res := &api.SearchAllResult{Query: req.Query, Results: []api.DomainResult{}, Store: s.opts.Layer}

@@ -82,7 +82,7 @@ func (s *Store) SmartSearch(ctx context.Context, req *api.SmartSearch) (*api.Sma
 		}
 		prev = len(all)
 	}
-	if err := s.enrich(ctx, sel); err != nil {
+	if err := s.enrich(ctx, sel, req.Query); err != nil {
 		return nil, err
 	}
 	res.Hits = hitsOf(sel)
