@@ -77,7 +77,9 @@ func (s *Store) SmartSearch(ctx context.Context, req *api.SmartSearch) (*api.Sma
 			res.TokensUsed += t
 		}
 		res.Confident = confident(sel, th)
-		if res.Confident || full || len(all) <= prev {
+		// Candidates come nearest first: if none of the first kc clears the
+		// similarity floor, wider rounds find none either.
+		if res.Confident || full || len(all) <= prev || len(all) == 0 {
 			break
 		}
 		prev = len(all)
