@@ -56,9 +56,10 @@ type vgraph struct {
 	emu    sync.Mutex
 	eprog  api.EmbedProgress
 
-	// counters for tests and status: vector searches and node row reads.
+	// counters for tests: vector searches, node row reads, graph builds.
 	searches atomic.Int64
 	rowReads atomic.Int64
+	builds   atomic.Int64
 }
 
 // vectors returns the store's vector graph, loaded and caught up with
@@ -195,6 +196,7 @@ func (g *vgraph) loadLocked(ctx context.Context, delGen int64) error {
 		return err
 	}
 	g.loaded = true
+	g.wake() // nodes without a vector of this embedder get one
 	return nil
 }
 
@@ -288,6 +290,7 @@ func (g *vgraph) startBuilds() {
 		if !vi.needsBuild(g.exactBelow) {
 			continue
 		}
+		g.builds.Add(1)
 		g.wg.Add(1)
 		go func(vi *vindex) {
 			defer g.wg.Done()
