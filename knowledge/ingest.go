@@ -183,6 +183,9 @@ func (in *ingester) batch(ctx context.Context, files []string) error {
 		}
 		work = append(work, w)
 		fresh = append(fresh, w.file)
+		if w.pkg != nil {
+			fresh = append(fresh, w.pkg)
+		}
 		for _, p := range w.pieces {
 			if o, ok := w.old[p.key]; !ok || o.hash != p.hash {
 				fresh = append(fresh, p)

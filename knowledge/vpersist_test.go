@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -229,4 +230,32 @@ func firstID(t *testing.T, s *Store) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// A store of schema 1 (the knowledge graph only) migrates to 2 on open,
+// keeping its rows, and takes vector nodes.
+func TestMigrateFromSchema1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{migrations[0],
+		`INSERT INTO schema_version(version, applied_at) VALUES (1, '2025-01-01T00:00:00.000Z')`,
+		`INSERT INTO projects(id, name, root, created_at) VALUES ('p', 'old', '/old', '2025-01-01T00:00:00.000Z')`,
+		`PRAGMA user_version = 1`, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID)} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	db.Close()
+	s := openStore(t, path, "")
+	st, err := s.Status(t.Context())
+	if err != nil || st.SchemaVersion != SchemaVersion || st.Counts.Projects != 1 || st.Vectors == nil {
+		t.Fatalf("status %v %s", err, mustJSON(st))
+	}
+	addCode(t, s, 0, 3)
+	if got := topName(t, s, "topic2 requests"); got != "Handler2" {
+		t.Fatalf("search %s", got)
+	}
 }
