@@ -91,7 +91,7 @@ func (s *Store) CaptureRun(ctx context.Context, r RunRecord) error {
 			return nil, err // captured meanwhile
 		}
 		now := s.now()
-		prev, err := queryRefs(ctx, tx, `SELECT `+refCols+` FROM vg_nodes n WHERE n.run_id = ? AND n.type = 'outcome' ORDER BY n.seq`, r.RunID)
+		prev, err := queryRefs(ctx, tx, `SELECT `+refCols+` FROM vg_nodes n WHERE n.run_id = ? AND n.run_id != '' AND n.type = 'outcome' ORDER BY n.seq`, r.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func (s *Store) CaptureRun(ctx context.Context, r RunRecord) error {
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO vg_edges(source_id, type, target_id, created_at)
-			SELECT id, 'produced_by', ?, ? FROM vg_nodes WHERE run_id = ? AND key LIKE 'msg:%'`, run.id, now, r.RunID)
+			SELECT id, 'produced_by', ?, ? FROM vg_nodes WHERE run_id = ? AND run_id != '' AND key LIKE 'msg:%'`, run.id, now, r.RunID)
 		if err != nil {
 			return nil, fmt.Errorf("link messages of run %s: %w", r.RunID, err)
 		}
@@ -258,7 +258,7 @@ func (s *Store) CaptureMessage(ctx context.Context, m MessageRecord) error {
 			return nil, nil
 		}
 		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO vg_edges(source_id, type, target_id, created_at)
-			SELECT ?, 'produced_by', id, ? FROM vg_nodes WHERE run_id = ? AND type = 'outcome' AND superseded_by IS NULL`,
+			SELECT ?, 'produced_by', id, ? FROM vg_nodes WHERE run_id = ? AND run_id != '' AND type = 'outcome' AND superseded_by IS NULL`,
 			n.id, now, m.RunID)
 		if err != nil {
 			return nil, fmt.Errorf("link message %s to run %s: %w", m.ID, m.RunID, err)

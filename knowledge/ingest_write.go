@@ -84,7 +84,7 @@ func (in *ingester) methods(ctx context.Context, tx *vtx, w *fileWork, now strin
 		if typeID == "" {
 			dir := filepath.Dir(w.abs)
 			refs, err := queryRefs(ctx, tx, `SELECT `+refCols+` FROM vg_nodes n WHERE n.domain = 'code' AND lower(n.name) = lower(?)
-				AND n.type IN ('struct', 'interface', 'type') AND n.superseded_by IS NULL AND n.path >= ? AND n.path < ?`,
+				AND n.type IN ('struct', 'interface', 'type') AND n.superseded_by IS NULL AND n.path != '' AND n.path >= ? AND n.path < ?`,
 				recv, dir+"/", dir+"0")
 			if err != nil {
 				return err

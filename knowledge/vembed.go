@@ -139,21 +139,22 @@ func (g *vgraph) embedPending(ctx context.Context) error {
 // embedBatch embeds the next batch of pending nodes after seq after and
 // writes their vectors; it returns how many and the last seq.
 func (g *vgraph) embedBatch(ctx context.Context, after int64) (int, int64, error) {
-	rows, err := g.s.r.QueryContext(ctx, `SELECT n.seq, n.domain, n.name, n.path, n.content `+embedPendingQ+
+	rows, err := g.s.r.QueryContext(ctx, `SELECT n.seq, n.domain, n.type, n.name, n.path, n.content `+embedPendingQ+
 		` AND n.seq > ? ORDER BY n.seq LIMIT ?`, g.emb.ID(), after, embedBatch)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read nodes to embed: %w", err)
 	}
 	var seqs []int64
-	var domains, texts []string
+	var domains, types, texts []string
 	for rows.Next() {
 		var seq int64
-		var d, name, path, content string
-		if err := rows.Scan(&seq, &d, &name, &path, &content); err != nil {
+		var d, typ, name, path, content string
+		if err := rows.Scan(&seq, &d, &typ, &name, &path, &content); err != nil {
 			rows.Close()
 			return 0, 0, fmt.Errorf("read nodes to embed: %w", err)
 		}
-		seqs, domains, texts = append(seqs, seq), append(domains, d), append(texts, embedText(name, path, content))
+		seqs, domains, types = append(seqs, seq), append(domains, d), append(types, typ)
+		texts = append(texts, embedText(name, path, content))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -168,7 +169,7 @@ func (g *vgraph) embedBatch(ctx context.Context, after int64) (int, int64, error
 	}
 	_, err = g.s.write(ctx, func(tx *wtx) (any, error) {
 		for i, seq := range seqs {
-			if err := putVector(ctx, tx, seq, domains[i], g.emb.ID(), vecs[i]); err != nil {
+			if err := putVector(ctx, tx, seq, domains[i], types[i], g.emb.ID(), vecs[i]); err != nil {
 				return nil, err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM vg_vectors WHERE seq = ? AND embedder != ?`, seq, g.emb.ID()); err != nil {
@@ -185,9 +186,9 @@ func (g *vgraph) embedBatch(ctx context.Context, after int64) (int, int64, error
 
 // putVector stores a node's vector of embedder (unit length), unless the
 // node already has one of that embedder.
-func putVector(ctx context.Context, tx *wtx, seq int64, domain, embedder string, v []float32) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO vg_vectors(seq, domain, embedder, dim, vec) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT(seq, embedder) DO NOTHING`, seq, domain, embedder, len(v), encodeVec(unit(v)))
+func putVector(ctx context.Context, tx *wtx, seq int64, domain, typ, embedder string, v []float32) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO vg_vectors(seq, domain, type, embedder, dim, vec) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT(seq, embedder) DO NOTHING`, seq, domain, typ, embedder, len(v), encodeVec(unit(v)))
 	if err != nil {
 		return fmt.Errorf("store vector of node %d: %w", seq, err)
 	}

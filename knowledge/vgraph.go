@@ -216,21 +216,10 @@ func (g *vgraph) loadDomain(ctx context.Context, d string, delGen int64) (*vinde
 		return vi, nil // missing or stale: rebuilt from SQLite by catch-up
 	}
 	vi.graph, vi.vid, vi.count, vi.dim = graph, h.vid, int(h.count), graph.Dim()
-	rows, err := g.s.r.QueryContext(ctx, `SELECT v.seq, n.type FROM vg_vectors v JOIN vg_nodes n ON n.seq = v.seq
-		WHERE v.embedder = ? AND v.domain = ? AND v.vid <= ?`, h.embedder, d, h.vid)
-	if err != nil {
-		return nil, fmt.Errorf("load %s index types: %w", d, err)
+	for i, seq := range h.seqs {
+		vi.setType(seq, h.codes[i])
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int64
-		var typ string
-		if err := rows.Scan(&seq, &typ); err != nil {
-			return nil, fmt.Errorf("load %s index types: %w", d, err)
-		}
-		vi.setType(uint64(seq), typeCodes[typ])
-	}
-	return vi, rows.Err()
+	return vi, nil
 }
 
 // catchUp adds the domain's vectors of the current embedder with a vid
@@ -242,8 +231,8 @@ func (g *vgraph) catchUp(ctx context.Context, vi *vindex, maxVid int64) error {
 	if from >= maxVid {
 		return nil
 	}
-	rows, err := g.s.r.QueryContext(ctx, `SELECT v.vid, v.seq, v.vec, n.type FROM vg_vectors v JOIN vg_nodes n ON n.seq = v.seq
-		WHERE v.embedder = ? AND v.domain = ? AND v.vid > ? ORDER BY v.vid`, g.emb.ID(), vi.domain, from)
+	rows, err := g.s.r.QueryContext(ctx, `SELECT vid, seq, vec, type FROM vg_vectors
+		WHERE embedder = ? AND domain = ? AND vid > ? ORDER BY vid`, g.emb.ID(), vi.domain, from)
 	if err != nil {
 		return fmt.Errorf("load %s vectors: %w", vi.domain, err)
 	}

@@ -134,7 +134,7 @@ func (tx *vtx) insertNode(ctx context.Context, n *nodeIn, now string) error {
 		return fmt.Errorf("insert provenance of %q: %w", n.name, err)
 	}
 	if n.vec != nil {
-		if err := putVector(ctx, tx.wtx, n.seq, n.domain, tx.s.opts.Embedder.ID(), n.vec); err != nil {
+		if err := putVector(ctx, tx.wtx, n.seq, n.domain, n.typ, tx.s.opts.Embedder.ID(), n.vec); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +18,10 @@ import (
 // <db>.<domain>.hnsw. Layout (little endian): magic "PIVGIX\x00\x01",
 // embedder id (u16 length + bytes), the highest vector id included (u64),
 // the vector count (u64), the store's delete generation of that embedder
-// (u64), then the knowledge/hnsw format (which carries its own checksum).
+// (u64), then the knowledge/hnsw format (which carries its own checksum),
+// then the node types: the type names (u16 count, each u8 length +
+// bytes), the node seqs (u64 count + u64 each), one u8 type index per
+// seq, and a CRC-32C of this type section.
 // A file whose embedder, delete generation or count does not match
 // SQLite is stale and ignored; vectors newer than its vector id are added
 // after loading. Only graphs are persisted: an exact-scan domain loads
@@ -32,7 +36,20 @@ type indexHeader struct {
 	vid      int64
 	count    int64
 	delGen   int64
+
+	// from the type section
+	seqs  []uint64
+	codes []uint8
 }
+
+// typeNames lists the node type names by code.
+var typeNames = func() []string {
+	names := make([]string, len(typeCodes))
+	for n, c := range typeCodes {
+		names[c] = n
+	}
+	return names
+}()
 
 func indexPath(db, domain string) string { return db + "." + domain + ".hnsw" }
 
@@ -71,6 +88,9 @@ func writeIndex(path, embedder string, delGen int64, vi *vindex) error {
 	if _, err := vi.graph.WriteTo(w); err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
+	if _, err := w.Write(typeSection(vi)); err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
@@ -86,6 +106,86 @@ func writeIndex(path, embedder string, delGen int64, vi *vindex) error {
 	ok = true
 	vi.dirty = false
 	return fsutil.SyncDir(dir)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// typeSection encodes the node types of vi's vectors.
+func typeSection(vi *vindex) []byte {
+	b := binary.LittleEndian.AppendUint16(nil, uint16(len(typeNames)))
+	for _, n := range typeNames {
+		b = append(append(b, byte(len(n))), n...)
+	}
+	var seqs []uint64
+	var codes []byte
+	for seq, t := range vi.types {
+		if t != 0 {
+			seqs, codes = append(seqs, uint64(seq)), append(codes, t-1)
+		}
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(seqs)))
+	for _, s := range seqs {
+		b = binary.LittleEndian.AppendUint64(b, s)
+	}
+	b = append(b, codes...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// readTypes reads the type section into h, mapping the file's type
+// names to this binary's codes.
+func readTypes(r io.Reader, h *indexHeader) error {
+	var sum []byte
+	read := func(n int) ([]byte, error) {
+		p := make([]byte, n)
+		if _, err := io.ReadFull(r, p); err != nil {
+			return nil, fmt.Errorf("%w: type section: %v", errStaleIndex, err)
+		}
+		sum = append(sum, p...)
+		return p, nil
+	}
+	p, err := read(2)
+	if err != nil {
+		return err
+	}
+	names := make([]string, binary.LittleEndian.Uint16(p))
+	for i := range names {
+		l, err := read(1)
+		if err != nil {
+			return err
+		}
+		if p, err = read(int(l[0])); err != nil {
+			return err
+		}
+		names[i] = string(p)
+	}
+	if p, err = read(8); err != nil {
+		return err
+	}
+	n := binary.LittleEndian.Uint64(p)
+	if n != uint64(h.count) {
+		return fmt.Errorf("%w: %d types for %d vectors", errStaleIndex, n, h.count)
+	}
+	if p, err = read(int(9 * n)); err != nil {
+		return err
+	}
+	tail := make([]byte, 4)
+	if _, err := io.ReadFull(r, tail); err != nil || binary.LittleEndian.Uint32(tail) != crc32.Checksum(sum, castagnoli) {
+		return fmt.Errorf("%w: type section checksum", errStaleIndex)
+	}
+	h.seqs, h.codes = make([]uint64, n), make([]uint8, n)
+	for i := range h.seqs {
+		h.seqs[i] = binary.LittleEndian.Uint64(p[8*i:])
+		c := int(p[8*int(n)+i])
+		if c >= len(names) {
+			return fmt.Errorf("%w: type index %d", errStaleIndex, c)
+		}
+		code, ok := typeCodes[names[c]]
+		if !ok {
+			return fmt.Errorf("%w: unknown node type %q", errStaleIndex, names[c])
+		}
+		h.codes[i] = code
+	}
+	return nil
 }
 
 // readIndexHeader reads the header of an index file.
@@ -135,6 +235,14 @@ func readIndex(path string, accept func(indexHeader) bool) (indexHeader, *hnsw.I
 	}
 	if int64(g.Len()) != h.count {
 		return h, nil, fmt.Errorf("%w: %d vectors, header says %d", errStaleIndex, g.Len(), h.count)
+	}
+	if err := readTypes(br, &h); err != nil {
+		return h, nil, err
+	}
+	for _, seq := range h.seqs {
+		if !g.Contains(seq) {
+			return h, nil, fmt.Errorf("%w: node %d has a type but no vector", errStaleIndex, seq)
+		}
 	}
 	return h, g, nil
 }

@@ -10,7 +10,8 @@ package knowledge
 //     that makes captures and ingests idempotent: at most one live (not
 //     superseded) node per key.
 //   - vg_vectors holds float32 little-endian BLOBs with the embedder that
-//     made them; vid only grows, so "vid > last seen" finds every vector
+//     made them (and the node's domain and type, so indexes load without
+//     reading node rows); vid only grows, so "vid > last seen" finds every vector
 //     written since (also by other processes). Deleting a vector bumps
 //     vg_meta "del:<embedder>", which invalidates that embedder's indexes.
 //   - vg_topics holds each domain's distinct topic keys (knowledge/filter
@@ -45,6 +46,8 @@ CREATE INDEX vg_nodes_domain_type ON vg_nodes(domain, type);
 CREATE INDEX vg_nodes_name ON vg_nodes(domain, lower(name));
 CREATE INDEX vg_nodes_run ON vg_nodes(run_id) WHERE run_id != '';
 CREATE INDEX vg_nodes_path ON vg_nodes(path) WHERE path != '';
+-- Queries on run_id and path repeat the partial indexes' conditions
+-- (run_id != '', path != ''): SQLite uses a partial index only then.
 
 CREATE TABLE vg_edges (
   source_id TEXT NOT NULL REFERENCES vg_nodes(id) ON DELETE CASCADE,
@@ -60,6 +63,7 @@ CREATE TABLE vg_vectors (
   vid INTEGER PRIMARY KEY AUTOINCREMENT,
   seq INTEGER NOT NULL REFERENCES vg_nodes(seq) ON DELETE CASCADE,
   domain TEXT NOT NULL,
+  type TEXT NOT NULL,
   embedder TEXT NOT NULL,
   dim INTEGER NOT NULL,
   vec BLOB NOT NULL,
