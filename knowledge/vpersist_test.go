@@ -4,16 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 )
@@ -257,5 +260,24 @@ func TestMigrateFromSchema1(t *testing.T) {
 	addCode(t, s, 0, 3)
 	if got := topName(t, s, "topic2 requests"); got != "Handler2" {
 		t.Fatalf("search %s", got)
+	}
+}
+
+// NewEmbedder follows [knowledge.embedder]: local without a url, the
+// OpenAI-compatible one with it, its key from the named variable.
+func TestNewEmbedder(t *testing.T) {
+	e, err := NewEmbedder(config.KnowledgeEmbedder{})
+	if err != nil || e.ID() != embed.LocalID {
+		t.Fatalf("default: %v %v", e, err)
+	}
+	t.Setenv("PI_TEST_EMBED_KEY", "")
+	_, err = NewEmbedder(config.KnowledgeEmbedder{URL: "http://localhost:11434", Model: "m", APIKeyEnv: "PI_TEST_EMBED_KEY"})
+	if !errors.Is(err, embed.ErrConfig) || !strings.Contains(err.Error(), "PI_TEST_EMBED_KEY") {
+		t.Fatalf("empty key variable: %v", err)
+	}
+	t.Setenv("PI_TEST_EMBED_KEY", "sk-test")
+	e, err = NewEmbedder(config.KnowledgeEmbedder{URL: "http://localhost:11434", Model: "nomic-embed-text", APIKeyEnv: "PI_TEST_EMBED_KEY", Dim: 768})
+	if err != nil || e.ID() != "openai:nomic-embed-text@localhost:11434" || e.Dim() != 768 {
+		t.Fatalf("openai: %v %v", e, err)
 	}
 }
