@@ -81,7 +81,7 @@ if [ -n "$(val insert_s "$f")" ]; then
 else
 	row "build" "reused" "" "$(val reused_store "$f")"
 fi
-row "reopen: load indexes (ms)" "$(val load_ms "$f")" "(printed)" "graphs from files, filters from SQLite"
+row "reopen: load indexes (ms)" "$(val load_ms "$f")" "(printed)" "graphs from their files, the rest from SQLite"
 row "indexes code/history/academic" "" "" "$(val index_code "$f") $(val index_history "$f") $(val index_academic "$f")"
 row "heap after load (MiB)" "$(val heap_mib "$f")" "(printed)" ""
 m=$(val search_all_median_ms "$f")
