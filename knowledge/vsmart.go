@@ -8,8 +8,8 @@ import (
 )
 
 // goodSimilarity is the cosine at which smart_search counts a hit as a
-// good answer (the local embedder scores paraphrases of a text around
-// 0.4-0.7 and unrelated texts below 0.15).
+// good answer (with the local embedder, a short text that shares most of
+// the query's words scores 0.4-0.7; unrelated texts stay below 0.1).
 const goodSimilarity = 0.35
 
 // smartRounds are the per-domain candidate counts of smart_search's
