@@ -3,10 +3,13 @@
 // changelog and the hash-chained history of every atom and molecule; the
 // graph operations of the knowledge graph spec (query_graph, manage_graph,
 // manage_changelog) with every validation rule, default and error code;
-// glob matching of file paths to atoms (context); and the layered stores
-// (a project's <repo>/.pi/knowledge.db over the personal
-// <agent>/knowledge/knowledge.db). Requests, results and errors are the
-// types of package knowledge/api.
+// glob matching of file paths to atoms (context); the vector graph of
+// seed 001 (nodes in the code, history and academic domains, typed edges,
+// vectors, provenance, trust, freshness, conflicts; search, search_all,
+// smart_search, recall, traversal; run and message capture; code ingest);
+// and the layered stores (a project's <repo>/.pi/knowledge.db over the
+// personal <agent>/knowledge/knowledge.db). Requests, results and errors
+// are the types of package knowledge/api.
 //
 // # On disk
 //
@@ -25,6 +28,38 @@
 // graph_molecules_fts, FTS5 external-content tables over name and
 // knowledge kept by triggers (keyed by rowid: never VACUUM a store
 // without rebuilding them).
+//
+// Schema version 2 adds the vector graph's tables (vschema.go): vg_nodes
+// (seq: the number in the vector indexes; id: a UUID; key: a natural key
+// with at most one live node per key), vg_edges, vg_vectors (float32
+// little-endian BLOBs with their embedder, domain and node type; vid only
+// grows), vg_provenance, vg_conflicts, vg_atom_links, vg_topics (each
+// domain's filter keys with the seq that brought them) and vg_meta (a
+// delete generation per embedder). Next to the database, one file per
+// domain that outgrew the exact scan holds its HNSW graph:
+// <db>.<domain>.hnsw (vpersist.go).
+//
+// # Vector graph
+//
+// Nodes are immutable in what they say: a new version supersedes the old
+// one (superseded_by, a supersedes edge); superseded nodes stay
+// searchable with freshness 0.1. Nodes with the same name and different
+// content are recorded as conflicts, never resolved but by the conflicts
+// operation. A search asks each domain's BinaryFuse8 filter first (a
+// domain that cannot hold any query word answers no_matches without
+// touching the index or SQLite), then the domain's index (an exact scan
+// below Options.ExactBelow vectors, 20,000 by default; an HNSW graph
+// above, built in the background), then the candidates' rows, and scores
+// them with seed 001's weights: 0.35 similarity + 0.25 trust/100 + 0.25
+// freshness + 0.15 when verified. The in-memory indexes and filters mirror
+// SQLite: they are loaded on first use (graphs from their files when the
+// files match the store, the rest from SQLite), follow this process's
+// writes at once and other processes' writes within refreshEvery (200
+// ms), by "vid > last seen" and "seq > last seen". Vectors record their
+// embedder; a background worker embeds nodes whose vector is missing or
+// of another embedder (a switch re-embeds the store; progress in Status).
+// Capture (CaptureRun, CaptureMessage) and Ingest are described on their
+// functions.
 //
 // # History
 //
@@ -57,9 +92,11 @@
 //     the root made relative); "*" and "**" match dotfiles too.
 //   - Changelog order is createdAt descending, then insertion order.
 //
-// This package does not embed or rank by vectors (knowledge/hnsw and
-// friends do), does not talk to the kernel socket, and does not know runs
-// beyond Options.RunExists. Only the kernel opens stores.
+// This package does not implement the vector index, the filters or the
+// embedders (knowledge/hnsw, knowledge/filter, knowledge/embed do), does
+// not talk to the kernel socket, does not read run state files (the
+// kernel hands CaptureRun a RunRecord), and does not know runs beyond
+// Options.RunExists. Only the kernel opens stores.
 //
 // # Concurrency
 //
@@ -69,7 +106,11 @@
 // timeout); version checks happen inside the write transaction, so of two
 // updates with the same version exactly one wins and the other gets
 // CONFLICT. Reads use a pool of query_only connections and see the last
-// committed state.
+// committed state. The vector graph's in-memory side has its own locks
+// (one per domain index, one for loading and catch-up); its background
+// goroutines (graph builds, filter rebuilds, the embedding worker) belong
+// to the Store and stop in Close, which also writes changed graphs. One
+// Ingest runs at a time per Store.
 //
 // # Crash behaviour
 //
@@ -79,5 +120,10 @@
 // never corrupts the file. Open refuses, without writing to it, a file
 // that is not SQLite, a SQLite file of another application, a damaged
 // store (ErrNotStore, ErrCorrupt) and a store whose schema is newer than
-// the binary (ErrTooNew). Migrations run one transaction each.
+// the binary (ErrTooNew). Migrations run one transaction each. Captures
+// and node writes are one transaction each, an ingest one per 32 files: a
+// kill leaves whole batches, and the next ingest skips them. Index files
+// are written atomically (temp file, fsync, rename, fsync dir); a graph
+// that was not written before a crash is caught up from SQLite when its
+// file loads, and a damaged or foreign file is ignored and rebuilt.
 package knowledge

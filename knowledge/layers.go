@@ -199,6 +199,9 @@ func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, e
 	if e := req.Validate(); e != nil {
 		return nil, e
 	}
+	if v, ok, err := l.vectorOp(ctx, c, req); ok {
+		return v, err
+	}
 	switch r := req.(type) {
 	case *api.QueryGraph:
 		return l.queryGraph(ctx, c, r)

@@ -119,10 +119,12 @@ CREATE TRIGGER graph_molecules_au_text AFTER UPDATE OF name, knowledge ON graph_
   INSERT INTO graph_molecules_fts(rowid, name, knowledge) VALUES (new.rowid, new.name, new.knowledge);
 END;
 `,
+	// 2: the vector graph (vschema.go).
+	migrationVectors,
 }
 
 // SchemaVersion is the schema version this binary creates and knows.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 func init() {
 	if len(migrations) != SchemaVersion {

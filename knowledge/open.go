@@ -16,6 +16,8 @@ import (
 
 	"modernc.org/sqlite" // the "sqlite" database/sql driver (no cgo)
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pi-actors/pi-actors/knowledge/embed"
 )
 
 // ApplicationID is written to every knowledge store's header (PRAGMA
@@ -47,6 +49,13 @@ type Options struct {
 	// BusyTimeout is how long a write waits for another process's lock
 	// (default 5 s).
 	BusyTimeout time.Duration
+	// Embedder makes the vector graph's vectors (default the local
+	// feature-hashing embedder). Vectors of other embedders are re-embedded
+	// in the background.
+	Embedder embed.Embedder
+	// ExactBelow is the vector count below which a domain is searched by
+	// an exact scan rather than an HNSW graph (default DefaultExactBelow).
+	ExactBelow int
 }
 
 // Store is one knowledge database. It is safe for concurrent use: writes go
@@ -63,6 +72,11 @@ type Store struct {
 
 	mu      sync.Mutex
 	indexes map[string]*globIndex // context match index per project id
+
+	vgMu     sync.Mutex
+	vg       *vgraph // the vector graph's in-memory side, made on first use
+	vgClosed bool
+	ingestMu sync.Mutex // one Ingest at a time
 }
 
 // Open opens the knowledge store at path, creating it (and its directory)
@@ -75,6 +89,12 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Embedder == nil {
+		opts.Embedder = embed.NewLocal()
+	}
+	if opts.ExactBelow <= 0 {
+		opts.ExactBelow = DefaultExactBelow
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -120,6 +140,13 @@ func (s *Store) open() error {
 // Close closes the store's connections.
 func (s *Store) Close() error {
 	var errs []error
+	s.vgMu.Lock()
+	g := s.vg
+	s.vg, s.vgClosed = nil, true
+	s.vgMu.Unlock()
+	if g != nil {
+		errs = append(errs, g.close())
+	}
 	s.smu.Lock()
 	for _, st := range s.stmts {
 		errs = append(errs, st.Close())

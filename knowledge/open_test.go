@@ -127,12 +127,12 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	openStore(t, empty, "").Close()
 	// Reopen: no migration runs again.
 	s = openStore(t, path, "")
-	if st, _ := s.Status(t.Context()); st.SchemaVersion != 1 {
+	if st, _ := s.Status(t.Context()); st.SchemaVersion != SchemaVersion {
 		t.Fatalf("reopen %+v", st)
 	}
 	var n int
 	s.r.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n)
-	if n != 1 {
+	if n != SchemaVersion {
 		t.Fatalf("schema_version rows %d", n)
 	}
 }

@@ -159,6 +159,8 @@ func TestKillDuringWriteBurst(t *testing.T) {
 //	                         "ok" or the error code
 //	burst DB PROJECT         create atoms forever, printing each id after
 //	                         its commit
+//	ingest DB DIR            ingest DIR, printing "progress DONE TOTAL"
+//	                         after each batch, then "done"
 func helperMain(args []string) int {
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: update DB ATOM VERSION | burst DB PROJECT")
@@ -172,6 +174,13 @@ func helperMain(args []string) int {
 	defer s.Close()
 	ctx, c := context.Background(), Caller{RunID: "helper"}
 	switch args[0] {
+	case "ingest":
+		_, err := Ingest(ctx, s, IngestRequest{Path: args[2]}, func(done, total int) { fmt.Printf("progress %d %d\n", done, total) })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println("done")
 	case "update":
 		v, _ := strconv.Atoi(args[3])
 		k := fmt.Sprintf("from pid %d", os.Getpid())

@@ -104,5 +104,8 @@ func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
 		return nil, err
 	}
 	st.Projects = page.Items
+	if st.Vectors, err = s.vectorStatus(ctx); err != nil {
+		return nil, err
+	}
 	return st, nil
 }

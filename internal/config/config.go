@@ -25,9 +25,35 @@ const FileName = "pi-actors.toml"
 
 // Config is the content of pi-actors.toml.
 type Config struct {
-	Exec   Exec   `toml:"exec"`
-	Output Output `toml:"output"`
-	Runs   Runs   `toml:"runs"`
+	Exec      Exec      `toml:"exec"`
+	Output    Output    `toml:"output"`
+	Runs      Runs      `toml:"runs"`
+	Knowledge Knowledge `toml:"knowledge"`
+}
+
+// Knowledge configures the knowledge store's vector graph.
+type Knowledge struct {
+	// Capture records every run's terminal transition, task.result
+	// messages and outbox decisions as history nodes (default true).
+	Capture bool `toml:"capture"`
+	// Embedder chooses the embedder; the default (no url) is the local
+	// feature-hashing one, which needs no network.
+	Embedder KnowledgeEmbedder `toml:"embedder"`
+}
+
+// KnowledgeEmbedder is [knowledge.embedder]: an OpenAI-compatible
+// embeddings endpoint (OpenAI, Ollama, llama.cpp, …).
+type KnowledgeEmbedder struct {
+	// URL is the server's base URL or its /v1/embeddings URL; empty means
+	// the local embedder.
+	URL string `toml:"url"`
+	// Model is the model name sent with every request (required with url).
+	Model string `toml:"model"`
+	// APIKeyEnv names the environment variable holding the API key (the
+	// key itself never goes in the file).
+	APIKeyEnv string `toml:"api_key_env"`
+	// Dim is the expected vector dimension; 0 learns it from the server.
+	Dim int `toml:"dim"`
 }
 
 // Runs bounds detached runs.
@@ -72,6 +98,7 @@ func Defaults() Config {
 		Output: Output{MaxLines: 2000, MaxBytes: 51200},
 		Runs: Runs{MaxDepth: 8, MaxLivePerSession: 64, LogMaxBytes: 10 << 20, LogKeep: 1, RetentionDays: 7,
 			StalledAfterS: 300, CaptureDrafts: true},
+		Knowledge: Knowledge{Capture: true},
 	}
 }
 
@@ -106,7 +133,7 @@ func Load(agentDir string) (Config, error) {
 			for i, k := range und {
 				keys[i] = k.String()
 			}
-			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts)", ErrInvalid, path, strings.Join(keys, ", "))
+			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts, knowledge.capture, knowledge.embedder.url, knowledge.embedder.model, knowledge.embedder.api_key_env, knowledge.embedder.dim)", ErrInvalid, path, strings.Join(keys, ", "))
 		}
 	}
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
@@ -144,7 +171,34 @@ func (c Config) check(path string) error {
 			return fmt.Errorf("%w: %s: %s must be at least %d (got %d)", ErrInvalid, path, f.key, f.min, f.v)
 		}
 	}
+	return c.Knowledge.Embedder.check(path)
+}
+
+func (e KnowledgeEmbedder) check(path string) error {
+	switch {
+	case e.URL == "" && (e.Model != "" || e.APIKeyEnv != "" || e.Dim != 0):
+		return fmt.Errorf("%w: %s: knowledge.embedder.url is required when model, api_key_env or dim is set (or remove them to use the local embedder)", ErrInvalid, path)
+	case e.URL != "" && !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://"):
+		return fmt.Errorf("%w: %s: knowledge.embedder.url must be an http(s) URL, e.g. http://localhost:11434 (got %q)", ErrInvalid, path, e.URL)
+	case e.URL != "" && strings.TrimSpace(e.Model) == "":
+		return fmt.Errorf("%w: %s: knowledge.embedder.model is required with url (e.g. nomic-embed-text)", ErrInvalid, path)
+	case e.Dim < 0:
+		return fmt.Errorf("%w: %s: knowledge.embedder.dim must be 0 (learn it) or positive (got %d)", ErrInvalid, path, e.Dim)
+	case e.APIKeyEnv != "" && !envName(e.APIKeyEnv):
+		return fmt.Errorf("%w: %s: knowledge.embedder.api_key_env must name an environment variable (letters, digits, _), not the key itself", ErrInvalid, path)
+	}
 	return nil
+}
+
+// envName reports whether s is a portable environment variable name.
+func envName(s string) bool {
+	for i, r := range s {
+		ok := r == '_' || 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || i > 0 && '0' <= r && r <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // KillGrace is Exec.KillGraceMS as a duration.

@@ -76,3 +76,38 @@ func TestAgentDir(t *testing.T) {
 		t.Fatalf("AgentDir = %q", d)
 	}
 }
+
+func TestKnowledgeSection(t *testing.T) {
+	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+	c, err := Load(t.TempDir())
+	if err != nil || !c.Knowledge.Capture || c.Knowledge.Embedder != (KnowledgeEmbedder{}) {
+		t.Fatalf("defaults: %+v, %v", c.Knowledge, err)
+	}
+	dir := t.TempDir()
+	write(t, dir, "[knowledge]\ncapture = false\n[knowledge.embedder]\nurl = \"http://localhost:11434\"\nmodel = \"nomic-embed-text\"\napi_key_env = \"EMBED_KEY\"\ndim = 768\n")
+	c, err = Load(dir)
+	want := KnowledgeEmbedder{URL: "http://localhost:11434", Model: "nomic-embed-text", APIKeyEnv: "EMBED_KEY", Dim: 768}
+	if err != nil || c.Knowledge.Capture || c.Knowledge.Embedder != want {
+		t.Fatalf("Load: %+v, %v", c.Knowledge, err)
+	}
+}
+
+func TestKnowledgeSectionErrors(t *testing.T) {
+	for body, want := range map[string]string{
+		"[knowledge]\ncaptrue = true\n":                                                       "knowledge.captrue",
+		"[knowledge.embedder]\nmodle = \"m\"\nurl = \"http://x\"\n":                           "knowledge.embedder.modle",
+		"[knowledge.embedder]\nmodel = \"m\"\n":                                               "url is required",
+		"[knowledge.embedder]\nurl = \"localhost:11434\"\nmodel = \"m\"\n":                    "http(s) URL",
+		"[knowledge.embedder]\nurl = \"http://x\"\n":                                          "model is required",
+		"[knowledge.embedder]\nurl = \"http://x\"\nmodel = \"m\"\ndim = -1\n":                 "dim must be",
+		"[knowledge.embedder]\nurl = \"http://x\"\nmodel = \"m\"\napi_key_env = \"sk-123\"\n": "api_key_env",
+		"[knowledge]\ncapture = \"yes\"\n":                                                    "capture",
+	} {
+		dir := t.TempDir()
+		write(t, dir, body)
+		_, err := Load(dir)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want ErrInvalid mentioning %q", body, err, want)
+		}
+	}
+}

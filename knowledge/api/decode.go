@@ -13,7 +13,8 @@ import (
 
 // Ops lists the operation names Decode takes, in a stable order.
 var Ops = []string{"query_graph", "manage_graph", "manage_changelog", "project_create",
-	"project_list", "history", "verify", "task_context", "init", "status"}
+	"project_list", "history", "verify", "task_context", "init", "status",
+	"search", "search_all", "smart_search", "recall", "ingest", "node_add", "node_get", "traverse", "conflicts"}
 
 // New returns an empty request for op, or nil for an unknown op.
 func New(op string) Request {
@@ -38,6 +39,24 @@ func New(op string) Request {
 		return &Init{}
 	case "status":
 		return &Status{}
+	case "search":
+		return &Search{}
+	case "search_all":
+		return &SearchAll{}
+	case "smart_search":
+		return &SmartSearch{}
+	case "recall":
+		return &Recall{}
+	case "ingest":
+		return &Ingest{}
+	case "node_add":
+		return &NodeAdd{}
+	case "node_get":
+		return &NodeGet{}
+	case "traverse":
+		return &Traverse{}
+	case "conflicts":
+		return &Conflicts{}
 	}
 	return nil
 }
@@ -196,6 +215,10 @@ func describe(t reflect.Type) string {
 		return `a JSON array of {"atomId": …, "reason": …} (or a string holding one)`
 	case reflect.TypeFor[RelatedMolecules]():
 		return `a JSON array of {"moleculeId": …, "reason": …} (or a string holding one)`
+	case reflect.TypeFor[StringList]():
+		return "a comma-separated list or a JSON array of strings"
+	case reflect.TypeFor[Links]():
+		return `a JSON array of {"to": …, "type": …} (or a string holding one)`
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()

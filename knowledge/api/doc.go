@@ -1,7 +1,9 @@
 // Package api is the verb layer of the knowledge graph: one typed request
 // struct per operation (query_graph, manage_graph, manage_changelog,
 // project_create, project_list, history, verify, task_context, init,
-// status) with json and jsonschema tags, their validation, the result
+// status, and the vector graph's search, search_all, smart_search, recall,
+// ingest, node_add, node_get, traverse, conflicts) with json and
+// jsonschema tags, their validation, the result
 // types, the spec's error codes, and a compact text rendering. The CLI, the
 // MCP server and the kernel's knowledge actor share it.
 //

@@ -192,6 +192,9 @@ type StoreStatus struct {
 	SizeBytes     int64     `json:"sizeBytes"`
 	Counts        Counts    `json:"counts"`
 	Projects      []Project `json:"projects"`
+	// Vectors is the vector graph's state (nil when it was never loaded
+	// in this process and the store has no nodes).
+	Vectors *VectorStatus `json:"vectors,omitempty"`
 }
 
 // StatusResult is status's result.

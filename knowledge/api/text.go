@@ -68,7 +68,9 @@ func Text(result any) string {
 	case *Error:
 		fmt.Fprintf(&b, "error=%s %s\n", r.Code, r.Message)
 	default:
-		fmt.Fprintf(&b, "%v\n", r)
+		if !textVector(&b, r) {
+			fmt.Fprintf(&b, "%v\n", r)
+		}
 	}
 	return b.String()
 }
@@ -233,6 +235,7 @@ func textStatus(b *strings.Builder, s *StatusResult) {
 			}
 			fmt.Fprintf(b, "  project %s %q root=%s\n", p.ID, p.Name, p.Root)
 		}
+		textVectorStatus(b, st.Vectors)
 	}
 }
 

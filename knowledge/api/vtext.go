@@ -1,0 +1,212 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+)
+
+// textVector renders the vector graph's results; false for other values.
+func textVector(b *strings.Builder, result any) bool {
+	switch r := result.(type) {
+	case *SearchResult:
+		fmt.Fprintf(b, "status=%s hits=%d%s%s\n", r.Status, len(r.Hits), domainFact(r.Domain), storeFact(r.Store))
+		textHits(b, r.Hits)
+		textHints(b, r.AlsoExistsIn, r.Hint)
+	case *SearchAllResult:
+		fmt.Fprintf(b, "query=%q%s\n", clip(r.Query, textPreview), storeFact(r.Store))
+		for _, d := range r.Results {
+			fmt.Fprintf(b, "%s: status=%s hits=%d\n", d.Domain, d.Status, len(d.Hits))
+			textHits(b, d.Hits)
+		}
+	case *SmartSearchResult:
+		fmt.Fprintf(b, "status=%s hits=%d tokens=%d/%d rounds=%d confident=%t%s\n", r.Status, len(r.Hits), r.TokensUsed,
+			r.TokenBudget, r.Rounds, r.Confident, storeFact(r.Store))
+		textHits(b, r.Hits)
+		textHints(b, r.AlsoExistsIn, r.Hint)
+	case *RecallResult:
+		fmt.Fprintf(b, "status=%s hits=%d stores=%s\n", r.Status, len(r.Hits), strings.Join(r.Stores, ","))
+		textHits(b, r.Hits)
+	case *IngestResult:
+		fmt.Fprintf(b, "ingested=%s files=%d new=%d changed=%d unchanged=%d skipped=%d nodes=%d superseded=%d atom_links=%d ms=%d%s\n",
+			r.Path, r.Files, r.Indexed, r.Changed, r.Unchanged, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, storeFact(r.Store))
+	case *NodeAdded:
+		textNode(b, &r.Node)
+		textConflicts(b, r.Conflicts)
+	case *NodeDetail:
+		textDetail(b, r)
+	case *TraverseResult:
+		fmt.Fprintf(b, "start=%s nodes=%d truncated=%t%s\n", refText(&r.Start), len(r.Nodes), r.Truncated, storeFact(r.Store))
+		for i, s := range r.Nodes {
+			if i == textItems {
+				fmt.Fprintf(b, "… %d more (--json for all, or a smaller depth)\n", len(r.Nodes)-i)
+				break
+			}
+			arrow := "→"
+			if s.Direction == "in" {
+				arrow = "←"
+			}
+			fmt.Fprintf(b, "  %s%s %s %s\n", strings.Repeat("  ", s.Depth-1), arrow, s.Via, refText(&s.NodeRef))
+		}
+	case *Page[ConflictRecord]:
+		textPage(b, r, func(c ConflictRecord) string {
+			return fmt.Sprintf("#%d %s resolved=%t %q: %s vs %s%s\n    %s", c.ID, c.Type, c.Resolved, c.Subject, c.NodeA, c.NodeB,
+				storeFact(c.Store), oneLine(orText(c.Resolution, c.Description)))
+		})
+	case *ConflictRecord:
+		fmt.Fprintf(b, "conflict=%d type=%s resolved=%t%s\n  %s\n", r.ID, r.Type, r.Resolved, storeFact(r.Store), oneLine(r.Resolution))
+	default:
+		return false
+	}
+	return true
+}
+
+func domainFact(d string) string {
+	if d == "" {
+		return ""
+	}
+	return " domain=" + d
+}
+
+func orText(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func textHints(b *strings.Builder, also []string, hint string) {
+	if len(also) > 0 {
+		fmt.Fprintf(b, "also exists in: %s\n", strings.Join(also, ", "))
+	}
+	if hint != "" {
+		fmt.Fprintf(b, "hint: %s\n", hint)
+	}
+}
+
+// textHits renders hits: one fact line (score, kind, name, where, trust,
+// freshness, store) and one snippet line each, then warnings and
+// conflicts.
+func textHits(b *strings.Builder, hs []Hit) {
+	for i, h := range hs {
+		if i == textItems {
+			fmt.Fprintf(b, "  … %d more hits (--json for all)\n", len(hs)-i)
+			break
+		}
+		where := ""
+		if h.Path != "" {
+			where = " " + h.Path
+			if h.LineStart > 0 {
+				where += fmt.Sprintf(":%d-%d", h.LineStart, h.LineEnd)
+			}
+		}
+		fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s\n", h.Score, h.Domain, h.Type, clip(h.Name, textPreview),
+			where, h.ID, h.Similarity, h.Trust, h.Freshness, storeFact(h.Store))
+		if s := oneLine(h.Snippet); s != "" {
+			fmt.Fprintf(b, "    %s\n", s)
+		}
+		if len(h.Provenance) > 0 {
+			p := h.Provenance[0]
+			fmt.Fprintf(b, "    from %s %s at %s\n", p.Source, orText(p.Ref, p.TaskID), p.At)
+		}
+		if h.Warning != "" {
+			fmt.Fprintf(b, "    ! %s\n", h.Warning)
+		}
+		for _, c := range h.Conflicts {
+			fmt.Fprintf(b, "    ! conflict #%d (%s) with %s %q\n", c.ID, c.Type, c.With, clip(c.WithName, textPreview))
+		}
+		if len(h.Atoms) > 0 {
+			names := make([]string, len(h.Atoms))
+			for j, a := range h.Atoms {
+				names[j] = a.Name
+			}
+			fmt.Fprintf(b, "    atoms: %s\n", clip(strings.Join(names, ", "), textPreview))
+		}
+	}
+}
+
+func refText(r *NodeRef) string {
+	s := fmt.Sprintf("%s/%s %q %s", r.Domain, r.Type, clip(r.Name, textPreview), r.ID)
+	if r.SupersededBy != "" {
+		s += " (superseded)"
+	}
+	return s
+}
+
+func textNode(b *strings.Builder, n *Node) {
+	fmt.Fprintf(b, "node=%s domain=%s type=%s name=%q trust=%d verified=%t created=%s%s\n", n.ID, n.Domain, n.Type,
+		n.Name, n.Trust, n.Verified, n.CreatedAt, storeFact(n.Store))
+	if n.Path != "" {
+		fmt.Fprintf(b, "path: %s", n.Path)
+		if n.LineStart > 0 {
+			fmt.Fprintf(b, ":%d-%d", n.LineStart, n.LineEnd)
+		}
+		b.WriteString("\n")
+	}
+	if n.SupersededBy != "" {
+		fmt.Fprintf(b, "superseded by: %s\n", n.SupersededBy)
+	}
+	if n.Embedder == "" {
+		b.WriteString("vector: pending\n")
+	}
+	knowledge(b, n.Content, true)
+}
+
+func textConflicts(b *strings.Builder, cs []ConflictRef) {
+	for _, c := range cs {
+		fmt.Fprintf(b, "conflict #%d %s with %s %q: %s\n", c.ID, c.Type, c.With, clip(c.WithName, textPreview), oneLine(c.Description))
+	}
+}
+
+func textDetail(b *strings.Builder, d *NodeDetail) {
+	textNode(b, &d.Node)
+	for _, p := range d.Provenance {
+		fmt.Fprintf(b, "provenance: %s %s task=%s at=%s verified=%t\n", p.Source, p.Ref, orText(p.TaskID, "-"), p.At, p.Verified)
+	}
+	textConflicts(b, d.Conflicts)
+	for _, a := range d.Atoms {
+		fmt.Fprintf(b, "atom: %s %q\n", a.ID, a.Name)
+	}
+	fmt.Fprintf(b, "edges (%d of %d; traverse id=%s for more):\n", len(d.Edges), d.EdgesTotal, d.Node.ID)
+	for i, e := range d.Edges {
+		if i == textItems {
+			fmt.Fprintf(b, "  … %d more (--json)\n", len(d.Edges)-i)
+			break
+		}
+		arrow := "→"
+		if e.Direction == "in" {
+			arrow = "←"
+		}
+		fmt.Fprintf(b, "  %s %s %s\n", arrow, e.Type, refText(&e.Node))
+	}
+	for _, x := range []struct {
+		name string
+		refs []NodeRef
+	}{{"history", d.History}, {"code", d.Code}, {"academic", d.Academic}} {
+		for i, r := range x.refs {
+			if i == textItems {
+				fmt.Fprintf(b, "%s: … %d more (--json)\n", x.name, len(x.refs)-i)
+				break
+			}
+			fmt.Fprintf(b, "%s: %s\n", x.name, refText(&r))
+		}
+	}
+}
+
+// textVectorStatus renders a store's vector status lines.
+func textVectorStatus(b *strings.Builder, v *VectorStatus) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(b, "  vectors embedder=%s dim=%d nodes=%d edges=%d pending=%d conflicts=%d", v.Embedder, v.Dim, v.Nodes, v.Edges, v.Pending, v.Conflicts)
+	if e := v.Embedding; e.Running || e.Error != "" {
+		fmt.Fprintf(b, " embedding=%d/%d", e.Done, e.Total)
+		if e.Error != "" {
+			fmt.Fprintf(b, " error=%q", clip(e.Error, textPreview))
+		}
+	}
+	b.WriteString("\n")
+	for _, d := range v.Domains {
+		fmt.Fprintf(b, "    %s nodes=%d vectors=%d index=%s filter_keys=%d filter_pending=%d\n", d.Domain, d.Nodes, d.Vectors, d.Index,
+			d.FilterKeys, d.FilterPending)
+	}
+}

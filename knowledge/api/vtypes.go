@@ -1,0 +1,165 @@
+package api
+
+import (
+	"slices"
+	"strings"
+)
+
+// Domains of the vector graph (seed 001's Librarian, Archivalist and
+// Academic), in their fixed order.
+const (
+	DomainCode     = "code"
+	DomainHistory  = "history"
+	DomainAcademic = "academic"
+)
+
+// AllDomains lists the domains in their fixed order.
+var AllDomains = []string{DomainCode, DomainHistory, DomainAcademic}
+
+// NodeTypes lists each domain's node types: seed 001's, plus two code
+// types it lacks (chunk: a size-bounded piece of a file that is not Go;
+// type: a Go named type that is neither a struct nor an interface).
+var NodeTypes = map[string][]string{
+	DomainCode: {"file", "package", "function", "method", "struct", "interface", "variable", "constant",
+		"import", "type", "chunk"},
+	DomainHistory:  {"entry", "session", "workflow", "outcome", "decision"},
+	DomainAcademic: {"paper", "documentation", "best_practice", "rfc", "stack_overflow", "blog_post", "tutorial"},
+}
+
+// EdgeTypes lists the edge types of seed 001: structural code edges,
+// history edges, cross-domain edges and academic edges. An edge is stored
+// once, in its forward direction (calls, not called_by); walks follow it
+// either way.
+var EdgeTypes = []string{
+	// code structure
+	"calls", "imports", "implements", "embeds", "has_field", "has_method", "defines", "returns", "receives",
+	// history
+	"produced_by", "resulted_in", "similar_to", "followed_by", "supersedes",
+	// cross-domain
+	"modified", "created", "deleted", "based_on", "references", "validated_by", "documents", "uses_library",
+	"implements_pattern",
+	// academic
+	"cites", "related_to",
+}
+
+// Trust levels of seed 001: who said it decides how much it weighs.
+const (
+	TrustCode       = 100 // current code: the source of truth
+	TrustRecent     = 80  // recent verified history (a run's record)
+	TrustStandard   = 70  // RFCs, official documentation
+	TrustAcademic   = 60  // papers, best practices; verified history under 30 days
+	TrustOldHistory = 40  // verified history older than 30 days
+	TrustBlog       = 30  // blog posts, Stack Overflow answers
+	TrustModel      = 20  // model output, unverified claims
+)
+
+// Source types of provenance records.
+const (
+	SourceCode     = "code"     // read from a file (ingest)
+	SourceHistory  = "history"  // recorded by the kernel (run and message capture)
+	SourceAcademic = "academic" // an external document
+	SourceModel    = "model"    // an agent's (model's) statement
+	SourceUser     = "user"     // given by a person
+)
+
+// SourceTypes lists the source types.
+var SourceTypes = []string{SourceCode, SourceHistory, SourceAcademic, SourceModel, SourceUser}
+
+// Conflict types of seed 001.
+const (
+	ConflictTemporal       = "temporal"        // old vs new on the same subject
+	ConflictSourceMismatch = "source_mismatch" // code vs a non-code claim
+	ConflictSemantic       = "semantic"        // contradictory claims
+)
+
+// IsDomain reports whether d names a domain.
+func IsDomain(d string) bool { return slices.Contains(AllDomains, d) }
+
+// IsNodeType reports whether t is a node type of domain d (of any domain
+// when d is empty).
+func IsNodeType(d, t string) bool {
+	if d != "" {
+		return slices.Contains(NodeTypes[d], t)
+	}
+	return DomainOf(t) != ""
+}
+
+// DomainOf returns the domain a node type belongs to ("" when none).
+func DomainOf(t string) string {
+	for _, d := range AllDomains {
+		if slices.Contains(NodeTypes[d], t) {
+			return d
+		}
+	}
+	return ""
+}
+
+// IsEdgeType reports whether t is an edge type.
+func IsEdgeType(t string) bool { return slices.Contains(EdgeTypes, t) }
+
+// DefaultTrust is a new node's trust level when the caller gives none:
+// code 100; history 80 when verified, else 20; academic by type (rfc and
+// documentation 70, stack_overflow and blog_post 30, others 60); a model
+// source 20 whatever the domain.
+func DefaultTrust(domain, typ, source string, verified bool) int {
+	if source == SourceModel && !verified {
+		return TrustModel
+	}
+	switch domain {
+	case DomainCode:
+		return TrustCode
+	case DomainHistory:
+		if verified {
+			return TrustRecent
+		}
+		return TrustModel
+	}
+	switch typ {
+	case "rfc", "documentation":
+		return TrustStandard
+	case "stack_overflow", "blog_post":
+		return TrustBlog
+	}
+	return TrustAcademic
+}
+
+// TrustName is a trust level's name, as seed 001 words it.
+func TrustName(level int) string {
+	switch {
+	case level >= TrustCode:
+		return "ground truth (code)"
+	case level >= TrustRecent:
+		return "recent verified"
+	case level >= TrustStandard:
+		return "authoritative"
+	case level >= TrustAcademic:
+		return "academic"
+	case level >= TrustOldHistory:
+		return "old history"
+	case level >= TrustBlog:
+		return "informal"
+	}
+	return "unverified / inferred"
+}
+
+// StringList is a list parameter given as a JSON array or as a
+// comma-separated string ("code,history"). Entries are trimmed and empty
+// ones dropped.
+type StringList []string
+
+// UnmarshalJSON accepts "a,b" or ["a","b"].
+func (l *StringList) UnmarshalJSON(data []byte) error {
+	var p PathList
+	if err := p.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	out := StringList{}
+	for _, s := range p {
+		out = append(out, strings.TrimSpace(s))
+	}
+	if p == nil {
+		out = nil
+	}
+	*l = out
+	return nil
+}

@@ -1,0 +1,120 @@
+package knowledge
+
+import (
+	"context"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// AddNode runs node_add: one node with its provenance (source, ref, the
+// task), its links, an optional node it supersedes, and the conflicts its
+// name raises with live nodes of the same name. req must have passed
+// Validate.
+func (s *Store) AddNode(ctx context.Context, c Caller, req *api.NodeAdd) (*api.NodeAdded, error) {
+	out, err := s.AddNodes(ctx, c, []*api.NodeAdd{req})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// AddNodes runs many node_add requests (each validated) in one write
+// transaction: all of them apply or none does; the first failing request
+// aborts the batch with its error's details.index set. Bulk loads are
+// many times faster this way.
+func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*api.NodeAdd) ([]*api.NodeAdded, error) {
+	ns := make([]*nodeIn, len(reqs))
+	for i, req := range reqs {
+		if e := req.Validate(); e != nil {
+			if len(reqs) == 1 {
+				return nil, e
+			}
+			return nil, atIndex(e, i)
+		}
+		n, err := s.nodeOf(c, req)
+		if err != nil {
+			if e, ok := api.AsError(err); ok && len(reqs) > 1 {
+				return nil, atIndex(e, i)
+			}
+			return nil, err
+		}
+		ns[i] = n
+	}
+	s.embedNodes(ns)
+	out := make([]*api.NodeAdded, len(reqs))
+	_, err := s.writeGraph(ctx, func(tx *vtx) (any, error) {
+		for i, req := range reqs {
+			v, err := s.addNode(ctx, tx, req, ns[i])
+			if err != nil {
+				if e, ok := api.AsError(err); ok && len(reqs) > 1 {
+					return nil, atIndex(e, i)
+				}
+				return nil, err
+			}
+			out[i] = v
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// nodeOf makes the node a node_add request writes.
+func (s *Store) nodeOf(c Caller, req *api.NodeAdd) (*nodeIn, error) {
+	task := req.TaskID
+	if task != "" || c.RunID != "" {
+		var err error
+		if task, err = s.taskID("taskId", req.TaskID, c); err != nil {
+			return nil, err
+		}
+	}
+	trust := api.DefaultTrust(req.Domain, req.Type, req.Source, req.Verified)
+	if req.Trust != nil {
+		trust = *req.Trust
+	}
+	n := &nodeIn{domain: req.Domain, typ: req.Type, name: req.Name, content: req.Content, trust: trust,
+		verified: req.Verified, source: req.Source, ref: req.Ref, task: task}
+	if req.Domain == api.DomainCode && req.Ref != "" {
+		n.path = req.Ref
+	}
+	return n, nil
+}
+
+// addNode writes one node_add request's node in tx.
+func (s *Store) addNode(ctx context.Context, tx *vtx, req *api.NodeAdd, n *nodeIn) (*api.NodeAdded, error) {
+	if req.Supersedes != "" {
+		if err := nodeExists(ctx, tx, "supersedes", req.Supersedes); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range req.Links {
+		if err := nodeExists(ctx, tx, "links", l.To); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now()
+	if err := tx.insertNode(ctx, n, now); err != nil {
+		return nil, err
+	}
+	if req.Supersedes != "" {
+		if err := tx.supersede(ctx, req.Supersedes, n.id, now); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range req.Links {
+		if err := tx.addEdge(ctx, n.id, l.Type, l.To, now); err != nil {
+			return nil, err
+		}
+	}
+	conflicts, err := tx.detectConflicts(ctx, n, now)
+	if err != nil {
+		return nil, err
+	}
+	node, err := s.loadNode(ctx, tx, "id", n.id)
+	if err != nil {
+		return nil, err
+	}
+	return &api.NodeAdded{Node: *node, Conflicts: conflicts}, nil
+}

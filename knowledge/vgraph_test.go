@@ -1,0 +1,242 @@
+package knowledge
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+func (e *env) node(domain, typ, name, content, extra string) *api.Node {
+	e.t.Helper()
+	return &e.ok("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*api.NodeAdded).Node
+}
+
+func link(to, typ string) string { return fmt.Sprintf(`{"to":%q,"type":%q}`, to, typ) }
+
+// Walks stop at the depth, the fan-out and the limit, visit every node
+// once (a cycle ends the walk) and follow only the asked edge types.
+func TestTraverseBoundsAndCycles(t *testing.T) {
+	e := newEnv(t)
+	// A chain a0 → a1 → … → a7 → a0 (a cycle) of related_to edges.
+	chain := make([]*api.Node, 8)
+	for i := range chain {
+		extra := ""
+		if i > 0 {
+			extra = `,"links":[` + link(chain[i-1].ID, "related_to") + `]`
+		}
+		chain[i] = e.node("academic", "paper", fmt.Sprintf("paper %d", i), "on consensus", extra)
+	}
+	e.node("academic", "paper", "closing", "", `,"links":[`+link(chain[7].ID, "cites")+`]`)
+	// a0 → a7 closes the cycle.
+	_, err := e.layers.Project.writeGraph(t.Context(), func(tx *vtx) (any, error) {
+		return nil, tx.addEdge(t.Context(), chain[0].ID, "related_to", chain[7].ID, e.layers.Project.now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	walk := func(raw string) *api.TraverseResult {
+		t.Helper()
+		return e.ok("traverse", raw).(*api.TraverseResult)
+	}
+	// in direction from a0: a1 (depth 1) … a5 (depth 5), never past 5.
+	r := walk(`{"id":"` + chain[0].ID + `","direction":"in","depth":5,"edgeTypes":"related_to"}`)
+	if len(r.Nodes) != 5 || r.Nodes[4].Depth != 5 || r.Nodes[4].Name != "paper 5" || r.Truncated {
+		t.Fatalf("depth 5 walk: %s", api.Text(r))
+	}
+	// Both directions, full depth: every node once, the start never again.
+	r = walk(`{"id":"` + chain[0].ID + `","depth":5}`)
+	seen := map[string]bool{chain[0].ID: true}
+	for _, n := range r.Nodes {
+		if seen[n.ID] {
+			t.Fatalf("node %s twice: %s", n.Name, api.Text(r))
+		}
+		seen[n.ID] = true
+	}
+	if len(r.Nodes) != 8 {
+		t.Fatalf("both-way walk reached %d nodes: %s", len(r.Nodes), api.Text(r))
+	}
+	if r = walk(`{"id":"` + chain[0].ID + `","depth":5,"edgeTypes":"cites"}`); len(r.Nodes) != 0 {
+		t.Fatalf("cites from a0: %s", api.Text(r))
+	}
+	// Fan-out: a hub with 30 spokes.
+	hub := e.node("history", "decision", "hub decision", "", "")
+	for i := range 30 {
+		e.node("academic", "rfc", fmt.Sprintf("rfc %d", i), "", `,"source":"academic","links":[`+link(hub.ID, "references")+`]`)
+	}
+	r = walk(`{"id":"` + hub.ID + `","fanOut":10}`)
+	if len(r.Nodes) != 10 || !r.Truncated {
+		t.Fatalf("fan-out 10: %d nodes, truncated %t", len(r.Nodes), r.Truncated)
+	}
+	r = walk(`{"id":"` + hub.ID + `","fanOut":100,"limit":7}`)
+	if len(r.Nodes) != 7 || !r.Truncated {
+		t.Fatalf("limit 7: %d nodes, truncated %t", len(r.Nodes), r.Truncated)
+	}
+	e.fail(api.CodeValidation, "depth", "traverse", `{"id":"`+hub.ID+`","depth":6}`)
+	e.fail(api.CodeValidation, "edgeTypes", "traverse", `{"id":"`+hub.ID+`","edgeTypes":"calls,eats"}`)
+	e.fail(api.CodeNotFound, "id", "traverse", `{"id":"00000000-0000-4000-8000-000000000000"}`)
+}
+
+// A query whose topics no domain filter holds answers no_matches without
+// a vector search or a row read; a domain without the topic hints at the
+// domains that may have it.
+func TestFilterEarlyExit(t *testing.T) {
+	e := newEnv(t)
+	s := e.layers.Project
+	e.node("academic", "documentation", "Raft leader election", "a candidate becomes leader with a quorum of votes", `,"source":"academic"`)
+	e.node("code", "function", "StartElection", "func StartElection() starts a raft election", `,"source":"code","verified":true`)
+	g, err := s.vectors(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	searches, reads := g.searches.Load(), g.rowReads.Load()
+	r := e.ok("search_all", `{"query":"zebra giraffe"}`).(*api.SearchAllResult)
+	for _, d := range r.Results {
+		if d.Status != api.StatusNoMatches || len(d.Hits) != 0 {
+			t.Fatalf("zebra: %s", api.Text(r))
+		}
+	}
+	if g.searches.Load() != searches || g.rowReads.Load() != reads {
+		t.Fatalf("the filter did not stop the search: %d searches, %d row reads", g.searches.Load()-searches, g.rowReads.Load()-reads)
+	}
+	one := e.ok("search", `{"query":"quorum votes","domain":"code"}`).(*api.SearchResult)
+	if one.Status != api.StatusNoMatches || len(one.AlsoExistsIn) != 1 || one.AlsoExistsIn[0] != "academic" ||
+		!strings.Contains(one.Hint, "domain=academic") {
+		t.Fatalf("quorum in code: %s", mustJSON(one))
+	}
+	if g.searches.Load() != searches {
+		t.Fatal("a filtered-out domain was searched")
+	}
+	hit := e.ok("search", `{"query":"quorum votes","domain":"academic"}`).(*api.SearchResult)
+	if hit.Status != api.StatusOK || hit.Hits[0].Name != "Raft leader election" || hit.Hits[0].Trust != api.TrustStandard {
+		t.Fatalf("quorum in academic: %s", mustJSON(hit))
+	}
+	// Every domain, one list: the topic is in code and academic.
+	both := e.ok("search", `{"query":"raft election"}`).(*api.SearchResult)
+	if len(both.Hits) != 2 || both.Hits[0].Domain != "code" {
+		t.Fatalf("raft election: %s", api.Text(both))
+	}
+}
+
+// Two statements with the same subject and different content are a
+// conflict; both stay, hits carry it until it is resolved.
+func TestConflicts(t *testing.T) {
+	e := newEnv(t)
+	a := e.node("history", "decision", "session storage", "we use redis for sessions", "")
+	b := e.ok("node_add", `{"domain":"history","type":"decision","name":"Session Storage","content":"we use postgres for sessions"}`).(*api.NodeAdded)
+	if len(b.Conflicts) != 1 || b.Conflicts[0].With != a.ID || b.Conflicts[0].Type != api.ConflictSemantic {
+		t.Fatalf("conflicts: %s", mustJSON(b))
+	}
+	code := e.ok("node_add", `{"domain":"code","type":"function","name":"session storage","content":"func sessions() *sql.DB","source":"code"}`).(*api.NodeAdded)
+	if len(code.Conflicts) != 2 || code.Conflicts[0].Type != api.ConflictSourceMismatch {
+		t.Fatalf("code conflicts: %s", mustJSON(code))
+	}
+	r := e.ok("search", `{"query":"sessions redis postgres","domain":"history"}`).(*api.SearchResult)
+	for _, h := range r.Hits {
+		if (h.ID == a.ID || h.ID == b.Node.ID) && len(h.Conflicts) != 2 {
+			t.Fatalf("hit %s conflicts %+v", h.Name, h.Conflicts)
+		}
+	}
+	page := e.ok("conflicts", `{}`).(*api.Page[api.ConflictRecord])
+	if page.Total != 3 {
+		t.Fatalf("conflicts page %s", mustJSON(page))
+	}
+	id := b.Conflicts[0].ID
+	res := e.ok("conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"postgres since the June migration"}`, id)).(*api.ConflictRecord)
+	if !res.Resolved || res.Resolution == "" {
+		t.Fatalf("resolved %s", mustJSON(res))
+	}
+	if page = e.ok("conflicts", `{}`).(*api.Page[api.ConflictRecord]); page.Total != 2 {
+		t.Fatalf("after resolve %s", mustJSON(page))
+	}
+	if page = e.ok("conflicts", `{"all":true}`).(*api.Page[api.ConflictRecord]); page.Total != 3 {
+		t.Fatalf("all %s", mustJSON(page))
+	}
+	d := e.ok("node_get", `{"id":"`+a.ID+`"}`).(*api.NodeDetail)
+	if len(d.Conflicts) != 1 || d.Conflicts[0].Type != api.ConflictSourceMismatch {
+		t.Fatalf("a's open conflicts %s", mustJSON(d.Conflicts))
+	}
+	e.fail(api.CodeNotFound, "id", "conflicts", `{"operation":"resolve","id":999,"resolution":"x","store":"project"}`)
+	e.fail(api.CodeValidation, "resolution", "conflicts", `{"operation":"resolve","id":1}`)
+	// A superseding statement ends nothing silently: the old conflicts stay.
+	c := e.ok("node_add", `{"domain":"history","type":"decision","name":"session storage","content":"we use postgres","supersedes":"`+a.ID+`"}`).(*api.NodeAdded)
+	if d = e.ok("node_get", `{"id":"`+a.ID+`"}`).(*api.NodeDetail); d.Node.SupersededBy != c.Node.ID || len(d.Conflicts) != 1 {
+		t.Fatalf("superseded a: %s", mustJSON(d))
+	}
+	// Same content is no conflict.
+	same := e.ok("node_add", `{"domain":"history","type":"entry","name":"session storage","content":"we use postgres"}`).(*api.NodeAdded)
+	for _, x := range same.Conflicts {
+		if x.With == c.Node.ID {
+			t.Fatalf("same content: %s", mustJSON(same))
+		}
+	}
+}
+
+// recall asks the project store, then the personal one: a node in both
+// (same natural key) comes once, from the project; each hit says where
+// it is from.
+func TestRecallLayering(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	rec := RunRecord{RunID: "bench-3", Recipe: "benchmark", Status: "exited", ExitCode: exitCode(0),
+		LastOutput: []string{"p99 latency 41ms for the checkout service"}}
+	for _, s := range []*Store{e.layers.Project, e.layers.Personal} {
+		if err := s.CaptureRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
+	r := e.ok("recall", `{"query":"checkout p99 latency"}`).(*api.RecallResult)
+	if len(r.Stores) != 2 || r.Stores[0] != "project" {
+		t.Fatalf("stores %v", r.Stores)
+	}
+	var runs, personal int
+	for _, h := range r.Hits {
+		if strings.HasPrefix(h.Name, "run bench-3") {
+			runs++
+			if h.Store != "project" {
+				t.Fatalf("duplicate run kept from %s", h.Store)
+			}
+		}
+		if h.Name == "checkout latency budget" && h.Store == "personal" {
+			personal++
+		}
+	}
+	if runs != 1 || personal != 1 {
+		t.Fatalf("recall: %s", api.Text(r))
+	}
+	only := e.ok("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*api.RecallResult)
+	if len(only.Stores) != 1 || only.Hits[0].Store != "personal" {
+		t.Fatalf("personal recall: %s", api.Text(only))
+	}
+	if none := e.ok("recall", `{"query":"zebra"}`).(*api.RecallResult); none.Status != api.StatusNoMatches {
+		t.Fatalf("zebra recall: %s", api.Text(none))
+	}
+}
+
+// smart_search widens until confident or out of budget, and never spends
+// more than the budget.
+func TestSmartSearch(t *testing.T) {
+	e := newEnv(t)
+	for i := range 40 {
+		e.node("history", "entry", fmt.Sprintf("cache eviction note %d", i),
+			fmt.Sprintf("the LRU cache evicted hot keys during run %d; raise the cache size", i), `,"verified":true,"source":"history"`)
+	}
+	quick := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"quick"}`).(*api.SmartSearchResult)
+	if !quick.Confident || quick.Rounds != 1 || len(quick.Hits) == 0 {
+		t.Fatalf("quick: %s", api.Text(quick))
+	}
+	thorough := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":400}`).(*api.SmartSearchResult)
+	if thorough.Confident || thorough.TokensUsed > 400 || len(thorough.Hits) <= len(quick.Hits)/2 {
+		t.Fatalf("thorough: %s", api.Text(thorough))
+	}
+	big := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":32000}`).(*api.SmartSearchResult)
+	if big.Rounds < 2 || len(big.Hits) != 40 {
+		t.Fatalf("big budget: %d hits in %d rounds", len(big.Hits), big.Rounds)
+	}
+	if none := e.ok("smart_search", `{"query":"zebra"}`).(*api.SmartSearchResult); none.Status != api.StatusNoMatches || none.Rounds != 1 {
+		t.Fatalf("zebra: %s", api.Text(none))
+	}
+}

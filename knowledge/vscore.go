@@ -1,0 +1,219 @@
+package knowledge
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// Score weights of seed 001's context quality scorer.
+const (
+	weightSimilarity = 0.35
+	weightTrust      = 0.25
+	weightFreshness  = 0.25
+	bonusVerified    = 0.15
+	snippetLen       = 300 // characters of content in a hit
+	supersededFresh  = 0.1
+)
+
+// scored is a hit with what ranking and deduplication need.
+type scored struct {
+	api.Hit
+	seq  int64
+	key  string
+	hash string
+	from *Store
+}
+
+// rowCols are the columns a hit is scored from.
+const rowCols = `n.seq, n.id, coalesce(n.key, ''), n.domain, n.type, n.name, n.path, n.line_start, n.line_end,
+	substr(n.content, 1, 400), n.content_hash, n.trust, n.verified, n.created_at, n.expires_at, coalesce(n.superseded_by, '')`
+
+// hits reads the nodes of the candidates and scores them (unsorted).
+func (s *Store) hits(ctx context.Context, g *vgraph, cands []cand, now time.Time) ([]scored, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	sim := make(map[int64]float32, len(cands))
+	args := make([]any, 0, len(cands))
+	for _, c := range cands {
+		if _, dup := sim[int64(c.seq)]; !dup {
+			args = append(args, int64(c.seq))
+		}
+		sim[int64(c.seq)] = max(sim[int64(c.seq)], c.sim)
+	}
+	g.rowReads.Add(1)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+rowCols+` FROM vg_nodes n WHERE n.seq IN (?`+strings.Repeat(", ?", len(args)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read hits: %w", err)
+	}
+	defer rows.Close()
+	out := make([]scored, 0, len(args))
+	for rows.Next() {
+		var h scored
+		var content, expires string
+		err := rows.Scan(&h.seq, &h.ID, &h.key, &h.Domain, &h.Type, &h.Name, &h.Path, &h.LineStart, &h.LineEnd,
+			&content, &h.hash, &h.Trust, &h.Verified, &h.CreatedAt, &expires, &h.SupersededBy)
+		if err != nil {
+			return nil, fmt.Errorf("read hits: %w", err)
+		}
+		h.Snippet = clipRunes(content, snippetLen)
+		h.Store, h.from = s.opts.Layer, s
+		rank(&h.Hit, float64(sim[h.seq]), expires, now)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// rank sets a hit's similarity, effective trust, freshness, warning and
+// score (seed 001's trust hierarchy, freshness decay and quality score).
+func rank(h *api.Hit, sim float64, expires string, now time.Time) {
+	h.Similarity = round3(math.Max(0, math.Min(1, sim)))
+	created, _ := time.Parse(timeLayout, h.CreatedAt)
+	days := now.Sub(created).Hours() / 24
+	if h.Domain == api.DomainHistory && h.Verified {
+		switch {
+		case days < 7:
+			h.Trust = min(h.Trust, api.TrustRecent)
+		case days < 30:
+			h.Trust = min(h.Trust, api.TrustAcademic)
+		default:
+			h.Trust = min(h.Trust, api.TrustOldHistory)
+		}
+	}
+	fresh := 1.0
+	switch h.Domain {
+	case api.DomainHistory:
+		fresh = math.Max(0.2, 1-days/180*0.8)
+		if days > 30 {
+			h.Warning = fmt.Sprintf("%d days old: may be outdated", int(days))
+		}
+	case api.DomainAcademic:
+		fresh = math.Max(0.3, 1-days/365*0.7)
+		if days > 180 {
+			h.Warning = fmt.Sprintf("%d days old: check it still holds", int(days))
+		}
+	}
+	if exp, err := time.Parse(timeLayout, expires); err == nil && now.After(exp) {
+		fresh *= 0.5
+		h.Warning = "expired: should be refreshed"
+	}
+	if h.SupersededBy != "" {
+		fresh = supersededFresh
+		h.Warning = "superseded by " + h.SupersededBy + ": newer information exists"
+	}
+	if h.Warning == "" {
+		h.Warning = trustWarning(h.Trust)
+	}
+	h.Freshness = round3(fresh)
+	score := weightSimilarity*h.Similarity + weightTrust*float64(h.Trust)/100 + weightFreshness*fresh
+	if h.Verified {
+		score += bonusVerified
+	}
+	h.Score = round3(math.Min(1, score))
+}
+
+// trustWarning is seed 001's warning for low-trust content.
+func trustWarning(trust int) string {
+	switch {
+	case trust >= api.TrustAcademic:
+		return ""
+	case trust >= api.TrustOldHistory:
+		return "old history: verify it is still accurate"
+	case trust >= api.TrustBlog:
+		return "informal source: verify independently"
+	}
+	return "unverified (model output or inference): may be wrong"
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// clipRunes shortens s to n characters, marking the cut with "…".
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// enrich attaches query-focused snippets, provenance, unresolved
+// conflicts and linked atoms to the hits (four queries for all of them).
+func (s *Store) enrich(ctx context.Context, hs []scored, query string) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	if err := s.snippets(ctx, hs, query); err != nil {
+		return err
+	}
+	ids := make([]string, len(hs))
+	for i := range hs {
+		ids[i] = hs[i].ID
+	}
+	prov, err := provenanceOf(ctx, s.r, ids)
+	if err != nil {
+		return err
+	}
+	conf, err := conflictsOf(ctx, s.r, ids)
+	if err != nil {
+		return err
+	}
+	atoms, err := atomsOf(ctx, s.r, ids)
+	if err != nil {
+		return err
+	}
+	for i := range hs {
+		h := &hs[i]
+		h.Provenance = nonNil(prov[h.ID])
+		h.Conflicts = conf[h.ID]
+		h.Atoms = atoms[h.ID]
+	}
+	return nil
+}
+
+func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]api.Provenance, error) {
+	in, args := inList(ids)
+	rows, err := q.QueryContext(ctx, `SELECT node_id, source, ref, task_id, at, verified FROM vg_provenance
+		WHERE node_id IN `+in+` ORDER BY rowid`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read provenance: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]api.Provenance{}
+	for rows.Next() {
+		var id string
+		var p api.Provenance
+		if err := rows.Scan(&id, &p.Source, &p.Ref, &p.TaskID, &p.At, &p.Verified); err != nil {
+			return nil, fmt.Errorf("read provenance: %w", err)
+		}
+		out[id] = append(out[id], p)
+	}
+	return out, rows.Err()
+}
+
+func atomsOf(ctx context.Context, q querier, ids []string) (map[string][]api.AtomRef, error) {
+	in, args := inList(ids)
+	rows, err := q.QueryContext(ctx, `SELECT l.node_id, a.id, a.name FROM vg_atom_links l JOIN graph_atoms a ON a.id = l.atom_id
+		WHERE l.node_id IN `+in+` ORDER BY a.name`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read linked atoms: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]api.AtomRef{}
+	for rows.Next() {
+		var id string
+		var a api.AtomRef
+		if err := rows.Scan(&id, &a.ID, &a.Name); err != nil {
+			return nil, fmt.Errorf("read linked atoms: %w", err)
+		}
+		out[id] = append(out[id], a)
+	}
+	return out, rows.Err()
+}
