@@ -29,6 +29,9 @@ type Config struct {
 	Supervisor []string
 	Version    string
 	Settings   config.Config
+	// KnowledgeIdle is how long an unused knowledge store stays open
+	// (0: 5 minutes).
+	KnowledgeIdle time.Duration
 }
 
 // ErrRunning means another kernel already owns the agent root.

@@ -22,10 +22,18 @@ import (
 // <repo>/.pi/knowledge.db a caller's cwd leads to). A store is opened on
 // first use, its actor runs the store's writes one at a time (reads go
 // straight to the store's read pool), and an idle store is stopped and
-// closed after knowledgeIdle. Only the kernel opens stores.
+// closed after Config.KnowledgeIdle (5 minutes). Only the kernel opens stores.
 
-// knowledgeIdle is how long an unused store stays open.
-var knowledgeIdle = 5 * time.Minute
+// defaultKnowledgeIdle is how long an unused store stays open unless
+// Config.KnowledgeIdle says otherwise.
+const defaultKnowledgeIdle = 5 * time.Minute
+
+func (k *Kernel) knowledgeIdle() time.Duration {
+	if k.cfg.KnowledgeIdle > 0 {
+		return k.cfg.KnowledgeIdle
+	}
+	return defaultKnowledgeIdle
+}
 
 // knowledgeTimeout bounds one knowledge operation (a write waits for
 // another process's lock up to the store's busy timeout; a batch of
@@ -145,7 +153,8 @@ func (k *Kernel) storeDo(o *openStore, fn func(*knowledge.Store) (any, error)) (
 // knowledgeJanitor stops the actors of idle stores (closing the stores)
 // until the kernel stops.
 func (k *Kernel) knowledgeJanitor() {
-	t := time.NewTicker(max(knowledgeIdle/4, 10*time.Millisecond))
+	after := k.knowledgeIdle()
+	t := time.NewTicker(max(after/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -156,7 +165,7 @@ func (k *Kernel) knowledgeJanitor() {
 		var idle []*openStore
 		k.know.mu.Lock()
 		for p, o := range k.know.stores {
-			if o.users == 0 && time.Since(o.last) >= knowledgeIdle {
+			if o.users == 0 && time.Since(o.last) >= after {
 				delete(k.know.stores, p)
 				idle = append(idle, o)
 			}

@@ -220,7 +220,7 @@ func batchError(err error, i int) error {
 // stores and the caller's stores' status (existing stores only: inspect
 // creates nothing).
 func (k *Kernel) knowledgeInspect(ctx context.Context, c knowledge.Caller) (any, error) {
-	out := &verbs.KnowledgeInspect{IdleTimeoutMS: knowledgeIdle.Milliseconds(), Stores: []api.StoreStatus{},
+	out := &verbs.KnowledgeInspect{IdleTimeoutMS: k.knowledgeIdle().Milliseconds(), Stores: []api.StoreStatus{},
 		ProjectStore: knowledge.FindProject(c.Cwd), PersonalStore: knowledge.PersonalPath(k.cfg.AgentDir)}
 	l, err := k.leaseFor(c.Cwd, "", false)
 	if err != nil {
