@@ -150,7 +150,7 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 	if !ok {
 		return t, Usagef("actor address must include kind: %s (targets: %s)", t.raw, inspectTargets)
 	}
-	if _, known := inspectRoutes[kind]; !known || kind == "recipes" || kind == "coordinator" {
+	if r, known := inspectRoutes[kind]; !known || !strings.Contains(r.name, ":") { // bare targets take no id
 		return t, Usagef("unknown inspect target kind %q in %s (targets: %s)", kind, t.raw, inspectTargets)
 	}
 	if kind == "run" || kind == "session" {
