@@ -226,11 +226,20 @@ func fixHistoryState(h *api.HistoryResult) {
 	}
 }
 
+// KnowledgeBatch is the answer to a manage_graph batch: one result per
+// request, in order, as the kernel wrote them.
+type KnowledgeBatch struct {
+	Store string
+	Items []json.RawMessage
+	reqs  []api.Request
+}
+
 // RunKnowledgeBatch applies manage_graph requests in the kernel in one
-// transaction (all or none) and returns one outcome per request. A failing
-// request fails the batch: its error carries details.index.
-func RunKnowledgeBatch(env *Env, reqs []Request) ([]*Outcome, error) {
+// transaction (all or none). A failing request fails the batch: its error
+// carries details.index.
+func RunKnowledgeBatch(env *Env, reqs []Request) (*KnowledgeBatch, error) {
 	items := make([]json.RawMessage, len(reqs))
+	out := &KnowledgeBatch{reqs: make([]api.Request, len(reqs))}
 	for i, r := range reqs {
 		kr, ok := r.(knowledgeRequest)
 		if !ok || kr.apiRequest().Op() != "manage_graph" {
@@ -241,7 +250,7 @@ func RunKnowledgeBatch(env *Env, reqs []Request) ([]*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		items[i] = p
+		items[i], out.reqs[i] = p, kr.apiRequest()
 	}
 	var res KnowledgeBatchResult
 	if err := env.Call("knowledge", &KnowledgeCall{Op: "manage_graph", Batch: items}, &res); err != nil {
@@ -250,29 +259,30 @@ func RunKnowledgeBatch(env *Env, reqs []Request) ([]*Outcome, error) {
 	if len(res.Items) != len(reqs) {
 		return nil, &Error{Exit: ExitSoftware, Code: "internal", Message: fmt.Sprintf("the kernel answered %d of %d batch requests", len(res.Items), len(reqs))}
 	}
-	outs := make([]*Outcome, len(reqs))
-	for i, r := range reqs {
-		o, err := KnowledgeOutcome(r.(knowledgeRequest).apiRequest(), res.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		outs[i] = o
-	}
-	return outs, nil
+	out.Store, out.Items = res.Store, res.Items
+	return out, nil
 }
 
-// KnowledgeBatchText is the bounded text of a batch: a count, then the
-// first items one line each.
-func KnowledgeBatchText(outs []*Outcome) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "batch=%d applied in one transaction\n", len(outs))
-	for i, o := range outs {
+// Outcome is request i's outcome (its result and text).
+func (b *KnowledgeBatch) Outcome(i int) (*Outcome, error) {
+	return KnowledgeOutcome(b.reqs[i], b.Items[i])
+}
+
+// Text is the bounded text of a batch: a count, then the first items one
+// line each.
+func (b *KnowledgeBatch) Text() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "batch=%d applied in one transaction store=%s\n", len(b.Items), b.Store)
+	for i := range b.Items {
 		if i == 20 {
-			fmt.Fprintf(&b, "… %d more (--json for every result)\n", len(outs)-i)
+			fmt.Fprintf(&sb, "… %d more (--json for every result)\n", len(b.Items)-i)
 			break
 		}
-		line, _, _ := strings.Cut(o.Text, "\n")
-		fmt.Fprintf(&b, "  %s\n", line)
+		line := "(unreadable result)"
+		if o, err := b.Outcome(i); err == nil {
+			line, _, _ = strings.Cut(o.Text, "\n")
+		}
+		fmt.Fprintf(&sb, "  %s\n", line)
 	}
-	return b.String()
+	return sb.String()
 }

@@ -142,15 +142,15 @@ func (a *app) knowledgeBatch(ctx context.Context, spec *verbs.Spec, env *verbs.E
 		}
 		return code
 	}
-	outs, err := verbs.RunKnowledgeBatch(env, reqs)
+	res, err := verbs.RunKnowledgeBatch(env, reqs)
 	if err != nil {
 		return a.fail(r, err)
 	}
 	if !r.json {
-		return a.ok(r, verbs.KnowledgeBatchText(outs), nil)
+		return a.ok(r, res.Text(), nil)
 	}
-	for i, o := range outs {
-		a.print(items[i], o)
+	for i, raw := range res.Items {
+		a.ok(items[i], "", raw)
 	}
 	return exitOK
 }
