@@ -52,7 +52,7 @@ func BenchmarkKnowledgeSearch10k(b *testing.B) {
 	for i := range 10_000 {
 		w := words[i%len(words)]
 		batch = append(batch, rawParams(map[string]any{"operation": "create", "entityType": "atom", "name": fmt.Sprintf("atom %05d %s", i, w),
-			"paths": []string{fmt.Sprintf("src/m%d/**", i), fmt.Sprintf("src/m%d/*.ts", i), fmt.Sprintf("lib/m%d/*.go", i), fmt.Sprintf("docs/m%d/**/*.md", i), fmt.Sprintf("test/m%d/**", i)},
+			"paths":           []string{fmt.Sprintf("src/m%d/**", i), fmt.Sprintf("src/m%d/*.ts", i), fmt.Sprintf("lib/m%d/*.go", i), fmt.Sprintf("docs/m%d/**/*.md", i), fmt.Sprintf("test/m%d/**", i)},
 			"knowledge":       fmt.Sprintf("%s handler number%d integrates with %s", w, i, words[(i/7)%len(words)]),
 			"createdByTaskId": "bench"}))
 	}
