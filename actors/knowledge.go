@@ -255,7 +255,7 @@ func storeOpenError(err error) error {
 		return err
 	}
 	return &verbs.Error{Exit: verbs.ExitDataErr, Code: code, Message: err.Error(),
-		Hint: "the file was not modified; move it away (a new store is created on next use) or point the caller at another directory"}
+		Hint: "the file was not modified; move it away (knowledge init, or the next use of the personal store, creates a new one)"}
 }
 
 // lease is the stores one operation uses (the caller's layers), held
