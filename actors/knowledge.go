@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/runs"
@@ -45,6 +46,8 @@ type knowledgeHub struct {
 	mu      sync.Mutex
 	stores  map[string]*openStore // by absolute path
 	janitor sync.Once
+	closed  bool
+	quit    chan struct{} // closed by closeKnowledge: the janitor ends
 }
 
 // openStore is one open store and its actor. users counts the operations
@@ -100,9 +103,15 @@ func (k *Kernel) acquireStore(path, layer string, mustExist bool) (*openStore, e
 		return nil, fmt.Errorf("knowledge store %s: %w", path, err)
 	}
 	h := &k.know
-	h.janitor.Do(func() { go k.knowledgeJanitor() })
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("knowledge store %s: %w: the kernel is stopping", abs, wire.ErrUnavailable)
+	}
+	h.janitor.Do(func() {
+		h.quit = make(chan struct{})
+		go k.knowledgeJanitor(h.quit)
+	})
 	if o := h.stores[abs]; o != nil {
 		o.users++
 		return o, nil
@@ -177,14 +186,14 @@ func (k *Kernel) storeDo(o *openStore, fn func(*knowledge.Store) (any, error)) (
 }
 
 // knowledgeJanitor stops the actors of idle stores (closing the stores)
-// until the kernel stops.
-func (k *Kernel) knowledgeJanitor() {
+// until quit is closed.
+func (k *Kernel) knowledgeJanitor(quit <-chan struct{}) {
 	after := k.knowledgeIdle()
 	t := time.NewTicker(max(after/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
-		case <-k.stopped:
+		case <-quit:
 			return
 		case <-t.C:
 		}
@@ -209,7 +218,10 @@ func (k *Kernel) knowledgeJanitor() {
 func (k *Kernel) closeKnowledge() {
 	k.know.mu.Lock()
 	all := k.know.stores
-	k.know.stores = nil
+	k.know.stores, k.know.closed = nil, true
+	if k.know.quit != nil {
+		close(k.know.quit)
+	}
 	k.know.mu.Unlock()
 	for _, o := range all {
 		if err := k.system.Root.StopFuture(o.pid).Wait(); err != nil {
