@@ -72,6 +72,16 @@ pi-actors knowledge manage_changelog operation=search parentType=atom|molecule p
 The changelog of an atom or molecule: immutable entries, newest first.
 Entries are always explicit (no automatic changelog).`
 
+// knowledgeEnums are the enumerations of the MCP tools' parameters.
+var knowledgeEnums = map[string]map[string][]string{
+	"query_graph": {"operation": {"get", "search", "context"}, "entityType": {api.EntityAtom, api.EntityMolecule},
+		"store": {api.StoreProject, api.StorePersonal}},
+	"manage_graph": {"operation": {"create", "update", "delete"}, "entityType": {api.EntityAtom, api.EntityMolecule},
+		"knowledgeMode": {"overwrite", "append"}, "store": {api.StoreProject, api.StorePersonal}},
+	"manage_changelog": {"operation": {"append", "search"}, "parentType": {api.EntityAtom, api.EntityMolecule},
+		"store": {api.StoreProject, api.StorePersonal}},
+}
+
 func init() {
 	for _, k := range knowledgeSpecs {
 		op := k.op
@@ -80,6 +90,7 @@ func init() {
 			Summary: k.summary,
 			Usage:   k.usage,
 			Tool:    k.tool,
+			Enums:   knowledgeEnums[op],
 			Hidden:  true,
 			New:     k.new,
 			Decode:  func(raw []byte) (Request, error) { return DecodeKnowledge(op, raw) },

@@ -71,6 +71,9 @@ type Spec struct {
 	Internal []string
 	// Tool, when set, makes the verb an MCP tool with these hints.
 	Tool *Annotations
+	// Enums are the allowed values of string parameters, for generated
+	// schemas (the verb validates them itself).
+	Enums map[string][]string
 	// Hidden verbs are not listed by help.
 	Hidden bool
 	// Decode, when set, replaces the generic decoding of a JSON object of

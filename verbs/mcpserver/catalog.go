@@ -61,6 +61,13 @@ func Schema(s *verbs.Spec) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", s.Name, err)
 	}
+	for name, values := range s.Enums {
+		if p := sch.Properties[name]; p != nil {
+			for _, v := range values {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+	}
 	for _, name := range s.Internal {
 		delete(sch.Properties, name)
 		sch.PropertyOrder = slices.DeleteFunc(sch.PropertyOrder, func(n string) bool { return n == name })
