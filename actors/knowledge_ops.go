@@ -197,7 +197,11 @@ func (k *Kernel) knowledgeBatch(ctx context.Context, c knowledge.Caller, call ve
 		return nil, err
 	}
 	results, _ := v.([]any)
-	out := &verbs.KnowledgeBatchResult{Store: o.layer, Items: make([]json.RawMessage, len(results))}
+	out := &verbs.KnowledgeBatchResult{Store: o.layer, Count: len(results)}
+	if call.Limit > 0 && call.Limit < len(results) {
+		results = results[:call.Limit]
+	}
+	out.Items = make([]json.RawMessage, len(results))
 	for i, r := range results {
 		out.Items[i] = wire.Result(r)
 	}

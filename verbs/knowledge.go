@@ -172,18 +172,22 @@ func DecodeKnowledge(op string, raw json.RawMessage) (Request, error) {
 
 // KnowledgeCall is the kernel's "knowledge" operation: one knowledge
 // operation (Op, Params), a batch of manage_graph requests applied in one
-// transaction (Batch), or Op "inspect" (the kernel's open stores and the
+// transaction (Batch; Limit, when set, bounds how many results come back —
+// the text shows a few), or Op "inspect" (the kernel's open stores and the
 // caller's status).
 type KnowledgeCall struct {
 	Op     string            `json:"op"`
 	Params json.RawMessage   `json:"params,omitempty"`
 	Batch  []json.RawMessage `json:"batch,omitempty"`
+	Limit  int               `json:"limit,omitempty"`
 }
 
-// KnowledgeBatchResult is the kernel's answer to a batch: one result per
-// request, in order.
+// KnowledgeBatchResult is the kernel's answer to a batch: Count requests
+// applied, the results of the first ones (all unless the call's Limit is
+// smaller), in order.
 type KnowledgeBatchResult struct {
 	Store string            `json:"store"`
+	Count int               `json:"count"`
 	Items []json.RawMessage `json:"items"`
 }
 

@@ -237,56 +237,55 @@ func fixHistoryState(h *api.HistoryResult) {
 	}
 }
 
-// KnowledgeBatch is the answer to a manage_graph batch: one result per
-// request, in order, as the kernel wrote them.
+// KnowledgeBatch is the answer to a manage_graph batch: Count requests
+// applied, and the results of the first ones (see RunKnowledgeBatch), in
+// order, as the kernel wrote them.
 type KnowledgeBatch struct {
 	Store string
+	Count int
 	Items []json.RawMessage
-	reqs  []api.Request
+	reqs  []json.RawMessage
 }
 
-// RunKnowledgeBatch applies manage_graph requests in the kernel in one
-// transaction (all or none). A failing request fails the batch: its error
-// carries details.index.
-func RunKnowledgeBatch(env *Env, reqs []Request) (*KnowledgeBatch, error) {
-	items := make([]json.RawMessage, len(reqs))
-	out := &KnowledgeBatch{reqs: make([]api.Request, len(reqs))}
-	for i, r := range reqs {
-		kr, ok := r.(knowledgeRequest)
-		if !ok || kr.apiRequest().Op() != "manage_graph" {
-			return nil, &Error{Exit: ExitDataErr, Code: string(api.CodeValidation), Message: fmt.Sprintf("request %d: a knowledge batch takes manage_graph requests only", i),
-				Details: map[string]any{"index": i}}
-		}
-		p, err := paramsOf(kr)
-		if err != nil {
-			return nil, err
-		}
-		items[i], out.reqs[i] = p, kr.apiRequest()
+// knowledgeBatchShown is how many results a batch's text shows.
+const knowledgeBatchShown = 20
+
+// RunKnowledgeBatch applies manage_graph requests (JSON objects of
+// parameters) in the kernel in one transaction, all or none: the kernel
+// decodes and validates them, and a failing request fails the batch with
+// its error naming details.index. With all unset only the first results
+// the text shows come back.
+func RunKnowledgeBatch(env *Env, reqs []json.RawMessage, all bool) (*KnowledgeBatch, error) {
+	call := &KnowledgeCall{Op: "manage_graph", Batch: reqs}
+	if !all {
+		call.Limit = knowledgeBatchShown
 	}
 	var res KnowledgeBatchResult
-	if err := env.Call("knowledge", &KnowledgeCall{Op: "manage_graph", Batch: items}, &res); err != nil {
+	if err := env.Call("knowledge", call, &res); err != nil {
 		return nil, err
 	}
-	if len(res.Items) != len(reqs) {
-		return nil, &Error{Exit: ExitSoftware, Code: "internal", Message: fmt.Sprintf("the kernel answered %d of %d batch requests", len(res.Items), len(reqs))}
+	if res.Count != len(reqs) || (all && len(res.Items) != len(reqs)) {
+		return nil, &Error{Exit: ExitSoftware, Code: "internal", Message: fmt.Sprintf("the kernel answered %d of %d batch requests", res.Count, len(reqs))}
 	}
-	out.Store, out.Items = res.Store, res.Items
-	return out, nil
+	return &KnowledgeBatch{Store: res.Store, Count: res.Count, Items: res.Items, reqs: reqs}, nil
 }
 
-// Outcome is request i's outcome (its result and text).
+// Outcome is request i's outcome (its result and text); i < len(Items).
 func (b *KnowledgeBatch) Outcome(i int) (*Outcome, error) {
-	return KnowledgeOutcome(b.reqs[i], b.Items[i])
+	req, err := api.Decode("manage_graph", b.reqs[i])
+	if err != nil {
+		return nil, err
+	}
+	return KnowledgeOutcome(req, b.Items[i])
 }
 
-// Text is the bounded text of a batch: a count, then the first items one
+// Text is the bounded text of a batch: a count, then the first results one
 // line each.
 func (b *KnowledgeBatch) Text() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "batch=%d applied in one transaction store=%s\n", len(b.Items), b.Store)
+	fmt.Fprintf(&sb, "batch=%d applied in one transaction store=%s\n", b.Count, b.Store)
 	for i := range b.Items {
-		if i == 20 {
-			fmt.Fprintf(&sb, "… %d more (--json for every result)\n", len(b.Items)-i)
+		if i == knowledgeBatchShown {
 			break
 		}
 		line := "(unreadable result)"
@@ -294,6 +293,9 @@ func (b *KnowledgeBatch) Text() string {
 			line, _, _ = strings.Cut(o.Text, "\n")
 		}
 		fmt.Fprintf(&sb, "  %s\n", line)
+	}
+	if b.Count > knowledgeBatchShown {
+		fmt.Fprintf(&sb, "… %d more (--json for every result)\n", b.Count-knowledgeBatchShown)
 	}
 	return sb.String()
 }

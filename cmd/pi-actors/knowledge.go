@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -114,45 +116,50 @@ func runKnowledgeVerb(ctx context.Context, a *app, r *request) int {
 }
 
 // knowledgeBatch runs a stdin batch: manage_graph requests in one
-// transaction (one result per request; a failing request fails them all,
-// its error naming details.index), other operations one at a time.
+// transaction (the kernel decodes and validates them; a failing request
+// fails them all, its error naming details.index), other operations one
+// at a time. --json prints one envelope per request; text a summary.
 func (a *app) knowledgeBatch(ctx context.Context, spec *verbs.Spec, env *verbs.Env, r *request) int {
 	items := r.single()
-	reqs := make([]verbs.Request, len(items))
-	for i, item := range items {
-		e := *env
-		req, err := decode(spec, item, &e)
+	if spec.Name == "manage_graph" {
+		raws := make([]json.RawMessage, len(items))
+		for i, item := range items {
+			params := maps.Clone(item.params)
+			delete(params, "session") // the common parameter, not the operation's
+			b, err := json.Marshal(params)
+			if err != nil {
+				return a.fail(r, atIndex(verbs.Invalidf("%v", err), i))
+			}
+			raws[i] = b
+		}
+		res, err := verbs.RunKnowledgeBatch(env, raws, r.json)
 		if err != nil {
-			return a.fail(r, atIndex(err, i))
+			return a.fail(r, err)
 		}
-		reqs[i] = req
-	}
-	if spec.Name != "manage_graph" {
-		code := exitOK
-		for i, req := range reqs {
-			c := exitOK
-			if out, err := spec.Run(ctx, env, req); err != nil {
-				c = a.fail(items[i], err)
-			} else {
-				c = a.print(items[i], out)
-			}
-			if code == exitOK {
-				code = c
-			}
+		if !r.json {
+			return a.ok(r, res.Text(), nil)
 		}
-		return code
+		for i, raw := range res.Items {
+			a.ok(items[i], "", raw)
+		}
+		return exitOK
 	}
-	res, err := verbs.RunKnowledgeBatch(env, reqs)
-	if err != nil {
-		return a.fail(r, err)
+	code := exitOK
+	for _, item := range items {
+		c := exitOK
+		e := *env
+		if req, err := decode(spec, item, &e); err != nil {
+			c = a.fail(item, err)
+		} else if out, err := spec.Run(ctx, &e, req); err != nil {
+			c = a.fail(item, err)
+		} else {
+			c = a.print(item, out)
+		}
+		if code == exitOK {
+			code = c
+		}
 	}
-	if !r.json {
-		return a.ok(r, res.Text(), nil)
-	}
-	for i, raw := range res.Items {
-		a.ok(items[i], "", raw)
-	}
-	return exitOK
+	return code
 }
 
 // atIndex names the batch request an error is about (details.index).
