@@ -1,8 +1,11 @@
 // Package actors is the kernel: the proto.actor system that hosts one run
 // actor per run (under a runs actor with one-for-one restart supervision),
 // one session actor per coordinator session (its durable follow-up queue
-// and its watchers), and the unix-socket server that answers the verb
-// layer's requests (spawn, message, followups, watch, status, stop).
+// and its watchers), one knowledge actor per open knowledge store (it owns
+// the *knowledge.Store and applies its writes one at a time; opened on
+// first use, stopped and closed when idle), and the unix-socket server
+// that answers the verb layer's requests (spawn, message, followups,
+// watch, status, stop, knowledge).
 //
 // # Invariants
 //
@@ -28,5 +31,7 @@
 //
 // A kernel that crashes leaves every run running. The next kernel (started
 // on demand by any verb) re-attaches live supervisors, settles runs that
-// ended meanwhile, and queues each terminal follow-up once.
+// ended meanwhile, and queues each terminal follow-up once. A knowledge
+// write is one SQLite transaction, committed before it is answered: a
+// crash loses nothing acknowledged, and the next Open recovers the WAL.
 package actors

@@ -29,6 +29,9 @@ type Config struct {
 	Supervisor []string
 	Version    string
 	Settings   config.Config
+	// KnowledgeIdle is how long an unused knowledge store stays open
+	// (0: 5 minutes).
+	KnowledgeIdle time.Duration
 }
 
 // ErrRunning means another kernel already owns the agent root.
@@ -55,6 +58,8 @@ type Kernel struct {
 	live    map[string]*liveRun // state dir → live run
 	watched map[string]*actor.PID
 	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
+
+	know knowledgeHub // open knowledge stores (knowledge.go)
 }
 
 // liveRun is the kernel's view of a run it supervises.
@@ -99,6 +104,7 @@ func Run(ctx context.Context, cfg Config) error {
 	go k.pollOutboxes()
 	k.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return k.log.With("component", "actor") }))
 	defer k.system.Shutdown()
+	defer k.closeKnowledge()
 	k.runs = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &runsActor{k: k} }, actor.WithSupervisor(restartDecider())))
 	k.sess = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &sessionsActor{k: k} }, actor.WithSupervisor(restartDecider())))
 	if err := k.listen(); err != nil {

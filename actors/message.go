@@ -22,7 +22,7 @@ const controlWait = 3 * time.Second
 // JSONL under a lock with a unique id), then delivered or applied.
 // later, when not nil, takes the part of a control.kill that can wait (its
 // result and the inbox update): a batch kills every run first.
-func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func())) (*verbs.Delivery, error) {
+func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func())) (any, error) {
 	env, err := m.Envelope()
 	if err != nil {
 		return nil, err
@@ -36,8 +36,10 @@ func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func()))
 		return k.messageRun(req, env, to.ID, later)
 	case "coordinator", "session":
 		return k.messageUp(req, env, to)
+	case mailbox.KindKnowledge:
+		return k.messageKnowledge(req, env)
 	}
-	return nil, &wire.Error{Code: "not_available", Exit: 64, Message: fmt.Sprintf("message to %s: %s destinations are not yet available in this build (available: run:<id>, coordinator, session:<id>)", env.To, to.Kind)}
+	return nil, &wire.Error{Code: "not_available", Exit: 64, Message: fmt.Sprintf("message to %s: %s destinations are not yet available in this build (available: run:<id>, coordinator, session:<id>, knowledge)", env.To, to.Kind)}
 }
 
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}

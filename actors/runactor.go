@@ -224,7 +224,9 @@ func (k *Kernel) terminal(in *runs.Info, n *notified) {
 	default:
 		return
 	}
-	k.enqueue(in.Meta.OwnerID, terminalFollowup(k.cfg.AgentDir, in))
+	f := terminalFollowup(k.cfg.AgentDir, in)
+	k.addGraphHints(&f, in.Meta.Cwd)
+	k.enqueue(in.Meta.OwnerID, f)
 	n.Terminal = in.Status
 }
 

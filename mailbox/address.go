@@ -14,6 +14,9 @@ const (
 	KindTool        = "tool"
 	KindBranch      = "branch"
 	KindRoom        = "room"
+	// KindKnowledge is the kernel's knowledge actor: the bare address
+	// knowledge, like coordinator, takes no id.
+	KindKnowledge = "knowledge"
 )
 
 // mainRoom is the only room a run has; room:<run>/main is accepted and
@@ -32,19 +35,19 @@ func validToken(s string) bool {
 
 // Address is a parsed actor address. ID is the run id for run, branch and
 // room addresses, the session id, or the tool name; Branch is set only for
-// branch addresses. Coordinator has neither.
+// branch addresses. Coordinator and knowledge have neither.
 type Address struct {
 	Kind, ID, Branch string
 }
 
-// String returns the canonical form: coordinator, run:<id>, session:<id>,
-// tool:<name>, branch:<run>/<branch>, room:<run>.
+// String returns the canonical form: coordinator, knowledge, run:<id>,
+// session:<id>, tool:<name>, branch:<run>/<branch>, room:<run>.
 func (a Address) String() string {
 	switch a.Kind {
 	case "":
 		return ""
-	case KindCoordinator:
-		return KindCoordinator
+	case KindCoordinator, KindKnowledge:
+		return a.Kind
 	case KindBranch:
 		return KindBranch + ":" + a.ID + "/" + a.Branch
 	}
@@ -64,22 +67,22 @@ func (a *Address) UnmarshalText(b []byte) error {
 	return nil
 }
 
-const kindsHint = "use run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, session:<id> or coordinator"
+const kindsHint = "use run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, session:<id>, coordinator or knowledge"
 
 // Parse parses an actor address. Surrounding space is trimmed, as is the
 // space around each id. Errors are *AddressError (errors.Is ErrInvalid).
 func Parse(s string) (Address, error) {
 	v := strings.TrimSpace(s)
-	if v == KindCoordinator {
-		return Address{Kind: KindCoordinator}, nil
+	if v == KindCoordinator || v == KindKnowledge {
+		return Address{Kind: v}, nil
 	}
 	kind, rest, ok := strings.Cut(v, ":")
 	if !ok || kind == "" {
 		return Address{}, addrErr(s, "actor address must include kind (%s): %q", kindsHint, s)
 	}
 	switch kind {
-	case KindCoordinator:
-		return Address{}, addrErr(s, "coordinator address takes no id; use coordinator: %q", s)
+	case KindCoordinator, KindKnowledge:
+		return Address{}, addrErr(s, "%s address takes no id; use %s: %q", kind, kind, s)
 	case KindRun, KindSession, KindTool:
 		id := strings.TrimSpace(rest)
 		if id == "" {

@@ -15,6 +15,8 @@ func TestParseAddress(t *testing.T) {
 	}{
 		{"coordinator", Address{Kind: KindCoordinator}, "coordinator"},
 		{"  coordinator ", Address{Kind: KindCoordinator}, "coordinator"},
+		{"knowledge", Address{Kind: KindKnowledge}, "knowledge"},
+		{" knowledge ", Address{Kind: KindKnowledge}, "knowledge"},
 		{"run:build-1", Address{Kind: KindRun, ID: "build-1"}, "run:build-1"},
 		{"run: build_1.x ", Address{Kind: KindRun, ID: "build_1.x"}, "run:build_1.x"},
 		{"session:abc", Address{Kind: KindSession, ID: "abc"}, "session:abc"},
@@ -49,6 +51,10 @@ func TestParseAddress(t *testing.T) {
 		{"file:/etc/passwd", `unsupported actor address kind "file"`},
 		{"Run:x", `unsupported actor address kind "Run"`},
 		{"coordinator:x", "coordinator address takes no id"},
+		{"knowledge:x", "knowledge address takes no id; use knowledge"},
+		{"knowledge:", "knowledge address takes no id"},
+		{"Knowledge", "must include kind"},
+		{"knowledges", "must include kind"},
 		{"run:", "run address is required"},
 		{"run:  ", "run address is required"},
 		{"session:", "session address is required"}, // C18: kept
@@ -99,5 +105,20 @@ func TestAddressText(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"A":"nope"}`), &v); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("unmarshal of a bad address: %v", err)
+	}
+}
+
+// TestKnowledgeEnvelope: a message to the knowledge actor is an envelope
+// like any other (the kernel answers it itself).
+func TestKnowledgeEnvelope(t *testing.T) {
+	env, err := Normalize(map[string]any{"to": " knowledge", "type": "knowledge.query_graph", "body": map[string]any{"operation": "context"}})
+	if err != nil {
+		t.Fatalf("Normalize: %v", err)
+	}
+	if env.To != "knowledge" || env.Type != "knowledge.query_graph" {
+		t.Fatalf("envelope = %+v", env)
+	}
+	if _, err := Normalize(map[string]any{"to": "knowledge:main", "type": "knowledge.query_graph"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("knowledge:main: %v, want ErrInvalid", err)
 	}
 }

@@ -5,9 +5,9 @@
 //
 // # Addresses and envelopes
 //
-// An address is coordinator, run:<id>, session:<id>, tool:<name>,
-// branch:<run>/<branch> or room:<run> (room:<run>/main is accepted and
-// written as room:<run>). Every id is a token ^[A-Za-z0-9_.-]+$ other
+// An address is coordinator, knowledge (the kernel's knowledge actor),
+// run:<id>, session:<id>, tool:<name>, branch:<run>/<branch> or room:<run>
+// (room:<run>/main is accepted and written as room:<run>). Every id is a token ^[A-Za-z0-9_.-]+$ other
 // than "." and "..", because ids become path elements. An Envelope is
 // {to, type, body, correlation_id, from, metadata, reply_to, summary} plus
 // an optional caller id and optional expiry bounds (ttl_ms, deadline); Normalize validates one and writes addresses

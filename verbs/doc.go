@@ -1,6 +1,8 @@
 // Package verbs is the verb layer: one typed request and one typed result
 // per verb (spawn, message, inspect, watch, exec, call, register_tool,
-// mailbox, kernel), with json and jsonschema tags and doc comments, one
+// mailbox, kernel, and the knowledge operations query_graph, manage_graph,
+// manage_changelog, … which embed knowledge/api's requests and decode with
+// its errors), with json and jsonschema tags and doc comments, one
 // Validate per request, and the compact text each front door prints. The
 // CLI, the MCP server, the pi extension and `pi-actors top` are skins on
 // it, so every front door has the same parameters, results and errors.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -49,6 +50,9 @@ func Classify(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if ke, ok := api.AsError(err); ok {
+		return knowledgeError(ke)
 	}
 	if ce := classifyRuns(err); ce != nil {
 		return ce

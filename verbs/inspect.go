@@ -48,6 +48,7 @@ Targets and views:
   run:<id>                         status | tail | events | messages | artifacts | files | mailbox
   session:<id> | session:all       status | runs     (status=all|active|terminal|<status>)
   coordinator                      status | runs | followups   (your session's runs; followups drains its queue)
+  knowledge                        status   (open stores, projects, counts, schema version, sizes)
 
 Run, session and coordinator views read the state files directly, so they
 work while the kernel is down (followups asks the kernel, starting it).
@@ -122,7 +123,7 @@ var inspectRoutes = map[string]*inspectRoute{
 }
 
 // inspectTargets lists the target forms for errors.
-const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, room:<run>, branch:<run>/<branch>"
+const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, knowledge, room:<run>, branch:<run>/<branch>"
 
 var inspectIDRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
@@ -140,11 +141,16 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 		t.kind = "coordinator"
 		return t, nil
 	}
+	if r := inspectRoutes[t.raw]; r != nil && !strings.Contains(t.raw, ":") {
+		// A bare target of its own (knowledge).
+		t.kind = t.raw
+		return t, nil
+	}
 	kind, id, ok := strings.Cut(t.raw, ":")
 	if !ok {
 		return t, Usagef("actor address must include kind: %s (targets: %s)", t.raw, inspectTargets)
 	}
-	if _, known := inspectRoutes[kind]; !known || kind == "recipes" || kind == "coordinator" {
+	if r, known := inspectRoutes[kind]; !known || !strings.Contains(r.name, ":") { // bare targets take no id
 		return t, Usagef("unknown inspect target kind %q in %s (targets: %s)", kind, t.raw, inspectTargets)
 	}
 	if kind == "run" || kind == "session" {
@@ -225,7 +231,7 @@ func (in *Inspect) query() (*inspectQuery, *inspectRoute, error) {
 	if route.handle == nil {
 		return nil, nil, &Error{Exit: ExitUsage, Code: "not_available",
 			Message: fmt.Sprintf("inspect target=%s is not yet available in this build", q.target.raw),
-			Hint:    "available now: inspect target=recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator"}
+			Hint:    "available now: inspect target=recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, knowledge"}
 	}
 	if !inspectHas(route.views, q.view) {
 		msg := fmt.Sprintf("inspect %s supports %s.", route.name, inspectViewList(route.views))

@@ -189,11 +189,21 @@ else. The supervisor applies control.kill (SIGKILL the run's process
 groups), control.cancel (SIGTERM, grace, SIGKILL) and control.restart;
 control.archive and control.prune act on terminal runs. Every other type
 stays queued for the run's own consumer (pi-actors mailbox claim).
-A run reports upward with to=coordinator from=$PI_ACTORS_ADDRESS.`,
+A run reports upward with to=coordinator from=$PI_ACTORS_ADDRESS.
+to=knowledge type=knowledge.<operation> body:=<parameters> runs a knowledge
+operation (query_graph, manage_graph, manage_changelog, …) in the kernel's
+knowledge actor and returns its result, as pi-actors knowledge does.`,
 		New: func() Request { return new(Message) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			m := req.(*Message)
 			var res Delivery
+			if knowledgeAddress(m.To) {
+				var raw json.RawMessage
+				if err := env.Call("message", m, &raw); err != nil {
+					return nil, err
+				}
+				return knowledgeMessageOutcome(m, raw)
+			}
 			if err := env.Call("message", m, &res); err != nil {
 				return nil, err
 			}

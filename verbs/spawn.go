@@ -151,6 +151,10 @@ func RunBatch(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error, error)
 			continue
 		}
 		one := resp.Results[i]
+		if m, ok := reqs[i].(*Message); ok && knowledgeAddress(m.To) && one.Error == nil {
+			outs[i], errs[i] = knowledgeMessageOutcome(m, one.Result)
+			continue
+		}
 		outs[i], errs[i] = batchOutcome(spec.Name, &one)
 	}
 	return outs, errs, nil

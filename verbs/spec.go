@@ -71,8 +71,15 @@ type Spec struct {
 	Internal []string
 	// Tool, when set, makes the verb an MCP tool with these hints.
 	Tool *Annotations
+	// Enums are the allowed values of string parameters, for generated
+	// schemas (the verb validates them itself).
+	Enums map[string][]string
 	// Hidden verbs are not listed by help.
 	Hidden bool
+	// Decode, when set, replaces the generic decoding of a JSON object of
+	// parameters: the verb reports unknown and mistyped parameters itself
+	// (the knowledge operations, with the knowledge graph's error codes).
+	Decode func(raw []byte) (Request, error)
 	New    func() Request
 	Run    func(ctx context.Context, env *Env, req Request) (*Outcome, error)
 }
@@ -174,7 +181,7 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 	clean := make(map[string]any, len(params)+1)
 	var rest map[string]any
 	for k, v := range params {
-		if s.has(k) && k != s.Rest {
+		if (s.Decode != nil || s.has(k)) && k != s.Rest {
 			clean[k] = v
 			continue
 		}
@@ -214,6 +221,9 @@ func (s *Spec) DecodeJSON(raw []byte) (Request, error) {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		raw = []byte("{}")
 	}
+	if s.Decode != nil {
+		return s.Decode(raw)
+	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, Invalidf("%s parameters must be one JSON object: %v", s.Name, err)
@@ -229,6 +239,9 @@ func (s *Spec) DecodeJSON(raw []byte) (Request, error) {
 // decode reads JSON into the request; numbers in untyped values stay
 // json.Number (as the template engine expects them: 1 stays 1, never 1.0).
 func (s *Spec) decode(b []byte) (Request, error) {
+	if s.Decode != nil {
+		return s.Decode(b)
+	}
 	req := s.New()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -322,6 +335,9 @@ func (s *Spec) ParamHelp() string {
 }
 
 func typeWord(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch t {
 	case reflect.TypeFor[Int]():
 		return "int"

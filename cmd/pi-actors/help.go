@@ -18,20 +18,6 @@ func init() {
 		&verb{name: "version", summary: "print version and build info", usage: "pi-actors version [--json]", run: runVersion},
 		&verb{name: "help", summary: "show usage, or one verb's usage", usage: "pi-actors help [verb]", run: runHelp},
 	)
-	for _, p := range []struct{ name, summary string }{
-		{"knowledge", "the knowledge actor's operations"},
-	} {
-		localVerbs = append(localVerbs, &verb{name: p.name, summary: p.summary, usage: "pi-actors " + p.name + " (not yet available in this build)", run: pending(p.name), pending: true})
-	}
-}
-
-// pending answers for a verb of the contract that this build lacks.
-func pending(name string) func(context.Context, *app, *request) int {
-	return func(_ context.Context, a *app, r *request) int {
-		return a.fail(r, &cliError{Exit: exitUsage, Code: "not_available",
-			Message: fmt.Sprintf("%s is not yet available in this build", name),
-			Hint:    "available now: " + strings.Join(availableNames(), ", ")})
-	}
 }
 
 func runVersion(_ context.Context, a *app, r *request) int {

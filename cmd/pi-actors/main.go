@@ -50,6 +50,8 @@ type verb struct {
 	hidden bool
 	// pending verbs are part of the contract but not in this build.
 	pending bool
+	// ownHelp verbs print their own --help (knowledge: per operation).
+	ownHelp bool
 }
 
 var localVerbs []*verb
@@ -111,7 +113,7 @@ func run(ctx context.Context, args []string, io streams) int {
 	if err != nil {
 		return a.fail(&request{verb: name, json: jsonOut}, err)
 	}
-	if r.help && v.name != "help" {
+	if r.help && v.name != "help" && !v.ownHelp {
 		fmt.Fprint(io.out, v.usage+"\n")
 		return exitOK
 	}

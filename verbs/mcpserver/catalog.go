@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/verbs"
 )
@@ -34,8 +35,22 @@ type Hints struct {
 	OpenWorld   bool `json:"openWorldHint"`
 }
 
-// coreTools are the verbs every front door exposes as tools, in order.
+// coreTools are the verbs every front door exposes as tools, in order;
+// every other verb whose Spec has Tool set follows (the knowledge
+// operations query_graph, manage_graph, manage_changelog).
 var coreTools = []string{"spawn", "message", "inspect", "call", "register_tool", "mailbox"}
+
+// toolVerbs lists coreTools, then the other tool verbs in registration
+// order.
+func toolVerbs() []string {
+	out := slices.Clone(coreTools)
+	for _, s := range verbs.All() {
+		if s.Tool != nil && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
 
 // Schema is the JSON Schema of a verb's parameters, generated from its
 // request type (json names, jsonschema descriptions, omitempty/omitzero
@@ -45,6 +60,13 @@ func Schema(s *verbs.Spec) (*jsonschema.Schema, error) {
 	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", s.Name, err)
+	}
+	for name, values := range s.Enums {
+		if p := sch.Properties[name]; p != nil {
+			for _, v := range values {
+				p.Enum = append(p.Enum, v)
+			}
+		}
 	}
 	for _, name := range s.Internal {
 		delete(sch.Properties, name)
@@ -69,13 +91,28 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[verbs.LooseInt]():    {Type: "integer"},
 		reflect.TypeFor[json.RawMessage]():   {},
 		reflect.TypeFor[any]():               {},
+		// The knowledge graph's array parameters: the spec's JSON-array
+		// strings, or the arrays themselves.
+		reflect.TypeFor[api.Patterns]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[api.PathList]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[api.RelatedAtoms]():     {Types: []string{"string", "array"}, Items: relatedSchema("atomId")},
+		reflect.TypeFor[api.RelatedMolecules](): {Types: []string{"string", "array"}, Items: relatedSchema("moleculeId")},
 	}
+}
+
+// relatedSchema is one {<id>, reason} entry of a related array.
+func relatedSchema(id string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Required: []string{id},
+		Properties: map[string]*jsonschema.Schema{
+			id:       {Type: "string", Description: "the related entity's id"},
+			"reason": {Type: "string", Description: "how the two relate"},
+		}}
 }
 
 // CoreTools describes the core verbs as tools.
 func CoreTools() ([]ToolDef, error) {
 	var out []ToolDef
-	for _, name := range coreTools {
+	for _, name := range toolVerbs() {
 		s := verbs.Find(name)
 		if s == nil {
 			return nil, fmt.Errorf("verb %s is not registered", name)
@@ -111,7 +148,7 @@ func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 	rv := verbs.Resolver(env)
 	var out []ToolDef
 	seen := map[string]bool{}
-	for _, name := range coreTools {
+	for _, name := range toolVerbs() {
 		seen[name] = true
 	}
 	ids := make([]string, 0, len(g.Active))

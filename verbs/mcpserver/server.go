@@ -65,7 +65,10 @@ This connection is coordinator session %s: runs you spawn belong to it, and
 their follow-ups (a run finished, a run's message to you) arrive as
 notifications/message (logger "pi-actors.followup"), each once; inspect
 target=coordinator view=followups drains any you missed. Tools: spawn,
-message, inspect, call, register_tool, mailbox, and one tool per recipe.`, env.Session)
+message, inspect, call, register_tool, mailbox, the knowledge graph
+(query_graph, manage_graph, manage_changelog: durable memory about the
+codebase; read it before working on files, update it after), and one tool
+per recipe.`, env.Session)
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "pi-actors", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.log,

@@ -1,0 +1,196 @@
+package actors_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// startKernelIdle runs a kernel whose knowledge stores close after idle.
+func startKernelIdle(t *testing.T, agent string, idle time.Duration) *kernel {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &kernel{t: t, agent: agent, stop: cancel, done: make(chan error, 1)}
+	go func() {
+		k.done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test",
+			Settings: settings(nil), KnowledgeIdle: idle})
+	}()
+	eventually(t, 10*time.Second, "the kernel answers", func() bool {
+		c, err := wire.Dial(agent, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	t.Cleanup(k.shutdown)
+	return k
+}
+
+// knowledge runs one knowledge operation from cwd (as run runID when set).
+func (k *kernel) knowledge(cwd, runID, op string, params map[string]any) *wire.Response {
+	k.t.Helper()
+	call := map[string]any{"op": op, "params": params}
+	env := []string{testproc.EnvVar + "=1"}
+	if runID != "" {
+		env = append(env, "PI_ACTORS_RUN_ID="+runID)
+	}
+	return callConn(k.t, k.agent, wire.Request{Op: "knowledge", Cwd: cwd, Env: env, Params: rawParams(call)})
+}
+
+// knowledgeOK runs an operation that must succeed and returns its result.
+func (k *kernel) knowledgeOK(cwd, op string, params map[string]any) map[string]any {
+	k.t.Helper()
+	resp := k.knowledge(cwd, "", op, params)
+	if resp.Error != nil {
+		k.t.Fatalf("knowledge %s %v: %+v", op, params, resp.Error)
+	}
+	return resultMap(k.t, resp)
+}
+
+// newRepo is a repository directory with a project store and a project.
+func newRepo(t *testing.T, k *kernel) (dir, project string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := k.knowledgeOK(dir, "init", nil)
+	return dir, res["project"].(map[string]any)["id"].(string)
+}
+
+func createAtom(k *kernel, cwd, name string, paths ...string) map[string]any {
+	k.t.Helper()
+	return k.knowledgeOK(cwd, "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": name,
+		"paths": paths, "knowledge": name + " knowledge", "createdByTaskId": "t1"})
+}
+
+// An unused store's actor stops and closes the store after the idle
+// timeout; the next use opens it again, with everything committed in it.
+func TestKnowledgeStoreClosesWhenIdle(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 150*time.Millisecond)
+	repo, _ := newRepo(t, k)
+	a := createAtom(k, repo, "retry", "src/retry/**")
+	logFile := filepath.Join(wire.TmpDir(agent), "kernel.log")
+	eventually(t, 10*time.Second, "the idle stores close", func() bool {
+		b, _ := os.ReadFile(logFile)
+		return strings.Count(string(b), "knowledge store closed (idle)") >= 2
+	})
+	inspect := k.knowledgeOK(repo, "inspect", nil)
+	if open := inspect["open"].([]any); len(open) != 2 {
+		// inspect itself opened both again; they are listed idle.
+		t.Fatalf("open stores after inspect: %v", open)
+	}
+	got := k.knowledgeOK(repo, "query_graph", map[string]any{"operation": "get", "entityType": "atom", "id": a["id"]})
+	if got["name"] != "retry" || got["store"] != "project" {
+		t.Fatalf("after reopening: %v", got)
+	}
+}
+
+// Eight concurrent updates of one atom with the same version: the store's
+// actor applies them one at a time, so exactly one wins and the others
+// get CONFLICT with the current version.
+func TestKnowledgeConcurrentUpdatesOneWins(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	repo, _ := newRepo(t, k)
+	a := createAtom(k, repo, "cache", "src/cache/**")
+	var wg sync.WaitGroup
+	codes := make([]string, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := k.knowledge(repo, "", "manage_graph", map[string]any{"operation": "update", "entityType": "atom",
+				"id": a["id"], "version": 1, "knowledge": "writer " + string(rune('a'+i)), "lastTaskId": "t2"})
+			if resp.Error != nil {
+				codes[i] = resp.Error.Code
+				if d, _ := resp.Error.Details.(map[string]any); d["currentVersion"] != float64(2) || resp.Error.Exit != 75 {
+					t.Errorf("conflict: %+v", resp.Error)
+				}
+				return
+			}
+			codes[i] = "ok"
+		}()
+	}
+	wg.Wait()
+	n := map[string]int{}
+	for _, c := range codes {
+		n[c]++
+	}
+	if n["ok"] != 1 || n[string(api.CodeConflict)] != 7 {
+		t.Fatalf("outcomes %v, want 1 ok and 7 CONFLICT", n)
+	}
+}
+
+// A task id run:<id> must name a run; PI_ACTORS_RUN_ID is the default
+// task id.
+func TestKnowledgeRunTaskIDs(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	repo, _ := newRepo(t, k)
+	resp := k.knowledge(repo, "", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "m", "createdByTaskId": "run:nope"})
+	if resp.Error == nil || resp.Error.Code != string(api.CodeNotFound) || resp.Error.Exit != 66 {
+		t.Fatalf("run:nope: %+v", resp.Error)
+	}
+	resp = k.knowledge(repo, "ghost", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "m"})
+	if resp.Error == nil || resp.Error.Code != string(api.CodeNotFound) {
+		t.Fatalf("PI_ACTORS_RUN_ID=ghost: %+v", resp.Error)
+	}
+	k.spawn("s1", "builder", "exit 0", nil)
+	resp = k.knowledge(repo, "builder", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "m"})
+	if resp.Error != nil {
+		t.Fatalf("inside run:builder: %+v", resp.Error)
+	}
+	if m := resultMap(t, resp); m["createdByTaskId"] != "run:builder" || m["lastTaskId"] != "run:builder" {
+		t.Fatalf("task ids: %v", m)
+	}
+}
+
+// A run that ends in a project with atoms gets the spec's graph hints on
+// its terminal follow-up; a run elsewhere does not.
+func TestKnowledgeGraphHintsOnTerminalFollowup(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	repo, _ := newRepo(t, k)
+	createAtom(k, repo, "pages", "src/pages/**")
+	for _, c := range []struct{ id, cwd string }{{"inrepo", filepath.Join(repo, "src")}, {"elsewhere", agent}} {
+		os.MkdirAll(c.cwd, 0o755)
+		resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: c.cwd, Env: append(os.Environ(), testproc.EnvVar+"=1"),
+			Params: rawParams(spawnParams(c.id, "exit 0", nil))})
+		if resp.Error != nil {
+			t.Fatalf("spawn %s: %+v", c.id, resp.Error)
+		}
+	}
+	got := map[string]actors.Followup{}
+	eventually(t, 15*time.Second, "both terminal follow-ups", func() bool {
+		for _, f := range k.followups("s1") {
+			if f.Kind == "transition" {
+				got[f.Run] = f
+			}
+		}
+		return len(got) == 2
+	})
+	in, out := got["inrepo"], got["elsewhere"]
+	if out.GraphHints != nil {
+		t.Errorf("run outside any project got hints: %v", out.GraphHints)
+	}
+	b, _ := json.Marshal(in.GraphHints)
+	var h api.GraphHints
+	if err := json.Unmarshal(b, &h); err != nil || h.Message != "Task completed. Consider updating the knowledge graph." || len(h.SuggestedActions) != 3 {
+		t.Fatalf("graphHints = %s (%v)", b, err)
+	}
+	if !strings.Contains(in.Text, "Knowledge graph:") {
+		t.Errorf("follow-up text lacks the hint: %s", in.Text)
+	}
+}
