@@ -135,27 +135,16 @@ func (k *Kernel) acquireStore(path, layer string, mustExist bool) (*openStore, e
 	return o, nil
 }
 
-// openStore opens the store at abs. A store this call creates is closed
-// once and opened again: SQLite keeps a new database's first page (with
-// the application id and schema version knowledge.Open checks) in the WAL
-// until a checkpoint, and closing checkpoints it, so a kernel killed
-// right after creating a store does not leave a main file that looks
-// foreign to the next Open.
+// openStore opens the store at abs, with the configured embedder.
 func (k *Kernel) openStore(abs, layer string) (*knowledge.Store, error) {
 	opts := knowledge.Options{Layer: layer, RunExists: k.runExists}
-	fi, statErr := os.Stat(abs)
-	fresh := errors.Is(statErr, os.ErrNotExist) || (statErr == nil && fi.Size() == 0)
-	st, err := knowledge.Open(abs, opts)
+	emb, err := knowledge.NewEmbedder(k.cfg.Settings.Knowledge.Embedder)
 	if err != nil {
-		return nil, storeOpenError(err)
-	}
-	if !fresh {
-		return st, nil
-	}
-	if err := st.Close(); err != nil {
 		return nil, err
 	}
-	if st, err = knowledge.Open(abs, opts); err != nil {
+	opts.Embedder = emb
+	st, err := knowledge.Open(abs, opts)
+	if err != nil {
 		return nil, storeOpenError(err)
 	}
 	return st, nil

@@ -129,6 +129,13 @@ func (s *Store) open() error {
 	if err := migrate(context.Background(), s.w); err != nil {
 		return err
 	}
+	// The header (application id, user version) is written to the WAL
+	// first; a checkpoint puts it in the main file, where checkHeader reads
+	// it, so a process killed right after creating the store leaves one the
+	// next Open accepts.
+	if _, err := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	if s.r, err = sql.Open("sqlite", s.path+"?"+common+"&_pragma=query_only(1)"); err != nil {
 		return err
 	}
@@ -218,6 +225,12 @@ func checkEmpty(path string) error {
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
 		return fmt.Errorf("%w: %v (left untouched)", ErrNotStore, err)
+	}
+	// A store whose header is still only in its WAL (a writer died before
+	// any checkpoint) reads as ours through SQLite.
+	var appID uint32
+	if n > 0 && db.QueryRow(`PRAGMA application_id`).Scan(&appID) == nil && appID == ApplicationID {
+		return nil
 	}
 	if n > 0 {
 		return fmt.Errorf("%w: a SQLite database with %d schema objects that is not a knowledge store (no application id; left untouched)", ErrNotStore, n)
