@@ -60,6 +60,9 @@ type Kernel struct {
 	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
+
+	captured sync.Map       // run instances captured into the knowledge graph (capture.go)
+	captures sync.WaitGroup // captures in flight; waited for before the stores close
 }
 
 // liveRun is the kernel's view of a run it supervises.
@@ -105,6 +108,7 @@ func Run(ctx context.Context, cfg Config) error {
 	k.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return k.log.With("component", "actor") }))
 	defer k.system.Shutdown()
 	defer k.closeKnowledge()
+	defer k.waitCaptures()
 	k.runs = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &runsActor{k: k} }, actor.WithSupervisor(restartDecider())))
 	k.sess = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &sessionsActor{k: k} }, actor.WithSupervisor(restartDecider())))
 	if err := k.listen(); err != nil {

@@ -239,6 +239,7 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
 		return nil, fmt.Errorf("persist message: %w", err)
 	}
+	k.captureMessage(env, from.ID, in.Meta.Cwd, in.Meta.OwnerID)
 	return &verbs.Delivery{To: env.To, Type: env.Type, Run: from.ID, StateDir: string(dir), Outbox: filepath.Base(runs.OutboxFile),
 		Sent: true, Persisted: verbs.Ptr(true), Queued: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: "run-outbox", Reason: to.Kind + "_outbox_persisted"}, nil
 }

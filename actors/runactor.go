@@ -216,6 +216,9 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 // only for owned runs, only done/failed/killed/exited, never for a run
 // stopped on purpose (terminal-handled.json).
 func (k *Kernel) terminal(in *runs.Info, n *notified) {
+	if runs.Terminal(in.Status) && in.Status != runs.StatusArchived {
+		k.captureRun(in)
+	}
 	if n.Terminal != "" || in.Meta.OwnerID == "" || in.Handled != nil {
 		return
 	}

@@ -137,7 +137,7 @@ func wrapKnowledge(r api.Request, raw json.RawMessage) knowledgeRequest {
 	case *api.Status:
 		return &KnowledgeStatus{Status: *x, rawParams: rawParams{raw}}
 	}
-	return nil
+	return wrapVector(r, raw)
 }
 
 // apiErr keeps a nil *api.Error from becoming a non-nil error.

@@ -11,11 +11,13 @@ import (
 
 // knowledgeSpecs are the knowledge operations: name (the api op), summary,
 // usage, MCP hints (nil: not a tool), the verb request.
-var knowledgeSpecs = []struct {
+type knowledgeSpec struct {
 	op, summary, usage string
 	tool               *Annotations
 	new                func() Request
-}{
+}
+
+var knowledgeSpecs = []knowledgeSpec{
 	{"query_graph", "read the knowledge graph: get an atom or molecule, search, or match file paths (context)", usageQueryGraph,
 		&Annotations{ReadOnly: true, Idempotent: true}, func() Request { return new(QueryGraph) }},
 	{"manage_graph", "create, update or delete knowledge atoms and molecules (optimistic locking by version)", usageManageGraph,
@@ -83,7 +85,7 @@ var knowledgeEnums = map[string]map[string][]string{
 }
 
 func init() {
-	for _, k := range knowledgeSpecs {
+	for _, k := range append(knowledgeSpecs, vectorSpecs...) {
 		op := k.op
 		Register(&Spec{
 			Name:    op,
@@ -214,6 +216,9 @@ func knowledgeResult(req api.Request) any {
 		return new(api.InitResult)
 	case *api.Status:
 		return new(api.StatusResult)
+	}
+	if v := vectorResult(req); v != nil {
+		return v
 	}
 	return new(any)
 }

@@ -1,0 +1,163 @@
+package verbs
+
+import (
+	"github.com/pi-actors/pi-actors/knowledge/api"
+)
+
+// The vector graph's operations (knowledge part 2): search, search_all,
+// smart_search and recall are read-only MCP tools; ingest, node_add,
+// node_get, traverse and conflicts are reached as `pi-actors knowledge
+// <op>` (and as kernel messages).
+
+// KnowledgeSearch is `knowledge search`.
+type KnowledgeSearch struct {
+	api.Search
+	rawParams
+}
+
+// KnowledgeSearchAll is `knowledge search_all`.
+type KnowledgeSearchAll struct {
+	api.SearchAll
+	rawParams
+}
+
+// KnowledgeSmartSearch is `knowledge smart_search`.
+type KnowledgeSmartSearch struct {
+	api.SmartSearch
+	rawParams
+}
+
+// KnowledgeRecall is `knowledge recall`.
+type KnowledgeRecall struct {
+	api.Recall
+	rawParams
+}
+
+// KnowledgeIngest is `knowledge ingest`.
+type KnowledgeIngest struct {
+	api.Ingest
+	rawParams
+}
+
+// KnowledgeNodeAdd is `knowledge node_add`.
+type KnowledgeNodeAdd struct {
+	api.NodeAdd
+	rawParams
+}
+
+// KnowledgeNodeGet is `knowledge node_get`.
+type KnowledgeNodeGet struct {
+	api.NodeGet
+	rawParams
+}
+
+// KnowledgeTraverse is `knowledge traverse`.
+type KnowledgeTraverse struct {
+	api.Traverse
+	rawParams
+}
+
+// KnowledgeConflicts is `knowledge conflicts`.
+type KnowledgeConflicts struct {
+	api.Conflicts
+	rawParams
+}
+
+func (r *KnowledgeSearch) Validate() error      { return apiErr(r.Search.Validate()) }
+func (r *KnowledgeSearchAll) Validate() error   { return apiErr(r.SearchAll.Validate()) }
+func (r *KnowledgeSmartSearch) Validate() error { return apiErr(r.SmartSearch.Validate()) }
+func (r *KnowledgeRecall) Validate() error      { return apiErr(r.Recall.Validate()) }
+func (r *KnowledgeIngest) Validate() error      { return apiErr(r.Ingest.Validate()) }
+func (r *KnowledgeNodeAdd) Validate() error     { return apiErr(r.NodeAdd.Validate()) }
+func (r *KnowledgeNodeGet) Validate() error     { return apiErr(r.NodeGet.Validate()) }
+func (r *KnowledgeTraverse) Validate() error    { return apiErr(r.Traverse.Validate()) }
+func (r *KnowledgeConflicts) Validate() error   { return apiErr(r.Conflicts.Validate()) }
+
+func (r *KnowledgeSearch) apiRequest() api.Request      { return &r.Search }
+func (r *KnowledgeSearchAll) apiRequest() api.Request   { return &r.SearchAll }
+func (r *KnowledgeSmartSearch) apiRequest() api.Request { return &r.SmartSearch }
+func (r *KnowledgeRecall) apiRequest() api.Request      { return &r.Recall }
+func (r *KnowledgeIngest) apiRequest() api.Request      { return &r.Ingest }
+func (r *KnowledgeNodeAdd) apiRequest() api.Request     { return &r.NodeAdd }
+func (r *KnowledgeNodeGet) apiRequest() api.Request     { return &r.NodeGet }
+func (r *KnowledgeTraverse) apiRequest() api.Request    { return &r.Traverse }
+func (r *KnowledgeConflicts) apiRequest() api.Request   { return &r.Conflicts }
+
+// wrapVector is wrapKnowledge for the vector graph's requests.
+func wrapVector(r api.Request, raw []byte) knowledgeRequest {
+	p := rawParams{raw}
+	switch x := r.(type) {
+	case *api.Search:
+		return &KnowledgeSearch{*x, p}
+	case *api.SearchAll:
+		return &KnowledgeSearchAll{*x, p}
+	case *api.SmartSearch:
+		return &KnowledgeSmartSearch{*x, p}
+	case *api.Recall:
+		return &KnowledgeRecall{*x, p}
+	case *api.Ingest:
+		return &KnowledgeIngest{*x, p}
+	case *api.NodeAdd:
+		return &KnowledgeNodeAdd{*x, p}
+	case *api.NodeGet:
+		return &KnowledgeNodeGet{*x, p}
+	case *api.Traverse:
+		return &KnowledgeTraverse{*x, p}
+	case *api.Conflicts:
+		return &KnowledgeConflicts{*x, p}
+	}
+	return nil
+}
+
+// vectorResult is knowledgeResult for the vector graph's requests.
+func vectorResult(req api.Request) any {
+	switch r := req.(type) {
+	case *api.Search:
+		return new(api.SearchResult)
+	case *api.SearchAll:
+		return new(api.SearchAllResult)
+	case *api.SmartSearch:
+		return new(api.SmartSearchResult)
+	case *api.Recall:
+		return new(api.RecallResult)
+	case *api.Ingest:
+		return new(api.IngestResult)
+	case *api.NodeAdd:
+		return new(api.NodeAdded)
+	case *api.NodeGet:
+		return new(api.NodeDetail)
+	case *api.Traverse:
+		return new(api.TraverseResult)
+	case *api.Conflicts:
+		if r.Operation == "resolve" {
+			return new(api.ConflictRecord)
+		}
+		return new(api.Page[api.ConflictRecord])
+	}
+	return nil
+}
+
+var readOnlyTool = &Annotations{ReadOnly: true, Idempotent: true}
+
+// vectorSpecs are the vector graph's operations (registered with the
+// other knowledge operations).
+var vectorSpecs = []knowledgeSpec{
+	{"search", "vector search of the knowledge graph (code, history, academic), scored by similarity, trust and freshness", "pi-actors knowledge search query=<text> [domain=code|history|academic] [type=<node type>] [limit=10] [store=project|personal] [--json]",
+		readOnlyTool, func() Request { return new(KnowledgeSearch) }},
+	{"search_all", "vector search of every domain at once, grouped by domain", "pi-actors knowledge search_all query=<text> [domains=code,history] [limitPerDomain=5] [--json]",
+		readOnlyTool, func() Request { return new(KnowledgeSearchAll) }},
+	{"smart_search", "search within a token budget, widening until confident", "pi-actors knowledge smart_search query=<text> [tokenBudget=1000] [thoroughness=quick|moderate|thorough] [--json]",
+		readOnlyTool, func() Request { return new(KnowledgeSmartSearch) }},
+	{"recall", "have I done something like this before? the project store then the personal one, with provenance", "pi-actors knowledge recall query=<task, error or name> [domain=…] [limit=10] [--json]",
+		readOnlyTool, func() Request { return new(KnowledgeRecall) }},
+	{"ingest", "index files into the code domain (unchanged files skipped, changed ones superseded)", "pi-actors knowledge ingest path=DIR [glob=**/*.go] [store=project|personal] [--json]",
+		nil, func() Request { return new(KnowledgeIngest) }},
+	{"node_add", "add a node (a decision, a document, a paper…) to the vector graph", "pi-actors knowledge node_add domain=history|academic|code type=<type> name=<title> content=<text> [--json]",
+		nil, func() Request { return new(KnowledgeNodeAdd) }},
+	{"node_get", "one node of the vector graph with its edges, provenance and conflicts", "pi-actors knowledge node_get id=<node id> [--json]",
+		nil, func() Request { return new(KnowledgeNodeGet) }},
+	{"traverse", "walk the vector graph's edges from a node (depth ≤ 5)", "pi-actors knowledge traverse id=<node id> [direction=out|in|both] [edgeTypes=a,b] [depth=2] [--json]",
+		nil, func() Request { return new(KnowledgeTraverse) }},
+	{"conflicts", "list recorded conflicts between nodes, or resolve one", "pi-actors knowledge conflicts [operation=list|resolve] [id=N resolution=<what was decided>] [--json]",
+		nil, func() Request { return new(KnowledgeConflicts) }},
+}
