@@ -68,6 +68,7 @@ type app struct {
 	io       streams
 	agentDir string
 	cfg      *config.Config
+	noColor  bool // --no-color
 }
 
 func run(ctx context.Context, args []string, io streams) int {
@@ -75,6 +76,7 @@ func run(ctx context.Context, args []string, io streams) int {
 		return superviseMain(args[1:])
 	}
 	a := &app{io: io}
+	args, a.noColor = stripNoColor(args)
 	if len(args) == 0 {
 		fmt.Fprint(io.err, helpText())
 		return exitUsage
@@ -182,6 +184,9 @@ func (a *app) ok(r *request, text string, result any) int {
 	}
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
+	}
+	if a.colour() {
+		text = colourText(text)
 	}
 	io.WriteString(a.io.out, text)
 	return exitOK

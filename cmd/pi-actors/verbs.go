@@ -35,7 +35,11 @@ func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
 	env.Stdin, env.Stderr, env.JSON, env.Version = a.io.in, a.io.err, r.json, Version
 	if !r.json {
 		env.Stream = a.io.out
+		if isTerminal(a.io.err) {
+			env.Progress = a.io.err
+		}
 	}
+	env.Width = a.width()
 	return env, nil
 }
 
