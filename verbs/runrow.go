@@ -92,7 +92,7 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 	}
 	if output {
 		d := in.FilesDir()
-		r.LastStream, r.LastLine = runs.LastOutput(d)
+		r.LastStream, r.LastLine = LastLine(d)
 		r.LastLine = oneLine(r.LastLine, previewChars)
 		if in.Status == runs.StatusRunning && stalledAfter > 0 {
 			since := runs.LastActivity(d)
