@@ -139,7 +139,7 @@ func (a *app) runBatch(ctx context.Context, spec *verbs.Spec, r *request) int {
 	}
 	outs := make([]*verbs.Outcome, len(items))
 	if len(reqs) > 0 {
-		o, e, err := verbs.RunBatch(env, spec, reqs)
+		o, e, err := verbs.RunBatchShowing(env, spec, reqs)
 		if err != nil {
 			return a.fail(r, err)
 		}
