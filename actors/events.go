@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
@@ -48,6 +49,7 @@ type eventsHub struct {
 	rows       map[string]verbs.RunRow // state dir → the row streams have
 	live       map[string]int          // live state dir → supervisor pid
 	usage      *usageSampler
+	lastUse    map[int]sessionUse // the last sample, by session
 	lastSample time.Time
 	indexStamp [2]int64 // size, mtime of the runs index at the last look
 	lastIndex  time.Time
@@ -216,7 +218,7 @@ func (h *eventsHub) loop(stop chan struct{}) {
 		select {
 		case <-stop:
 			h.tickMu.Lock()
-			h.rows, h.live, h.usage = nil, nil, nil
+			h.rows, h.live, h.usage, h.lastUse = nil, nil, nil, nil
 			h.tickMu.Unlock()
 			return
 		case <-h.k.stopped:
@@ -227,4 +229,42 @@ func (h *eventsHub) loop(stop chan struct{}) {
 		interval, _, _ = h.settings()
 		t.Reset(interval)
 	}
+}
+
+func init() {
+	extraOps["followups_peek"] = func(k *Kernel, req wire.Request) (any, error) {
+		return k.peekFollowups(req)
+	}
+}
+
+// peekFollowups lists the newest records of the calling session's
+// follow-up queue without claiming or delivering any (top shows them; the
+// agent still gets each).
+func (k *Kernel) peekFollowups(req wire.Request) (any, error) {
+	if req.Session == "" {
+		return nil, &wire.Error{Code: "no_session", Exit: 64, Message: "follow-ups belong to a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}
+	}
+	var p struct {
+		Lines int `json:"lines"`
+	}
+	if len(req.Params) > 0 {
+		json.Unmarshal(req.Params, &p)
+	}
+	if p.Lines <= 0 || p.Lines > 500 {
+		p.Lines = 50
+	}
+	recs, _, err := mailbox.NewInbox(k.sessionFile(req.Session)).List(p.Lines)
+	if err != nil {
+		return nil, err
+	}
+	out := []verbs.QueuedFollowup{}
+	for _, rec := range recs {
+		var f verbs.Followup
+		if decodeRecord(rec["body"], &f) != nil {
+			continue
+		}
+		f.ID = rec.ID()
+		out = append(out, verbs.QueuedFollowup{Status: rec.Status(), Followup: f})
+	}
+	return map[string]any{"session": req.Session, "followups": out}, nil
 }

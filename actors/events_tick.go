@@ -49,7 +49,7 @@ func (h *eventsHub) init() {
 		return
 	}
 	h.rows, h.live, h.usage = map[string]verbs.RunRow{}, map[string]int{}, newUsageSampler()
-	h.usage.sample() // the baseline the first CPU figures are measured from
+	h.lastUse = h.usage.sample() // RSS now; the baseline CPU is measured from
 	h.lastSample = time.Now()
 	h.indexStamp = indexStamp(h.k.index)
 	h.lastIndex = time.Now()
@@ -68,8 +68,9 @@ func (h *eventsHub) snapshot(ended int) []verbs.RunRow {
 			continue
 		}
 		row := verbs.RowOf(in, now, h.stalledAfter(), true)
-		if old, ok := h.rows[d]; ok && in.Live() {
-			row.CPUPercent, row.RSSBytes = old.CPUPercent, old.RSSBytes
+		if in.Live() && row.Pid > 0 {
+			u := h.lastUse[row.Pid]
+			row.CPUPercent, row.RSSBytes = math.Round(u.cpu*10)/10, u.rss
 		}
 		h.rows[d], h.live[d] = row, row.Pid
 		out = append(out, row)
@@ -183,6 +184,7 @@ func (h *eventsHub) reload(d string, what uint8, now time.Time, changed map[stri
 // every live run.
 func (h *eventsHub) applyUsage(now time.Time, changed map[string]verbs.RunRow) {
 	per := h.usage.sample()
+	h.lastUse = per
 	stalledAfter := h.stalledAfter()
 	for d, pid := range h.live {
 		row, ok := h.rows[d]

@@ -152,3 +152,24 @@ func LastLine(d runs.Dir) (stream, line string) {
 	}
 	return stream, line
 }
+
+// QueuedFollowup is one record of a session's follow-up queue as the
+// kernel operation "followups_peek" shows it (top): the follow-up and
+// whether it is still queued or already delivered. Peeking drains
+// nothing.
+type QueuedFollowup struct {
+	Status   string   `json:"status"`
+	Followup Followup `json:"followup"`
+}
+
+// PeekFollowups lists the newest n records of the session's follow-up
+// queue, oldest first, without delivering any.
+func PeekFollowups(env *Env, n int) ([]QueuedFollowup, error) {
+	var out struct {
+		Followups []QueuedFollowup `json:"followups"`
+	}
+	if err := env.Call("followups_peek", map[string]int{"lines": n}, &out); err != nil {
+		return nil, err
+	}
+	return out.Followups, nil
+}
