@@ -8,14 +8,14 @@ import (
 
 // keyHelp is the help screen: every key, one per line.
 var keyHelp = [][2]string{
-	{"↑ ↓  k j", "move the selection (pgup pgdown g G: by pages, to the ends)"},
-	{"enter", "open or close the detail pane: status, stdout and stderr tails, events, mailbox"},
-	{"l", "the selected run's log, full screen, following (tab: stdout / stderr; esc: back)"},
-	{"/", "filter by id, recipe, command or status (enter keeps it, esc clears it)"},
-	{"s", "scope: your session's runs or every session's"},
-	{"f", "your session's follow-ups (read, not drained: the agent still gets them)"},
-	{"K  x", "kill the selected run (asks y/n; k moves up)"},
-	{"r", "restart the selected run's command (asks y/n)"},
+	{"↑ ↓  k j", "move (pgup pgdown: a page; g G: to the ends)"},
+	{"enter", "detail pane: status, stdout/stderr tails, events, mailbox"},
+	{"l", "the run's log, full screen, following (tab: stderr; esc: back)"},
+	{"/", "filter by id, recipe, command or status (esc clears)"},
+	{"s", "scope: your session's runs, or every session's"},
+	{"f", "your session's follow-ups (read only: the agent still gets them)"},
+	{"K  x", "kill the selected run, after y (k moves up)"},
+	{"r", "restart the selected run's command, after y"},
 	{"?", "this help (any key: back)"},
 	{"q  ctrl+c", "quit (q in the log view: back)"},
 }

@@ -234,7 +234,8 @@ func (m *Model) rebuild() {
 	} else {
 		m.items = tree(shown, m.items)
 	}
-	m.sel = 0
+	// The same run stays selected; when it is gone, the same line.
+	m.sel = max(0, min(m.sel, len(m.items)-1))
 	for i, it := range m.items {
 		if it.row.StateDir == m.selDir {
 			m.sel = i

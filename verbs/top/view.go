@@ -146,7 +146,7 @@ func (m *Model) header() string {
 	if m.mine && m.env.Session != "" {
 		scope = "session " + m.env.Session
 	}
-	h := fmt.Sprintf("pi-actors top · %d runs, %d live · %s", len(m.items), live, scope)
+	h := fmt.Sprintf("pi-actors top · %s, %d live · %s", plural(len(m.items), "run"), live, scope)
 	if m.filter != "" {
 		h += " · filter " + strconv.Quote(m.filter)
 	}
@@ -249,6 +249,14 @@ func (m *Model) listRows() []string {
 		out = append(out, "")
 	}
 	return out
+}
+
+// plural writes "1 run", "2 runs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // bytesShort writes a size in at most 6 cells: 512B, 12K, 3.4M, 1.2G.
