@@ -45,14 +45,15 @@ type eventsHub struct {
 	stop  chan struct{}    // closed when the last stream closes
 
 	// Owned by the tick (and a snapshot, under tickMu).
-	tickMu     sync.Mutex
-	rows       map[string]verbs.RunRow // state dir → the row streams have
-	live       map[string]int          // live state dir → supervisor pid
-	usage      *usageSampler
-	lastUse    map[int]sessionUse // the last sample, by session
-	lastSample time.Time
-	indexStamp [2]int64 // size, mtime of the runs index at the last look
-	lastIndex  time.Time
+	tickMu      sync.Mutex
+	rows        map[string]verbs.RunRow // state dir → the row streams have
+	live        map[string]int          // live state dir → supervisor pid
+	usage       *usageSampler
+	lastUse     map[int]sessionUse // the last sample, by session
+	lastSample  time.Time
+	lastStalled time.Time
+	indexStamp  [2]int64 // size, mtime of the runs index at the last look
+	lastIndex   time.Time
 }
 
 // eventsSub is one open stream: what is pending for it, merged so a slow

@@ -1,12 +1,14 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/pi-actors/pi-actors/runs"
@@ -16,6 +18,10 @@ import (
 // indexEvery is how often the runs index is looked at for archived and
 // pruned runs (a stat; read only when it changed).
 const indexEvery = 5 * time.Second
+
+// stalledEvery is how often the stalled marker of silent running runs is
+// rechecked (three stats a run; the threshold is minutes).
+const stalledEvery = 10 * time.Second
 
 // liveDirs is the state dirs of the runs the kernel follows now.
 func (k *Kernel) liveDirs() map[string]bool {
@@ -141,7 +147,11 @@ func (h *eventsHub) tick() {
 	var figures *verbs.KernelFigures
 	if sampleDue {
 		h.lastSample = now
-		h.applyUsage(now, changed)
+		stalled := now.Sub(h.lastStalled) >= stalledEvery
+		if stalled {
+			h.lastStalled = now
+		}
+		h.applyUsage(now, stalled, changed)
 		figures = h.kernelFigures()
 	}
 	if now.Sub(h.lastIndex) >= indexEvery {
@@ -155,6 +165,17 @@ func (h *eventsHub) tick() {
 // means the run is gone (pruned).
 func (h *eventsHub) reload(d string, what uint8, now time.Time, changed map[string]verbs.RunRow) bool {
 	old, known := h.rows[d]
+	if what == changedOutput && known && old.Live() {
+		// New output only: the last line, and the run is not silent.
+		row := old
+		row.LastStream, row.LastLine = verbs.LastLine(runs.Dir(d))
+		row.Stalled = false
+		if row != old {
+			h.rows[d] = row
+			changed[d] = row
+		}
+		return false
+	}
 	in, err := runs.Load(runs.Dir(d))
 	if err != nil {
 		if known && errors.Is(err, runs.ErrNotFound) {
@@ -180,9 +201,9 @@ func (h *eventsHub) reload(d string, what uint8, now time.Time, changed map[stri
 	return false
 }
 
-// applyUsage samples CPU and RSS and rechecks the stalled marker of
-// every live run.
-func (h *eventsHub) applyUsage(now time.Time, changed map[string]verbs.RunRow) {
+// applyUsage samples CPU and RSS, and with stalled rechecks the stalled
+// marker of every running run.
+func (h *eventsHub) applyUsage(now time.Time, stalled bool, changed map[string]verbs.RunRow) {
 	per := h.usage.sample()
 	h.lastUse = per
 	stalledAfter := h.stalledAfter()
@@ -193,16 +214,16 @@ func (h *eventsHub) applyUsage(now time.Time, changed map[string]verbs.RunRow) {
 		}
 		u := per[pid]
 		cpu := math.Round(u.cpu*10) / 10
-		stalled := row.Stalled
-		if row.Status == runs.StatusRunning && stalledAfter > 0 {
+		quiet := row.Stalled
+		if stalled && row.Status == runs.StatusRunning && stalledAfter > 0 {
 			since := runs.LastActivity(runs.Dir(d))
 			if since.IsZero() {
 				since = row.CreatedAt
 			}
-			stalled = !since.IsZero() && now.Sub(since) > stalledAfter
+			quiet = !since.IsZero() && now.Sub(since) > stalledAfter
 		}
-		if cpu != row.CPUPercent || u.rss != row.RSSBytes || stalled != row.Stalled {
-			row.CPUPercent, row.RSSBytes, row.Stalled = cpu, u.rss, stalled
+		if cpu != row.CPUPercent || u.rss != row.RSSBytes || quiet != row.Stalled {
+			row.CPUPercent, row.RSSBytes, row.Stalled = cpu, u.rss, quiet
 			h.rows[d] = row
 			changed[d] = row
 		}
@@ -310,6 +331,7 @@ type usageSampler struct {
 	selfCPU float64
 	selfRSS uint64
 	page    uint64
+	buf     [1024]byte
 }
 
 func newUsageSampler() *usageSampler {
@@ -334,16 +356,16 @@ func (u *usageSampler) sample() map[int]sessionUse {
 		if err != nil {
 			continue
 		}
-		st, err := runs.Stat(pid)
-		if err != nil || st.State == "Z" || st.State == "X" {
+		st, ok := u.stat(pid)
+		if !ok {
 			continue
 		}
-		ticks[st.Sid] += st.CPU
-		o := out[st.Sid]
-		o.rss += st.RSS * u.page
-		out[st.Sid] = o
+		ticks[st.sid] += st.cpu
+		o := out[st.sid]
+		o.rss += st.rss * u.page
+		out[st.sid] = o
 		if pid == u.self {
-			selfTicks, u.selfRSS = st.CPU, st.RSS*u.page
+			selfTicks, u.selfRSS = st.cpu, st.rss*u.page
 		}
 	}
 	now := time.Now()
@@ -364,4 +386,69 @@ func (u *usageSampler) sample() map[int]sessionUse {
 	ticks[-u.self] = selfTicks // the kernel's own process (its session holds nothing else)
 	u.prev, u.prevAt = ticks, now
 	return out
+}
+
+// procStat is what a sample needs of /proc/<pid>/stat.
+type procStat struct {
+	sid      int
+	cpu, rss uint64
+}
+
+// stat reads /proc/<pid>/stat into a reused buffer and parses the session,
+// CPU ticks and resident pages without allocating (a sample reads every
+// process on the machine); false for a zombie or a process gone.
+func (u *usageSampler) stat(pid int) (procStat, bool) {
+	var path [32]byte
+	p := append(strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10), "/stat"...)
+	fd, err := syscall.Open(string(p), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return procStat{}, false
+	}
+	n, err := syscall.Read(fd, u.buf[:])
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return procStat{}, false
+	}
+	b := u.buf[:n]
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, false
+	}
+	// Fields after the command: 0 state, 3 session, 11 utime, 12 stime,
+	// 21 rss (counting from the state).
+	var st procStat
+	field, start := 0, i+2
+	for j := start; j <= len(b) && field <= 21; j++ {
+		if j < len(b) && b[j] != ' ' && b[j] != '\n' {
+			continue
+		}
+		tok := b[start:j]
+		switch field {
+		case 0:
+			if len(tok) > 0 && (tok[0] == 'Z' || tok[0] == 'X') {
+				return procStat{}, false
+			}
+		case 3:
+			st.sid = int(atou(tok))
+		case 11, 12:
+			st.cpu += atou(tok)
+		case 21:
+			st.rss = atou(tok)
+		}
+		field++
+		start = j + 1
+	}
+	return st, field > 21
+}
+
+// atou parses a decimal number (0 for anything else).
+func atou(b []byte) uint64 {
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n
 }

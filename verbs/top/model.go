@@ -155,6 +155,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// Apply merges a frame of the runs stream (what the program does with
+// each frame; benchmarks call it directly).
+func (m *Model) Apply(f *verbs.EventsFrame) { m.apply(f) }
+
 // apply merges a frame of the runs stream.
 func (m *Model) apply(f *verbs.EventsFrame) {
 	m.connected = true
