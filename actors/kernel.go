@@ -234,6 +234,7 @@ func (k *Kernel) watchFiles() {
 			if !ok {
 				return
 			}
+			k.noteFile(ev.Name) // the runs stream (events.go)
 			if filepath.Base(ev.Name) != runs.OutboxFile {
 				continue
 			}

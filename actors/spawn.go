@@ -115,6 +115,7 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 		return spec, nil, err
 	}
 	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, req.Env
+	spec.Parent = envString(req.Env, "PI_ACTORS_RUN_ID")
 	spec.Template, spec.Values, spec.Artifacts = src.graph, values, resolved
 	spec.LaunchSource = p.LaunchSource
 	if spec.LaunchSource == "" {
@@ -460,6 +461,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// envString is the value of key in env ("" when absent).
+func envString(env []string, key string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func envInt(env []string, key string) int {

@@ -15,6 +15,16 @@
 // stopping is SIGTERM to the group, a grace period, then SIGKILL, and
 // nothing the run started outlives it.
 //
+// # Logs
+//
+// stdout.log and stderr.log are capped (runs.log_max_bytes): past the cap
+// a log is rotated to <log>.1 … <log>.<log_keep> once the line being
+// written ends, so every line lies whole in one file and the files read
+// oldest first are the output in order. <log>.times holds a time mark
+// ("<unix_ms> <offset>") at most once a second, rotated with its log;
+// `logs --since` starts from them. A Follower reads a log across
+// rotations (it holds its file open through the rename).
+//
 // This package does not route messages (package actors does), interpret
 // message bodies, or import the actor system: it is linked into the lean
 // pi-actors binary that every run's supervisor is.

@@ -102,6 +102,7 @@ type Meta struct {
 	Restart        *Restart        `json:"restart,omitempty"`
 	RetireWhen     string          `json:"retire_when,omitempty"`
 	Depth          int             `json:"depth"`
+	Parent         string          `json:"parent,omitempty"`
 	ContextRecords json.RawMessage `json:"recipe_context_records,omitempty"`
 	ActorContext   bool            `json:"actor_context,omitempty"`
 	Limits         Limits          `json:"limits"`

@@ -1,23 +1,41 @@
 package runs
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"sync"
+	"time"
 )
+
+// MarksSuffix names a log's time marks: <log>.times holds one
+// "<unix_ms> <offset>\n" record per second of writing (at most), the time a
+// write at that byte offset of <log> happened; `logs --since` starts from
+// them. Each rotated log keeps its marks (<log>.1.times).
+const MarksSuffix = ".times"
+
+// markEvery is the resolution of the time marks.
+const markEvery = time.Second
 
 // Log is an append-only log file capped in size: past max bytes it is
 // rotated to <name>.1 (… up to keep files) and started afresh, so a chatty
-// service never fills the disk.
+// service never fills the disk. Rotation waits for the end of the line
+// being written, so every line lies whole in one file (a line that alone
+// passes the cap is split only when the file reaches twice the cap); read
+// oldest first (<name>.keep … <name>.1, <name>) the files are the output
+// in order, and a Follower reads across a rotation without losing a line.
 type Log struct {
-	mu     sync.Mutex
-	path   string
-	f      *os.File
-	size   int64
-	max    int64
-	keep   int
-	closed bool
+	mu       sync.Mutex
+	path     string
+	f        *os.File
+	size     int64
+	max      int64
+	keep     int
+	closed   bool
+	midLine  bool // the last byte written was not a newline
+	marks    *os.File
+	lastMark time.Time
 }
 
 // OpenLog returns a capped log appending to path. The file is created on
@@ -27,8 +45,26 @@ func OpenLog(path string, max int64, keep int) (*Log, error) {
 	l := &Log{path: path, max: max, keep: max0(keep)}
 	if st, err := os.Stat(path); err == nil {
 		l.size = st.Size()
+		l.midLine = !endsWithNewline(path, st.Size())
 	}
 	return l, nil
+}
+
+// endsWithNewline reports whether a file of size bytes ends a line.
+func endsWithNewline(path string, size int64) bool {
+	if size == 0 {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, size-1); err != nil {
+		return true
+	}
+	return b[0] == '\n'
 }
 
 func (l *Log) open() error {
@@ -40,7 +76,8 @@ func (l *Log) open() error {
 	return nil
 }
 
-// Write appends p, rotating first when p would pass the cap.
+// Write appends p. When p would pass the cap, the line in progress is
+// finished in the current file first, then the file is rotated.
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -52,31 +89,91 @@ func (l *Log) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	written := 0
 	if l.max > 0 && l.size > 0 && l.size+int64(len(p)) > l.max {
-		if err := l.rotate(); err != nil {
-			return 0, err
+		if l.midLine && l.size < 2*l.max {
+			// Finish the current line where it started.
+			end := bytes.IndexByte(p, '\n') + 1
+			if end == 0 {
+				n, err := l.write(p)
+				return n, err
+			}
+			n, err := l.write(p[:end])
+			written += n
+			if err != nil {
+				return written, err
+			}
+			p = p[end:]
+			if len(p) == 0 {
+				return written, nil
+			}
 		}
+		if err := l.rotate(); err != nil {
+			return written, err
+		}
+	}
+	n, err := l.write(p)
+	return written + n, err
+}
+
+// write appends p to the current file, with a time mark first when the
+// last one is a second old.
+func (l *Log) write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if now := time.Now(); now.Sub(l.lastMark) >= markEvery {
+		l.mark(now)
 	}
 	n, err := l.f.Write(p)
 	l.size += int64(n)
+	if n > 0 {
+		l.midLine = p[n-1] != '\n'
+	}
 	return n, err
+}
+
+// mark records that the byte at the current size is written now. Marks
+// are a best-effort index: a failure only makes --since coarser.
+func (l *Log) mark(now time.Time) {
+	l.lastMark = now
+	if l.marks == nil {
+		f, err := os.OpenFile(l.path+MarksSuffix, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return
+		}
+		l.marks = f
+	}
+	var buf [48]byte
+	b := strconv.AppendInt(buf[:0], now.UnixMilli(), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, l.size, 10)
+	l.marks.Write(append(b, '\n'))
 }
 
 func (l *Log) rotate() error {
 	l.f.Close()
+	if l.marks != nil {
+		l.marks.Close()
+		l.marks = nil
+	}
 	for i := l.keep; i >= 1; i-- {
 		src := l.path
 		if i > 1 {
 			src = l.path + "." + strconv.Itoa(i-1)
 		}
-		os.Rename(src, l.path+"."+strconv.Itoa(i))
+		dst := l.path + "." + strconv.Itoa(i)
+		if err := os.Rename(src+MarksSuffix, dst+MarksSuffix); err != nil {
+			os.Remove(dst + MarksSuffix) // no marks for src: none may stay for dst
+		}
+		os.Rename(src, dst)
 	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		l.f = nil
 		return fmt.Errorf("rotate log: %w", err)
 	}
-	l.f, l.size = f, 0
+	l.f, l.size, l.midLine, l.lastMark = f, 0, false, time.Time{}
 	return nil
 }
 
@@ -85,12 +182,92 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
+	if l.marks != nil {
+		l.marks.Close()
+		l.marks = nil
+	}
 	if l.f == nil {
 		return nil
 	}
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// LogFiles lists a capped log's files that exist, oldest first:
+// <path>.N … <path>.1, <path>. It looks for rotated files up to the first
+// missing number.
+func LogFiles(path string) []string {
+	var rotated []string
+	for i := 1; i <= maxRotated; i++ {
+		p := path + "." + strconv.Itoa(i)
+		if _, err := os.Stat(p); err != nil {
+			break
+		}
+		rotated = append(rotated, p)
+	}
+	out := make([]string, 0, len(rotated)+1)
+	for i := len(rotated) - 1; i >= 0; i-- {
+		out = append(out, rotated[i])
+	}
+	if _, err := os.Stat(path); err == nil {
+		out = append(out, path)
+	}
+	return out
+}
+
+// maxRotated bounds how many rotated files readers look for.
+const maxRotated = 64
+
+// readMarks reads a log file's time marks: (unix ms, offset) pairs in the
+// order written; a torn or foreign line is skipped.
+func readMarks(logPath string) [][2]int64 {
+	data, err := os.ReadFile(logPath + MarksSuffix)
+	if err != nil {
+		return nil
+	}
+	var out [][2]int64
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		ms, off, ok := bytes.Cut(line, []byte{' '})
+		if !ok {
+			continue
+		}
+		t, err1 := strconv.ParseInt(string(ms), 10, 64)
+		o, err2 := strconv.ParseInt(string(off), 10, 64)
+		if err1 == nil && err2 == nil && o >= 0 {
+			out = append(out, [2]int64{t, o})
+		}
+	}
+	return out
+}
+
+// Since finds where the output written at or after t starts in a capped
+// log: the file (one of LogFiles) and the byte offset in it, to the
+// resolution of the time marks (it may start up to a second early). ok is
+// false when nothing was written since t.
+func Since(path string, t time.Time) (file string, off int64, ok bool) {
+	files := LogFiles(path)
+	if len(files) == 0 {
+		return "", 0, false
+	}
+	if st, err := os.Stat(files[len(files)-1]); err != nil || st.ModTime().Add(markEvery).Before(t) {
+		return "", 0, false // not written to since
+	}
+	ms := t.UnixMilli()
+	// The newest mark at or before t; everything after it is newer.
+	for i := len(files) - 1; i >= 0; i-- {
+		marks := readMarks(files[i])
+		for j := len(marks) - 1; j >= 0; j-- {
+			if marks[j][0] <= ms {
+				st, err := os.Stat(files[i])
+				if err != nil {
+					return "", 0, false
+				}
+				return files[i], min(marks[j][1], st.Size()), true
+			}
+		}
+	}
+	return files[0], 0, true
 }
 
 func max0(n int) int {

@@ -39,6 +39,10 @@ type Spec struct {
 	// Supervisor is the argv that starts `pi-actors supervise`; the state
 	// directory is appended.
 	Supervisor []string
+
+	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
+	// the caller), "" for a run started from outside any run.
+	Parent string
 }
 
 // starting holds the state dirs being started.
@@ -92,7 +96,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
 		Template: spec.Template, Values: spec.Values, Artifacts: spec.Artifacts, Mailbox: spec.Mailbox, Restart: spec.Restart,
 		RetireWhen: spec.RetireWhen, Depth: spec.Depth, ContextRecords: spec.ContextRecords, ActorContext: spec.ActorContext,
-		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe,
+		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent,
 	}
 	if meta.Values == nil {
 		meta.Values = map[string]any{}

@@ -290,6 +290,12 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		s.appendEvent(map[string]any{"event": "run.requeue", "count": n, "attempt": attempt})
 	}
 	s.setPhase("running", func(p *Progress) { p.Attempt, p.Restarts = attempt, restarts })
+	// A leaf's captured stdout spills to files here past 4 MiB; without
+	// the directory the capture fails and the leaf's output pipe stops
+	// being read (the leaf then blocks for ever).
+	if err := os.MkdirAll(s.dir.Path("tmp"), 0o700); err != nil {
+		s.logf("create %s: %v", s.dir.Path("tmp"), err)
+	}
 	runner := &template.Runner{
 		Dir:        s.meta.Cwd,
 		KillGrace:  time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond,

@@ -18,6 +18,13 @@
 // a message naming the parameter, a hint, and a sysexits exit code;
 // Classify decides them for any error, in one place.
 //
+// Besides the agent tool surface it holds what people watching runs use:
+// logs (view=tail plus follow across log rotation), ps (a table of RunRow),
+// the short verbs stop, kill, restart, rm and ls (each runs its long form,
+// so results and exit codes are the long form's), the kernel's runs stream
+// (Events, StreamEvents: what top reads) and ProgressBar (a bar on a
+// terminal's stderr for verbs that take seconds).
+//
 // The lenient value types (Int, Bool, Text, the Loose* types) accept what
 // the CLI's key=value form gives (strings) as well as what JSON clients
 // send, so one struct serves both.

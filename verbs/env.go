@@ -41,6 +41,12 @@ type Env struct {
 	// --json, MCP): views that cost more for their details (file hashes)
 	// compute them only then.
 	JSON bool
+	// Width is the terminal width text tables fit (ps); 0 means not a
+	// terminal: tables keep their natural width, long cells cut short.
+	Width int
+	// Progress, when set, receives progress bars (the CLI's stderr when it
+	// is a terminal); nil shows none.
+	Progress io.Writer
 }
 
 // NewEnv reads the agent root and its config and the calling process's

@@ -344,17 +344,9 @@ func runTailView(in *runs.Info, n int) *inspectOutput {
 	}}
 }
 
-// logTail is the last n lines of a capped log, continuing into its last
-// rotated file (<log>.1) when the current one holds fewer.
-func logTail(path string, n int) []string {
-	lines := runs.TailLines(path, n)
-	if len(lines) < n {
-		if older := runs.TailLines(path+".1", n-len(lines)); len(older) > 0 {
-			lines = append(older, lines...)
-		}
-	}
-	return lines
-}
+// logTail is the last n lines of a capped log, continuing into its
+// rotated files (<log>.1, <log>.2, …) when the current one holds fewer.
+func logTail(path string, n int) []string { return runs.Tail(path, n) }
 
 // cutLine bounds one raw line, saying how much was cut.
 func cutLine(s string, max int) string {

@@ -53,7 +53,8 @@ func runHelp(_ context.Context, a *app, r *request) int {
 
 // verbOrder is the order help lists verbs in: the agent tool surface
 // first, then the CLI's own.
-var verbOrder = []string{"spawn", "message", "inspect", "watch", "exec", "call", "register_tool", "mailbox", "kernel", "knowledge", "mcp", "schema", "install", "uninstall", "demo", "version", "help"}
+var verbOrder = []string{"spawn", "message", "inspect", "watch", "exec", "call", "register_tool", "mailbox", "kernel", "knowledge",
+	"ps", "ls", "logs", "stop", "kill", "restart", "rm", "top", "completion", "mcp", "schema", "install", "uninstall", "demo", "version", "help"}
 
 // listed returns every listed verb as (name, summary), in help order.
 func listed() [][2]string {

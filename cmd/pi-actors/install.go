@@ -32,7 +32,7 @@ var installTargets = map[string]*installTarget{
 
 func init() {
 	localVerbs = append(localVerbs,
-		&verb{name: "install", summary: "set up an integration: mcp (an MCP client's config), pi (the pi extension)",
+		&verb{name: "install", summary: "set up an integration: mcp (an MCP client's config), pi (the pi extension), systemd (a user unit keeping the kernel up)",
 			usage: installUsage("install"), flags: []string{"--write", "--client=", "--config="}, run: runInstall(true)},
 		&verb{name: "uninstall", summary: "remove an integration set up by install",
 			usage: installUsage("uninstall"), run: runInstall(false)},
@@ -50,7 +50,7 @@ func installUsage(verb string) string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-8s %s\n", n, installTargets[n].summary)
 	}
-	b.WriteString("\nExamples:\n  pi-actors install mcp --client=claude --write\n  pi-actors install pi\n  pi-actors uninstall pi")
+	b.WriteString("\nExamples:\n  pi-actors install mcp --client=claude --write\n  pi-actors install pi\n  pi-actors uninstall pi\n  pi-actors install systemd && systemctl --user daemon-reload && systemctl --user enable --now pi-actors")
 	return b.String()
 }
 

@@ -70,13 +70,18 @@ type app struct {
 	io       streams
 	agentDir string
 	cfg      *config.Config
+	noColor  bool // --no-color
 }
 
 func run(ctx context.Context, args []string, io streams) int {
 	if len(args) > 0 && args[0] == "supervise" {
 		return superviseMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "__complete" {
+		return completeMain(args[1:], io)
+	}
 	a := &app{io: io}
+	args, a.noColor = stripNoColor(args)
 	if len(args) == 0 {
 		fmt.Fprint(io.err, helpText())
 		return exitUsage
@@ -184,6 +189,9 @@ func (a *app) ok(r *request, text string, result any) int {
 	}
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
+	}
+	if a.colour() {
+		text = colourText(text)
 	}
 	io.WriteString(a.io.out, text)
 	return exitOK

@@ -17,6 +17,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/mcpserver"
+	"github.com/pi-actors/pi-actors/verbs/top"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -39,6 +40,9 @@ func TestMain(m *testing.M) {
 			}
 			if len(os.Args) > 1 && os.Args[1] == "schema" {
 				os.Exit(mcpserver.SchemaMain(os.Args[2:], os.Stdout))
+			}
+			if len(os.Args) > 1 && os.Args[1] == "top" {
+				os.Exit(top.Main(os.Args[2:], os.Stdout, os.Stderr))
 			}
 			os.Exit(actors.Main("test"))
 		},

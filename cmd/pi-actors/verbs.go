@@ -37,7 +37,11 @@ func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
 	env.Stdin, env.Stderr, env.JSON, env.Version = a.io.in, a.io.err, r.json, Version
 	if !r.json {
 		env.Stream = a.io.out
+		if isTerminal(a.io.err) {
+			env.Progress = a.io.err
+		}
 	}
+	env.Width = a.width()
 	return env, nil
 }
 
@@ -137,7 +141,7 @@ func (a *app) runBatch(ctx context.Context, spec *verbs.Spec, r *request) int {
 	}
 	outs := make([]*verbs.Outcome, len(items))
 	if len(reqs) > 0 {
-		o, e, err := verbs.RunBatch(env, spec, reqs)
+		o, e, err := verbs.RunBatchShowing(env, spec, reqs)
 		if err != nil {
 			return a.fail(r, err)
 		}

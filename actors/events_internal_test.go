@@ -1,0 +1,42 @@
+package actors
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// The sampler's allocation-free /proc/<pid>/stat reader agrees with
+// runs.Stat on every process of the machine.
+func TestUsageStatMatchesRunsStat(t *testing.T) {
+	u := newUsageSampler()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		got, ok := u.stat(pid)
+		want, err := runs.Stat(pid)
+		if !ok || err != nil || want.State == "Z" {
+			continue // gone between the two reads, or a zombie
+		}
+		n++
+		// CPU ticks only grow between the two reads.
+		if got.sid != want.Sid || got.rss != want.RSS || got.cpu > want.CPU {
+			t.Errorf("pid %d: sampler %+v, runs.Stat %+v", pid, got, want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no process compared")
+	}
+	if _, ok := u.stat(1 << 30); ok {
+		t.Error("a pid that does not exist was read")
+	}
+}

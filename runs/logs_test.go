@@ -1,0 +1,285 @@
+package runs_test
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// logSize is the total size of a capped log's files (marks included).
+func logSize(path string) int64 {
+	var total int64
+	for _, p := range runs.LogFiles(path) {
+		for _, q := range []string{p, p + runs.MarksSuffix} {
+			if st, err := os.Stat(q); err == nil {
+				total += st.Size()
+			}
+		}
+	}
+	return total
+}
+
+// checkSequence reads the log's files oldest first and checks they hold
+// whole lines "<n>" counting up by one and ending at last; it returns the
+// first number on disk.
+func checkSequence(t *testing.T, path string, last int) int {
+	t.Helper()
+	first, want := -1, -1
+	for _, p := range runs.LogFiles(path) {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			n, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
+			if err != nil {
+				t.Fatalf("%s: a line that is not a whole number (a line split by rotation?): %q", filepath.Base(p), sc.Text())
+			}
+			if first < 0 {
+				first, want = n, n
+			}
+			if n != want {
+				t.Fatalf("%s: line %d follows %d: lines lost or out of order", filepath.Base(p), n, want-1)
+			}
+			want++
+		}
+		f.Close()
+	}
+	if want-1 != last {
+		t.Fatalf("the newest line on disk is %d, want %d", want-1, last)
+	}
+	return first
+}
+
+// followAll polls a Follower until stop is closed and every line is read,
+// checking the lines count up by one from start; it returns the count.
+func followAll(t *testing.T, fl *runs.Follower, start int, stop <-chan struct{}) (int, error) {
+	want := start
+	var bad error
+	emit := func(line []byte) {
+		if bad != nil {
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(line)))
+		if err != nil || n != want {
+			bad = fmt.Errorf("followed line %q, want %d", line, want)
+			return
+		}
+		want++
+	}
+	for {
+		got, err := fl.Poll(emit)
+		if err != nil {
+			return want - start, err
+		}
+		if bad != nil {
+			return want - start, bad
+		}
+		if !got {
+			select {
+			case <-stop:
+				if got, _ := fl.Poll(emit); !got {
+					fl.Flush(emit)
+					return want - start, bad
+				}
+				continue
+			default:
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// A writer producing 50 MB in chunks that cut lines anywhere: every file
+// holds whole lines, the files together are the newest output in order,
+// the disk stays bounded, and a follower reading meanwhile sees every
+// line once, in order, across every rotation.
+func TestLogRotationLosesNoLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 50 MB")
+	}
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	const maxBytes, keep = 1 << 20, 3
+	l, err := runs.OpenLog(path, maxBytes, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fl := runs.FollowTail(path, 10)
+	defer fl.Close()
+	stop := make(chan struct{})
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := followAll(t, fl, 1, stop)
+		done <- result{n, err}
+	}()
+	var pending []byte
+	written, n, maxDisk := 0, 0, int64(0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for written < 50<<20 {
+		for len(pending) < 256<<10 {
+			n++
+			pending = strconv.AppendInt(pending, int64(n), 10)
+			pending = append(pending, "                                                  "[:rng.IntN(40)]...)
+			pending = append(pending, '\n')
+		}
+		k := 1 + rng.IntN(len(pending))
+		if _, err := l.Write(pending[:k]); err != nil {
+			t.Fatal(err)
+		}
+		written += k
+		pending = pending[k:]
+		if written%(4<<20) < k {
+			maxDisk = max(maxDisk, logSize(path))
+		}
+	}
+	if _, err := l.Write(pending); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	close(stop)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if res.n != n {
+		t.Errorf("the follower read %d lines, want %d", res.n, n)
+	}
+	first := checkSequence(t, path, n)
+	maxDisk = max(maxDisk, logSize(path))
+	bound := int64((keep + 1) * maxBytes * 11 / 10)
+	t.Logf("wrote %d lines (%d MB); %d rotated files + current hold lines %d..%d; disk at most %d bytes (bound %d)", n, written>>20, len(runs.LogFiles(path))-1, first, n, maxDisk, bound)
+	if maxDisk > bound {
+		t.Errorf("disk use %d bytes passed the bound %d", maxDisk, bound)
+	}
+	if len(runs.LogFiles(path)) != keep+1 {
+		t.Errorf("files %v, want the current one and %d rotated", runs.LogFiles(path), keep)
+	}
+}
+
+// A real run writing 50 MB as fast as it can through its supervisor:
+// the same guarantees end to end (the supervisor's pipe reads cut lines
+// anywhere).
+func TestSupervisorRotatesWithoutLosingLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 50 MB")
+	}
+	t.Parallel()
+	agent := t.TempDir()
+	const total = 4_000_000 // "%012.0f\n": 13 bytes a line, 52 MB
+	sp := spec(agent, "chatty", "seq -f %012.0f 1 "+strconv.Itoa(total), nil)
+	sp.Limits.LogMaxBytes, sp.Limits.LogKeep = 2<<20, 8
+	path := runs.StateDirFor(agent, "chatty").Path(runs.StdoutLog)
+	_, fl := runs.FollowTail(path, 0) // from the first line on
+	defer fl.Close()
+	r := start(t, agent, sp)
+	stop := make(chan struct{})
+	var n int
+	var ferr error
+	followed := make(chan struct{})
+	go func() {
+		n, ferr = followAll(t, fl, 1, stop)
+		close(followed)
+	}()
+	res := r.wait(60 * time.Second)
+	close(stop)
+	<-followed
+	if res.Status != runs.StatusDone {
+		t.Fatalf("status %s: %+v", res.Status, res)
+	}
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if n != total {
+		t.Errorf("the follower read %d lines, want %d", n, total)
+	}
+	checkSequence(t, path, total)
+	bound := int64(9 * (2 << 20) * 11 / 10)
+	if size := logSize(path); size > bound {
+		t.Errorf("log files use %d bytes, past the bound %d", size, bound)
+	}
+	var dirSize int64
+	filepath.WalkDir(string(r.dir), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				dirSize += fi.Size()
+			}
+		}
+		return nil
+	})
+	if dirSize > bound+1<<20 {
+		t.Errorf("the run's state dir holds %d bytes after the run, past the logs' bound %d", dirSize, bound)
+	}
+}
+
+// FollowTail's lines and the followed ones meet exactly: nothing twice,
+// nothing between; the tail reaches into the rotated file.
+func TestFollowTailContinues(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	l, _ := runs.OpenLog(path, 1024, 2)
+	defer l.Close()
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(l, "%d\n", i)
+	}
+	lines, fl := runs.FollowTail(path, 150)
+	defer fl.Close()
+	if len(lines) != 150 || lines[0] != "51" || lines[149] != "200" {
+		t.Fatalf("tail: %d lines %q … %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+	for i := 201; i <= 600; i++ {
+		fmt.Fprintf(l, "%d\n", i)
+	}
+	fmt.Fprint(l, "601 without newline")
+	var got []string
+	fl.Poll(func(b []byte) { got = append(got, string(b)) })
+	fl.Flush(func(b []byte) { got = append(got, string(b)) })
+	if len(got) != 401 || got[0] != "201" || got[399] != "600" || got[400] != "601 without newline" {
+		t.Fatalf("followed %d lines: %q … %q", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// FollowSince starts at the output written since a time, to the second.
+func TestFollowSince(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	l, _ := runs.OpenLog(path, 0, 1)
+	defer l.Close()
+	fmt.Fprint(l, "old 1\nold 2\n")
+	time.Sleep(1100 * time.Millisecond) // the marks' resolution is a second
+	since := time.Now()
+	fmt.Fprint(l, "new 1\nnew 2\n")
+	fl, ok := runs.FollowSince(path, since)
+	defer fl.Close()
+	if !ok {
+		t.Fatal("nothing since")
+	}
+	var got []string
+	fl.Poll(func(b []byte) { got = append(got, string(b)) })
+	if strings.Join(got, ",") != "new 1,new 2" {
+		t.Fatalf("since: %q", got)
+	}
+	if _, ok := runs.FollowSince(path, time.Now().Add(time.Hour)); ok {
+		t.Error("output reported after a future time")
+	}
+	fl2, ok := runs.FollowSince(path, since.Add(-time.Hour))
+	defer fl2.Close()
+	got = nil
+	fl2.Poll(func(b []byte) { got = append(got, string(b)) })
+	if !ok || len(got) != 4 {
+		t.Fatalf("since an hour ago: %q", got)
+	}
+}

@@ -1,0 +1,130 @@
+package verbs
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// RunRow is one run as listings show it (ps, the kernel's events stream,
+// top): who it is, its status, what it runs, for how long, and what it
+// costs.
+type RunRow struct {
+	Run    string `json:"run"`
+	Status string `json:"status"`
+	// Reason says why an ended run ended (control.kill, start_limit, …).
+	Reason string `json:"reason,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+	// Parent is the run whose leaf spawned this one.
+	Parent  string `json:"parent,omitempty"`
+	Recipe  string `json:"recipe,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Command string `json:"command,omitempty"`
+	Pid     int    `json:"pid,omitempty"`
+	// CreatedAt is when the run started; EndedAt when it ended (zero while
+	// it is live).
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	Restarts  int       `json:"restarts"`
+	// CPUPercent and RSSBytes are the run's process tree (100 is one
+	// core); zero for an ended run.
+	CPUPercent float64 `json:"cpu_percent"`
+	RSSBytes   uint64  `json:"rss_bytes"`
+	// LastLine is the last line the run printed, on LastStream.
+	LastLine   string `json:"last_line,omitempty"`
+	LastStream string `json:"last_stream,omitempty"`
+	// Stalled: running, but silent for runs.stalled_after_s.
+	Stalled  bool   `json:"stalled,omitempty"`
+	StateDir string `json:"state_dir"`
+}
+
+// Live reports whether the row's run is live.
+func (r *RunRow) Live() bool { return !runs.Terminal(r.Status) }
+
+// What is the recipe, else the tool, else the command the run runs.
+func (r *RunRow) What() string {
+	switch {
+	case r.Recipe != "":
+		return r.Recipe
+	case r.Tool != "":
+		return "tool:" + r.Tool
+	}
+	return r.Command
+}
+
+// Elapsed is how long the run has run (until it ended).
+func (r *RunRow) Elapsed(now time.Time) time.Duration {
+	if r.CreatedAt.IsZero() {
+		return 0
+	}
+	end := now
+	if !r.EndedAt.IsZero() {
+		end = r.EndedAt
+	} else if !r.Live() {
+		return 0
+	}
+	return max(0, end.Sub(r.CreatedAt))
+}
+
+// RowOf describes a loaded run. The last output line and the stalled
+// marker are read when output is set (a few small reads); CPU and RSS are
+// left for the caller to measure.
+func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool) RunRow {
+	m := in.Meta
+	r := RunRow{Run: m.Run, Status: in.Status, Owner: m.OwnerID, Parent: m.Parent, Recipe: m.Recipe, Tool: m.Tool,
+		CreatedAt: m.CreatedAt, StateDir: string(in.Dir)}
+	if in.Live() {
+		r.Pid = m.Pid
+	} else {
+		r.Reason = in.Reason
+		r.EndedAt = runEnd(in)
+	}
+	if m.Recipe == "" && m.Template != nil {
+		r.Command = commandOf(m.Template)
+	}
+	if p := in.Progress; p != nil {
+		r.Restarts = p.Restarts
+	}
+	if res := in.Result; res != nil {
+		r.Restarts = max(r.Restarts, res.Restarts)
+	}
+	if output {
+		d := in.FilesDir()
+		r.LastStream, r.LastLine = LastLine(d)
+		r.LastLine = oneLine(r.LastLine, previewChars)
+		if in.Status == runs.StatusRunning && stalledAfter > 0 {
+			since := runs.LastActivity(d)
+			if since.IsZero() {
+				since = m.CreatedAt
+			}
+			r.Stalled = !since.IsZero() && now.Sub(since) > stalledAfter
+		}
+	}
+	return r
+}
+
+// commandOf is a run template's command line: the string itself, or the
+// graph's first command, or the graph as compact JSON, cut short.
+func commandOf(tmpl any) string {
+	switch t := tmpl.(type) {
+	case string:
+		return oneLine(t, previewChars)
+	case map[string]any:
+		if s, ok := t["template"].(string); ok {
+			return oneLine(s, previewChars)
+		}
+	}
+	b, err := json.Marshal(tmpl)
+	if err != nil {
+		return ""
+	}
+	return oneLine(string(b), previewChars)
+}
+
+// oneLine writes whitespace runs as one space and cuts to max runes (the
+// last one …): a cell of a table.
+func oneLine(s string, max int) string {
+	return cutRunes(strings.Join(strings.Fields(s), " "), max)
+}

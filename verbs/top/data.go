@@ -1,0 +1,173 @@
+package top
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// detail is the detail pane of one run, read through the inspect verb.
+type detail struct {
+	facts   string   // view=status's first line
+	stdout  []string // view=tail
+	stderr  []string
+	events  []string // view=events
+	mailbox []string // view=mailbox
+	err     string
+}
+
+// logView is the full-screen log of one run.
+type logView struct {
+	dir, run string
+	stream   string // stdout or stderr
+	lines    []string
+	path     string
+	err      string
+}
+
+// Lines each part of the detail pane reads.
+const (
+	detailTail   = 4
+	detailEvents = 3
+	detailInbox  = 2
+	logLinesMax  = 500
+)
+
+// inspect runs `inspect target=run:<id> view=<view> lines=<n>`.
+func inspect(env *verbs.Env, run, view string, n int) (*verbs.Outcome, error) {
+	req := &verbs.Inspect{Target: "run:" + run, View: view}
+	if n > 0 {
+		req.Lines = verbs.LooseInt{Value: verbs.Value{V: n, Set: true}}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return verbs.Find("inspect").Run(context.Background(), env, req)
+}
+
+// textLines are an outcome's text lines after the first (the facts line).
+func textLines(o *verbs.Outcome) []string {
+	lines := strings.Split(o.Text, "\n")
+	return lines[1:]
+}
+
+func strs(v any) []string {
+	list, _ := v.([]string)
+	return list
+}
+
+// loadDetail reads the detail pane of a run.
+func loadDetail(env *verbs.Env, run, dir string) tea.Cmd {
+	return func() tea.Msg {
+		d := &detail{}
+		st, err := inspect(env, run, "status", 0)
+		if err != nil {
+			d.err = verbs.Classify(err).Message
+			return detailMsg{dir: dir, d: d}
+		}
+		d.facts, _, _ = strings.Cut(st.Text, "\n")
+		if o, err := inspect(env, run, "tail", detailTail); err == nil {
+			if m, ok := o.Result.(map[string]any); ok {
+				d.stdout, d.stderr = strs(m["stdout"]), strs(m["stderr"])
+			}
+		}
+		if o, err := inspect(env, run, "events", detailEvents); err == nil {
+			d.events = textLines(o)
+		}
+		if o, err := inspect(env, run, "mailbox", detailInbox); err == nil {
+			d.mailbox = textLines(o)
+		}
+		return detailMsg{dir: dir, d: d}
+	}
+}
+
+// loadLogs reads the last lines of a run's log (view=tail).
+func loadLogs(env *verbs.Env, lv logView, n int) tea.Cmd {
+	return func() tea.Msg {
+		out := &logView{dir: lv.dir, run: lv.run, stream: lv.stream}
+		o, err := inspect(env, lv.run, "tail", max(1, min(n, logLinesMax)))
+		if err != nil {
+			out.err = verbs.Classify(err).Message
+			return logsMsg{dir: lv.dir, l: out}
+		}
+		if m, ok := o.Result.(map[string]any); ok {
+			out.lines = strs(m[lv.stream])
+			out.path, _ = m[lv.stream+"Log"].(string)
+		}
+		return logsMsg{dir: lv.dir, l: out}
+	}
+}
+
+// loadFollowups reads the session's follow-up queue without draining it.
+func loadFollowups(env *verbs.Env) tea.Cmd {
+	return func() tea.Msg {
+		if env.Session == "" {
+			return followupsMsg{err: fmt.Errorf("no session: set PI_ACTORS_SESSION or pass session=<id> to see its follow-ups")}
+		}
+		list, err := verbs.PeekFollowups(env, 50)
+		if err != nil {
+			return followupsMsg{err: fmt.Errorf("%s", verbs.Classify(err).Message)}
+		}
+		return followupsMsg{list: list}
+	}
+}
+
+// refreshPane reloads what the open pane or the log view shows; timed is
+// true on the clock's tick (the follow-ups reload only then).
+func (m *Model) refreshPane(timed bool) tea.Cmd {
+	switch {
+	case m.mode == modeLogs && m.logs != nil:
+		return loadLogs(m.env, *m.logs, m.high-2)
+	case m.mode != modeList:
+		return nil
+	case m.pane == paneDetail:
+		if r := m.selected(); r != nil {
+			return loadDetail(m.env, r.Run, r.StateDir)
+		}
+	case m.pane == paneFollowups && (timed || m.followups == nil):
+		return loadFollowups(m.env)
+	}
+	return nil
+}
+
+// runAction kills or restarts a run with the kill / restart verbs (the
+// message verb's control.kill / control.restart) and reports the outcome.
+func runAction(env *verbs.Env, verb, run string) tea.Cmd {
+	return func() tea.Msg {
+		out, err := verbs.Find(verb).Run(context.Background(), env, &verbs.RunRef{Run: run})
+		if err != nil {
+			ce := verbs.Classify(err)
+			return actionMsg{note: fmt.Sprintf("%s run:%s failed: %s", verb, run, ce.Message)}
+		}
+		first, _, _ := strings.Cut(out.Text, "\n")
+		return actionMsg{note: verb + ": " + first}
+	}
+}
+
+// stream reads the kernel's runs stream into the program until ctx ends,
+// reconnecting (and starting the kernel) when it goes away.
+func stream(ctx context.Context, env *verbs.Env, send func(tea.Msg)) {
+	req := &verbs.Events{}
+	for ctx.Err() == nil {
+		err := verbs.StreamEvents(ctx, env, req, func(f *verbs.EventsFrame) error {
+			send(frameMsg{f: f})
+			return nil
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			err = fmt.Errorf("the kernel closed the stream")
+		}
+		send(streamMsg{err: fmt.Errorf("%s (reconnecting)", verbs.Classify(err).Message)})
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
