@@ -74,3 +74,58 @@ func TestCaptureOff(t *testing.T) {
 		t.Errorf("captured with capture off: %s", b)
 	}
 }
+
+// knowledge ingest streams its progress, then its result; the indexed
+// code is searchable.
+func TestKnowledgeIngestStream(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	repo, _ := newRepo(t, k)
+	src := filepath.Join(repo, "src")
+	os.MkdirAll(src, 0o755)
+	for i := 0; i < 40; i++ {
+		body := "package src\n\n// Filler" + string(rune('A'+i%26)) + " does nothing much.\nfunc Filler" + string(rune('A'+i%26)) + "() {}\n"
+		os.WriteFile(filepath.Join(src, "f"+string(rune('a'+i%26))+string(rune('a'+i/26))+".go"), []byte(body), 0o644)
+	}
+	os.WriteFile(filepath.Join(src, "pelican.go"), []byte("package src\n\n// FeedPelicans rations fish among the pelicans of the harbour.\nfunc FeedPelicans(fish int) int { return fish / 3 }\n"), 0o644)
+	c, err := wire.Dial(agent, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Send(wire.Request{Op: "knowledge_ingest", Cwd: repo, Env: []string{testproc.EnvVar + "=1"},
+		Params: rawParams(map[string]any{"op": "ingest", "params": map[string]any{"path": "src", "glob": "**/*.go"}})}); err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	var final map[string]any
+	for final == nil {
+		resp, err := c.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Error != nil {
+			t.Fatalf("ingest: %+v", resp.Error)
+		}
+		m := resultMap(t, resp)
+		if p, ok := m["progress"].(map[string]any); ok {
+			frames++
+			if p["total"].(float64) != 41 {
+				t.Errorf("progress total = %v, want 41 files", p["total"])
+			}
+			continue
+		}
+		final, _ = m["result"].(map[string]any)
+		if final == nil {
+			t.Fatalf("neither progress nor result: %v", m)
+		}
+	}
+	if frames == 0 || final["files"].(float64) != 41 {
+		t.Errorf("%d progress frames, result %v", frames, final)
+	}
+	res := k.knowledgeOK(repo, "search", map[string]any{"query": "feed the pelicans fish", "domain": "code", "limit": 3})
+	b, _ := json.Marshal(res)
+	if !strings.Contains(string(b), "pelican.go") {
+		t.Errorf("search does not find pelican.go: %s", b)
+	}
+}

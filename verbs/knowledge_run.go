@@ -124,6 +124,9 @@ func CallKnowledge(env *Env, req Request) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if kr.apiRequest().Op() == "ingest" {
+		return callIngest(env, params)
+	}
 	var raw json.RawMessage
 	if err := env.Call("knowledge", &KnowledgeCall{Op: kr.apiRequest().Op(), Params: params}, &raw); err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package verbs
 
 import (
+	"encoding/json"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/knowledge/api"
 )
 
@@ -160,4 +163,45 @@ var vectorSpecs = []knowledgeSpec{
 		nil, func() Request { return new(KnowledgeTraverse) }},
 	{"conflicts", "list recorded conflicts between nodes, or resolve one", "pi-actors knowledge conflicts [operation=list|resolve] [id=N resolution=<what was decided>] [--json]",
 		nil, func() Request { return new(KnowledgeConflicts) }},
+}
+
+// callIngest runs `knowledge ingest` as a kernel stream, drawing its
+// progress on env.Progress (a terminal's stderr) while it works.
+func callIngest(env *Env, params json.RawMessage) (json.RawMessage, error) {
+	c, err := env.Dial(true)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	req := wire.Request{Op: "knowledge_ingest", Session: env.Session, Cwd: env.Cwd, Env: env.Environ}
+	if err := req.Encode(&KnowledgeCall{Op: "ingest", Params: params}); err != nil {
+		return nil, err
+	}
+	if err := c.Send(req); err != nil {
+		return nil, err
+	}
+	var bar *ProgressBar
+	defer func() { bar.Done() }()
+	shown := 0
+	for {
+		resp, err := c.Read()
+		if err != nil {
+			return nil, err
+		}
+		var frame struct {
+			Progress *struct{ Done, Total int } `json:"progress"`
+			Result   json.RawMessage            `json:"result"`
+		}
+		if err := resp.Decode(&frame); err != nil {
+			return nil, err
+		}
+		if frame.Progress == nil {
+			return frame.Result, nil
+		}
+		if bar == nil {
+			bar = env.StartProgress("ingest", frame.Progress.Total)
+		}
+		bar.Add(frame.Progress.Done - shown)
+		shown = frame.Progress.Done
+	}
 }
