@@ -14,6 +14,10 @@
 #   open     opening a 10,000-atom store: the store's own figure (go
 #            benchmark knowledge.BenchmarkOpen) and the kernel's first
 #            use of a closed store (first call − warm call, CLI)      ≤ 20 ms
+#   vectors  the vector graph (issue 12): scripts/bench-knowledge-vectors.sh
+#            (search_all over 100k nodes in the actor ≤ 10 ms, through
+#            the CLI ≤ 25 ms, …) and scripts/bench-vectors.sh (HNSW and
+#            BinaryFuse8 beside hnswlib); VECTORS_QUICK=1 makes both small
 #
 #   bash scripts/bench-knowledge.sh
 #   ATOMS=2000 N=11 bash scripts/bench-knowledge.sh     # smaller, fewer runs
@@ -30,7 +34,7 @@ set -euo pipefail
 
 ATOMS=${ATOMS:-10000}
 N=${N:-21}
-SECTIONS=${SECTIONS:-"create context search open"}
+SECTIONS=${SECTIONS:-"create context search open vectors"}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pi-actors-bench-knowledge.XXXXXX")
@@ -152,6 +156,13 @@ section_open() {
 	first=$(printf '%s\n' "${firsts[@]}" | sort -n | sed -n 3p)
 	warm=$(printf '%s\n' "${warms[@]}" | sort -n | sed -n 3p)
 	report open "$(calc "($first - $warm) / 1000")" 20 "(the kernel's first use of its stores — the $ATOMS-atom project store and the personal one — minus a warm call, CLI, median of 5)"
+}
+
+section_vectors() {
+	local quick=()
+	[ "${VECTORS_QUICK:-0}" = 1 ] && quick=(--quick)
+	bash "$root/scripts/bench-knowledge-vectors.sh" "${quick[@]}"
+	bash "$root/scripts/bench-vectors.sh" "${quick[@]}"
 }
 
 # median_once CMD…: one run's wall time in µs.

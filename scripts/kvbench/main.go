@@ -137,6 +137,8 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 	for i := range qs {
 		qs[i] = gen.query(i)
 	}
+	// The queries the script times through the CLI.
+	fmt.Printf("cli_queries %s\n", strings.Join(qs[:min(25, len(qs))], "|"))
 	for _, q := range qs[:min(20, len(qs))] { // warm up
 		if _, err := s.SearchAll(ctx, &api.SearchAll{Query: q}); err != nil {
 			return err
