@@ -26,7 +26,7 @@ import (
 const captureTimeout = 10 * time.Second
 
 // captureLines is how many of a run's last output lines its node keeps.
-const captureLines = 10
+const captureLines = 40
 
 // captureRun records a terminal run in the store of its working directory
 // (the project store when the run's cwd lies under one, else the personal
