@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -41,6 +42,9 @@ type Entry struct {
 // Index is the runs index of one agent root.
 type Index struct {
 	Root string // <runs>
+	// Progress, when set, hears a rebuild's progress: (0, total) first,
+	// then (done, total) as run dirs are loaded (from several goroutines).
+	Progress func(done, total int)
 }
 
 // NewIndex returns the index of <agent>/tmp/pi-actors/runs.
@@ -270,12 +274,19 @@ func (x *Index) Rebuild() ([]Entry, error) {
 	// it over the CPUs.
 	loaded := make([]*Info, len(dirs))
 	var wg sync.WaitGroup
+	var done atomic.Int64
+	if x.Progress != nil {
+		x.Progress(0, len(dirs))
+	}
 	next := make(chan int)
 	for range min(len(dirs), max(2, runtime.NumCPU())) {
 		wg.Go(func() {
 			for i := range next {
 				if in, err := load(dirs[i], false); err == nil {
 					loaded[i] = in
+				}
+				if x.Progress != nil {
+					x.Progress(int(done.Add(1)), len(dirs))
 				}
 			}
 		})

@@ -122,3 +122,42 @@ func TestMetaHeadAgreesWithMeta(t *testing.T) {
 		t.Errorf("missing run.json: %v", err)
 	}
 }
+
+// A rebuild reports its progress: (0, total) first, then every run dir
+// once, ending at (total, total).
+func TestRebuildProgress(t *testing.T) {
+	agent := t.TempDir()
+	x := NewIndex(agent)
+	for i := 0; i < 25; i++ {
+		id := "r" + string(rune('a'+i))
+		d := Dir(filepath.Join(x.Root, id))
+		os.MkdirAll(string(d), 0o700)
+		m := &Meta{Run: id, Address: "run:" + id, StateDir: string(d), CreatedAt: time.Now().UTC()}
+		if err := d.WriteJSON(RunFile, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls [][2]int
+	var mu = make(chan struct{}, 1)
+	x.Progress = func(done, total int) {
+		mu <- struct{}{}
+		calls = append(calls, [2]int{done, total})
+		<-mu
+	}
+	if _, err := x.Rebuild(); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 26 || calls[0] != [2]int{0, 25} {
+		t.Fatalf("progress calls: %v", calls)
+	}
+	maxDone := 0
+	for _, c := range calls[1:] {
+		maxDone = max(maxDone, c[0])
+		if c[1] != 25 {
+			t.Fatalf("total changed: %v", calls)
+		}
+	}
+	if maxDone != 25 {
+		t.Errorf("progress ended at %d of 25", maxDone)
+	}
+}

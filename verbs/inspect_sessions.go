@@ -75,7 +75,7 @@ func sessionRuns(env *Env, q *inspectQuery, id string) (*inspectOutput, error) {
 	if filter == "" {
 		filter = "all"
 	}
-	list, err := runs.NewIndex(env.AgentDir).List(filter)
+	list, err := env.runIndex().List(filter)
 	if err != nil {
 		return nil, err
 	}

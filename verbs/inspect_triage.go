@@ -160,7 +160,7 @@ func triage(env *Env, rt *runtimeStatus) (*inspectOutput, error) {
 	t := &triageReport{Runtime: rt, CurrentSession: session, ActiveRuns: []triageRun{}, InvalidRecipes: []recipes.SummaryInvalid{},
 		BlockingRecipes: []recipes.Remediation{}, HighRiskRecipes: []highRisk{}, DraftRecipes: []*recipes.Draft{},
 		StaleClaims: []staleClaim{}, RecentFailedRuns: []triageRun{}, Attention: []attentionMessage{}}
-	list, err := runs.NewIndex(env.AgentDir).List("all")
+	list, err := env.runIndex().List("all")
 	if err != nil {
 		return nil, err
 	}

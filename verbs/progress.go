@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 // ProgressBar draws a progress bar for a verb that can take seconds (a
@@ -122,4 +124,26 @@ func RunBatchShowing(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error,
 		bar.Add(len(o))
 	}
 	return outs, errs, nil
+}
+
+// runIndex is the agent root's runs index; a rebuild (the first listing
+// after the index was lost, over thousands of run dirs) shows a progress
+// bar on a terminal.
+func (env *Env) runIndex() *runs.Index {
+	x := runs.NewIndex(env.AgentDir)
+	if env.Progress == nil {
+		return x
+	}
+	var bar *ProgressBar
+	x.Progress = func(done, total int) {
+		if done == 0 {
+			bar = env.StartProgress("index rebuild", total)
+			return
+		}
+		bar.Add(1)
+		if done == total {
+			bar.Done()
+		}
+	}
+	return x
 }

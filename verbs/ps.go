@@ -87,7 +87,7 @@ func runPs(_ context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := runs.NewIndex(env.AgentDir).List(filter)
+	list, err := env.runIndex().List(filter)
 	if err != nil {
 		return nil, err
 	}
