@@ -55,6 +55,9 @@ type Kernel struct {
 	live    map[string]*liveRun // state dir → live run
 	watched map[string]*actor.PID
 	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
+
+	roomsOnce sync.Once
+	roomHub   *roomHub // room actors (rooms.go), started on first use
 }
 
 // liveRun is the kernel's view of a run it supervises.

@@ -72,10 +72,12 @@ type Delivery struct {
 	Archived           bool        `json:"archived,omitempty"`
 	ArchiveDir         string      `json:"archive_dir,omitempty"`
 	Consumer           string      `json:"consumer,omitempty"`
+	DeadLetter         string      `json:"dead_letter,omitempty"`
 	Delivered          *bool       `json:"delivered,omitempty"`
 	DeliveryError      string      `json:"delivery_error,omitempty"`
 	Duplicate          bool        `json:"duplicate,omitempty"`
 	Forwarded          bool        `json:"forwarded,omitempty"`
+	ID                 string      `json:"id,omitempty"`
 	InboxID            string      `json:"inbox_id,omitempty"`
 	Invoked            bool        `json:"invoked,omitempty"`
 	MessageCount       *int        `json:"message_count,omitempty"`
@@ -127,7 +129,7 @@ func (d *Delivery) Text() string {
 	if d.Forwarded {
 		add("forwarded", true)
 	}
-	for _, f := range []struct{ k, v string }{{"consumer", d.Consumer}, {"reason", d.Reason}, {"status", d.Status}} {
+	for _, f := range []struct{ k, v string }{{"consumer", d.Consumer}, {"reason", d.Reason}, {"dead_letter", d.DeadLetter}, {"status", d.Status}} {
 		if f.v != "" {
 			add(f.k, f.v)
 		}
