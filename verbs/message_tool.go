@@ -46,10 +46,12 @@ func InvokeTool(ctx context.Context, env *Env, name, msgType string, body any) (
 	fail := func(cause *Error, details any) error {
 		d := map[string]any{"tool": name, "message_type": msgType, "original_error": cause.Message,
 			"params_preview": preview(template.CompactJSON(params), toolParamsPreview)}
+		hint := cause.Hint
 		if details != nil {
 			d["result"] = details
+			hint = "the command's stderr is in details.result.failure.stderr; its stdout tail in details.result.output"
 		}
-		return &Error{Exit: cause.Exit, Code: cause.Code, Hint: cause.Hint, Details: d,
+		return &Error{Exit: cause.Exit, Code: cause.Code, Hint: hint, Details: d,
 			Message: fmt.Sprintf("tool actor %s failed for message type %s: %s; params=%s", name, msgType, cause.Message, d["params_preview"])}
 	}
 	if err := req.Validate(); err != nil {
