@@ -58,6 +58,7 @@ type Kernel struct {
 
 	roomsOnce sync.Once
 	roomHub   *roomHub // room actors (rooms.go), started on first use
+	runCache  sync.Map // run id → cachedRun: live runs' access checks (rooms.go)
 }
 
 // liveRun is the kernel's view of a run it supervises.

@@ -101,6 +101,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		// applied at once — SIGKILL the whole tree, no supervisor round
 		// trip (it works on a hung supervisor too) — and recorded after
 		// (in a batch, after every run of the batch is killed).
+		k.runCache.Delete(id)
 		done := k.beginKill(dir)
 		if runs.KillTree(in, inboxID) {
 			record := func() {
@@ -130,14 +131,17 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		out.Delivered, out.Queued, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "run_not_running", in.Status
 		return out, nil
 	}
-	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
-	// message is already durable; a missed bell is caught by its poll).
-	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
-		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
-	}
 	if !runtimeControl[env.Type] {
+		// For the run's own consumer, which watches the state dir; the
+		// supervisor acts only on control messages, so it is not rung.
 		out.Delivered, out.Queued, out.Consumer, out.Reason = verbs.Ptr(false), verbs.Ptr(true), "run-inbox", "queued_mailbox"
 		return out, nil
+	}
+	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
+	// message is already durable; a missed bell is caught by its poll).
+	k.runCache.Delete(id) // the run is about to stop or restart
+	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
+		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
 	}
 	var applied bool
 	if env.Type == "control.restart" {

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -34,14 +35,56 @@ func (k *Kernel) deadLettersPath() string {
 // access checks the caller's session for run; a run that does not exist
 // has the message dead-lettered at the coordinator (reason run_not_found)
 // before the error goes back, so nothing a caller sent vanishes.
+//
+// A live run's Info is remembered while its run actor lives (the kernel
+// learns at once when a supervisor exits), so a stream of messages to one
+// run reads its state files once; what a message needs of it (state dir,
+// owner, supervisor pid, mailbox contract) does not change while it runs.
 func (k *Kernel) access(req wire.Request, env mailbox.Envelope, run string) (*runs.Info, error) {
+	if in := k.cachedRun(run); in != nil {
+		if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
 	in, err := runs.Access(k.cfg.AgentDir, run, req.Session)
 	if errors.Is(err, runs.ErrNotFound) {
 		if _, _, derr := rooms.DeadLetterAt(k.deadLettersPath(), env, "run_not_found"); derr != nil {
 			k.log.Warn("dead letter", "to", env.To, "err", derr)
 		}
 	}
+	if err == nil && in.Live() {
+		k.mu.Lock()
+		if lr := k.live[string(in.Dir)]; lr != nil && lr.id == run {
+			k.runCache.Store(run, cachedRun{in: in, actor: lr.pid})
+		}
+		k.mu.Unlock()
+	}
 	return in, err
+}
+
+// cachedRun is a live run's Info, valid while its run actor is the one
+// that was live when it was read.
+type cachedRun struct {
+	in    *runs.Info
+	actor *actor.PID
+}
+
+// cachedRun returns the remembered Info of a live run, or nil.
+func (k *Kernel) cachedRun(run string) *runs.Info {
+	v, ok := k.runCache.Load(run)
+	if !ok {
+		return nil
+	}
+	c := v.(cachedRun)
+	k.mu.Lock()
+	lr := k.live[string(c.in.Dir)]
+	k.mu.Unlock()
+	if lr == nil || lr.id != run || !lr.pid.Equal(c.actor) {
+		k.runCache.CompareAndDelete(run, v)
+		return nil
+	}
+	return c.in
 }
 
 // expiredOnArrival dead-letters a message whose deadline passed before
@@ -119,8 +162,7 @@ func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.
 }
 
 // forward puts a copy of a branch message (to = the branch) in the
-// parent run's own inbox and rings its doorbell, as a message to the run
-// would; a run that is not running gets nothing (the message stays in
+// parent run's own inbox and rings its doorbell (wake.jsonl); a run that is not running gets nothing (the message stays in
 // the branch inbox) and the error says why. A copy already there (the
 // same id) is not written twice.
 func (k *Kernel) forward(in *runs.Info, env mailbox.Envelope) error {
@@ -137,11 +179,13 @@ func (k *Kernel) forward(in *runs.Info, env mailbox.Envelope) error {
 	}
 	wake := mailbox.Wake{Actor: "run:" + in.Meta.Run, Reason: "run.message", StateDir: string(dir),
 		Metadata: map[string]any{"inbox_id": rec.ID(), "type": env.Type, "to": env.To}}
+	// The wake record is the doorbell of the run's own consumer (it
+	// watches the state dir). The supervisor is not rung: a copy is never
+	// one of its control messages (runs applies control types only to
+	// messages for the run itself), and ringing it would make it re-read
+	// the inbox for every branch message.
 	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
 		return fmt.Errorf("forward to run:%s: %w", in.Meta.Run, err)
-	}
-	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
-		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
 	}
 	return nil
 }
