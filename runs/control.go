@@ -72,7 +72,7 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 		return nil, nil // nothing was ever sent (no lock taken to learn it)
 	}
 	var got mailbox.Record
-	var dead []map[string]any
+	var dead []deadLetter
 	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		for i := range lines {
 			l := &lines[i]
@@ -266,9 +266,19 @@ func expiredRecord(r mailbox.Record, now time.Time) string {
 	return why
 }
 
+// deadLetter is one line of dead_letters.jsonl (the format is package
+// rooms' DeadLetterRecord; runs does not import rooms).
+type deadLetter struct {
+	ID       string         `json:"id"`
+	Reason   string         `json:"reason"`
+	TS       string         `json:"ts"`
+	StateDir string         `json:"state_dir,omitempty"`
+	Message  map[string]any `json:"message"`
+}
+
 // expireRecord marks an expired message's inbox line failed (with why)
-// and returns its dead letter (package rooms' DeadLetterRecord format).
-func expireRecord(l *mailbox.Line, dir, why, now string) (map[string]any, error) {
+// and returns its dead letter.
+func expireRecord(l *mailbox.Line, dir, why, now string) (deadLetter, error) {
 	r := mailbox.Record(l.Value)
 	msg := map[string]any{}
 	for _, k := range []string{"to", "type", "body", "correlation_id", "from", "metadata", "reply_to", "summary", "id", "ttl_ms", "deadline"} {
@@ -278,19 +288,18 @@ func expireRecord(l *mailbox.Line, dir, why, now string) (map[string]any, error)
 	}
 	for _, kv := range [][2]any{{"failed_at", now}, {"status", mailbox.StatusFailed}, {"error", "expired: " + why}, {"dead_letter", why}} {
 		if err := l.Set(kv[0].(string), kv[1]); err != nil {
-			return nil, err
+			return deadLetter{}, err
 		}
 	}
-	return map[string]any{"id": r.ID(), "reason": why, "ts": now, "state_dir": dir, "message": msg}, nil
+	return deadLetter{ID: r.ID(), Reason: why, TS: now, StateDir: dir, Message: msg}, nil
 }
 
 // deadLetters appends dead letters to <dir>/dead_letters.jsonl, each id
 // once.
-func deadLetters(dir string, dead []map[string]any) error {
+func deadLetters(dir string, dead []deadLetter) error {
 	return mailbox.Update(filepath.Join(dir, "dead_letters.jsonl"), func(tx *mailbox.Tx) error {
 		for _, d := range dead {
-			id, _ := d["id"].(string)
-			if old, err := tx.Find(id); err != nil || old != nil {
+			if old, err := tx.Find(d.ID); err != nil || old != nil {
 				if err != nil {
 					return err
 				}
