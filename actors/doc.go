@@ -1,11 +1,25 @@
 // Package actors is the kernel: the proto.actor system that hosts one run
 // actor per run (under a runs actor with one-for-one restart supervision),
 // one session actor per coordinator session (its durable follow-up queue
-// and its watchers), one knowledge actor per open knowledge store (it owns
-// the *knowledge.Store and applies its writes one at a time; opened on
-// first use, stopped and closed when idle), and the unix-socket server
-// that answers the verb layer's requests (spawn, message, followups,
-// watch, status, stop, knowledge).
+// and its watchers), one room actor per live room (it fans new timeline
+// entries out to the room's watchers; started on first use, stopped when
+// idle), one knowledge actor per open knowledge store (it owns the
+// *knowledge.Store and applies its writes one at a time; opened on first
+// use, closed when idle; runs that end and task.result messages are
+// captured into it off the run's path), and the unix-socket server that
+// answers the verb layer's requests (spawn, message, followups, watch,
+// watch_room, status, stop, knowledge, knowledge_ingest, events).
+//
+// message routes every address: run:<id> (control types applied here or
+// by the run's supervisor, others queued for the run's consumer),
+// room:<run> and branch:<run>/<b> (package rooms does the file work; the
+// kernel checks the session first, forwards branch messages to the parent
+// run's inbox and pokes the room actor), tool:<name> (the recipe tool runs
+// as the verb layer's call), coordinator and session:<id> (the sender's
+// outbox). Expired messages and messages to runs that do not exist are
+// kept in dead-letter logs (the run's, or <agent>/tmp/pi-actors/
+// dead_letters.jsonl); a caller-chosen id is stored once on every route.
+// The messages of a batch to one destination are handled in order.
 //
 // # Invariants
 //
@@ -24,7 +38,9 @@
 // # Concurrency
 //
 // Socket requests are handled on their own goroutines; a batch fans out
-// with bounded parallelism and answers in order. State that actors share
+// with bounded parallelism (one destination's messages in order) and
+// answers in order. A live run's access check is remembered while its run
+// actor lives. State that actors share
 // is reached by messages; the few maps outside actors are mutex-guarded.
 //
 // # Crash behaviour

@@ -38,18 +38,27 @@ func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func()))
 		return k.messageUp(req, env, to)
 	case mailbox.KindKnowledge:
 		return k.messageKnowledge(req, env)
+	case "room":
+		return k.messageRoom(req, env, to)
+	case "branch":
+		return k.messageBranch(req, env, to)
+	case "tool":
+		return k.messageTool(req, env, to)
 	}
-	return nil, &wire.Error{Code: "not_available", Exit: 64, Message: fmt.Sprintf("message to %s: %s destinations are not yet available in this build (available: run:<id>, coordinator, session:<id>, knowledge)", env.To, to.Kind)}
+	return nil, usageErr("message currently supports run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, coordinator, session:<id> and knowledge destinations; unsupported destination: %s", env.To)
 }
 
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
 func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, later func(func())) (*verbs.Delivery, error) {
-	in, err := runs.Access(k.cfg.AgentDir, id, req.Session)
+	in, err := k.access(req, env, id)
 	if err != nil {
 		return nil, err
 	}
 	dir := in.Dir
+	if d, err := expiredOnArrival(env, "", string(dir), id); d != nil || err != nil {
+		return d, err
+	}
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: id, StateDir: string(dir), Persisted: verbs.Ptr(true)}
 	switch env.Type {
 	case "control.archive", "control.prune":
@@ -79,7 +88,12 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	}
 	inboxID := rec.ID()
 	out.InboxID = inboxID
-	out.Duplicate = dup
+	if dup {
+		// A retried send: the first one is in the inbox (and was
+		// applied); nothing is written or rung again.
+		out.Duplicate, out.Sent, out.Reason = true, true, "duplicate"
+		return out, nil
+	}
 	wake := mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}}
 	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
 		return nil, fmt.Errorf("persist wake record: %w", err)
@@ -89,6 +103,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		// applied at once — SIGKILL the whole tree, no supervisor round
 		// trip (it works on a hung supervisor too) — and recorded after
 		// (in a batch, after every run of the batch is killed).
+		k.runCache.Delete(id)
 		done := k.beginKill(dir)
 		if runs.KillTree(in, inboxID) {
 			record := func() {
@@ -118,14 +133,17 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		out.Delivered, out.Queued, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "run_not_running", in.Status
 		return out, nil
 	}
-	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
-	// message is already durable; a missed bell is caught by its poll).
-	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
-		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
-	}
 	if !runtimeControl[env.Type] {
+		// For the run's own consumer, which watches the state dir; the
+		// supervisor acts only on control messages, so it is not rung.
 		out.Delivered, out.Queued, out.Consumer, out.Reason = verbs.Ptr(false), verbs.Ptr(true), "run-inbox", "queued_mailbox"
 		return out, nil
+	}
+	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the
+	// message is already durable; a missed bell is caught by its poll).
+	k.runCache.Delete(id) // the run is about to stop or restart
+	if runs.Alive(in.Meta.Pid, in.Meta.PidStart) {
+		syscall.Kill(in.Meta.Pid, syscall.SIGUSR1)
 	}
 	var applied bool
 	if env.Type == "control.restart" {
@@ -215,13 +233,16 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if from.Kind != "run" {
 		return nil, invalidErr("message to %s currently requires from=run:<id>", env.To)
 	}
-	in, err := runs.Access(k.cfg.AgentDir, from.ID, req.Session)
+	in, err := k.access(req, env, from.ID)
 	if err != nil {
 		return nil, err
 	}
 	dir := in.Dir
 	if to.Kind == "session" && in.Meta.OwnerID != to.ID {
 		return nil, &wire.Error{Code: "session_mismatch", Exit: 77, Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s current_session=%s hint=inspect_session:%s", from.ID, to.ID, in.Meta.OwnerID, to.ID)}
+	}
+	if d, err := expiredOnArrival(env, "", string(dir), from.ID); d != nil || err != nil {
+		return d, err
 	}
 	delivery := "notify"
 	if to.Kind == "session" {
@@ -236,10 +257,33 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	}
 	rec := mailbox.OutboxRecord{Body: env.Body, CorrelationID: env.CorrelationID, Delivery: delivery, Event: env.Type, From: env.From,
 		ID: env.ID, Level: "info", Metadata: env.Metadata, ReplyTo: env.ReplyTo, Summary: summary, To: env.To, Type: env.Type}
-	if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
+	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: from.ID, StateDir: string(dir), Outbox: filepath.Base(runs.OutboxFile), ID: env.ID,
+		Sent: true, Persisted: verbs.Ptr(true), Queued: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: "run-outbox", Reason: to.Kind + "_outbox_persisted"}
+	if env.ID == "" {
+		if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
+			return nil, fmt.Errorf("persist message: %w", err)
+		}
+		k.captureMessage(env, from.ID, in.Meta.Cwd, in.Meta.OwnerID)
+		return out, nil
+	}
+	// A caller-chosen id: look for it and append under one lock, so a
+	// retried send is stored once.
+	rec.TS = time.Now().UTC().Format(time.RFC3339Nano)
+	err = mailbox.Update(dir.Path(runs.OutboxFile), func(tx *mailbox.Tx) error {
+		old, err := tx.Find(env.ID)
+		if err != nil || old != nil {
+			out.Duplicate = old != nil
+			return err
+		}
+		return tx.Append(rec)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("persist message: %w", err)
 	}
+	if out.Duplicate {
+		out.Queued, out.Delivered, out.Reason = nil, nil, "duplicate"
+		return out, nil
+	}
 	k.captureMessage(env, from.ID, in.Meta.Cwd, in.Meta.OwnerID)
-	return &verbs.Delivery{To: env.To, Type: env.Type, Run: from.ID, StateDir: string(dir), Outbox: filepath.Base(runs.OutboxFile),
-		Sent: true, Persisted: verbs.Ptr(true), Queued: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: "run-outbox", Reason: to.Kind + "_outbox_persisted"}, nil
+	return out, nil
 }

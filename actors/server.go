@@ -129,11 +129,13 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 		later := func(f func()) { mu.Lock(); after = append(after, f); mu.Unlock() }
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
-		for i, item := range req.Items {
+		for _, group := range batchGroups(req) {
 			g.Go(func() error {
-				one := req
-				one.Items, one.Params = nil, item
-				resp.Results[i] = k.one(one, later)
+				for _, i := range group {
+					one := req
+					one.Items, one.Params = nil, req.Items[i]
+					resp.Results[i] = k.one(one, later)
+				}
 				return nil
 			})
 		}

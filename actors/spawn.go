@@ -13,6 +13,7 @@ import (
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
@@ -38,6 +39,10 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 	}
 	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe, Tool: meta.Tool}); err != nil {
 		k.log.Warn("index", "err", err)
+	}
+	// The run joins its own room (never failing the spawn: the run is up).
+	if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
+		k.log.Warn("default room", "run", meta.Run, "err", err)
 	}
 	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID)
 	return &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
@@ -77,7 +82,7 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	for k2, val := range p.Values {
 		values[k2] = val
 	}
-	for k2, v := range injected(id, dir) {
+	for k2, v := range injected(id, dir, k.cliBinary()) {
 		values[k2] = v
 	}
 	node, err := template.Parse(src.graph)
@@ -317,11 +322,20 @@ func runID(p *verbs.Spawn, rec *recipes.Recipe) (string, error) {
 }
 
 // injected are the values every run gets.
-func injected(id string, dir runs.Dir) map[string]any {
+func injected(id string, dir runs.Dir, bin string) map[string]any {
 	return map[string]any{
 		"run_id": id, "state_dir": string(dir), "actor_address": "run:" + id,
 		"default_room": "room:" + id, "communication_file": dir.Path("communication.json"),
+		"pi_actors": bin, // the lean CLI (the supervisors' binary): packaged actors are its hidden verbs
 	}
+}
+
+// cliBinary is the pi-actors binary the kernel starts supervisors with.
+func (k *Kernel) cliBinary() string {
+	if len(k.cfg.Supervisor) > 0 {
+		return k.cfg.Supervisor[0]
+	}
+	return "pi-actors"
 }
 
 func resolveArtifacts(arts map[string]any, values template.Values, defaults map[string]any) (map[string]any, error) {
@@ -373,7 +387,7 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 	}
 	defaults := map[string]any{}
 	for key, v := range values {
-		if _, inj := injected("", "")[key]; !inj {
+		if _, inj := injected("", "", "")[key]; !inj {
 			defaults[key] = v
 		}
 	}

@@ -443,8 +443,9 @@ func TestSummaryRiskSummaryOrder(t *testing.T) {
 		"d.json": `{"template":"bash run.sh","usage":{"calls":1}}`,
 	})
 	s := sumOf(t, agent)
+	// The packaged async recipes (long-running actors) count too.
 	want := []RiskCount{
-		{Label: "risk.long_running", Count: 2, Recipes: []string{"a", "b"}},
+		{Label: "risk.long_running", Count: 5, Recipes: []string{"a", "actor-worker", "b", "locker", "room-swarm"}},
 		{Label: "risk.network", Count: 2, Recipes: []string{"a", "c"}},
 		{Label: "risk.shell", Count: 1, Recipes: []string{"d"}},
 	}
@@ -550,7 +551,12 @@ func TestSummaryEmptyUserRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"shadowed", "invalid", "disabled", "risk_summary", "recommendations", "remediations", "diagnostics", "diagnostic_details", "drafts", "next_actions"} {
+	for _, rc := range s.RiskSummary {
+		if rc.Label != "risk.long_running" {
+			t.Errorf("packaged recipes carry %s: %v (only the async actors are long-running)", rc.Label, rc.Recipes)
+		}
+	}
+	for _, k := range []string{"shadowed", "invalid", "disabled", "recommendations", "remediations", "diagnostics", "diagnostic_details", "drafts", "next_actions"} {
 		if !strings.Contains(string(b), `"`+k+`":[]`) {
 			t.Errorf("%s is not an empty list in %s", k, b)
 		}

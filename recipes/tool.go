@@ -14,7 +14,7 @@ import (
 
 // Injected are the values the runtime gives every run; they are never
 // tool arguments.
-var Injected = []string{"actor_address", "communication_file", "default_room", "run_id", "state_dir"}
+var Injected = []string{"actor_address", "communication_file", "default_room", "pi_actors", "run_id", "state_dir"}
 
 // Param is one argument of a recipe tool.
 type Param struct {

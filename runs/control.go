@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,15 @@ var controlTypes = map[string]string{"control.kill": "kill", "control.cancel": "
 
 // IsControl reports whether a message type is applied by the supervisor.
 func IsControl(typ string) bool { _, ok := controlTypes[typ]; return ok }
+
+// appliedBySupervisor reports whether an inbox record is a control
+// message for the run itself: a copy of a branch's message (to =
+// branch:<run>/<b>, forwarded by the kernel) is for the run's consumer,
+// whatever its type.
+func appliedBySupervisor(r mailbox.Record) bool {
+	to, _ := r["to"].(string)
+	return IsControl(r.Type()) && !strings.HasPrefix(to, "branch:")
+}
 
 // control takes queued control messages from the inbox, oldest first,
 // and applies them. Other messages are left alone. A control message is
@@ -46,13 +56,13 @@ func (s *supervisor) control() {
 // claimControl takes the first queued control record: claimed and
 // handled by the supervisor at once.
 func claimControl(path string) (mailbox.Record, error) {
-	return claimWhere(path, "supervisor", func(r mailbox.Record) bool { return IsControl(r.Type()) }, true)
+	return claimWhere(path, "supervisor", appliedBySupervisor, true)
 }
 
 // ClaimMessage claims the next queued message for the run's own consumer
 // (every type but the supervisor's control types).
 func ClaimMessage(dir Dir, owner string) (mailbox.Record, error) {
-	return claimWhere(dir.Path(InboxFile), owner, func(r mailbox.Record) bool { return !IsControl(r.Type()) }, false)
+	return claimWhere(dir.Path(InboxFile), owner, func(r mailbox.Record) bool { return !appliedBySupervisor(r) }, false)
 }
 
 // claimWhere claims the first queued record that match accepts (and, with
@@ -62,6 +72,7 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 		return nil, nil // nothing was ever sent (no lock taken to learn it)
 	}
 	var got mailbox.Record
+	var dead []deadLetter
 	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		for i := range lines {
 			l := &lines[i]
@@ -78,6 +89,20 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 				}
 			}
 			now := time.Now().UTC().Format(time.RFC3339Nano)
+			if handled {
+				// A control message that expired is not applied: it is
+				// marked failed (with why) and goes to the dead letters
+				// once the inbox lock is released; the next one is looked
+				// at.
+				if why := expiredRecord(r, time.Now()); why != "" {
+					d, err := expireRecord(l, filepath.Dir(path), why, now)
+					if err != nil {
+						return nil, err
+					}
+					dead = append(dead, d)
+					continue
+				}
+			}
 			fields := [][2]any{{"claimed_at", now}, {"claimed_by", owner}, {"status", mailbox.StatusClaimed}}
 			if handled {
 				fields = append(fields, [2]any{"handled_at", now}, [2]any{"status", mailbox.StatusHandled})
@@ -92,6 +117,9 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 		}
 		return lines, nil
 	})
+	if err == nil && len(dead) > 0 {
+		err = deadLetters(filepath.Dir(path), dead)
+	}
 	return got, err
 }
 
@@ -223,4 +251,64 @@ func restartsSoFar(dir Dir) int {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}
+
+// expiredRecord is why an inbox record's message expired at now
+// (deadline_passed, ttl_expired: ttl_ms counted from its received_at), or
+// "".
+func expiredRecord(r mailbox.Record, now time.Time) string {
+	env, err := r.Envelope()
+	if err != nil {
+		return ""
+	}
+	accepted, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(r["received_at"]))
+	_, why := env.ExpiredAt(accepted, now)
+	return why
+}
+
+// deadLetter is one line of dead_letters.jsonl (the format is package
+// rooms' DeadLetterRecord; runs does not import rooms).
+type deadLetter struct {
+	ID       string         `json:"id"`
+	Reason   string         `json:"reason"`
+	TS       string         `json:"ts"`
+	StateDir string         `json:"state_dir,omitempty"`
+	Message  map[string]any `json:"message"`
+}
+
+// expireRecord marks an expired message's inbox line failed (with why)
+// and returns its dead letter.
+func expireRecord(l *mailbox.Line, dir, why, now string) (deadLetter, error) {
+	r := mailbox.Record(l.Value)
+	msg := map[string]any{}
+	for _, k := range []string{"to", "type", "body", "correlation_id", "from", "metadata", "reply_to", "summary", "id", "ttl_ms", "deadline"} {
+		if v, ok := r[k]; ok {
+			msg[k] = v
+		}
+	}
+	for _, kv := range [][2]any{{"failed_at", now}, {"status", mailbox.StatusFailed}, {"error", "expired: " + why}, {"dead_letter", why}} {
+		if err := l.Set(kv[0].(string), kv[1]); err != nil {
+			return deadLetter{}, err
+		}
+	}
+	return deadLetter{ID: r.ID(), Reason: why, TS: now, StateDir: dir, Message: msg}, nil
+}
+
+// deadLetters appends dead letters to <dir>/dead_letters.jsonl, each id
+// once.
+func deadLetters(dir string, dead []deadLetter) error {
+	return mailbox.Update(filepath.Join(dir, "dead_letters.jsonl"), func(tx *mailbox.Tx) error {
+		for _, d := range dead {
+			if old, err := tx.Find(d.ID); err != nil || old != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err := tx.Append(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -28,6 +28,9 @@ type Env struct {
 	Environ []string
 	// Version is the front door's version (tool:pi-actors status).
 	Version string
+	// CallerPid is the process the verb acts for (a branch claim belongs
+	// to it): the CLI's parent; 0 means this process.
+	CallerPid int
 	// Stdin is the caller's stdin, given to exec/call's first step with
 	// --stdin.
 	Stdin io.Reader

@@ -66,7 +66,7 @@ func Classify(err error) *Error {
 	case errors.Is(err, wire.ErrUnavailable):
 		return &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: err.Error(), Hint: "pi-actors kernel status; the kernel log is <agent>/tmp/pi-actors/kernel.log"}
 	case errors.As(err, &me), errors.As(err, &ee), errors.Is(err, mailbox.ErrInvalid):
-		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: "message needs to=<address> type=<channel.action>; addresses: run:<id>, coordinator, session:<id>"}
+		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: "message needs to=<address> type=<channel.action>; addresses: run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, coordinator, session:<id>"}
 	case errors.Is(err, config.ErrInvalid):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
 	}

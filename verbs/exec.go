@@ -243,7 +243,9 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	if err := os.MkdirAll(spill, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", spill, err)
 	}
-	runner := &template.Runner{KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook}
+	// The caller's directory and environment: in a long-lived front door
+	// (the kernel, MCP) they are not this process's.
+	runner := &template.Runner{Dir: env.Cwd, Env: env.Environ, KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook}
 	if env.Stream != nil {
 		runner.Stderr = env.Stderr
 	}

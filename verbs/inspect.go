@@ -46,8 +46,13 @@ Targets and views:
   tool:<name>                      status | schema   (user-root recipe tools)
   tool:pi-actors                   status | triage
   run:<id>                         status | tail | events | messages | artifacts | files | mailbox
+                                   | communication | dead_letters
+  room:<run>                       status | messages | previews | roster | contacts
+  branch:<run>/<branch>            mailbox
   session:<id> | session:all       status | runs     (status=all|active|terminal|<status>)
-  coordinator                      status | runs | followups   (your session's runs; followups drains its queue)
+  coordinator                      status | runs | followups | dead_letters
+                                   (your session's runs; followups drains its queue;
+                                   dead_letters: expired or undeliverable messages)
   knowledge                        status   (open stores, projects, counts, schema version, sizes)
 
 Run, session and coordinator views read the state files directly, so they
@@ -63,7 +68,8 @@ Examples:
   pi-actors inspect target=recipes view=summary --verbose
   pi-actors inspect target=tool:my-tool view=schema
   pi-actors inspect target=run:web view=status
-  pi-actors inspect target=session:all view=runs status=active`,
+  pi-actors inspect target=session:all view=runs status=active
+  pi-actors inspect target=room:swarm view=messages lines=20`,
 		New: func() Request { return new(Inspect) },
 		Run: runInspect,
 	})
@@ -100,8 +106,7 @@ type inspectOutput struct {
 	textIsJSON bool
 }
 
-// inspectRoute answers one kind of target. A route without handle is
-// part of the contract but not built yet: it answers "not yet available".
+// inspectRoute answers one kind of target.
 type inspectRoute struct {
 	// name is how errors name the target, e.g. "recipes" or "tool:<name>".
 	name   string
@@ -118,8 +123,7 @@ var inspectRoutes = map[string]*inspectRoute{
 	"run":            {name: "run:<id>", views: runViews, handle: inspectRun},
 	"session":        {name: "session:<id>", views: []string{"status", "runs"}, handle: inspectSession},
 	"coordinator":    {name: "coordinator", views: []string{"status", "runs", "followups"}, handle: inspectCoordinator},
-	"room":           {name: "room:<run>"},
-	"branch":         {name: "branch:<run>/<branch>"},
+	// room and branch: inspect_rooms.go
 }
 
 // inspectTargets lists the target forms for errors.
@@ -227,11 +231,6 @@ func (in *Inspect) query() (*inspectQuery, *inspectRoute, error) {
 	route := inspectRoutes[q.target.raw]
 	if route == nil {
 		route = inspectRoutes[q.target.kind]
-	}
-	if route.handle == nil {
-		return nil, nil, &Error{Exit: ExitUsage, Code: "not_available",
-			Message: fmt.Sprintf("inspect target=%s is not yet available in this build", q.target.raw),
-			Hint:    "available now: inspect target=recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, knowledge"}
 	}
 	if !inspectHas(route.views, q.view) {
 		msg := fmt.Sprintf("inspect %s supports %s.", route.name, inspectViewList(route.views))

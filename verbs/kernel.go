@@ -41,17 +41,21 @@ type Followups struct {
 	Session   string     `json:"session"`
 }
 
-// Watch streams the session's follow-ups.
+// Watch streams the session's follow-ups, or a room's timeline.
 type Watch struct {
-	Target string `json:"target,omitempty" jsonschema:"what to watch: your session's follow-ups (default)"`
+	Target string `json:"target,omitempty" jsonschema:"what to watch: your session's follow-ups (coordinator, the default) or a room's timeline (room:<run>)"`
+	Since  string `json:"since,omitempty" jsonschema:"room: first replay the entries received after this RFC 3339 time (the received_at of the last entry you saw)"`
 }
 
 // Validate checks the target.
 func (w *Watch) Validate() error {
-	if w.Target != "" && w.Target != "coordinator" {
-		return Usagef("watch target=%s is not available: watch streams your session's follow-ups (target=coordinator)", w.Target)
+	if w.Target == "" || w.Target == "coordinator" {
+		if w.Since != "" {
+			return Usagef("watch since= is for room targets: watch target=room:<run> since=<received_at>")
+		}
+		return nil
 	}
-	return nil
+	return w.validateRoom()
 }
 
 // Kernel manages the kernel explicitly.
@@ -85,12 +89,19 @@ type KernelStatus struct {
 func init() {
 	Register(&Spec{
 		Name:    "watch",
-		Summary: "stream your session's follow-ups as JSON lines",
+		Summary: "stream your session's follow-ups, or a room's timeline, as JSON lines",
 		Usage: `pi-actors watch [session=<id>]
 
 Streams the follow-ups queued for your session (terminal transitions of
 the runs it owns, and their notify/followup messages) as JSON lines, each
-delivered once. Ctrl-C stops.`,
+delivered once. Ctrl-C stops.
+
+pi-actors watch target=room:<run> [since=<received_at>]
+
+Streams a room's timeline: each new entry as one JSON line as it is
+appended. since= first replays the entries received after that time, so
+a watcher that reconnects with the received_at of the last entry it saw
+misses nothing and repeats nothing.`,
 		New: func() Request { return new(Watch) },
 		// The front doors stream it themselves (WatchFollowups).
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 )
 
@@ -20,10 +22,19 @@ type Mailbox struct {
 	Status   string `json:"status,omitempty" jsonschema:"done: handled or failed"`
 	Error    string `json:"error,omitempty" jsonschema:"done: why it failed"`
 	StateDir string `json:"state_dir,omitempty" jsonschema:"the run's state directory (default $PI_ACTORS_STATE_DIR)"`
+	Address  string `json:"address,omitempty" jsonschema:"a branch inbox to claim from or finish in: branch:<run>/<branch> (default: the run's own inbox)"`
+	Pid      Int    `json:"pid,omitempty" jsonschema:"branch claim: the process that will finish the message; once it exits the message is handed to the next claimer (default: the process that called pi-actors; -1: none, the claim lease applies)"`
 }
 
 // Validate checks the action and its parameters.
 func (m *Mailbox) Validate() error {
+	if m.Address != "" {
+		a, err := mailbox.Parse(m.Address)
+		if err != nil || a.Kind != mailbox.KindBranch {
+			return Invalidf("mailbox address must be a branch inbox, branch:<run>/<branch> (got %q); leave it out for the run's own inbox", m.Address)
+		}
+		m.Address = a.String()
+	}
 	switch m.Action {
 	case "claim":
 		if m.Wait != "" {
@@ -49,18 +60,24 @@ func init() {
 		Summary: "claim and finish inbox entries from a script inside a run",
 		Word:    "action",
 		Tool:    &Annotations{},
-		Usage: `pi-actors mailbox claim [wait=10s] [--json]
-pi-actors mailbox done id=<inbox id> status=handled|failed [error=…]
+		Usage: `pi-actors mailbox claim [wait=10s] [address=branch:<run>/<branch>] [--json]
+pi-actors mailbox done id=<inbox id> status=handled|failed [error=…] [address=…]
 
 For scripts running inside a run (identity from $PI_ACTORS_STATE_DIR, or
 state_dir=): claim takes the next queued message of the run's inbox and
 prints it as one JSON envelope line (with its id); it waits up to wait= for
 one to arrive (woken by inotify) and exits 66 when none does. done marks a
 claimed message handled or failed. control.kill/cancel/restart are applied
-by the run's supervisor and never handed out here. Any script can be an
-actor:
+by the run's supervisor and never handed out here. A message that expired
+(ttl_ms, deadline) is not handed out: it goes to the run's dead letters
+(inspect target=run:<id> view=dead_letters). Any script can be an actor:
 
-  while msg=$(pi-actors mailbox claim wait=30s); do …; pi-actors mailbox done id=… status=handled; done`,
+  while msg=$(pi-actors mailbox claim wait=30s); do …; pi-actors mailbox done id=… status=handled; done
+
+address=branch:<run>/<branch> claims from (and finishes in) a branch
+inbox of run <run> instead — the inbox of one member of the run's room;
+the claim belongs to the calling process (pid=): once it exits, an
+unfinished message is handed to the next claimer.`,
 		New: func() Request { return new(Mailbox) },
 		Run: runMailbox,
 	})
@@ -68,6 +85,13 @@ actor:
 
 func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	m := req.(*Mailbox)
+	owner := envValue(env.Environ, "PI_ACTORS_ADDRESS")
+	if owner == "" {
+		owner = "script"
+	}
+	if m.Address != "" {
+		return branchMailbox(ctx, env, m, owner)
+	}
 	dir := m.StateDir
 	if dir == "" {
 		dir = envValue(env.Environ, "PI_ACTORS_STATE_DIR")
@@ -79,25 +103,66 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if _, err := d.Meta(); err != nil {
 		return nil, err
 	}
-	owner := envValue(env.Environ, "PI_ACTORS_ADDRESS")
-	if owner == "" {
-		owner = "script"
-	}
 	if m.Action == "done" {
-		var meta map[string]any
-		if m.Error != "" {
-			meta = map[string]any{"error": m.Error}
-		}
-		if err := mailbox.NewInbox(d.Path(runs.InboxFile)).Done(m.ID, m.Status, meta); err != nil {
+		if err := mailbox.NewInbox(d.Path(runs.InboxFile)).Done(m.ID, m.Status, doneMeta(m)); err != nil {
 			return nil, Invalidf("mailbox done: %v", err)
 		}
-		return &Outcome{Text: fmt.Sprintf("id=%s status=%s", m.ID, m.Status), Result: map[string]any{"id": m.ID, "status": m.Status}}, nil
+		return doneOutcome(m), nil
 	}
+	return claimOutcome(ctx, m, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, []string{string(d)})
+}
+
+// branchMailbox claims from or finishes in a branch inbox: the run is
+// found by its id (the caller's session must own it), the claim names the
+// calling process.
+func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Outcome, error) {
+	a, _ := mailbox.Parse(m.Address)
+	in, err := runs.Access(env.AgentDir, a.ID, env.Session)
+	if err != nil {
+		return nil, err
+	}
+	dir := string(in.Dir)
+	if m.Action == "done" {
+		if err := rooms.DoneBranch(dir, m.Address, m.ID, m.Status, doneMeta(m)); err != nil {
+			return nil, Invalidf("mailbox done: %v", err)
+		}
+		return doneOutcome(m), nil
+	}
+	if owner == "script" {
+		owner = m.Address
+	}
+	pid := int(m.Pid)
+	switch {
+	case pid == 0:
+		if pid = env.CallerPid; pid == 0 {
+			pid = os.Getpid()
+		}
+	case pid < 0:
+		pid = 0
+	}
+	claim := func() (mailbox.Record, error) { return rooms.ClaimBranch(dir, m.Address, owner, pid) }
+	return claimOutcome(ctx, m, claim, []string{dir, rooms.BranchDir(dir, a.Branch)})
+}
+
+func doneMeta(m *Mailbox) map[string]any {
+	if m.Error == "" {
+		return nil
+	}
+	return map[string]any{"error": m.Error}
+}
+
+func doneOutcome(m *Mailbox) *Outcome {
+	return &Outcome{Text: fmt.Sprintf("id=%s status=%s", m.ID, m.Status), Result: map[string]any{"id": m.ID, "status": m.Status}}
+}
+
+// claimOutcome waits up to m.Wait (default 10 s) for claim to hand out a
+// message; watch are the directories whose changes wake it.
+func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record, error), watch []string) (*Outcome, error) {
 	wait := 10 * time.Second
 	if m.Wait != "" {
 		wait, _ = time.ParseDuration(m.Wait)
 	}
-	rec, err := claimWait(ctx, d, owner, wait)
+	rec, err := claimWait(ctx, claim, watch, wait)
 	if ctx.Err() != nil {
 		// Stopped (control.cancel, Ctrl-C) while waiting: not an error.
 		return &Outcome{Exit: 128 + 15, Streamed: true}, nil
@@ -111,20 +176,50 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	return &Outcome{Result: rec, Text: compactJSON(rec)}, nil
 }
 
+// ClaimRunMessage claims the next message of a run's own inbox for owner
+// (runs.ClaimMessage). A message that expired (ttl_ms from its
+// received_at, or deadline) is not handed out: it is written to the
+// run's dead letters, then marked failed, and the next one is tried.
+func ClaimRunMessage(d runs.Dir, owner string) (mailbox.Record, error) {
+	for {
+		rec, err := runs.ClaimMessage(d, owner)
+		if err != nil || rec == nil {
+			return rec, err
+		}
+		exp, why := rooms.Expired(rec, time.Now())
+		if !exp {
+			return rec, nil
+		}
+		env, err := rec.Envelope()
+		if err != nil {
+			env = mailbox.Envelope{To: "run:" + filepath.Base(string(d)), Type: rec.Type()}
+		}
+		env.ID = rec.ID()
+		if _, _, err := rooms.DeadLetter(string(d), env, why); err != nil {
+			return nil, err
+		}
+		if err := mailbox.NewInbox(d.Path(runs.InboxFile)).Done(rec.ID(), mailbox.StatusFailed, map[string]any{"error": "expired: " + why, "dead_letter": why}); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // claimWait claims the next message, waiting for one up to wait; inotify
-// on the state directory wakes it, a 250 ms poll backs it up.
-func claimWait(ctx context.Context, d runs.Dir, owner string, wait time.Duration) (mailbox.Record, error) {
+// on the watched directories wakes it, a 250 ms poll backs it up.
+func claimWait(ctx context.Context, claim func() (mailbox.Record, error), watch []string, wait time.Duration) (mailbox.Record, error) {
 	deadline := time.Now().Add(wait)
 	w, err := fsnotify.NewWatcher()
 	var events chan fsnotify.Event
 	if err == nil {
 		defer w.Close()
-		if w.Add(string(d)) == nil {
-			events = w.Events
+		for _, dir := range watch {
+			if w.Add(dir) == nil {
+				events = w.Events
+			}
 		}
 	}
 	for {
-		rec, err := runs.ClaimMessage(d, owner)
+		rec, err := claim()
 		if err != nil || rec != nil {
 			return rec, err
 		}

@@ -72,10 +72,12 @@ type Delivery struct {
 	Archived           bool        `json:"archived,omitempty"`
 	ArchiveDir         string      `json:"archive_dir,omitempty"`
 	Consumer           string      `json:"consumer,omitempty"`
+	DeadLetter         string      `json:"dead_letter,omitempty"`
 	Delivered          *bool       `json:"delivered,omitempty"`
 	DeliveryError      string      `json:"delivery_error,omitempty"`
 	Duplicate          bool        `json:"duplicate,omitempty"`
 	Forwarded          bool        `json:"forwarded,omitempty"`
+	ID                 string      `json:"id,omitempty"`
 	InboxID            string      `json:"inbox_id,omitempty"`
 	Invoked            bool        `json:"invoked,omitempty"`
 	MessageCount       *int        `json:"message_count,omitempty"`
@@ -127,7 +129,7 @@ func (d *Delivery) Text() string {
 	if d.Forwarded {
 		add("forwarded", true)
 	}
-	for _, f := range []struct{ k, v string }{{"consumer", d.Consumer}, {"reason", d.Reason}, {"status", d.Status}} {
+	for _, f := range []struct{ k, v string }{{"consumer", d.Consumer}, {"reason", d.Reason}, {"dead_letter", d.DeadLetter}, {"status", d.Status}} {
 		if f.v != "" {
 			add(f.k, f.v)
 		}
@@ -180,19 +182,26 @@ func init() {
 		Summary: "send a typed envelope to an actor",
 		Batch:   true,
 		Tool:    &Annotations{Destructive: true},
-		Usage: `pi-actors message to=run:<id> type=<channel.action> [body=… | body:=JSON] [summary=…] [from=…] [id=…] [--json]
-pi-actors message -      (a batch on stdin)
+		Usage: `pi-actors message to=<address> type=<channel.action> [body=… | body:=JSON] [summary=…] [from=…] [id=…] [ttl_ms=…|deadline=…] [--json]
+pi-actors message -      (a batch on stdin; one destination's messages stay in order)
 
-The envelope is appended to the run's inbox.jsonl (durable, with a unique
-id: a retried send with the same id= is not duplicated) before anything
-else. The supervisor applies control.kill (SIGKILL the run's process
-groups), control.cancel (SIGTERM, grace, SIGKILL) and control.restart;
-control.archive and control.prune act on terminal runs. Every other type
-stays queued for the run's own consumer (pi-actors mailbox claim).
-A run reports upward with to=coordinator from=$PI_ACTORS_ADDRESS.
-to=knowledge type=knowledge.<operation> body:=<parameters> runs a knowledge
-operation (query_graph, manage_graph, manage_changelog, …) in the kernel's
-knowledge actor and returns its result, as pi-actors knowledge does.`,
+Every message is appended (durable, with a unique id: a retried send with
+the same id= answers duplicate=true and writes nothing) before anything
+else. Addresses:
+  run:<id>           the run's inbox. control.kill (SIGKILL the run's tree),
+                     control.cancel (SIGTERM, grace, SIGKILL), control.restart;
+                     control.archive and control.prune act on terminal runs;
+                     every other type waits for the run's consumer (mailbox claim)
+  branch:<run>/<b>   a member's inbox in run <run> (from=, when given, of that
+                     run); a copy goes to the run's own inbox
+  room:<run>         the run's room timeline (from=run:<run> or
+                     branch:<run>/<b> required; metadata.recipients multicasts)
+  tool:<name>        a recipe tool runs with the body as its arguments
+  coordinator, session:<id>   upward: from=$PI_ACTORS_ADDRESS required
+  knowledge          type=knowledge.<operation> body:=<parameters>: a knowledge
+                     operation in the kernel's knowledge actor
+A message that expires (ttl_ms, deadline) goes to a dead-letter log
+(inspect target=run:<id> view=dead_letters). See docs/messages.md.`,
 		New: func() Request { return new(Message) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			m := req.(*Message)

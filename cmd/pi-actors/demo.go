@@ -23,10 +23,10 @@ func init() {
 		summary: "a guided tour of supervised runs",
 		usage: `pi-actors demo [keep=true]
 
-A guided tour of about five seconds. In a private agent root it starts a
+A guided tour of about eight seconds. In a private agent root it starts a
 kernel and a small supervised workload: a service that crashes once and is
-restarted, a parallel fan-out, a script actor fed through its mailbox, and
-a run that is killed. Each step prints the command it ran and what that
+restarted, a parallel fan-out, a script actor fed through its mailbox, a
+run that is killed, and a room swarm (a locker and three workers). Each step prints the command it ran and what that
 command showed, then the follow-ups your session received. Everything it
 started is stopped at the end and the private root is removed (keep=true
 keeps the root and prints its path). Ctrl-C also cleans up, then exits 130.
@@ -253,6 +253,7 @@ func (d *demo) summary(keep bool) {
 		"run:fanout ran four branches at the same time; each was reported as it finished.",
 		"run:worker, a plain sh script, took tasks from its mailbox and reported each result upward.",
 		"run:doomed was killed with control.kill; none of its processes was left.",
+		"run:swarm split 30 tasks between three actor-workers through a locker; its room holds the conversation.",
 		"Your session heard about ends, results and failures as follow-ups, without polling.",
 	} {
 		d.printf("  - %s\n", s)

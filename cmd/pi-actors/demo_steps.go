@@ -19,7 +19,7 @@ import (
 
 // tour is the demo itself, step by step.
 func (d *demo) tour() error {
-	d.printf("pi-actors demo: a guided tour of supervised runs (about 5 s)\n\n")
+	d.printf("pi-actors demo: a guided tour of supervised runs (about 8 s)\n\n")
 	d.printf("Everything below runs in a private agent root, written $DEMO, with its own kernel;\n")
 	d.printf("the demo stops all of it at the end and removes $DEMO.\n")
 	d.printf("Each step shows the command it ran and what the command printed (long lines wrapped,\n")
@@ -33,7 +33,7 @@ func (d *demo) tour() error {
 		}
 	}
 
-	steps := []func() error{d.stepKernel, d.stepService, d.stepFanout, d.stepWorker, d.stepDoomed, d.stepStop, d.stepFollowups}
+	steps := []func() error{d.stepKernel, d.stepService, d.stepFanout, d.stepWorker, d.stepDoomed, d.stepStop, d.stepSwarm, d.stepFollowups}
 	for _, s := range steps {
 		if err := d.ctx.Err(); err != nil {
 			return err
@@ -223,6 +223,44 @@ func (d *demo) stepStop() error {
 	}
 	_, err := d.show("inspect", "target=coordinator", "view=runs")
 	return err
+}
+
+func (d *demo) stepSwarm() error {
+	d.header("A room swarm.",
+		"The packaged room-swarm recipe coordinates without an LLM: its run starts a locker (a",
+		"lease-based task queue) and three actor-workers in its room, enqueues 30 small tasks (n squared),",
+		"waits until each task has its one result in the room, then stops every run it started.")
+	if _, err := d.show("spawn", "as=run:swarm", "recipe=room-swarm", `values:={"tasks":30,"workers":3,"poll_ms":100}`); err != nil {
+		return err
+	}
+	dir := runs.StateDirFor(d.root, "swarm")
+	err := d.waitFor("run:swarm and the runs it started to finish", func() bool {
+		for _, id := range []string{"swarm", "swarm-locker", "swarm-w1", "swarm-w2", "swarm-w3"} {
+			in, err := runs.Load(runs.StateDirFor(d.root, id))
+			if err != nil || !runs.Terminal(in.Status) {
+				return false
+			}
+		}
+		return dir.Exists(runs.ResultFile)
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := d.show("inspect", "target=run:swarm", "view=tail", "lines=1"); err != nil {
+		return err
+	}
+	if _, err := d.show("inspect", "target=room:swarm", "view=status"); err != nil {
+		return err
+	}
+	d.note("The end of the conversation in the room (every task.claim and task.result is there):")
+	if _, err := d.show("inspect", "target=room:swarm", "view=previews", "lines=6"); err != nil {
+		return err
+	}
+	if err := d.waitSettled("swarm", true); err != nil {
+		return err
+	}
+	d.note("The swarm and the runs it stopped reported to your session:")
+	return d.showFollowups()
 }
 
 func (d *demo) stepFollowups() error {

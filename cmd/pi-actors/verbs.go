@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"os"
@@ -35,6 +36,7 @@ func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
 	}
 	a.agentDir, a.cfg = env.AgentDir, &env.Config
 	env.Stdin, env.Stderr, env.JSON, env.Version = a.io.in, a.io.err, r.json, Version
+	env.CallerPid = os.Getppid() // the script that ran pi-actors
 	if !r.json {
 		env.Stream = a.io.out
 		if isTerminal(a.io.err) {
@@ -192,7 +194,6 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 	if err != nil {
 		return a.fail(r, err)
 	}
-	_ = req
 	// A watcher started by a program (the pi extension, a script) ends with
 	// it: SIGTERM when the parent dies, so no orphan keeps draining the
 	// session's queue.
@@ -201,10 +202,17 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 	if os.Getppid() != ppid {
 		return exitOK
 	}
-	err = verbs.WatchFollowups(ctx, env, func(f verbs.Followup) error {
-		a.writeJSON(f)
-		return nil
-	})
+	if w := req.(*verbs.Watch); w.IsRoom() {
+		err = verbs.WatchRoom(ctx, env, w, func(e json.RawMessage) error {
+			a.writeJSON(e)
+			return nil
+		})
+	} else {
+		err = verbs.WatchFollowups(ctx, env, func(f verbs.Followup) error {
+			a.writeJSON(f)
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return a.fail(r, err)
 	}

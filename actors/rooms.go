@@ -1,0 +1,277 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/rooms"
+	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// The room, branch and tool routes of message (PARITY A4/A5). The data
+// work is package rooms'; the kernel checks sessions first, forwards
+// branch messages to their parent run's inbox (with its doorbell), tells
+// the room actors about new timeline entries and normalises every outcome
+// into a verbs.Delivery.
+
+// DeadLettersFile is the coordinator's dead-letter log, in the kernel's
+// temp dir: messages with no run to hold them (the run does not exist, or
+// a message to the coordinator or a tool expired).
+const DeadLettersFile = rooms.DeadLettersFile
+
+// deadLettersPath is the coordinator's dead-letter log of this kernel.
+func (k *Kernel) deadLettersPath() string {
+	return filepath.Join(wire.TmpDir(k.cfg.AgentDir), DeadLettersFile)
+}
+
+// access checks the caller's session for run; a run that does not exist
+// has the message dead-lettered at the coordinator (reason run_not_found)
+// before the error goes back, so nothing a caller sent vanishes.
+//
+// A live run's Info is remembered while its run actor lives (the kernel
+// learns at once when a supervisor exits), so a stream of messages to one
+// run reads its state files once; what a message needs of it (state dir,
+// owner, supervisor pid, mailbox contract) does not change while it runs.
+func (k *Kernel) access(req wire.Request, env mailbox.Envelope, run string) (*runs.Info, error) {
+	if in := k.cachedRun(run); in != nil {
+		if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	in, err := runs.Access(k.cfg.AgentDir, run, req.Session)
+	if errors.Is(err, runs.ErrNotFound) {
+		if _, _, derr := rooms.DeadLetterAt(k.deadLettersPath(), env, "run_not_found"); derr != nil {
+			k.log.Warn("dead letter", "to", env.To, "err", derr)
+		}
+	}
+	if err == nil && in.Live() {
+		k.mu.Lock()
+		if lr := k.live[string(in.Dir)]; lr != nil && lr.id == run {
+			k.runCache.Store(run, cachedRun{in: in, actor: lr.pid})
+		}
+		k.mu.Unlock()
+	}
+	return in, err
+}
+
+// cachedRun is a live run's Info, valid while its run actor is the one
+// that was live when it was read.
+type cachedRun struct {
+	in    *runs.Info
+	actor *actor.PID
+}
+
+// cachedRun returns the remembered Info of a live run, or nil.
+func (k *Kernel) cachedRun(run string) *runs.Info {
+	v, ok := k.runCache.Load(run)
+	if !ok {
+		return nil
+	}
+	c := v.(cachedRun)
+	k.mu.Lock()
+	lr := k.live[string(c.in.Dir)]
+	k.mu.Unlock()
+	if lr == nil || lr.id != run || !lr.pid.Equal(c.actor) {
+		k.runCache.CompareAndDelete(run, v)
+		return nil
+	}
+	return c.in
+}
+
+// expiredOnArrival dead-letters a message whose deadline passed before
+// it was sent (in path, a run's log or the coordinator's) and returns its
+// outcome; nil when it has not expired.
+func expiredOnArrival(env mailbox.Envelope, path, dir, run string) (*verbs.Delivery, error) {
+	now := time.Now()
+	exp, why := env.ExpiredAt(now, now)
+	if !exp {
+		return nil, nil
+	}
+	var rec rooms.DeadLetterRecord
+	var dup bool
+	var err error
+	if dir != "" {
+		rec, dup, err = rooms.DeadLetter(dir, env, why)
+	} else {
+		rec, dup, err = rooms.DeadLetterAt(path, env, why)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return deadDelivery(env, run, dir, rec.ID, why, dup), nil
+}
+
+// deadDelivery is the outcome of a dead-lettered message.
+func deadDelivery(env mailbox.Envelope, run, dir, id, why string, dup bool) *verbs.Delivery {
+	next := "inspect target=coordinator view=dead_letters"
+	if run != "" {
+		next = "inspect target=run:" + run + " view=dead_letters"
+	}
+	return &verbs.Delivery{To: env.To, Type: env.Type, Run: run, StateDir: dir, ID: id, Duplicate: dup,
+		Persisted: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: rooms.ConsumerDead, Reason: rooms.ReasonDeadLetter,
+		DeadLetter: why, NextActions: []string{next}}
+}
+
+// messageBranch is the branch route: from checked before any write, the
+// session, the branch inbox (roster join, snapshots, doorbell), then the
+// forward of the envelope to the parent run's own inbox.
+func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
+	in, err := k.access(req, env, to.ID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := rooms.SendBranch(string(in.Dir), env)
+	if err != nil {
+		return nil, err
+	}
+	if d.Forward != nil {
+		d.Finish(k.forward(in, *d.Forward))
+	}
+	k.pokeRoom(string(in.Dir), to.ID)
+	return branchDelivery(d.Result()), nil
+}
+
+// messageRoom is the room route: from (required, same run) and
+// metadata.recipients validated before any write, the session, the
+// timeline append, then each recipient's branch delivery and forward.
+func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
+	in, err := k.access(req, env, to.ID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := rooms.Post(string(in.Dir), env)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range p.Deliveries {
+		if d.Forward != nil {
+			d.Finish(k.forward(in, *d.Forward))
+		}
+	}
+	k.pokeRoom(string(in.Dir), to.ID)
+	return roomDelivery(p.Result()), nil
+}
+
+// forward puts a copy of a branch message (to = the branch) in the
+// parent run's own inbox and rings its doorbell (wake.jsonl); a run that is not running gets nothing (the message stays in
+// the branch inbox) and the error says why. A copy already there (the
+// same id) is not written twice.
+func (k *Kernel) forward(in *runs.Info, env mailbox.Envelope) error {
+	if !in.Live() {
+		return fmt.Errorf("run:%s is not running (status %s)", in.Meta.Run, in.Status)
+	}
+	dir := in.Dir
+	rec, dup, err := mailbox.NewInbox(dir.Path(runs.InboxFile)).Append(env)
+	if err != nil {
+		return fmt.Errorf("forward to run:%s: %w", in.Meta.Run, err)
+	}
+	if dup {
+		return nil
+	}
+	wake := mailbox.Wake{Actor: "run:" + in.Meta.Run, Reason: "run.message", StateDir: string(dir),
+		Metadata: map[string]any{"inbox_id": rec.ID(), "type": env.Type, "to": env.To}}
+	// The wake record is the doorbell of the run's own consumer (it
+	// watches the state dir). The supervisor is not rung: a copy is never
+	// one of its control messages (runs applies control types only to
+	// messages for the run itself), and ringing it would make it re-read
+	// the inbox for every branch message.
+	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
+		return fmt.Errorf("forward to run:%s: %w", in.Meta.Run, err)
+	}
+	return nil
+}
+
+// branchDelivery converts a branch outcome.
+func branchDelivery(r rooms.BranchResult) *verbs.Delivery {
+	d := &verbs.Delivery{To: r.To, Type: r.Type, Run: r.Run, StateDir: r.StateDir, InboxID: r.InboxID, Duplicate: r.Duplicate,
+		Sent: r.Sent, Delivered: verbs.Ptr(r.Delivered), Persisted: verbs.Ptr(r.Persisted), Consumer: r.Consumer, Reason: r.Reason,
+		DeliveryError: r.DeliveryError, DeadLetter: r.DeadLetter, NextActions: r.NextActions}
+	if r.DeadLetter != "" {
+		d.ID, d.InboxID = r.InboxID, ""
+	}
+	return d
+}
+
+// roomDelivery converts a room outcome.
+func roomDelivery(r rooms.RoomResult) *verbs.Delivery {
+	d := &verbs.Delivery{To: r.To, Type: r.Type, ID: r.ID, Duplicate: r.Duplicate, Room: r.Room, StateDir: r.StateDir,
+		Sent: r.Sent, Delivered: verbs.Ptr(r.Delivered), Persisted: verbs.Ptr(r.Persisted), Forwarded: r.Forwarded,
+		Consumer: r.Consumer, Reason: r.Reason, DeadLetter: r.DeadLetter, Multicast: r.Multicast, MulticastCount: r.MulticastCount,
+		NextActions: r.NextActions}
+	if r.DeadLetter == "" {
+		d.MessageCount, d.RosterCount = verbs.Ptr(r.MessageCount), verbs.Ptr(r.RosterCount)
+	}
+	for _, b := range r.MulticastResults {
+		d.MulticastResults = append(d.MulticastResults, branchDelivery(b))
+	}
+	return d
+}
+
+// messageTool is the tool route: the user-root recipe tool runs as
+// `call` runs it, with the body as its arguments (no session check, as
+// upstream). A caller-chosen id is remembered in the coordinator's tool
+// log, so a retried send does not run the tool twice.
+func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
+	if d, err := expiredOnArrival(env, k.deadLettersPath(), "", ""); d != nil || err != nil {
+		return d, err
+	}
+	out := &verbs.Delivery{To: env.To, Type: env.Type, Tool: to.ID, ID: env.ID, Sent: true, Invoked: true,
+		Delivered: verbs.Ptr(true), Persisted: verbs.Ptr(false), Consumer: "tool", Reason: "tool_invoked"}
+	if env.ID != "" {
+		first, err := k.claimToolID(env, to.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !first {
+			out.Invoked, out.Duplicate, out.Delivered, out.Reason = false, true, nil, "duplicate"
+			return out, nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-k.stopped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	venv := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: req.Env, Version: k.cfg.Version, JSON: true}
+	if venv.Cwd == "" {
+		venv.Cwd = "/"
+	}
+	res, err := verbs.InvokeTool(ctx, venv, to.ID, env.Type, env.Body)
+	if err != nil {
+		return nil, err
+	}
+	out.ToolResult = res
+	return out, nil
+}
+
+// claimToolID records a tool message's caller-chosen id in the
+// coordinator's tool log; false when it was already there.
+func (k *Kernel) claimToolID(env mailbox.Envelope, tool string) (bool, error) {
+	path := filepath.Join(wire.TmpDir(k.cfg.AgentDir), "tool_messages.jsonl")
+	first := false
+	err := mailbox.Update(path, func(tx *mailbox.Tx) error {
+		old, err := tx.Find(env.ID)
+		if err != nil || old != nil {
+			return err
+		}
+		first = true
+		return tx.Append(map[string]any{"id": env.ID, "tool": tool, "type": env.Type, "ts": time.Now().UTC().Format(time.RFC3339Nano)})
+	})
+	if err != nil {
+		return false, fmt.Errorf("record tool message %s: %w", env.ID, err)
+	}
+	return first, nil
+}

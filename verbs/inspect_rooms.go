@@ -1,0 +1,171 @@
+package verbs
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/rooms"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// The room:<run>, branch:<run>/<b>, run:<id> view=communication and
+// dead_letters views read the run's room files directly (package rooms),
+// after the same session check as the run views, so they work while the
+// kernel is down. They never write.
+
+// roomViews are the views of room:<run>.
+var roomViews = []string{"status", "messages", "previews", "roster", "contacts"}
+
+func init() {
+	inspectRoutes["room"] = &inspectRoute{name: "room:<run>", views: roomViews, handle: inspectRoom}
+	inspectRoutes["branch"] = &inspectRoute{name: "branch:<run>/<branch>", views: []string{"mailbox"}, handle: inspectBranch}
+
+	runViews = append(runViews, "communication", "dead_letters")
+	run := inspectRoutes["run"]
+	run.views = runViews
+	runHandle := run.handle
+	run.handle = func(ctx context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+		switch q.view {
+		case "communication", "dead_letters":
+			in, err := loadInspectRun(env, q.target.id)
+			if err != nil {
+				return nil, err
+			}
+			if q.view == "communication" {
+				return runCommunicationView(in)
+			}
+			return runDeadLettersView(in, q.lines)
+		}
+		return runHandle(ctx, env, q)
+	}
+
+	co := inspectRoutes["coordinator"]
+	co.views = append(co.views, "dead_letters")
+	coHandle := co.handle
+	co.handle = func(ctx context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+		if q.view == "dead_letters" {
+			return coordinatorDeadLetters(env, q.lines)
+		}
+		return coHandle(ctx, env, q)
+	}
+}
+
+// inspectAddress parses a room or branch target and finds its run,
+// checking the caller's session.
+func inspectAddress(env *Env, raw string) (mailbox.Address, *runs.Info, error) {
+	a, err := mailbox.Parse(raw)
+	if err != nil {
+		return a, nil, &Error{Exit: ExitDataErr, Code: "invalid_address", Message: err.Error(), Hint: "inspect target=session:all view=runs lists runs"}
+	}
+	in, err := loadInspectRun(env, a.ID)
+	return a, in, err
+}
+
+// inspectRoom answers target=room:<run>.
+func inspectRoom(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	_, in, err := inspectAddress(env, q.target.raw)
+	if err != nil {
+		return nil, err
+	}
+	dir := string(in.FilesDir())
+	type view interface{ Text() string }
+	var v view
+	switch q.view {
+	case "status":
+		v, err = rooms.Status(dir)
+	case "messages":
+		v, err = rooms.Messages(dir, q.lines)
+	case "previews":
+		v, err = rooms.Previews(dir, q.lines)
+	case "roster":
+		v, err = rooms.RosterOf(dir)
+	case "contacts":
+		v, err = rooms.ContactsOf(dir, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &inspectOutput{text: v.Text(), details: v}, nil
+}
+
+// inspectBranch answers target=branch:<run>/<b> view=mailbox.
+func inspectBranch(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	a, in, err := inspectAddress(env, q.target.raw)
+	if err != nil {
+		return nil, err
+	}
+	v, err := rooms.BranchMailbox(string(in.FilesDir()), a.String(), q.lines)
+	if err != nil {
+		return nil, err
+	}
+	return &inspectOutput{text: v.Text(), details: v}, nil
+}
+
+// runCommunicationView is run:<id> view=communication: the run's
+// communication snapshot.
+func runCommunicationView(in *runs.Info) (*inspectOutput, error) {
+	v, err := rooms.Communication(string(in.FilesDir()), "")
+	if err != nil {
+		return nil, err
+	}
+	return &inspectOutput{text: v.Text(), details: v}, nil
+}
+
+// runDeadLettersView is run:<id> view=dead_letters: the messages to the
+// run (its room, its branches) that expired or could not be delivered.
+func runDeadLettersView(in *runs.Info, lines int) (*inspectOutput, error) {
+	v, err := rooms.DeadLetters(filepath.Join(string(in.FilesDir()), rooms.DeadLettersFile), lines)
+	if err != nil {
+		return nil, err
+	}
+	return &inspectOutput{text: v.Text(), details: v}, nil
+}
+
+// CoordinatorDeadLetters is the coordinator's dead-letter log: messages
+// with no run to hold them.
+func CoordinatorDeadLetters(agentDir string) string {
+	return filepath.Join(wire.TmpDir(agentDir), rooms.DeadLettersFile)
+}
+
+// coordinatorDeadLetters is coordinator view=dead_letters: the
+// coordinator's own log (messages to runs that do not exist, expired
+// messages to tools) merged with the logs of the calling session's runs
+// (every run's without a session), newest last.
+func coordinatorDeadLetters(env *Env, lines int) (*inspectOutput, error) {
+	all, err := rooms.DeadLetters(CoordinatorDeadLetters(env.AgentDir), lines)
+	if err != nil {
+		return nil, err
+	}
+	list, err := runs.NewIndex(env.AgentDir).List("all")
+	if err != nil {
+		return nil, err
+	}
+	session := strings.TrimSpace(env.Session)
+	files := []string{all.File}
+	for _, in := range list {
+		if session != "" && in.Meta.OwnerID != session {
+			continue
+		}
+		path := filepath.Join(string(in.FilesDir()), rooms.DeadLettersFile)
+		v, err := rooms.DeadLetters(path, lines)
+		if err != nil || v.Total == 0 {
+			continue
+		}
+		all.DeadLetters = append(all.DeadLetters, v.DeadLetters...)
+		all.Corrupted += v.Corrupted
+		all.Total += v.Total
+		files = append(files, path)
+	}
+	sort.SliceStable(all.DeadLetters, func(i, j int) bool { return all.DeadLetters[i].TS < all.DeadLetters[j].TS })
+	if n := len(all.DeadLetters); n > lines {
+		all.DeadLetters = all.DeadLetters[n-lines:]
+	}
+	if len(files) > 1 {
+		all.File = strings.Join(files, ", ")
+	}
+	return &inspectOutput{text: all.Text(), details: all}, nil
+}

@@ -1,0 +1,74 @@
+package verbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/recipes/template"
+)
+
+// toolParamsPreview bounds the params quoted in a tool failure (A6).
+const toolParamsPreview = 240
+
+// ToolParams turns a message body into a tool's arguments (PARITY A4): an
+// object is the arguments, no body is {}, anything else is {input: body}.
+func ToolParams(body any) map[string]any {
+	switch b := body.(type) {
+	case nil:
+		return map[string]any{}
+	case map[string]any:
+		return b
+	}
+	return map[string]any{"input": body}
+}
+
+// InvokeTool is the tool:<name> route of message: it runs the user-root
+// recipe tool name exactly as `call` does (verbs.Find("call")), with the
+// message body as its arguments, in the foreground of the calling
+// process, and returns the call's result (the bounded output, exit code
+// and failure). Only recipe tools are reachable — the verbs themselves
+// (tool:spawn) are not. A failure names the tool, the message type and a
+// preview of the arguments; its details carry the call's result.
+func InvokeTool(ctx context.Context, env *Env, name, msgType string, body any) (any, error) {
+	g, err := recipes.Discover(env.AgentDir)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := g.Active[name]; !ok || !e.Tool() {
+		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: "tool actor not found or not executable: " + name,
+			Hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
+	}
+	params := ToolParams(body)
+	call := Find("call")
+	req := &Call{Recipe: name, Args: params}
+	fail := func(cause *Error, details any) error {
+		d := map[string]any{"tool": name, "message_type": msgType, "original_error": cause.Message,
+			"params_preview": preview(template.CompactJSON(params), toolParamsPreview)}
+		hint := cause.Hint
+		if details != nil {
+			d["result"] = details
+			hint = "the command's stderr is in details.result.failure.stderr; its stdout tail in details.result.output"
+		}
+		return &Error{Exit: cause.Exit, Code: cause.Code, Hint: hint, Details: d,
+			Message: fmt.Sprintf("tool actor %s failed for message type %s: %s; params=%s", name, msgType, cause.Message, d["params_preview"])}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fail(Classify(err), nil)
+	}
+	local := *env
+	local.Stream, local.Stderr, local.JSON = nil, nil, true
+	out, err := call.Run(ctx, &local, req)
+	if err != nil {
+		var ce *Error
+		if !errors.As(err, &ce) {
+			ce = Classify(err)
+		}
+		return nil, fail(ce, nil)
+	}
+	if out.Fail != nil {
+		return nil, fail(out.Fail, out.Result)
+	}
+	return out.Result, nil
+}
