@@ -61,8 +61,8 @@ type Kernel struct {
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
 
-	captured sync.Map       // run instances captured into the knowledge graph (capture.go)
-	captures sync.WaitGroup // captures in flight; waited for before the stores close
+	captured  sync.Map       // run instances captured into the knowledge graph (capture.go)
+	captures  sync.WaitGroup // captures in flight; waited for before the stores close
 	roomsOnce sync.Once
 	roomHub   *roomHub // room actors (rooms.go), started on first use
 	runCache  sync.Map // run id → cachedRun: live runs' access checks (rooms.go)
