@@ -72,7 +72,7 @@ func complete(words []string) []string {
 	}
 	cur := words[len(words)-1]
 	if len(words) == 1 {
-		return withPrefix(availableNames(), cur)
+		return withPrefix(allNames(), cur)
 	}
 	verb, before := words[0], words[1:len(words)-1]
 	if strings.HasPrefix(cur, "-") {
@@ -163,7 +163,7 @@ func wordsOf(verb string) []string {
 	case "kernel":
 		return []string{"start", "status", "stop"}
 	case "help":
-		return availableNames()
+		return allNames()
 	case "completion":
 		return []string{"bash", "fish", "zsh"}
 	case "install", "uninstall":

@@ -40,9 +40,6 @@ func verbTable() string {
 			}
 			params = strings.Join(ps, ", ")
 		}
-		if isPending(name) {
-			summary += " (not yet available)"
-		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, params, summary)
 	}
 	return b.String()

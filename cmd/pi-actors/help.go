@@ -46,9 +46,9 @@ func runHelp(_ context.Context, a *app, r *request) int {
 		if v == nil {
 			return a.fail(r, usagef("unknown verb %q; verbs: %s", name, verbNames()))
 		}
-		return a.ok(r, v.usage+"\n", map[string]any{"verb": v.name, "usage": v.usage, "available": !isPending(v.name)})
+		return a.ok(r, v.usage+"\n", map[string]any{"verb": v.name, "usage": v.usage, "available": true})
 	}
-	return a.ok(r, helpText(), map[string]any{"verbs": allNames(), "available": availableNames()})
+	return a.ok(r, helpText(), map[string]any{"verbs": allNames(), "available": allNames()})
 }
 
 // verbOrder is the order help lists verbs in: the agent tool surface
@@ -85,22 +85,13 @@ func listed() [][2]string {
 	return out
 }
 
-func isPending(name string) bool {
-	v := findLocal(name)
-	return verbs.Find(name) == nil && v != nil && v.pending
-}
-
 func helpText() string {
 	var b strings.Builder
 	b.WriteString("pi-actors: process supervisor and memory for coding-agent swarms\n\n")
 	b.WriteString("usage: pi-actors <verb> [key=value | key:=JSON ...] [--json] [--verbose]\n")
 	b.WriteString("       pi-actors <verb> -        (parameters as JSON on stdin; an array or JSON lines is a batch)\n\nverbs:\n")
 	for _, v := range listed() {
-		note := ""
-		if isPending(v[0]) {
-			note = " (not yet available)"
-		}
-		fmt.Fprintf(&b, "  %-14s %s%s\n", v[0], v[1], note)
+		fmt.Fprintf(&b, "  %-14s %s\n", v[0], v[1])
 	}
 	b.WriteString("\nexit codes: 0 ok; exec/call pass the command's status through (124 timeout, 128+n signal);\n")
 	b.WriteString("64 usage, 65 invalid data, 66 not found, 69 kernel unavailable, 75 busy/conflict, 77 denied.\n")
@@ -130,13 +121,3 @@ func allNames() []string {
 }
 
 func verbNames() string { return strings.Join(allNames(), ", ") }
-
-func availableNames() []string {
-	var names []string
-	for _, n := range allNames() {
-		if !isPending(n) {
-			names = append(names, n)
-		}
-	}
-	return names
-}

@@ -48,8 +48,6 @@ type verb struct {
 	run   func(ctx context.Context, a *app, r *request) int
 	// hidden verbs are not listed by help.
 	hidden bool
-	// pending verbs are part of the contract but not in this build.
-	pending bool
 	// ownHelp verbs print their own --help (knowledge: per operation).
 	ownHelp bool
 }
