@@ -158,7 +158,11 @@ func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.
 		}
 	}
 	k.pokeRoom(string(in.Dir), to.ID)
-	return roomDelivery(p.Result()), nil
+	res := p.Result()
+	if !res.Duplicate && res.DeadLetter == "" {
+		k.captureMessage(env, in.Meta.Run, in.Meta.Cwd, in.Meta.OwnerID)
+	}
+	return roomDelivery(res), nil
 }
 
 // forward puts a copy of a branch message (to = the branch) in the
