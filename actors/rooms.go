@@ -36,8 +36,8 @@ func (k *Kernel) deadLettersPath() string {
 // has the message dead-lettered at the coordinator (reason run_not_found)
 // before the error goes back, so nothing a caller sent vanishes.
 //
-// A live run's Info is remembered while its run actor lives (the kernel
-// learns at once when a supervisor exits), so a stream of messages to one
+// A live run's Info is remembered while its run actor lives and its
+// result.json does not exist, so a stream of messages to one
 // run reads its state files once; what a message needs of it (state dir,
 // owner, supervisor pid, mailbox contract) does not change while it runs.
 func (k *Kernel) access(req wire.Request, env mailbox.Envelope, run string) (*runs.Info, error) {
@@ -80,7 +80,9 @@ func (k *Kernel) cachedRun(run string) *runs.Info {
 	k.mu.Lock()
 	lr := k.live[string(c.in.Dir)]
 	k.mu.Unlock()
-	if lr == nil || lr.id != run || !lr.pid.Equal(c.actor) {
+	// The run actor learns of the end a moment after the supervisor wrote
+	// result.json: that file (one stat) ends the cached Info at once.
+	if lr == nil || lr.id != run || !lr.pid.Equal(c.actor) || c.in.Dir.Exists(runs.ResultFile) {
 		k.runCache.CompareAndDelete(run, v)
 		return nil
 	}

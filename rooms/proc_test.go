@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -92,13 +93,26 @@ func helperWrite(dir string, n int, tag string) error {
 			times = 2
 		}
 		for k := range times {
-			p, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "chat.message", From: "branch:r/" + tag, ID: id, Body: i})
+			// A lock held past LockWait (a loaded machine) is "busy": the
+			// sender retries with the same id, which stores it once.
+			var p *Posting
+			retriedP, err := busyRetry(func() (err error) {
+				p, err = Post(dir, mailbox.Envelope{To: "room:r", Type: "chat.message", From: "branch:r/" + tag, ID: id, Body: i})
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			d, err := SendBranch(dir, mailbox.Envelope{To: soakTo, Type: "task.assign", From: "run:r", ID: id, Body: i})
+			var d *Delivery
+			retriedD, err := busyRetry(func() (err error) {
+				d, err = SendBranch(dir, mailbox.Envelope{To: soakTo, Type: "task.assign", From: "run:r", ID: id, Body: i})
+				return err
+			})
 			if err != nil {
 				return err
+			}
+			if retriedP || retriedD {
+				continue // a retry may find its own first attempt's record
 			}
 			if dup := k == 1; p.Append.Duplicate != dup || d.Duplicate != dup {
 				return fmt.Errorf("%s send %d: room duplicate %v, branch duplicate %v", id, k, p.Append.Duplicate, d.Duplicate)
@@ -108,12 +122,27 @@ func helperWrite(dir string, n int, tag string) error {
 	return nil
 }
 
+// busyRetry runs fn until it does not fail with a lock timeout (at most a
+// minute); retried reports whether it had to.
+func busyRetry(fn func() error) (retried bool, err error) {
+	for deadline := time.Now().Add(time.Minute); ; retried = true {
+		err = fn()
+		if err == nil || !errors.Is(err, fsutil.ErrLockTimeout) || time.Now().After(deadline) {
+			return retried, err
+		}
+	}
+}
+
 func helperClaim(dir, owner, stop string) error {
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	idle := time.Duration(0)
 	for {
-		rec, err := ClaimBranch(dir, soakTo, owner, os.Getpid())
+		var rec mailbox.Record
+		_, err := busyRetry(func() (err error) {
+			rec, err = ClaimBranch(dir, soakTo, owner, os.Getpid())
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -130,7 +159,9 @@ func helperClaim(dir, owner, stop string) error {
 			}
 		}
 		idle = 0
-		if err := DoneBranch(dir, soakTo, rec.ID(), mailbox.StatusHandled, map[string]any{"by": owner}); err != nil {
+		if _, err := busyRetry(func() error {
+			return DoneBranch(dir, soakTo, rec.ID(), mailbox.StatusHandled, map[string]any{"by": owner})
+		}); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, rec.ID())
