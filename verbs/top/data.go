@@ -18,6 +18,7 @@ type detail struct {
 	stderr  []string
 	events  []string // view=events
 	mailbox []string // view=mailbox
+	room    []string // the run's room: status facts, then the last entries
 	err     string
 }
 
@@ -35,12 +36,18 @@ const (
 	detailTail   = 4
 	detailEvents = 3
 	detailInbox  = 2
+	detailRoom   = 3
 	logLinesMax  = 500
 )
 
 // inspect runs `inspect target=run:<id> view=<view> lines=<n>`.
 func inspect(env *verbs.Env, run, view string, n int) (*verbs.Outcome, error) {
-	req := &verbs.Inspect{Target: "run:" + run, View: view}
+	return inspectTarget(env, "run:"+run, view, n)
+}
+
+// inspectTarget runs `inspect target=<target> view=<view> lines=<n>`.
+func inspectTarget(env *verbs.Env, target, view string, n int) (*verbs.Outcome, error) {
+	req := &verbs.Inspect{Target: target, View: view}
 	if n > 0 {
 		req.Lines = verbs.LooseInt{Value: verbs.Value{V: n, Set: true}}
 	}
@@ -82,6 +89,7 @@ func loadDetail(env *verbs.Env, run, dir string) tea.Cmd {
 		if o, err := inspect(env, run, "mailbox", detailInbox); err == nil {
 			d.mailbox = textLines(o)
 		}
+		d.room = loadRoom(env, run)
 		return detailMsg{dir: dir, d: d}
 	}
 }
@@ -170,4 +178,24 @@ func stream(ctx context.Context, env *verbs.Env, send func(tea.Msg)) {
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// loadRoom reads the run's room for the detail pane: its status line
+// (messages, roster, last sender), then its last entries; nothing when the
+// room is empty or cannot be read.
+func loadRoom(env *verbs.Env, run string) []string {
+	st, err := inspectTarget(env, "room:"+run, "status", 0)
+	if err != nil {
+		return nil
+	}
+	first, _, _ := strings.Cut(st.Text, "\n")
+	lines := []string{first}
+	if o, err := inspectTarget(env, "room:"+run, "messages", detailRoom); err == nil {
+		for _, l := range textLines(o) {
+			if strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "(no room") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return lines
 }

@@ -81,12 +81,15 @@ func (m *Model) detailRows(h int) []string {
 		label string
 		lines []string
 		want  int
-	}{{"stdout", d.stdout, detailTail}, {"stderr", d.stderr, 2}, {"events", d.events, 2}, {"inbox", d.mailbox, 2}}
+	}{{"stdout", d.stdout, detailTail}, {"stderr", d.stderr, 2}, {"events", d.events, 2}, {"inbox", d.mailbox, 2}, {"room", d.room, 1 + detailRoom}}
 	for _, p := range parts {
 		if room <= 0 {
 			break
 		}
 		lines := p.lines
+		if len(lines) == 0 && p.label == "room" {
+			continue // a run whose room could not be read shows none
+		}
 		if len(lines) == 0 {
 			lines = []string{"(empty)"}
 		}

@@ -128,6 +128,11 @@ func TestGoldenFrames(t *testing.T) {
 			facts:  "run=worker-1 status=running recipe=subagent-worker pid=101 elapsed=20m0s stalled=true next=inspect_target=run:worker-1_view=tail",
 			stdout: []string{"step 1/10", "step 2/10", "step 3/10"}, stderr: []string{"warning: slow"},
 			events: []string{`{"event":"run.start","pid":101}`}, mailbox: []string{"id=m1 status=queued type=task.assign from=coordinator to=run:worker-1"}}}}},
+		{name: "detail-room", keys: []string{"j", "enter"}, feed: []tea.Msg{detailMsg{dir: "/agent/tmp/pi-actors/runs/worker-1", d: &detail{
+			facts:  "run=worker-1 status=running pid=101",
+			stdout: []string{"step 1/10"},
+			room: []string{"room=main messages=3 roster=2 last_from=branch:worker-1/w1 last_type=task.result",
+				"ts=2026-11-25T07:00:00Z from=branch:worker-1/w1 to=room:worker-1 type=task.result summary=done"}}}}},
 		{name: "filter", keys: []string{"/", "w", "o", "r", "enter"}},
 		{name: "filter-typing", keys: []string{"/", "s", "t", "a", "l", "x", "backspace"}},
 		{name: "scope-mine", session: "s1"},
