@@ -121,7 +121,7 @@ func (s *Store) open() error {
 	ms := s.opts.BusyTimeout.Milliseconds()
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)", ms)
 	var err error
-	if s.w, err = sql.Open("sqlite", s.path+"?"+common+"&_pragma=journal_mode(WAL)&_txlock=immediate"); err != nil {
+	if s.w, err = sql.Open("sqlite", s.path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=cache_size(-65536)&_txlock=immediate"); err != nil {
 		return err
 	}
 	s.w.SetMaxOpenConns(1)

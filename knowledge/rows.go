@@ -213,8 +213,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // of a small write's cost).
 type wtx struct {
 	*sql.Tx
-	s    *Store
-	seen []string // statements to prepare after this transaction
+	s     *Store
+	seen  []string             // statements to prepare after this transaction
+	local map[string]*sql.Stmt // statements prepared on this transaction (a big Batch reuses them)
 }
 
 // txKey carries a Batch's transaction in its context.
@@ -228,11 +229,25 @@ func (w *wtx) stmt(ctx context.Context, q string) *sql.Stmt {
 	w.s.smu.Lock()
 	st := w.s.stmts[q]
 	w.s.smu.Unlock()
-	if st == nil {
-		w.seen = append(w.seen, q)
+	if st != nil {
+		return w.Tx.StmtContext(ctx, st)
+	}
+	if st := w.local[q]; st != nil {
+		return st
+	}
+	w.seen = append(w.seen, q)
+	// The store's cache fills after the transaction (the writer connection
+	// is busy until then); inside it, a statement is prepared on the
+	// transaction once, so the items of a large Batch share it.
+	st, err := w.Tx.PrepareContext(ctx, q)
+	if err != nil {
 		return nil
 	}
-	return w.Tx.StmtContext(ctx, st)
+	if w.local == nil {
+		w.local = map[string]*sql.Stmt{}
+	}
+	w.local[q] = st
+	return st
 }
 
 // ExecContext is sql.Tx.ExecContext through the statement cache.
