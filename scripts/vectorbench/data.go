@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/pi-actors/pi-actors/knowledge/hnsw"
+	"github.com/pi-actors/pi-actors/knowledge/hnsw/hnswtest"
 )
 
 // The data set in a directory: base.f32 (n×dim float32), query.f32
@@ -49,42 +49,9 @@ func runGen(args []string) error {
 	return os.WriteFile(filepath.Join(*dir, "meta.txt"), []byte(meta), 0o644)
 }
 
-// clustered draws n vectors around nc Gaussian centres; each cluster
-// spreads along its own latent random directions, plus a little isotropic
-// noise: an intrinsic dimension of about latent, far below dim, the shape
-// of real embeddings. draw separates base (1) and query (2) samples of the
-// same clusters.
+// clustered is the shared generator (package hnswtest).
 func clustered(n, dim, nc, latent int, seed, draw uint64) []float32 {
-	r := rand.New(rand.NewPCG(seed, 7))
-	centres := make([]float32, nc*dim)
-	for i := range centres {
-		centres[i] = float32(r.NormFloat64())
-	}
-	basis := make([]float32, nc*latent*dim)
-	for i := range basis {
-		basis[i] = float32(r.NormFloat64() * 0.25)
-	}
-	r = rand.New(rand.NewPCG(seed, draw))
-	out := make([]float32, n*dim)
-	z := make([]float32, latent)
-	for i := range n {
-		c := r.IntN(nc)
-		v := out[i*dim : (i+1)*dim]
-		copy(v, centres[c*dim:(c+1)*dim])
-		for a := range z {
-			z[a] = float32(r.NormFloat64())
-		}
-		for a := range z {
-			b := basis[(c*latent+a)*dim : (c*latent+a+1)*dim]
-			for j := range v {
-				v[j] += z[a] * b[j]
-			}
-		}
-		for j := range v {
-			v[j] += float32(r.NormFloat64() * 0.05)
-		}
-	}
-	return out
+	return hnswtest.Clustered(n, dim, nc, latent, seed, draw)
 }
 
 // groundTruth is the exact cosine top gtK of every query, as base row
