@@ -61,7 +61,7 @@ func (k *Kernel) knowledgeDo(ctx context.Context, c knowledge.Caller, r api.Requ
 	if in, ok := r.(*api.Init); ok {
 		return k.knowledgeInit(ctx, c, in)
 	}
-	l, err := k.leaseFor(c.Cwd, storeChoice(r), true)
+	l, err := k.leaseFor(c.Cwd, api.StoreOf(r), true)
 	if err != nil {
 		return nil, err
 	}
@@ -109,31 +109,6 @@ func writeKind(r api.Request) (field string, write bool) {
 func notFoundField(err error, field string) bool {
 	e, ok := api.AsError(err)
 	return ok && field != "" && e.Code == api.CodeNotFound && e.Details["field"] == field
-}
-
-// storeChoice is the request's store parameter.
-func storeChoice(r api.Request) string {
-	switch x := r.(type) {
-	case *api.QueryGraph:
-		return x.Store
-	case *api.ManageGraph:
-		return x.Store
-	case *api.ManageChangelog:
-		return x.Store
-	case *api.ProjectCreate:
-		return x.Store
-	case *api.ProjectList:
-		return x.Store
-	case *api.History:
-		return x.Store
-	case *api.Verify:
-		return x.Store
-	case *api.TaskContext:
-		return x.Store
-	case *api.Status:
-		return x.Store
-	}
-	return ""
 }
 
 // knowledgeInit creates (or finds) the project store of the caller's

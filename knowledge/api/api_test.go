@@ -188,3 +188,23 @@ func TestText(t *testing.T) {
 		t.Fatalf("verify text:\n%s", out)
 	}
 }
+
+// StoreOf reads the store parameter of every operation that has one.
+func TestStoreOf(t *testing.T) {
+	n := 0
+	for _, op := range Ops {
+		r := New(op)
+		f := reflect.ValueOf(r).Elem().FieldByName("Store")
+		if !f.IsValid() {
+			continue
+		}
+		f.SetString(StorePersonal)
+		if got := StoreOf(r); got != StorePersonal {
+			t.Errorf("%s: StoreOf = %q, want personal", op, got)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Errorf("only %d operations have a store parameter", n)
+	}
+}

@@ -248,3 +248,20 @@ func errOrNil(e *Error) error {
 	}
 	return e
 }
+
+// StoreOf is a request's store parameter ("project", "personal" or ""
+// for both): every operation that can choose a store has a Store field.
+func StoreOf(r Request) string {
+	v := reflect.ValueOf(r)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	f := v.FieldByName("Store")
+	if !f.IsValid() || f.Kind() != reflect.String {
+		return ""
+	}
+	return f.String()
+}
