@@ -22,14 +22,29 @@ func TestUsageStatMatchesRunsStat(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		got, ok := u.stat(pid)
-		want, err := runs.Stat(pid)
-		if !ok || err != nil || want.State == "Z" {
-			continue // gone between the two reads, or a zombie
+		// A running process's RSS may change between the two reads: a
+		// parse error shows in every attempt, a change in few.
+		var got procStat
+		var want runs.ProcStat
+		agree, gone := false, false
+		for range 5 {
+			var ok bool
+			got, ok = u.stat(pid)
+			want, err = runs.Stat(pid)
+			if !ok || err != nil || want.State == "Z" {
+				gone = true // gone between the two reads, or a zombie
+				break
+			}
+			// CPU ticks only grow between the two reads.
+			if agree = got.sid == want.Sid && got.rss == want.RSS && got.cpu <= want.CPU; agree {
+				break
+			}
+		}
+		if gone {
+			continue
 		}
 		n++
-		// CPU ticks only grow between the two reads.
-		if got.sid != want.Sid || got.rss != want.RSS || got.cpu > want.CPU {
+		if !agree {
 			t.Errorf("pid %d: sampler %+v, runs.Stat %+v", pid, got, want)
 		}
 	}

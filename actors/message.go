@@ -82,7 +82,26 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		out.Delivered, out.Consumer, out.Reason = verbs.Ptr(true), "run-control", "control_applied"
 		return out, nil
 	}
-	rec, dup, err := mailbox.NewInbox(dir.Path(runs.InboxFile)).Append(env)
+	// One step under the state directory's lock: the message, its wake
+	// record and (but for a kill, which records its own) the run.message
+	// event.
+	killing := env.Type == "control.kill" && in.Live()
+	var rec mailbox.Record
+	var dup bool
+	err = mailbox.Update(dir.Path(runs.InboxFile), func(tx *mailbox.Tx) error {
+		if rec, dup, err = mailbox.NewInbox(dir.Path(runs.InboxFile)).AppendIn(tx, env); err != nil || dup {
+			return err
+		}
+		wake := mailbox.Wake{Actor: "run:" + id, Reason: mailbox.WakeRunMessage, StateDir: string(dir), Metadata: map[string]any{"inbox_id": rec.ID(), "type": env.Type}}
+		if _, err := mailbox.AppendWakes(tx, dir.Path(runs.WakeFile), wake); err != nil {
+			return fmt.Errorf("persist wake record: %w", err)
+		}
+		if !killing {
+			// Best effort, as before: the message is durable already.
+			runs.AppendEventIn(tx, dir, map[string]any{"event": "run.message", "inbox_id": rec.ID(), "type": env.Type})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("persist message: %w", err)
 	}
@@ -94,11 +113,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		out.Duplicate, out.Sent, out.Reason = true, true, "duplicate"
 		return out, nil
 	}
-	wake := mailbox.Wake{Actor: "run:" + id, Reason: "run.message", StateDir: string(dir), Metadata: map[string]any{"inbox_id": inboxID, "type": env.Type}}
-	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
-		return nil, fmt.Errorf("persist wake record: %w", err)
-	}
-	if env.Type == "control.kill" && in.Live() {
+	if killing {
 		// control.kill is the kernel's own: durable in the inbox, it is
 		// applied at once — SIGKILL the whole tree, no supervisor round
 		// trip (it works on a hung supervisor too) — and recorded after
@@ -122,8 +137,8 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 			return out, nil
 		}
 		done() // its supervisor is already gone: the run actor settles it
+		runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 	}
-	runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {
 		if mb := mailboxOf(rw); mb != nil && !mb.Allows(env.Type) {
 			out.Warnings = []string{fmt.Sprintf("message type %s is not declared in mailbox.accepts for run:%s", env.Type, id)}

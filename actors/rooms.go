@@ -124,21 +124,21 @@ func deadDelivery(env mailbox.Envelope, run, dir, id, why string, dup bool) *ver
 }
 
 // messageBranch is the branch route: from checked before any write, the
-// session, the branch inbox (roster join, snapshots, doorbell), then the
-// forward of the envelope to the parent run's own inbox.
+// session, then the branch inbox (roster join, snapshots, doorbell) and
+// the forward of the envelope to the parent run's own inbox when it is
+// running.
 func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
 	in, err := k.access(req, env, to.ID)
 	if err != nil {
 		return nil, err
 	}
-	d, err := rooms.SendBranch(string(in.Dir), env)
+	d, err := rooms.SendBranch(string(in.Dir), env, parentDown(in))
 	if err != nil {
 		return nil, err
 	}
-	if d.Forward != nil {
-		d.Finish(k.forward(in, *d.Forward))
+	if d.RoomChanged {
+		k.pokeRoom(string(in.Dir), to.ID)
 	}
-	k.pokeRoom(string(in.Dir), to.ID)
 	return branchDelivery(d.Result()), nil
 }
 
@@ -150,14 +150,9 @@ func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.
 	if err != nil {
 		return nil, err
 	}
-	p, err := rooms.Post(string(in.Dir), env)
+	p, err := rooms.Post(string(in.Dir), env, parentDown(in))
 	if err != nil {
 		return nil, err
-	}
-	for _, d := range p.Deliveries {
-		if d.Forward != nil {
-			d.Finish(k.forward(in, *d.Forward))
-		}
 	}
 	k.pokeRoom(string(in.Dir), to.ID)
 	res := p.Result()
@@ -167,33 +162,13 @@ func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.
 	return roomDelivery(res), nil
 }
 
-// forward puts a copy of a branch message (to = the branch) in the
-// parent run's own inbox and rings its doorbell (wake.jsonl); a run that is not running gets nothing (the message stays in
-// the branch inbox) and the error says why. A copy already there (the
-// same id) is not written twice.
-func (k *Kernel) forward(in *runs.Info, env mailbox.Envelope) error {
-	if !in.Live() {
-		return fmt.Errorf("run:%s is not running (status %s)", in.Meta.Run, in.Status)
-	}
-	dir := in.Dir
-	rec, dup, err := mailbox.NewInbox(dir.Path(runs.InboxFile)).Append(env)
-	if err != nil {
-		return fmt.Errorf("forward to run:%s: %w", in.Meta.Run, err)
-	}
-	if dup {
+// parentDown is nil for a running run, else why a branch message is not
+// forwarded to it (the message stays in the branch inbox).
+func parentDown(in *runs.Info) error {
+	if in.Live() {
 		return nil
 	}
-	wake := mailbox.Wake{Actor: "run:" + in.Meta.Run, Reason: "run.message", StateDir: string(dir),
-		Metadata: map[string]any{"inbox_id": rec.ID(), "type": env.Type, "to": env.To}}
-	// The wake record is the doorbell of the run's own consumer (it
-	// watches the state dir). The supervisor is not rung: a copy is never
-	// one of its control messages (runs applies control types only to
-	// messages for the run itself), and ringing it would make it re-read
-	// the inbox for every branch message.
-	if _, err := mailbox.AppendWake(dir.Path(runs.WakeFile), wake); err != nil {
-		return fmt.Errorf("forward to run:%s: %w", in.Meta.Run, err)
-	}
-	return nil
+	return fmt.Errorf("run:%s is not running (status %s)", in.Meta.Run, in.Status)
 }
 
 // branchDelivery converts a branch outcome.

@@ -29,7 +29,7 @@ func TestRoomWatchSeesEveryWriter(t *testing.T) {
 			}
 		} else {
 			sent = time.Now()
-			if _, err := rooms.Post(dir, mailbox.Envelope{To: "room:wr", Type: "chat.message", From: "branch:wr/x", Body: i}); err != nil {
+			if _, err := rooms.Post(dir, mailbox.Envelope{To: "room:wr", Type: "chat.message", From: "branch:wr/x", Body: i}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -143,3 +143,36 @@ func expectedLines(data []byte) []wantLine {
 	}
 	return out
 }
+
+// FuzzPeek: whenever Peek answers and the line decodes, the answer is the
+// decoded field; a queued record's status always peeks or decodes to
+// queued.
+func FuzzPeek(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"a","status":"queued"}`,
+		`{"status":"handled","body":{"status":"queued"}}`,
+		`{"body":"{\"status\":\"x\"}","status":"claimed"}`,
+		`{"status":"queued","status":"failed"}`,
+		`{"st\u0061tus":"failed"}`,
+		`{"status":"qu\u0065ued"}`,
+		`{"status":1}`,
+		`{"a":[1,{"b":"]"}],"status" : "sent" }`,
+		`{"a":tru,"status":"x"}`,
+		`{"status":"x"`,
+		`{}`,
+		`[1]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		l := Line{Raw: raw}
+		got, ok := l.Peek("status")
+		l.Decode()
+		if !ok || l.Err != nil {
+			return
+		}
+		if v, isStr := l.Value["status"].(string); !isStr || v != got {
+			t.Fatalf("Peek(%q) = %q, Decode gives %#v", raw, got, l.Value["status"])
+		}
+	})
+}

@@ -101,16 +101,41 @@ var managed = []string{"id", "queued_at", "received_at", "status"}
 // inbox, that record is returned with dup true and nothing is written, so
 // retrying a send is safe.
 func (in *Inbox) Append(msg any) (rec Record, dup bool, err error) {
+	err = Update(in.Path, func(tx *Tx) error {
+		rec, dup, err = in.AppendIn(tx, msg)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return rec, dup, nil
+}
+
+// AppendIn is Append inside a transaction that holds the inbox's lock
+// (tx is for any file of the inbox's directory), so the message and the
+// writes around it (its wake, an event) are one step.
+func (in *Inbox) AppendIn(tx *Tx, msg any) (rec Record, dup bool, err error) {
+	return in.appendIn(tx, msg, true)
+}
+
+// AppendNewIn is AppendIn for a message whose caller-chosen id the caller
+// knows to be new here (it was just stored for the first time elsewhere,
+// and this is its copy): the inbox is not searched for it, so the append
+// costs the same in a long inbox as in a short one.
+func (in *Inbox) AppendNewIn(tx *Tx, msg any) (Record, error) {
+	rec, _, err := in.appendIn(tx, msg, false)
+	return rec, err
+}
+
+func (in *Inbox) appendIn(tx *Tx, msg any, dedupe bool) (rec Record, dup bool, err error) {
+	if err := tx.guards(in.Path); err != nil {
+		return nil, false, err
+	}
 	line, id, callerID, err := recordLine(msg)
 	if err != nil {
 		return nil, false, err
 	}
-	unlock, err := lockFile(in.Path)
-	if err != nil {
-		return nil, false, err
-	}
-	defer unlock()
-	if callerID {
+	if callerID && dedupe {
 		old, err := findID(in.Path, id)
 		if err != nil {
 			return nil, false, err

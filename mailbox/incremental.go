@@ -11,7 +11,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
+	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // fingerprintLen is how many bytes before its offset a Follower keeps to
@@ -66,7 +68,7 @@ func (f *Follower) Lines() int { return f.n }
 
 // next is Next without decoding the lines.
 func (f *Follower) next() (lines []Line, reset bool, err error) {
-	file, err := os.Open(f.Path)
+	file, err := fsutil.OpenRaw(f.Path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		reset = f.ino != 0 || f.off != 0
 		f.forget()
@@ -76,15 +78,10 @@ func (f *Follower) next() (lines []Line, reset bool, err error) {
 		return nil, false, fmt.Errorf("follow %s: %w", f.Path, err)
 	}
 	defer file.Close()
-	fi, err := file.Stat()
+	size, dev, ino, err := file.Stat()
 	if err != nil {
 		return nil, false, fmt.Errorf("follow %s: %w", f.Path, err)
 	}
-	var dev, ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		dev, ino = uint64(st.Dev), st.Ino
-	}
-	size := fi.Size()
 	if f.ino != 0 || f.off != 0 {
 		if dev != f.dev || ino != f.ino || size < f.off || !f.sameFile(file) {
 			f.forget()
@@ -115,7 +112,7 @@ func (f *Follower) next() (lines []Line, reset bool, err error) {
 }
 
 // sameFile reports whether the bytes before off are still those read.
-func (f *Follower) sameFile(file *os.File) bool {
+func (f *Follower) sameFile(file *fsutil.RawFile) bool {
 	if len(f.fp) == 0 {
 		return f.off == 0
 	}
@@ -184,13 +181,34 @@ func (tx *Tx) Append(records ...any) error {
 	return appendLocked(tx.path, buf, false)
 }
 
+// AppendFile is Append without taking the lock for another JSONL file
+// guarded by the same lock (a file of the same directory), so writes to
+// several files of a state directory are one step.
+func (tx *Tx) AppendFile(path string, records ...any) error {
+	if err := tx.guards(path); err != nil {
+		return err
+	}
+	return (&Tx{path: path}).Append(records...)
+}
+
+// guards reports whether the lock tx holds guards path.
+func (tx *Tx) guards(path string) error {
+	if tx.done {
+		return errTxDone
+	}
+	if filepath.Clean(LockPath(path)) != filepath.Clean(LockPath(tx.path)) {
+		return fmt.Errorf("mailbox: %s is not guarded by the lock of %s", path, LockPath(tx.path))
+	}
+	return nil
+}
+
 // Rewrite is Rewrite without taking the lock (Update holds it), with the
 // same guarantee: a malformed line is never dropped.
 func (tx *Tx) Rewrite(fn func(lines []Line) ([]Line, error)) error {
 	if tx.done {
 		return errTxDone
 	}
-	return rewriteLocked(tx.path, fn)
+	return rewriteLocked(tx.path, false, fn)
 }
 
 // Find returns the first record whose id is id, or nil: the duplicate

@@ -39,6 +39,9 @@ type Line struct {
 // Set sets one field of a record line, keeping the order of the other keys
 // and the exact bytes of their values. It refuses a malformed line.
 func (l *Line) Set(key string, v any) error {
+	if l.Value == nil && l.Err == nil {
+		l.decode() // a lazy line
+	}
 	if l.Err != nil {
 		return fmt.Errorf("set %s on line %d: %w", key, l.N, l.Err)
 	}
@@ -136,16 +139,15 @@ func lockFile(path string) (func(), error) {
 // appendLocked writes buf (complete lines) to the end of path. The caller
 // holds the lock.
 func appendLocked(path string, buf []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, filePerm)
+	f, err := fsutil.OpenRaw(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	size, _, _, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
-	size := fi.Size()
 	if size > 0 {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], size-1); err != nil {
@@ -313,6 +315,19 @@ func (l *Line) decode() {
 // dropping one is an error and nothing is written (C19: no inbox ever
 // loses a line).
 func Rewrite(path string, fn func(lines []Line) ([]Line, error)) error {
+	return rewrite(path, false, fn)
+}
+
+// RewriteLazy is Rewrite with the lines passed undecoded (Value and Err
+// unset): fn decodes the lines it looks at (Line.Decode; Line.Peek reads
+// one field of a line without decoding it; Line.Set decodes first), so a
+// scan that stops early or skips most lines does not pay for decoding
+// every line. The guarantees are Rewrite's.
+func RewriteLazy(path string, fn func(lines []Line) ([]Line, error)) error {
+	return rewrite(path, true, fn)
+}
+
+func rewrite(path string, lazy bool, fn func(lines []Line) ([]Line, error)) error {
 	unlock, err := fsutil.LockDir(LockPath(path), LockWait)
 	if errors.Is(err, fs.ErrNotExist) {
 		// No directory, so no file: do not create either just to find
@@ -325,7 +340,7 @@ func Rewrite(path string, fn func(lines []Line) ([]Line, error)) error {
 			return err
 		}
 		defer unlock()
-		return rewriteLocked(path, func(lines []Line) ([]Line, error) {
+		return rewriteLocked(path, false, func(lines []Line) ([]Line, error) {
 			if len(lines) > 0 {
 				return nil, fmt.Errorf("rewrite %s: the file appeared while it was being created; retry", path)
 			}
@@ -336,10 +351,10 @@ func Rewrite(path string, fn func(lines []Line) ([]Line, error)) error {
 		return err
 	}
 	defer unlock()
-	return rewriteLocked(path, fn)
+	return rewriteLocked(path, lazy, fn)
 }
 
-func rewriteLocked(path string, fn func(lines []Line) ([]Line, error)) error {
+func rewriteLocked(path string, lazy bool, fn func(lines []Line) ([]Line, error)) error {
 	var perm fs.FileMode = filePerm
 	data, err := os.ReadFile(path)
 	switch {
@@ -354,7 +369,9 @@ func rewriteLocked(path string, fn func(lines []Line) ([]Line, error)) error {
 	in := splitLines(data, 0, 1)
 	orig := make([]Line, len(in))
 	for i := range in {
-		in[i].decode()
+		if !lazy {
+			in[i].decode()
+		}
 		orig[i] = in[i]
 	}
 	out, err := fn(in)
@@ -374,10 +391,13 @@ func rewriteLocked(path string, fn func(lines []Line) ([]Line, error)) error {
 		size += len(l.Raw) + 1
 	}
 	for _, l := range orig {
-		if l.Err == nil {
+		if slices.ContainsFunc(kept[l.Off], func(raw []byte) bool { return bytes.Equal(raw, l.Raw) }) {
 			continue
 		}
-		if !slices.ContainsFunc(kept[l.Off], func(raw []byte) bool { return bytes.Equal(raw, l.Raw) }) {
+		if l.Value == nil && l.Err == nil {
+			l.decode() // a lazy line that is dropped: only a record may be
+		}
+		if l.Err != nil {
 			return fmt.Errorf("rewrite %s: line %d is malformed and would be dropped; malformed lines are kept", path, l.N)
 		}
 	}

@@ -37,23 +37,42 @@ type Wake struct {
 // Reason are required; ID defaults to a new uuid, StateDir to the
 // directory of path, TS to now.
 func AppendWake(path string, w Wake) (Wake, error) {
-	w, err := w.normalized()
+	var out []Wake
+	err := Update(path, func(tx *Tx) (err error) {
+		out, err = AppendWakes(tx, path, w)
+		return err
+	})
 	if err != nil {
 		return Wake{}, err
 	}
-	if w.ID == "" {
-		w.ID = uuid.NewString()
+	return out[0], nil
+}
+
+// AppendWakes is AppendWake for several records, in one write, inside a
+// transaction whose lock guards path.
+func AppendWakes(tx *Tx, path string, ws ...Wake) ([]Wake, error) {
+	out := make([]Wake, len(ws))
+	recs := make([]any, len(ws))
+	for i, w := range ws {
+		w, err := w.normalized()
+		if err != nil {
+			return nil, err
+		}
+		if w.ID == "" {
+			w.ID = uuid.NewString()
+		}
+		if w.StateDir == "" {
+			w.StateDir = filepath.Dir(path)
+		}
+		if w.TS == "" {
+			w.TS = timestamp()
+		}
+		out[i], recs[i] = w, w
 	}
-	if w.StateDir == "" {
-		w.StateDir = filepath.Dir(path)
+	if err := tx.AppendFile(path, recs...); err != nil {
+		return nil, err
 	}
-	if w.TS == "" {
-		w.TS = timestamp()
-	}
-	if err := Append(path, w); err != nil {
-		return Wake{}, err
-	}
-	return w, nil
+	return out, nil
 }
 
 func (w Wake) normalized() (Wake, error) {

@@ -24,7 +24,7 @@ func BenchmarkRoomAppend(b *testing.B) {
 	var base time.Duration
 	b.ResetTimer()
 	for range b.N {
-		if _, err := Post(dir, env); err != nil {
+		if _, err := Post(dir, env, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func BenchmarkBranchSendClaim(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: "run:r", Body: benchBody}); err != nil {
+		if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: "run:r", Body: benchBody}, nil); err != nil {
 			b.Fatal(err)
 		}
 		rec, err := ClaimBranch(dir, "branch:r/w", "w", 0)

@@ -13,7 +13,7 @@ import (
 
 func send(t *testing.T, dir, to string, body any) *Delivery {
 	t.Helper()
-	d, err := SendBranch(dir, mailbox.Envelope{To: to, Type: "task.assign", From: "run:r", Body: body})
+	d, err := SendBranch(dir, mailbox.Envelope{To: to, Type: "task.assign", From: "run:r", Body: body}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestBranchRetainedTerminal(t *testing.T) {
 
 func TestBranchExpiryAtClaim(t *testing.T) {
 	dir := t.TempDir()
-	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", TTL: time.Millisecond, ID: "short"})
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", TTL: time.Millisecond, ID: "short"}, nil)
 	if err != nil || d.DeadLetter != "" {
 		t.Fatalf("send: %+v %v", d, err)
 	}

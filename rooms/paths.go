@@ -23,6 +23,7 @@ const (
 	InboxFile         = "inbox.jsonl"        // branches/<b>/: the branch inbox
 	DeadLettersFile   = "dead_letters.jsonl" // expired and undeliverable messages
 	WakeFile          = "wake.jsonl"         // the run's doorbell
+	RunInboxFile      = "inbox.jsonl"        // the run's own inbox (forwards)
 )
 
 // Environment variables that tune the limits (see Limits).

@@ -47,7 +47,7 @@ type RoomResult struct {
 
 // Post is the room route, message to=room:<run>, after the kernel's
 // session check. dir is the run's state directory; the run need not be
-// running. Everything is validated before anything is written:
+// running (parent is nil when it is, else why it is not). Everything is validated before anything is written:
 //
 //   - from is required and must be run:<run> or branch:<run>/<b>;
 //   - metadata.recipients, when present, must be an array of
@@ -57,10 +57,10 @@ type RoomResult struct {
 // Otherwise the envelope (metadata included) is appended to the timeline
 // (see Append), and each recipient gets a branch delivery of a copy with
 // to = the recipient and id = <entry id>.<branch> (SendBranch's steps 3
-// and 4). The kernel forwards each Delivery and finishes it; Result then
-// gives the outcome. Retrying a Post with the same caller id completes
+// to 5, the forward to the run's inbox included); Result gives the
+// outcome. Retrying a Post with the same caller id completes
 // deliveries a crash interrupted and writes nothing twice.
-func Post(dir string, env mailbox.Envelope) (*Posting, error) {
+func Post(dir string, env mailbox.Envelope, parent error) (*Posting, error) {
 	env, run, err := roomEnvelope(env)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func Post(dir string, env mailbox.Envelope) (*Posting, error) {
 	for _, r := range recips {
 		cp := env
 		cp.To, cp.ID = r.String(), p.Append.Entry.ID+"."+r.Branch
-		d, err := deliverBranch(dir, r, cp, env.From)
+		d, err := deliverBranch(dir, r, cp, env.From, parent)
 		if err != nil {
 			return nil, fmt.Errorf("room:%s multicast to %s (the room entry %s is stored; retry with id=%s): %w", run, r, p.Append.Entry.ID, p.Append.Entry.ID, err)
 		}
@@ -132,8 +132,7 @@ func recipients(meta map[string]any, run string) ([]mailbox.Address, error) {
 	return out, nil
 }
 
-// Result is the normalised outcome. Deliveries the kernel did not finish
-// count as not forwarded.
+// Result is the normalised outcome.
 func (p *Posting) Result() RoomResult {
 	r := RoomResult{To: p.To, Type: p.Type, ID: p.Append.Entry.ID, Duplicate: p.Append.Duplicate, Room: Name, Counts: p.Append.Counts,
 		StateDir: p.StateDir, Persisted: true, Consumer: ConsumerRoom, Reason: ReasonRoom}

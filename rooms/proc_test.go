@@ -85,6 +85,10 @@ func runHelper(args []string) error {
 	return fmt.Errorf("unknown helper %q", args[0])
 }
 
+// errNoRun: the soak has no run process, so nothing is forwarded to a
+// run inbox (the branch inbox is what it checks).
+var errNoRun = errors.New("run:r is not running")
+
 func helperWrite(dir string, n int, tag string) error {
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", tag, i)
@@ -97,7 +101,7 @@ func helperWrite(dir string, n int, tag string) error {
 			// sender retries with the same id, which stores it once.
 			var p *Posting
 			retriedP, err := busyRetry(func() (err error) {
-				p, err = Post(dir, mailbox.Envelope{To: "room:r", Type: "chat.message", From: "branch:r/" + tag, ID: id, Body: i})
+				p, err = Post(dir, mailbox.Envelope{To: "room:r", Type: "chat.message", From: "branch:r/" + tag, ID: id, Body: i}, errNoRun)
 				return err
 			})
 			if err != nil {
@@ -105,7 +109,7 @@ func helperWrite(dir string, n int, tag string) error {
 			}
 			var d *Delivery
 			retriedD, err := busyRetry(func() (err error) {
-				d, err = SendBranch(dir, mailbox.Envelope{To: soakTo, Type: "task.assign", From: "run:r", ID: id, Body: i})
+				d, err = SendBranch(dir, mailbox.Envelope{To: soakTo, Type: "task.assign", From: "run:r", ID: id, Body: i}, errNoRun)
 				return err
 			})
 			if err != nil {

@@ -2,29 +2,34 @@ package rooms
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
 // SendBranch is the branch route, message to=branch:<run>/<b>, after the
-// kernel's session check. dir is the run's state directory. In order:
+// kernel's session check. dir is the run's state directory; parent is
+// nil when the run is running, else why it is not. In order:
 //
 //  1. env.From, when set, must be run:<run> or branch:<run>/<b'> —
 //     checked before anything is written;
 //  2. a message already past its deadline goes to the run's dead letters
-//     (the Delivery says so and has nothing to forward);
+//     (the Delivery says so and nothing is forwarded);
 //  3. the recipient branch, and a branch of the same run that sends, join
 //     the room if they are not members (actor.join, BranchJoinSummary),
 //     and their communication snapshots, then the run's, are written when
 //     due;
 //  4. the envelope is appended to branches/<b>/inbox.jsonl (a caller id
-//     already there is a duplicate: nothing is written) and
-//     branch.message is rung.
+//     already there is a duplicate: nothing is written);
+//  5. in one step under the run directory's lock: when the run is
+//     running, a copy goes to the run's own inbox (the same id: a copy
+//     already there is not written twice), then the doorbell rings
+//     (wake.jsonl: branch.message for a new branch record, run.message
+//     for a new copy).
 //
-// The kernel then forwards Delivery.Forward to the run's own inbox and
-// calls Delivery.Finish with the outcome.
-func SendBranch(dir string, env mailbox.Envelope) (*Delivery, error) {
+// The Delivery is finished: Result gives the outcome.
+func SendBranch(dir string, env mailbox.Envelope, parent error) (*Delivery, error) {
 	env, err := env.Normalized()
 	if err != nil {
 		return nil, err
@@ -42,16 +47,16 @@ func SendBranch(dir string, env mailbox.Envelope) (*Delivery, error) {
 	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired {
 		return deadDelivery(dir, to, env, why)
 	}
-	d, err := deliverBranch(dir, to, env, env.From)
+	d, err := deliverBranch(dir, to, env, env.From, parent)
 	if err != nil {
 		return nil, fmt.Errorf("deliver to %s: %w", env.To, err)
 	}
 	return d, nil
 }
 
-// deliverBranch does steps 3 and 4 of SendBranch for an envelope whose
+// deliverBranch does steps 3 to 5 of SendBranch for an envelope whose
 // To is the branch.
-func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender string) (*Delivery, error) {
+func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender string, parent error) (*Delivery, error) {
 	run, self := to.ID, to.String()
 	from, _ := mailbox.Parse(sender)
 	fromBranch := from.Kind == mailbox.KindBranch && from.ID == run && from.String() != self
@@ -59,25 +64,23 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 	if fromBranch {
 		members = append(members, from.String())
 	}
-	var err error
+	d := &Delivery{To: self, Type: env.Type, Run: run, Branch: to.Branch, StateDir: dir}
 	if !roomCurrent(dir, run, members, append(members[:len(members):len(members)], "run:"+run)) {
-		_, err = withRoom(dir, run, func(rt *roomTx) error {
-			if _, err := rt.ensure(self, branchJoinBody(run), BranchJoinSummary); err != nil {
-				return err
-			}
-			rt.snapshot(self)
-			if fromBranch {
-				if _, err := rt.ensure(from.String(), branchJoinBody(run), BranchJoinSummary); err != nil {
+		_, err := withRoom(dir, run, func(rt *roomTx) error {
+			for _, m := range members {
+				joined, err := rt.ensure(m, branchJoinBody(run), BranchJoinSummary)
+				if err != nil {
 					return err
 				}
-				rt.snapshot(from.String())
+				d.RoomChanged = d.RoomChanged || joined
+				rt.snapshot(m)
 			}
 			rt.snapshot("run:" + run)
 			return nil
 		})
-	}
-	if err != nil {
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
 	}
 	q, err := BranchInbox(dir, to.Branch)
 	if err != nil {
@@ -87,19 +90,49 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 	if err != nil {
 		return nil, err
 	}
-	d := &Delivery{To: self, Type: env.Type, Run: run, Branch: to.Branch, StateDir: dir, Inbox: q.Path,
-		InboxID: rec.ID(), Duplicate: dup, Record: rec}
-	fwd := env
-	d.Forward = &fwd
-	if !dup {
-		meta := map[string]any{"type": env.Type, "inbox_id": rec.ID()}
-		if env.From != "" {
-			meta["from"] = env.From
+	d.Inbox, d.InboxID, d.Duplicate, d.Record = q.Path, rec.ID(), dup, rec
+	forwardErr := parent
+	err = mailbox.Update(filepath.Join(dir, WakeFile), func(tx *mailbox.Tx) error {
+		var wakes []mailbox.Wake
+		if !dup {
+			meta := map[string]any{"type": env.Type, "inbox_id": rec.ID()}
+			if env.From != "" {
+				meta["from"] = env.From
+			}
+			wakes = append(wakes, mailbox.Wake{Actor: self, Reason: mailbox.WakeBranchMessage, StateDir: dir, Metadata: meta})
 		}
-		if err := wakeBranch(dir, to, mailbox.WakeBranchMessage, meta); err != nil {
-			return nil, err
+		if parent == nil {
+			// The copy keeps to = the branch (and the id): the run's
+			// consumer sees whom it was for. Only the copy of a duplicate
+			// can be there already (its first send's forward); a new
+			// record's copy is new, and the run's inbox is not searched.
+			in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
+			var cp mailbox.Record
+			var fdup bool
+			var err error
+			if dup {
+				cp, fdup, err = in.AppendIn(tx, env)
+			} else {
+				cp, err = in.AppendNewIn(tx, env)
+			}
+			switch {
+			case err != nil:
+				forwardErr = fmt.Errorf("forward to run:%s: %w", run, err)
+			case !fdup:
+				wakes = append(wakes, mailbox.Wake{Actor: "run:" + run, Reason: mailbox.WakeRunMessage, StateDir: dir,
+					Metadata: map[string]any{"inbox_id": cp.ID(), "type": env.Type, "to": env.To}})
+			}
 		}
+		if len(wakes) == 0 {
+			return nil
+		}
+		_, err := mailbox.AppendWakes(tx, filepath.Join(dir, WakeFile), wakes...)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	d.Finish(forwardErr)
 	return d, nil
 }
 
@@ -113,8 +146,8 @@ func deadDelivery(dir string, to mailbox.Address, env mailbox.Envelope, why stri
 		InboxID: rec.ID, Duplicate: dup, DeadLetter: why}, nil
 }
 
-// Delivery is a branch message stored in its inbox (or dead-lettered),
-// waiting for the kernel's forward to the parent run.
+// Delivery is a branch message stored in its inbox (or dead-lettered)
+// and the outcome of its forward to the parent run.
 type Delivery struct {
 	To, Type   string
 	Run        string
@@ -125,9 +158,8 @@ type Delivery struct {
 	Duplicate  bool
 	Record     mailbox.Record
 	DeadLetter string // why the message went to dead letters instead
-	// Forward is the copy for the run's own inbox (to = the branch); nil
-	// when there is nothing to forward.
-	Forward *mailbox.Envelope
+	// RoomChanged: a member joined, so the timeline grew.
+	RoomChanged bool
 
 	result *BranchResult
 }
@@ -164,8 +196,8 @@ const (
 	reasonNotForwarded = "parent run forward not attempted"
 )
 
-// Finish records the outcome of the kernel's forward to the parent run
-// (nil: forwarded) and returns the normalised result: consumer
+// Finish records the outcome of the forward to the parent run (nil:
+// forwarded) and returns the normalised result: consumer
 // branch-mailbox, persisted, sent and delivered when forwarded, reason
 // branch_persisted_forwarded, or branch_persisted_parent_unavailable with
 // the error as delivery_error (the message stays in the branch inbox).

@@ -31,7 +31,7 @@ func TestPostSenderRules(t *testing.T) {
 		{"session:s1", "got session:s1"},
 	} {
 		dir := t.TempDir()
-		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "chat", From: c.from})
+		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "chat", From: c.from}, nil)
 		var ee *mailbox.EnvelopeError
 		if !errors.As(err, &ee) || ee.Field != "from" || !errors.Is(err, mailbox.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("from %q: %v, want a from error containing %q", c.from, err, c.want)
@@ -40,7 +40,7 @@ func TestPostSenderRules(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, from := range []string{"run:r", "branch:r/b1"} {
-		p, err := Post(dir, mailbox.Envelope{To: "room:r/main", Type: "chat", From: from})
+		p, err := Post(dir, mailbox.Envelope{To: "room:r/main", Type: "chat", From: from}, nil)
 		if err != nil {
 			t.Fatalf("from %s: %v", from, err)
 		}
@@ -68,7 +68,7 @@ func TestMulticastValidatedBeforeWrite(t *testing.T) {
 		{[]any{"branch:r/a", "nonsense"}, "got nonsense"},
 	} {
 		dir := t.TempDir()
-		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "task.assign", From: "run:r", Metadata: map[string]any{"recipients": c.recips}})
+		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "task.assign", From: "run:r", Metadata: map[string]any{"recipients": c.recips}}, nil)
 		var ee *mailbox.EnvelopeError
 		if !errors.As(err, &ee) || ee.Field != "metadata.recipients" || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("recipients %v: %v, want %q", c.recips, err, c.want)
@@ -81,19 +81,29 @@ func TestMulticast(t *testing.T) {
 	dir := t.TempDir()
 	env := mailbox.Envelope{To: "room:r", Type: "task.assign", From: "branch:r/lead", Body: map[string]any{"task": 1},
 		Metadata: map[string]any{"recipients": []any{"branch:r/a", "branch:r/b", "branch:r/a"}}, ID: "t1"}
-	p, err := Post(dir, env)
+	p, err := Post(dir, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Deliveries) != 2 {
 		t.Fatalf("%d deliveries", len(p.Deliveries))
 	}
-	for _, d := range p.Deliveries {
-		if d.Forward == nil || d.Forward.To != d.To || d.Forward.ID != "t1."+d.Branch || d.Forward.From != "branch:r/lead" || d.InboxID != "t1."+d.Branch {
-			t.Fatalf("delivery %+v forward %+v", d, d.Forward)
+	// The copies in the run's own inbox: to = the branch, id = <entry>.<branch>.
+	fwd, _ := readLines(t, filepath.Join(dir, RunInboxFile))
+	for i, d := range p.Deliveries {
+		if d.InboxID != "t1."+d.Branch || len(fwd) != 2 || fwd[i]["to"] != d.To || fwd[i]["id"] != "t1."+d.Branch || fwd[i]["from"] != "branch:r/lead" {
+			t.Fatalf("delivery %+v forwards %v", d, fwd)
 		}
 	}
-	p.Deliveries[0].Finish(nil)
+	// Retried while the run is down: nothing is written twice, and the
+	// outcome says the parent was unavailable.
+	down, err := Post(dir, env, errors.New("run:r is not running"))
+	if err != nil || !down.Result().Duplicate || down.Deliveries[1].Result().DeliveryError != "run:r is not running" {
+		t.Fatalf("retry: %+v %v", down, err)
+	}
+	if again, _ := readLines(t, filepath.Join(dir, RunInboxFile)); len(again) != 2 {
+		t.Fatalf("the retry forwarded again: %v", again)
+	}
 	p.Deliveries[1].Finish(errors.New("run:r is not running"))
 	r := p.Result()
 	if !r.Forwarded || r.MulticastCount != 2 || strings.Join(r.Multicast, ",") != "branch:r/a,branch:r/b" || r.ID != "t1" || r.Reason != "room_persisted" {
@@ -128,7 +138,7 @@ func TestMulticast(t *testing.T) {
 	}
 	// A retry writes nothing anywhere and reports duplicates.
 	before := snapshotFiles(t, dir)
-	p2, err := Post(dir, env)
+	p2, err := Post(dir, env, nil)
 	if err != nil || !p2.Append.Duplicate || !p2.Deliveries[0].Duplicate || !p2.Deliveries[1].Duplicate {
 		t.Fatalf("retry: %+v %v", p2, err)
 	}
@@ -156,20 +166,21 @@ func snapshotFiles(t *testing.T, dir string) map[string]int64 {
 func TestSendBranch(t *testing.T) {
 	dir := t.TempDir()
 	for _, from := range []string{"run:other", "branch:other/x", "coordinator", "room:r"} {
-		_, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: from})
+		_, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: from}, nil)
 		if !errors.Is(err, mailbox.ErrInvalid) || !strings.Contains(err.Error(), "requires from=run:r or branch:r/<branch>; got "+from) {
 			t.Errorf("from %s: %v", from, err)
 		}
 	}
 	nothingWritten(t, dir)
-	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: "branch:r/lead", Body: "do it"})
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: "branch:r/lead", Body: "do it"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Run != "r" || d.Branch != "w" || d.InboxID == "" || d.Forward == nil || d.Forward.To != "branch:r/w" || d.Forward.Body != "do it" {
-		t.Fatalf("delivery: %+v", d)
+	fwd, _ := readLines(t, filepath.Join(dir, RunInboxFile))
+	if d.Run != "r" || d.Branch != "w" || d.InboxID == "" || len(fwd) != 1 || fwd[0]["to"] != "branch:r/w" || fwd[0]["body"] != "do it" {
+		t.Fatalf("delivery: %+v forwards %v", d, fwd)
 	}
-	res := d.Finish(nil)
+	res := d.Result()
 	if res.Consumer != "branch-mailbox" || res.Reason != "branch_persisted_forwarded" || !res.Sent || !res.Delivered || !res.Persisted || res.Inbox != BranchInboxPath(dir, "w") {
 		t.Fatalf("result: %+v", res)
 	}
@@ -182,42 +193,49 @@ func TestSendBranch(t *testing.T) {
 			t.Fatalf("snapshot %s: %+v %v", p, s, err)
 		}
 	}
+	// The doorbell: the branch's, then the run's for the copy.
 	wakes, _ := readLines(t, filepath.Join(dir, WakeFile))
-	w := wakes[len(wakes)-1]
+	w, rw := wakes[len(wakes)-2], wakes[len(wakes)-1]
 	if w["reason"] != "branch.message" || w["actor"] != "branch:r/w" || w["metadata"].(map[string]any)["from"] != "branch:r/lead" {
 		t.Fatalf("wake: %v", w)
 	}
+	if rw["reason"] != "run.message" || rw["actor"] != "run:r" || rw["metadata"].(map[string]any)["to"] != "branch:r/w" {
+		t.Fatalf("run wake: %v", rw)
+	}
 	// From the run, and without from: no sender joins.
-	if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", From: "run:r"}); err != nil {
+	if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", From: "run:r"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	d, err = SendBranch(dir, mailbox.Envelope{To: "branch:r/w2", Type: "t"})
+	d, err = SendBranch(dir, mailbox.Envelope{To: "branch:r/w2", Type: "t"}, errors.New("run:r is not running"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := LoadRoster(dir); len(r) != 3 {
 		t.Fatalf("roster after sends from the run and from nobody: %+v", r)
 	}
-	// Unfinished: the forward was not attempted.
-	if res := d.Result(); res.Sent || res.Reason != "branch_persisted_parent_unavailable" {
-		t.Fatalf("unfinished: %+v", res)
+	// The run is down: the message stays in the branch inbox only.
+	if res := d.Result(); res.Sent || res.Reason != "branch_persisted_parent_unavailable" || res.DeliveryError != "run:r is not running" {
+		t.Fatalf("parent down: %+v", res)
+	}
+	if fwd, _ := readLines(t, filepath.Join(dir, RunInboxFile)); len(fwd) != 2 {
+		t.Fatalf("forwarded to a run that is down: %v", fwd)
 	}
 }
 
 func TestExpiredAtSendIsDeadLettered(t *testing.T) {
 	dir := t.TempDir()
 	past := time.Now().Add(-time.Minute)
-	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", Deadline: past, ID: "late-1"})
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", Deadline: past, ID: "late-1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Forward != nil || d.DeadLetter != "deadline_passed" {
+	if d.DeadLetter != "deadline_passed" {
 		t.Fatalf("delivery: %+v", d)
 	}
 	if res := d.Finish(nil); res.Sent || res.Delivered || !res.Persisted || res.Reason != "dead_lettered" || res.Consumer != "dead-letters" || res.DeadLetter != "deadline_passed" {
 		t.Fatalf("result: %+v", res)
 	}
-	p, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "t", From: "run:r", Deadline: past})
+	p, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "t", From: "run:r", Deadline: past}, nil)
 	if err != nil || p.Result().Reason != "dead_lettered" || len(p.Deliveries) != 0 {
 		t.Fatalf("room post: %+v %v", p, err)
 	}
@@ -229,7 +247,7 @@ func TestExpiredAtSendIsDeadLettered(t *testing.T) {
 		t.Fatalf("dead letters: %+v %v", v, err)
 	}
 	// Idempotent by id.
-	if d, _ := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", Deadline: past, ID: "late-1"}); !d.Duplicate {
+	if d, _ := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "t", Deadline: past, ID: "late-1"}, nil); !d.Duplicate {
 		t.Fatal("second dead letter of one id")
 	}
 }

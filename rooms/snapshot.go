@@ -180,8 +180,15 @@ func roomCurrent(dir, run string, members, selves []string) bool {
 		}
 		known, ok := st.snaps[path]
 		id, exists := statID(path)
-		if !ok || !exists || known.id != id || now.Sub(id.mtime) >= min || known.sig != snapshotSig(NewSnapshot(run, self, st.roster, now)) {
+		if !ok || !exists || known.id != id || now.Sub(id.mtime) >= min {
 			return false
+		}
+		if known.roster != st.rosterID {
+			if known.sig != snapshotSig(NewSnapshot(run, self, st.roster, now)) {
+				return false
+			}
+			known.roster = st.rosterID
+			st.snaps[path] = known
 		}
 	}
 	return true

@@ -40,6 +40,10 @@ type roomState struct {
 type snapState struct {
 	id  fileID
 	sig uint64
+	// roster is the roster.json the sig was last checked against: while
+	// it is the current one, the snapshot's content is known to match
+	// without computing the sig again.
+	roster fileID
 }
 
 // maxSnapStates bounds the snapshots a room state remembers.
@@ -49,7 +53,7 @@ func (st *roomState) rememberSnapshot(path string, id fileID, sig uint64) {
 	if st.snaps == nil || len(st.snaps) >= maxSnapStates {
 		st.snaps = map[string]snapState{}
 	}
-	st.snaps[path] = snapState{id, sig}
+	st.snaps[path] = snapState{id: id, sig: sig, roster: st.rosterID}
 }
 
 // fileID tells whether a small state file changed since it was read.

@@ -73,10 +73,15 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 	}
 	var got mailbox.Record
 	var dead []deadLetter
-	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+	// Lazily: in a long inbox most records are finished, and a peek at
+	// their status skips them without decoding them.
+	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		for i := range lines {
 			l := &lines[i]
-			if l.Err != nil {
+			if s, ok := l.Peek("status"); ok && s != mailbox.StatusQueued {
+				continue
+			}
+			if l.Decode(); l.Err != nil {
 				continue
 			}
 			r := mailbox.Record(l.Value)

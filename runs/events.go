@@ -16,6 +16,13 @@ func appendEvent(dir Dir, rec map[string]any) error {
 // AppendEvent is appendEvent for the kernel (run.exited, run.message…).
 func AppendEvent(dir Dir, rec map[string]any) error { return appendEvent(dir, rec) }
 
+// AppendEventIn is AppendEvent inside a transaction that holds the state
+// directory's lock (every JSONL file of the directory shares it).
+func AppendEventIn(tx *mailbox.Tx, dir Dir, rec map[string]any) error {
+	rec["ts"] = time.Now().UTC().Format(time.RFC3339Nano)
+	return tx.AppendFile(dir.Path(EventsFile), rec)
+}
+
 func (s *supervisor) appendEvent(rec map[string]any) {
 	if err := appendEvent(s.dir, rec); err != nil {
 		s.logf("append event: %v", err)

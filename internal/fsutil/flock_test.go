@@ -2,6 +2,7 @@ package fsutil
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -27,6 +28,10 @@ func TestLockTimeoutExcludesAndTimesOut(t *testing.T) {
 	}
 	unlock()
 	unlock() // idempotent
+	// The waiter that gave up takes the released lock for an instant.
+	for deadline := time.Now().Add(5 * time.Second); abandoned.Load() != 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	unlock2, err := LockTimeout(path, 0)
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
@@ -71,4 +76,81 @@ func TestLockTimeoutMissingDir(t *testing.T) {
 	if err == nil || errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("got %v, want an open error", err)
 	}
+}
+
+// A waiter that timed out takes the lock when its holder lets go and
+// releases it at once: the lock is free again for the next caller, and
+// no descriptor is left open.
+func TestLockAbandonedWaiterReleases(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := LockDir(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := abandoned.Load()
+	if _, err := LockDir(dir, 20*time.Millisecond); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("got %v, want ErrLockTimeout", err)
+	}
+	if abandoned.Load() != before+1 {
+		t.Fatalf("abandoned waiters %d, want %d", abandoned.Load(), before+1)
+	}
+	unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for abandoned.Load() != before {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned waiter never let go")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	u, err := LockDir(dir, 0)
+	if err != nil {
+		t.Fatalf("lock after the abandoned waiter: %v", err)
+	}
+	u()
+}
+
+// A waiter gets a released lock without a polling delay, and the polling
+// wait (used past maxAbandoned waiters) still excludes and times out.
+func TestLockHandoverAndPolling(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := LockDir(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		u, err := LockDir(dir, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+		u()
+	}()
+	time.Sleep(50 * time.Millisecond) // the waiter is blocked by now
+	released := time.Now()
+	unlock()
+	if d := (<-got).Sub(released); d > 500*time.Millisecond {
+		t.Fatalf("the waiter took %s to get a released lock", d)
+	}
+
+	f, err := OpenRaw(dir, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := LockDir(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pollLock(f, dir, 20*time.Millisecond); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("poll: got %v, want ErrLockTimeout", err)
+	}
+	if f.Close() == nil {
+		t.Fatal("pollLock left its file open after a timeout")
+	}
+	u()
+	f, _ = OpenRaw(dir, os.O_RDONLY, 0)
+	if err := pollLock(f, dir, time.Second); err != nil {
+		t.Fatalf("poll a free lock: %v", err)
+	}
+	f.Close()
 }

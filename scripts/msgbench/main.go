@@ -78,17 +78,19 @@ func latency(agent, run string, n int) {
 		send(conn, map[string]any{"to": route.to, "type": "bench.warm"}) // creates the inbox and its directory
 		for r, _ := claim(); r != nil; r, _ = claim() {
 		}
-		var samples []float64
+		var samples, sent []float64
 		for i := range n {
 			ready, got := make(chan struct{}), make(chan time.Time, 1)
 			go func() { got <- waitClaim(route.watch, claim, ready) }()
 			<-ready
 			start := time.Now()
 			send(conn, map[string]any{"to": route.to, "type": "bench.ping", "body": i})
+			sent = append(sent, ms(time.Since(start)))
 			at := <-got
 			samples = append(samples, ms(at.Sub(start)))
 		}
-		p := pct(samples)
+		p, ps := pct(samples), pct(sent)
+		fmt.Printf("%s_send_p50_ms=%.3f\n", route.name, ps(50))
 		fmt.Printf("%s_p50_ms=%.3f\n%s_p99_ms=%.3f\n%s_max_ms=%.3f\n%s_n=%d\n", route.name, p(50), route.name, p(99), route.name, p(100), route.name, len(samples))
 	}
 }
@@ -173,7 +175,7 @@ func appends(n int) {
 	os.Setenv(rooms.EnvRoomMaxMessages, strconv.Itoa(2*n))
 	start := time.Now()
 	for i := range n {
-		if _, err := rooms.Post(dir, mailbox.Envelope{To: "room:r", Type: "bench.post", From: "branch:r/w", Body: i}); err != nil {
+		if _, err := rooms.Post(dir, mailbox.Envelope{To: "room:r", Type: "bench.post", From: "branch:r/w", Body: i}, nil); err != nil {
 			fatalf("post: %v", err)
 		}
 	}
