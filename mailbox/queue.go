@@ -58,7 +58,8 @@ type Queue struct {
 	// below 16) or by half the unfinished records if that is more, so
 	// trimming costs O(1) per operation.
 	KeepTerminal int
-	// Lease, when > 0, lets Claim take over a record claimed longer ago.
+	// Lease, when > 0, lets Claim take over a record claimed (or its
+	// lease renewed, see Renew) longer ago.
 	Lease time.Duration
 
 	mu sync.Mutex
@@ -87,6 +88,8 @@ type qrec struct {
 	n          int
 	sets       []json.RawMessage // update sets not yet folded, in order
 	claimedAt  time.Time
+	renewedAt  time.Time // the claim's lease was last renewed
+	by         string    // claimed_by
 	pid        int
 	unsafeID   bool
 }
@@ -184,7 +187,38 @@ func (q *Queue) abandoned(r *qrec, now time.Time) bool {
 	if r.pid > 0 && !processExists(r.pid) {
 		return true
 	}
-	return q.Lease > 0 && !r.claimedAt.IsZero() && now.Sub(r.claimedAt) >= q.Lease
+	last := r.claimedAt
+	if r.renewedAt.After(last) {
+		last = r.renewedAt
+	}
+	return q.Lease > 0 && !last.IsZero() && now.Sub(last) >= q.Lease
+}
+
+// Renew renews the lease of a claimed record (see Queue.Lease): it
+// records lease_renewed_at, and the record is not taken over until a
+// whole lease has passed since. A consumer that works on a message longer
+// than the lease renews it every fraction of a lease. owner, when not
+// empty, must be the claim's (claimed_by). An unknown id is ErrNotFound;
+// a record that is not claimed, or is claimed by another owner (it was
+// taken over), is ErrTransition.
+func (q *Queue) Renew(id, owner string) error {
+	id = strings.TrimSpace(id)
+	return q.locked(false, func(st *queueState) error {
+		i, ok := st.byID[id]
+		if !ok {
+			return fmt.Errorf("%w: %s in %s", ErrNotFound, id, q.Path)
+		}
+		r := &st.recs[i]
+		if r.status != StatusClaimed {
+			return fmt.Errorf("%w: inbox record %s is %s, not claimed; only a claim's lease is renewed", ErrTransition, id, r.status)
+		}
+		if owner != "" && r.by != owner {
+			return fmt.Errorf("%w: inbox record %s is claimed by %s, not %s (it was taken over)", ErrTransition, id, r.by, owner)
+		}
+		set := object{}
+		set.set("lease_renewed_at", timestamp())
+		return q.appendUpdate(st, i, set)
+	})
 }
 
 // processExists reports whether a process with pid exists (a zombie

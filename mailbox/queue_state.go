@@ -86,11 +86,21 @@ func (st *queueState) setFields(i int, status string, m map[string]json.RawMessa
 		st.terminal++
 	}
 	if v, ok := m["claimed_at"]; ok {
+		// A claim (a first one or a takeover): what an earlier claim
+		// recorded of its consumer no longer applies.
 		s, _ := rawString(v)
 		r.claimedAt, _ = time.Parse(time.RFC3339Nano, s)
+		r.pid, r.by, r.renewedAt = 0, "", time.Time{}
+	}
+	if v, ok := m["claimed_by"]; ok {
+		r.by, _ = rawString(v)
 	}
 	if v, ok := m["claimed_pid"]; ok {
 		r.pid, _ = strconv.Atoi(string(v))
+	}
+	if v, ok := m["lease_renewed_at"]; ok {
+		s, _ := rawString(v)
+		r.renewedAt, _ = time.Parse(time.RFC3339Nano, s)
 	}
 	for st.head < len(st.recs) && isTerminalStatus(st.recs[st.head].status) {
 		st.head++

@@ -357,3 +357,64 @@ func TestQueueClaimThatFolds(t *testing.T) {
 		}
 	}
 }
+
+// A renewed lease keeps a claim from being taken over; only the owner
+// renews; a takeover by a claim without a pid forgets the dead pid of
+// the claim before it.
+func TestQueueRenew(t *testing.T) {
+	q := newTestQueue(t)
+	q.Append(job(1))
+	q.Lease = 300 * time.Millisecond
+	rec, err := q.Claim("w", 0)
+	if err != nil || rec == nil {
+		t.Fatal(rec, err)
+	}
+	if err := q.Renew(rec.ID(), "other"); !errors.Is(err, ErrTransition) {
+		t.Fatalf("renew by another owner: %v", err)
+	}
+	if err := q.Renew("nope", "w"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("renew of an unknown id: %v", err)
+	}
+	// Renewed every 100 ms for a second: never taken over, from this
+	// process or from a fresh Queue (another process's view).
+	for range 10 {
+		time.Sleep(100 * time.Millisecond)
+		if err := q.Renew(rec.ID(), "w"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := NewQueue(q.Path).withLease(q.Lease).Claim("thief", 0); err != nil || got != nil {
+			t.Fatalf("taken over while renewed: %v %v", got, err)
+		}
+	}
+	// Not renewed: taken over once the lease passes, and the old owner
+	// learns it on its next renewal.
+	time.Sleep(350 * time.Millisecond)
+	got, err := q.Claim("heir", 0)
+	if err != nil || got == nil || got.ID() != rec.ID() {
+		t.Fatalf("takeover after the lease: %v %v", got, err)
+	}
+	if err := q.Renew(rec.ID(), "w"); !errors.Is(err, ErrTransition) {
+		t.Fatalf("renew after a takeover: %v", err)
+	}
+	q.Done(rec.ID(), StatusHandled, nil)
+	if err := q.Renew(rec.ID(), ""); !errors.Is(err, ErrTransition) {
+		t.Fatalf("renew of a handled record: %v", err)
+	}
+
+	// A dead pid does not outlive the claim that recorded it.
+	q2 := newTestQueue(t)
+	q2.Append(job(2))
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("no true(1): %v", err)
+	}
+	first, _ := q2.Claim("gone", cmd.Process.Pid)
+	if again, _ := q2.Claim("heir", 0); again == nil || again.ID() != first.ID() {
+		t.Fatalf("no takeover from a dead pid: %v", again)
+	}
+	if third, _ := q2.Claim("third", 0); third != nil {
+		t.Fatalf("the heir's claim was taken over at once (the dead pid stuck): %v", third)
+	}
+}
+
+func (q *Queue) withLease(d time.Duration) *Queue { q.Lease = d; return q }

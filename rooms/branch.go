@@ -129,6 +129,22 @@ func DoneBranch(dir, address, id, status string, meta map[string]any) error {
 	return wakeBranch(dir, a, mailbox.WakeBranchStatus, map[string]any{"id": id, "status": status})
 }
 
+// RenewBranch renews the lease of a claimed branch message (see
+// mailbox.Queue.Renew): a consumer working on one longer than
+// Limits.ClaimLease renews it every fraction of a lease so no other
+// claimer takes it over. owner, when not empty, must be the claim's.
+func RenewBranch(dir, address, id, owner string) error {
+	a, err := branchAddress(address)
+	if err != nil {
+		return err
+	}
+	q, err := BranchInbox(dir, a.Branch)
+	if err != nil {
+		return err
+	}
+	return q.Renew(id, owner)
+}
+
 // Expired reports whether an inbox record's message has expired at now:
 // ttl_ms counts from the record's received_at (else queued_at).
 func Expired(rec mailbox.Record, now time.Time) (bool, string) {

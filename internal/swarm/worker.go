@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -209,7 +210,9 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 	if _, err := w.post("task.claim", w.branch+" took "+t.ID, map[string]any{"id": t.ID, "branch": w.branch}); err != nil {
 		return err
 	}
+	stop := w.keepClaim(rec.ID())
 	code, output, runErr := w.execute(ctx, t)
+	stop()
 	artifact := ""
 	if w.write {
 		artifact = filepath.Join(w.artifacts, safeName(t.ID)+".txt")
@@ -257,6 +260,42 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 		return err
 	}
 	return w.awaiting()
+}
+
+// keepClaim renews the claim of the branch message being worked on every
+// third of the claim lease (rooms.Limits.ClaimLease), so a task that runs
+// longer than a lease is not taken over by another claimer; stop ends the
+// renewals and waits for them. A renewal that finds the claim taken over
+// is recorded (task.lease_lost) and ends the renewals.
+func (w *worker) keepClaim(id string) (stop func()) {
+	lease := rooms.EnvLimits().ClaimLease
+	if lease <= 0 {
+		return func() {}
+	}
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(max(lease/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if err := rooms.RenewBranch(w.roomDir, w.addr, id, w.addr); err != nil {
+				if errors.Is(err, mailbox.ErrTransition) || errors.Is(err, mailbox.ErrNotFound) {
+					w.event(WorkerEventsFile, map[string]any{"event": "task.lease_lost", "id": id, "error": err.Error()})
+					return
+				}
+				// A busy lock: the next tick tries again.
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 // execute runs a task's command template in the foreground, as exec
