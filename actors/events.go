@@ -23,9 +23,7 @@ import (
 // stay in it). While no stream is open, none of this runs.
 
 func init() {
-	streamOps["events"] = func(k *Kernel, req wire.Request, write func(wire.Response) error) {
-		k.streamEvents(req, write)
-	}
+	streamOps["events"] = (*Kernel).streamEvents
 }
 
 // Change kinds noted for a run directory.
@@ -111,7 +109,7 @@ func (k *Kernel) noteFile(name string) {
 }
 
 // streamEvents serves one runs stream until the client goes away.
-func (k *Kernel) streamEvents(req wire.Request, write func(wire.Response) error) {
+func (k *Kernel) streamEvents(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
 	var p verbs.Events
 	if len(req.Params) > 0 {
 		if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -142,6 +140,8 @@ func (k *Kernel) streamEvents(req wire.Request, write func(wire.Response) error)
 			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {
 				return
 			}
+		case <-gone:
+			return // a closed top stops the /proc sampling at once
 		case <-k.stopped:
 			return
 		}

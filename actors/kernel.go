@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -32,6 +33,9 @@ type Config struct {
 	// KnowledgeIdle is how long an unused knowledge store stays open
 	// (0: 5 minutes).
 	KnowledgeIdle time.Duration
+	// RoomIdle is how long a room actor with no subscribers and no posts
+	// stays up (0: 30 seconds); the next post or watch starts another.
+	RoomIdle time.Duration
 }
 
 // ErrRunning means another kernel already owns the agent root.
@@ -64,8 +68,8 @@ type Kernel struct {
 	captured  sync.Map       // run instances captured into the knowledge graph (capture.go)
 	captures  sync.WaitGroup // captures in flight; waited for before the stores close
 	roomsOnce sync.Once
-	roomHub   *roomHub // room actors (rooms.go), started on first use
-	runCache  sync.Map // run id → cachedRun: live runs' access checks (rooms.go)
+	roomHub   atomic.Pointer[roomHub] // room actors (roomactor.go), started on first use
+	runCache  sync.Map                // run id → cachedRun: live runs' access checks (rooms.go)
 }
 
 // liveRun is the kernel's view of a run it supervises.
@@ -310,6 +314,7 @@ func (k *Kernel) status() map[string]any {
 		"pid": os.Getpid(), "socket": k.ln.Addr().String(), "agent_dir": k.cfg.AgentDir,
 		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
 		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
+		"room_actors": k.liveRooms(),
 	}
 }
 

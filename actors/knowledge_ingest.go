@@ -26,7 +26,7 @@ func init() {
 // ({"progress":{done,total}}, at most every ingestEvery) while it works,
 // then the result (or the error). A client that goes away cancels it;
 // what was ingested stays (whole batches), and a second ingest resumes.
-func (k *Kernel) knowledgeIngest(req wire.Request, write func(wire.Response) error) {
+func (k *Kernel) knowledgeIngest(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
 	fail := func(err error) { write(wire.Response{ID: req.ID, Error: verbs.Classify(err)}) }
 	var call verbs.KnowledgeCall
 	if err := json.Unmarshal(req.Params, &call); err != nil {
@@ -44,6 +44,13 @@ func (k *Kernel) knowledgeIngest(req wire.Request, write func(wire.Response) err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ingestTimeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-gone: // the client hung up: stop at the next batch
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var (
 		mu   sync.Mutex
 		last time.Time

@@ -17,15 +17,16 @@ import (
 // fans each new entry out to its subscribers (the watch_room streams).
 // It learns of new entries from the kernel's own posts (a poke), from
 // inotify on the room directory (appends by other processes), and from a
-// once-a-second check that also catches what those missed. It stops
-// after roomIdleTicks quiet seconds without subscribers. The files stay
+// check every tick (a second) that also catches what those missed. It
+// stops after Config.RoomIdle (30 s) without subscribers or posts. The
+// files stay
 // canonical: a subscriber that falls behind is dropped (its channel
 // closed) and catches up from the timeline with rooms.Since.
 
 const (
 	roomTick       = time.Second
-	roomIdleTicks  = 30   // quiet ticks without subscribers before a room actor stops
-	roomSubBuffer  = 1024 // entries a subscriber may lag before it is dropped
+	roomIdle       = 30 * time.Second // Config.RoomIdle's default
+	roomSubBuffer  = 1024             // entries a subscriber may lag before it is dropped
 	roomSpawnLimit = 5 * time.Second
 )
 
@@ -57,9 +58,19 @@ type roomHub struct {
 	k      *Kernel
 	parent *actor.PID
 
+	every     time.Duration // a room actor's check interval
+	idleTicks int           // quiet ticks without subscribers before it stops
+
 	mu    sync.Mutex
 	rooms map[string]*roomRef // state dir → actor
 	fsw   *fsnotify.Watcher   // nil when inotify is unavailable
+}
+
+// live is the number of room actors running.
+func (h *roomHub) live() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.rooms)
 }
 
 type roomRef struct {
@@ -71,7 +82,12 @@ type roomRef struct {
 // rooms returns the kernel's room hub, starting it on first use.
 func (k *Kernel) rooms() *roomHub {
 	k.roomsOnce.Do(func() {
-		h := &roomHub{k: k, rooms: map[string]*roomRef{}}
+		idle := k.cfg.RoomIdle
+		if idle <= 0 {
+			idle = roomIdle
+		}
+		tick := min(roomTick, max(idle/3, time.Millisecond))
+		h := &roomHub{k: k, rooms: map[string]*roomRef{}, every: tick, idleTicks: int((idle + tick - 1) / tick)}
 		h.parent = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &roomsActor{h: h} }, actor.WithSupervisor(restartDecider())))
 		if w, err := fsnotify.NewWatcher(); err == nil {
 			h.fsw = w
@@ -79,9 +95,18 @@ func (k *Kernel) rooms() *roomHub {
 		} else {
 			k.log.Warn("inotify unavailable for rooms; room actors poll every second", "err", err)
 		}
-		k.roomHub = h
+		k.roomHub.Store(h)
 	})
-	return k.roomHub
+	return k.roomHub.Load()
+}
+
+// liveRooms is the number of room actors running (none before the hub
+// started; counting does not start it).
+func (k *Kernel) liveRooms() int {
+	if h := k.roomHub.Load(); h != nil {
+		return h.live()
+	}
+	return 0
 }
 
 // pokeRoom tells the room's actor (started on first use) that its
@@ -228,7 +253,7 @@ func (a *roomActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.start = time.Now()
-		ctx.SetReceiveTimeout(roomTick)
+		ctx.SetReceiveTimeout(a.h.every)
 		a.drain()
 	case roomPoke:
 		a.idle = 0
@@ -241,13 +266,16 @@ func (a *roomActor) Receive(ctx actor.Context) {
 	case *roomUnsub:
 		a.remove(m.sub)
 	case *actor.ReceiveTimeout:
+		// protoactor cancels the receive timeout when it fires: re-arm it
+		// for the next tick.
+		ctx.SetReceiveTimeout(a.h.every)
 		a.h.tick(a.dir)
 		a.drain()
 		if len(a.subs) > 0 {
 			a.idle = 0
 			return
 		}
-		if a.idle++; a.idle >= roomIdleTicks && a.h.retire(a.dir, ctx.Self()) {
+		if a.idle++; a.idle >= a.h.idleTicks && a.h.retire(a.dir, ctx.Self()) {
 			ctx.Stop(ctx.Self())
 		}
 	case *actor.Stopping, *actor.Restarting:

@@ -22,7 +22,7 @@ type tbKernel struct {
 }
 
 // startTB runs a kernel for a fresh agent root until the test ends.
-func startTB(tb testing.TB) *tbKernel {
+func startTB(tb testing.TB, opts ...func(*actors.Config)) *tbKernel {
 	tb.Helper()
 	agent, err := os.MkdirTemp("", "pak")
 	if err != nil {
@@ -31,7 +31,11 @@ func startTB(tb testing.TB) *tbKernel {
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &tbKernel{tb: tb, agent: agent, stop: cancel, done: make(chan error, 1)}
 	go func() {
-		k.done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test", Settings: settings(nil)})
+		cfg := actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test", Settings: settings(nil)}
+		for _, o := range opts {
+			o(&cfg)
+		}
+		k.done <- actors.Run(ctx, cfg)
 	}()
 	tb.Cleanup(func() {
 		cancel()

@@ -1,11 +1,14 @@
 package actors_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 )
@@ -46,5 +49,60 @@ func TestRoomWatchSeesEveryWriter(t *testing.T) {
 		if got := follow(1); len(got) != 1 || got[0].Body != "late" {
 			t.Fatalf("got %+v, want the late entry only", got)
 		}
+	}
+}
+
+// TestRoomActorRetires: a room actor without subscribers or posts stops
+// after Config.RoomIdle (kernel status counts room_actors), and the next
+// watch starts another that sees new entries.
+func TestRoomActorRetires(t *testing.T) {
+	k := startTB(t, func(c *actors.Config) { c.RoomIdle = 300 * time.Millisecond })
+	k.spawn("s1", "ri", "sleep-forever", nil)
+	roomActors := func() int {
+		var st struct {
+			RoomActors *int `json:"room_actors"`
+		}
+		if r := k.call("status", "", nil); r.Error != nil || json.Unmarshal(r.Result, &st) != nil || st.RoomActors == nil {
+			t.Fatalf("status: %+v", r)
+		}
+		return *st.RoomActors
+	}
+	post := func(body string) {
+		if r := k.call("message", "s1", map[string]any{"to": "room:ri", "type": "chat.message", "from": "run:ri", "body": body}); r.Error != nil {
+			t.Fatal(r.Error)
+		}
+	}
+	c, err := wire.Dial(k.agent, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := json.Marshal(map[string]any{"target": "room:ri"})
+	if err := c.Send(wire.Request{Op: "watch_room", Session: "s1", Params: params}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(); err != nil {
+		t.Fatal(err)
+	}
+	post("one")
+	// With a subscriber the actor stays, however long it is quiet.
+	time.Sleep(800 * time.Millisecond)
+	if n := roomActors(); n != 1 {
+		t.Fatalf("room actors with a subscriber: %d", n)
+	}
+	c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for roomActors() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the room actor did not retire")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	follow := watchRoom(t, k.agent, "room:ri")
+	post("two")
+	if got := follow(1); len(got) != 1 || got[0].Body != "two" {
+		t.Fatalf("after the restart: %+v", got)
+	}
+	if n := roomActors(); n != 1 {
+		t.Fatalf("room actors after a new watch: %d", n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	streamOps["watch_room"] = func(k *Kernel, req wire.Request, write func(wire.Response) error) { k.watchRoom(req, write) }
+	streamOps["watch_room"] = (*Kernel).watchRoom
 }
 
 // roomSubscribeLimit bounds the wait for a room actor to take a
@@ -27,7 +27,7 @@ const roomSubscribeLimit = 2 * time.Second
 // room actor dropped (it fell behind, or the actor stopped) catches up
 // from the timeline and subscribes again; a compaction that dropped
 // entries a watcher asked for is reported as {"missed":true}.
-func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error) {
+func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
 	fail := func(err error) { write(wire.Response{ID: req.ID, Error: verbs.Classify(err)}) }
 	var p verbs.Watch
 	if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -61,7 +61,7 @@ func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error) {
 		fail(err)
 		return
 	}
-	w := &roomWatcher{k: k, req: req, write: write, dir: dir, run: a.ID, sub: sub, last: last}
+	w := &roomWatcher{k: k, req: req, write: write, gone: gone, dir: dir, run: a.ID, sub: sub, last: last}
 	defer func() { k.unsubscribeRoom(dir, w.sub) }()
 	if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": a.String()})}) != nil {
 		return
@@ -77,6 +77,7 @@ type roomWatcher struct {
 	k     *Kernel
 	req   wire.Request
 	write func(wire.Response) error
+	gone  <-chan struct{} // the client hung up
 	dir   string
 	run   string
 	sub   *roomSub
@@ -151,6 +152,8 @@ func (w *roomWatcher) live() {
 			if w.write(wire.Response{ID: w.req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {
 				return
 			}
+		case <-w.gone:
+			return
 		case <-w.k.stopped:
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -99,12 +100,16 @@ func (k *Kernel) handle(c net.Conn) {
 			write(wire.Response{Error: &wire.Error{Code: "invalid_request", Message: "malformed request: " + err.Error(), Exit: 65}})
 			continue
 		}
-		if req.Op == "watch" {
-			k.watch(req, write)
-			return
-		}
 		if h, ok := streamOps[req.Op]; ok {
-			h(k, req, write)
+			// The stream owns the connection from here; a client that hangs
+			// up closes gone at once (its streams need not wait for a
+			// write to fail). Anything else it sends is ignored.
+			gone := make(chan struct{})
+			go func() {
+				defer close(gone)
+				io.Copy(io.Discard, r)
+			}()
+			h(k, req, write, gone)
 			return
 		}
 		if err := write(k.dispatch(req)); err != nil {
@@ -171,8 +176,11 @@ func (k *Kernel) recoverPanic(op string, resp *wire.Response) {
 var extraOps = map[string]func(k *Kernel, req wire.Request) (any, error){}
 
 // streamOps keep the connection and write responses until the client goes
-// away (like watch); other files add them in init.
-var streamOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Response) error){}
+// away (gone is closed when it hangs up) or the stream ends; other files
+// add them in init.
+var streamOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}){
+	"watch": (*Kernel).watch,
+}
 
 // one answers a single request; later as for message.
 func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) {

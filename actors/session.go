@@ -203,7 +203,7 @@ func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
 
 // watch streams the session's follow-ups as they are queued, until the
 // client goes away.
-func (k *Kernel) watch(req wire.Request, write func(wire.Response) error) {
+func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
 	if req.Session == "" {
 		write(wire.Response{ID: req.ID, Error: &wire.Error{Code: "no_session", Exit: 64, Message: "watch needs a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}})
 		return
@@ -229,6 +229,8 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error) {
 			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {
 				return
 			}
+		case <-gone:
+			return
 		case <-k.stopped:
 			return
 		}

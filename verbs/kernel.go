@@ -74,16 +74,19 @@ func (k *Kernel) Validate() error {
 
 // KernelStatus describes the running kernel.
 type KernelStatus struct {
-	AgentDir  string    `json:"agent_dir,omitempty"`
-	LiveRuns  int       `json:"live_runs"`
-	Pid       int       `json:"pid"`
-	RSSBytes  int64     `json:"rss_bytes"`
-	Running   *bool     `json:"running,omitempty"`
-	Socket    string    `json:"socket,omitempty"`
-	StartedAt time.Time `json:"started_at,omitzero"`
-	Stopped   bool      `json:"stopped,omitempty"`
-	UptimeMS  int64     `json:"uptime_ms"`
-	Version   string    `json:"version,omitempty"`
+	AgentDir string `json:"agent_dir,omitempty"`
+	LiveRuns int    `json:"live_runs"`
+	Pid      int    `json:"pid"`
+	RSSBytes int64  `json:"rss_bytes"`
+	// RoomActors counts the live room actors (one per room being
+	// watched or posted to lately).
+	RoomActors int       `json:"room_actors"`
+	Running    *bool     `json:"running,omitempty"`
+	Socket     string    `json:"socket,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	Stopped    bool      `json:"stopped,omitempty"`
+	UptimeMS   int64     `json:"uptime_ms"`
+	Version    string    `json:"version,omitempty"`
 }
 
 func init() {
