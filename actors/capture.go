@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge"
@@ -36,13 +37,49 @@ func (k *Kernel) captureRun(in *runs.Info) {
 		return
 	}
 	key := string(in.Dir) + "@" + in.Meta.CreatedAt.Format(time.RFC3339Nano)
-	if _, dup := k.captured.LoadOrStore(key, true); dup {
+	if !k.captured.add(key) {
 		return
 	}
 	rec := runRecord(in, terminalFollowup(k.cfg.AgentDir, in).Summary)
 	k.goCapture("run:"+in.Meta.Run, in.Meta.Cwd, func(ctx context.Context, st *knowledge.Store) error {
 		return st.CaptureRun(ctx, rec)
 	})
+}
+
+// recentSet remembers the keys added lately: at most 2×recentMax, the
+// older half dropped as a whole when the newer one fills. A key it forgot
+// can be added again; it serves to skip repeats, not to guarantee
+// uniqueness (captures are idempotent in the store).
+type recentSet struct {
+	mu       sync.Mutex
+	cur, old map[string]struct{}
+}
+
+// recentMax is how many keys a recentSet generation holds.
+const recentMax = 4096
+
+// add records key and reports whether it was new.
+func (s *recentSet) add(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.cur[key]; ok {
+		return false
+	}
+	if _, ok := s.old[key]; ok {
+		return false
+	}
+	if s.cur == nil || len(s.cur) >= recentMax {
+		s.old, s.cur = s.cur, make(map[string]struct{}, 64)
+	}
+	s.cur[key] = struct{}{}
+	return true
+}
+
+// len is the number of keys remembered.
+func (s *recentSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.cur) + len(s.old)
 }
 
 // runRecord describes a terminal run for the knowledge graph.

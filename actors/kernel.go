@@ -65,7 +65,7 @@ type Kernel struct {
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
 
-	captured  sync.Map       // run instances captured into the knowledge graph (capture.go)
+	captured  recentSet      // run instances captured into the knowledge graph lately (capture.go)
 	captures  sync.WaitGroup // captures in flight; waited for before the stores close
 	roomsOnce sync.Once
 	roomHub   atomic.Pointer[roomHub] // room actors (roomactor.go), started on first use
