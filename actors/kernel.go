@@ -70,6 +70,9 @@ type Kernel struct {
 	roomsOnce sync.Once
 	roomHub   atomic.Pointer[roomHub] // room actors (roomactor.go), started on first use
 	runCache  sync.Map                // run id → cachedRun: live runs' access checks (rooms.go)
+
+	idMu      sync.Mutex
+	lastStamp int64 // the last <ms> of a run id stampID handed out
 }
 
 // liveRun is the kernel's view of a run it supervises.

@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,7 +60,7 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	}
 	rec := src.rec
 	// Run id and state directory.
-	id, err := runID(p, rec)
+	id, err := k.runID(p, rec)
 	if err != nil {
 		return spec, nil, err
 	}
@@ -297,8 +299,8 @@ func (k *Kernel) findRecipe(ref, cwd string) (*recipes.Recipe, *recipes.Entry, e
 }
 
 // runID picks the run id: as=run:<id>, then run_id, then the recipe id,
-// then run-<ms>.
-func runID(p *verbs.Spawn, rec *recipes.Recipe) (string, error) {
+// then run-<ms> (<tool>-<ms> for a tool), made unique (see stampID).
+func (k *Kernel) runID(p *verbs.Spawn, rec *recipes.Recipe) (string, error) {
 	if as := p.As; as != "" {
 		a, err := mailbox.Parse(as)
 		if err != nil {
@@ -313,12 +315,30 @@ func runID(p *verbs.Spawn, rec *recipes.Recipe) (string, error) {
 		return id, nil
 	}
 	if tool := p.Tool; tool != "" {
-		return fmt.Sprintf("%s-%d", tool, time.Now().UnixMilli()), nil
+		return k.stampID(tool), nil
 	}
 	if rec != nil {
 		return rec.ID, nil
 	}
-	return fmt.Sprintf("run-%d", time.Now().UnixMilli()), nil
+	return k.stampID("run"), nil
+}
+
+// stampID returns <prefix>-<ms> for a run that names no id: the time in
+// milliseconds, moved on past the last one this kernel handed out and
+// past any run directory already there, so spawns in the same
+// millisecond (a batch) never share an id.
+func (k *Kernel) stampID(prefix string) string {
+	k.idMu.Lock()
+	defer k.idMu.Unlock()
+	ms := max(time.Now().UnixMilli(), k.lastStamp+1)
+	for {
+		id := fmt.Sprintf("%s-%d", prefix, ms)
+		if _, err := os.Lstat(string(runs.StateDirFor(k.cfg.AgentDir, id))); errors.Is(err, fs.ErrNotExist) {
+			k.lastStamp = ms
+			return id
+		}
+		ms++
+	}
 }
 
 // injected are the values every run gets.

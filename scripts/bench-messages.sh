@@ -30,53 +30,11 @@ pa="$tmp/bin/pi-actors"
 mb="$tmp/msgbench"
 t_start=${EPOCHREALTIME/[.,]/}
 
-# our_pids: live processes started from $tmp and the members of the
-# sessions they lead (the kernel and each supervisor lead one).
-our_pids() {
-	ps -eo pid=,sid=,stat=,args= | awk -v tmp="$tmp/" -v self=$$ '
-		{ pid[NR] = $1; sid[NR] = $2; st[NR] = $3; $1 = $2 = $3 = ""; args[NR] = substr($0, 4) }
-		END {
-			for (i = 1; i <= NR; i++)
-				if (index(args[i], tmp) == 1 && pid[i] == sid[i]) lead[pid[i]] = 1
-			for (i = 1; i <= NR; i++) {
-				if (pid[i] == self || st[i] ~ /^Z/) continue
-				if ((sid[i] in lead) || index(args[i], tmp) == 1) print pid[i]
-			}
-		}'
-}
-
-cleanup() {
-	local rc=$? kp pids i
-	set +e
-	trap - EXIT INT TERM
-	if [[ -f $tmp/agent/tmp/pi-actors/kernel.json ]]; then
-		kp=$(sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p' "$tmp/agent/tmp/pi-actors/kernel.json" | head -1)
-		[[ -n $kp ]] && kill -KILL "$kp" 2>/dev/null
-	fi
-	for i in 1 2 3 4 5; do
-		pids=$(our_pids)
-		[[ -z $pids ]] && break
-		kill -KILL $pids 2>/dev/null
-		sleep 0.2
-	done
-	pids=$(our_pids)
-	[[ -n $pids ]] && echo "bench-messages: WARNING: processes left running: $(echo $pids)" >&2
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
+# Cleanup and helpers: scripts/lib.sh.
+name=bench-messages
+source "$root/scripts/lib.sh"
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-kv() { sed -n "s/^$2=//p" "$1" | head -1; }
-verdict() {
-	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
-		if (v == "" || v == "NA") { print "MISS"; exit }
-		if (op == "<=") ok = (v + 0 <= l + 0); else ok = (v + 0 >= l + 0)
-		print ok ? "PASS" : "MISS"
-	}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b + 0 <= 0) print "NA"; else printf "%.2f", a / b }'; }
-elapsed_s() { awk -v a="$t_start" -v b="${EPOCHREALTIME/[.,]/}" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
 
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/... && go build -o "$mb" ./scripts/msgbench)
 

@@ -39,67 +39,14 @@ pa="$tmp/bin/pi-actors"
 supd_pid=""
 t_start=${EPOCHREALTIME/[.,]/}
 
-# --- cleanup: nothing we started outlives the script ----------------------
-
-# our_pids prints the live processes this bench started: every process
-# whose command is a binary from $tmp (CLI, kernel, supervisors, benchtool)
-# and every member of a session led by one of those (the kernel and each
-# supervisor lead their own session; leaves stay in their supervisor's
-# session) or by the supervisord we started.
-our_pids() {
-	ps -eo pid=,sid=,stat=,args= | awk -v tmp="$tmp/" -v supd="${supd_pid:-0}" -v self=$$ '
-		{ pid[NR] = $1; sid[NR] = $2; st[NR] = $3; $1 = $2 = $3 = ""; args[NR] = substr($0, 4) }
-		END {
-			if (supd != 0) lead[supd] = 1
-			for (i = 1; i <= NR; i++)
-				if (index(args[i], tmp) == 1 && pid[i] == sid[i]) lead[pid[i]] = 1
-			for (i = 1; i <= NR; i++) {
-				if (pid[i] == self || st[i] ~ /^Z/) continue
-				if ((sid[i] in lead) || index(args[i], tmp) == 1) print pid[i]
-			}
-		}'
-}
-
-cleanup() {
-	local rc=$? kj kp pids i
-	set +e
-	trap - EXIT INT TERM
-	for kj in "$tmp"/agent*/tmp/pi-actors/kernel.json; do
-		[[ -f $kj ]] || continue
-		kp=$(sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p' "$kj" | head -1)
-		[[ -n $kp ]] && kill -KILL "$kp" 2>/dev/null
-	done
-	for i in 1 2 3 4 5; do
-		pids=$(our_pids)
-		[[ -z $pids ]] && break
-		kill -KILL $pids 2>/dev/null
-		sleep 0.2
-	done
-	pids=$(our_pids)
-	if [[ -n $pids ]]; then
-		echo "bench-runs: WARNING: processes left running: $(echo $pids)" >&2
-	fi
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
+# --- cleanup and helpers (scripts/lib.sh): nothing we started outlives
+# the script; supervisord's session (extra_lead) is ours too.
+name=bench-runs
+source "$root/scripts/lib.sh"
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- helpers ---------------------------------------------------------------
-
-# kv FILE KEY: a value of a benchtool key=value output.
-kv() { sed -n "s/^$2=//p" "$1" | head -1; }
-# verdict VALUE OP LIMIT (OP is < or <=): PASS or MISS.
-verdict() {
-	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
-		if (v == "" || v == "NA") { print "MISS"; exit }
-		ok = (op == "<") ? (v + 0 < l + 0) : (v + 0 <= l + 0)
-		print ok ? "PASS" : "MISS"
-	}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || a == "NA" || b + 0 <= 0) print "NA"; else printf "%.2f", a / b }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.2f", k / 1024 }'; }
-elapsed_s() { awk -v a="$t_start" -v b="${EPOCHREALTIME/[.,]/}" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
 
 # --- build -----------------------------------------------------------------
 
@@ -210,6 +157,7 @@ supervisord_bench() {
 	# Its own session, so the cleanup finds it and every program it starts.
 	setsid supervisord -c "$conf" </dev/null >"$sd/stdout" 2>&1 &
 	supd_pid=$!
+	extra_lead=$supd_pid # its session is ours too (scripts/lib.sh)
 	for ((i = 0; i < 100; i++)); do
 		"${ctl[@]}" pid >/dev/null 2>&1 && break
 		sleep 0.05

@@ -27,49 +27,11 @@ agent="$tmp/agent"
 pa="$tmp/bin/pi-actors"
 tb="$tmp/topbench"
 
-# our_pids: every process started from a binary in $tmp, and every member
-# of a session such a process leads (the kernel and each supervisor lead
-# their own; leaves stay in their supervisor's).
-our_pids() {
-	ps -eo pid=,sid=,stat=,args= | awk -v tmp="$tmp/" -v self=$$ '
-		{ pid[NR] = $1; sid[NR] = $2; st[NR] = $3; $1 = $2 = $3 = ""; args[NR] = substr($0, 4) }
-		END {
-			for (i = 1; i <= NR; i++)
-				if (index(args[i], tmp) == 1 && pid[i] == sid[i]) lead[pid[i]] = 1
-			for (i = 1; i <= NR; i++) {
-				if (pid[i] == self || st[i] ~ /^Z/) continue
-				if ((sid[i] in lead) || index(args[i], tmp) == 1) print pid[i]
-			}
-		}'
-}
-
-cleanup() {
-	local rc=$? pids i
-	set +e
-	trap - EXIT INT TERM
-	for i in 1 2 3 4 5; do
-		pids=$(our_pids)
-		[[ -z $pids ]] && break
-		kill -KILL $pids 2>/dev/null
-		sleep 0.3
-	done
-	pids=$(our_pids)
-	[[ -n $pids ]] && echo "bench-top: WARNING: processes left running: $(echo $pids)" >&2
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
+# Cleanup and helpers: scripts/lib.sh.
+name=bench-top
+source "$root/scripts/lib.sh"
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-kv() { sed -n "s/^$2=//p" "$1" | head -1; }
-verdict() {
-	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
-		if (v == "") { print "MISS"; exit }
-		if (op == "<") ok = v + 0 < l + 0; else ok = v + 0 >= l + 0
-		print ok ? "PASS" : "MISS"
-	}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 <= 0) print "NA"; else printf "%.2f", a / b }'; }
 
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/... && go build -o "$tb" ./scripts/topbench)
 
