@@ -2,8 +2,9 @@ package mailbox
 
 import (
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // Address kinds.

@@ -6,14 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
+
 	"gopkg.in/yaml.v3"
+
+	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
 // library is the packaged standard library, shipped inside the binary.

@@ -3,10 +3,11 @@ package recipes
 import (
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
 )

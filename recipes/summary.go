@@ -3,12 +3,13 @@ package recipes
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
 )

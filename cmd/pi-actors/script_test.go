@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/mcpserver"
 	"github.com/pi-actors/pi-actors/verbs/top"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
