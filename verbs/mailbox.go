@@ -16,9 +16,9 @@ import (
 
 // Mailbox claims and finishes inbox entries, for scripts acting as actors.
 type Mailbox struct {
-	Action   string `json:"action" jsonschema:"claim (take the next queued message) or done (mark a claimed one handled or failed)"`
+	Action   string `json:"action" jsonschema:"claim (take the next queued message), done (mark a claimed one handled or failed) or renew (keep a branch claim from being taken over while the work goes on)"`
 	Wait     string `json:"wait,omitempty" jsonschema:"claim: how long to wait for a message, e.g. 10s or 500ms (default 10s)"`
-	ID       string `json:"id,omitempty" jsonschema:"done: the inbox id of the claimed message"`
+	ID       string `json:"id,omitempty" jsonschema:"done, renew: the inbox id of the claimed message"`
 	Status   string `json:"status,omitempty" jsonschema:"done: handled or failed"`
 	Error    string `json:"error,omitempty" jsonschema:"done: why it failed"`
 	StateDir string `json:"state_dir,omitempty" jsonschema:"the run's state directory (default $PI_ACTORS_STATE_DIR)"`
@@ -48,10 +48,15 @@ func (m *Mailbox) Validate() error {
 			return Usagef("mailbox done needs id=<inbox id> and status=handled|failed")
 		}
 		return nil
+	case "renew":
+		if m.ID == "" || m.Address == "" {
+			return Usagef("mailbox renew needs address=branch:<run>/<branch> and id=<inbox id> (a claim on a run's own inbox has no lease to renew)")
+		}
+		return nil
 	case "":
-		return Usagef("mailbox takes one action: claim or done")
+		return Usagef("mailbox takes one action: claim, done or renew")
 	}
-	return Usagef("mailbox takes one action: claim or done (got %q)", m.Action)
+	return Usagef("mailbox takes one action: claim, done or renew (got %q)", m.Action)
 }
 
 func init() {
@@ -62,6 +67,7 @@ func init() {
 		Tool:    &Annotations{},
 		Usage: `pi-actors mailbox claim [wait=10s] [address=branch:<run>/<branch>] [--json]
 pi-actors mailbox done id=<inbox id> status=handled|failed [error=…] [address=…]
+pi-actors mailbox renew id=<inbox id> address=branch:<run>/<branch>
 
 For scripts running inside a run (identity from $PI_ACTORS_STATE_DIR, or
 state_dir=): claim takes the next queued message of the run's inbox and
@@ -77,7 +83,9 @@ by the run's supervisor and never handed out here. A message that expired
 address=branch:<run>/<branch> claims from (and finishes in) a branch
 inbox of run <run> instead — the inbox of one member of the run's room;
 the claim belongs to the calling process (pid=): once it exits, an
-unfinished message is handed to the next claimer.`,
+unfinished message is handed to the next claimer; so is one claimed longer
+ago than the claim lease (PI_ACTORS_BRANCH_CLAIM_LEASE_MS, 5 min). renew
+restarts that lease: work that takes longer renews every minute or so.`,
 		New: func() Request { return new(Mailbox) },
 		Run: runMailbox,
 	})
@@ -130,6 +138,16 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 	}
 	if owner == "script" {
 		owner = m.Address
+	}
+	if m.Action == "renew" {
+		// Only the claim's owner renews it: one taken over meanwhile is
+		// someone else's now.
+		if err := rooms.RenewBranch(dir, m.Address, m.ID, owner); err != nil {
+			return nil, Invalidf("mailbox renew: %v", err)
+		}
+		lease := rooms.EnvLimits().ClaimLease.Milliseconds()
+		return &Outcome{Text: fmt.Sprintf("id=%s renewed=true lease_ms=%d", m.ID, lease),
+			Result: map[string]any{"id": m.ID, "renewed": true, "lease_ms": lease}}, nil
 	}
 	pid := int(m.Pid)
 	switch {
