@@ -8,13 +8,16 @@
 // use, closed when idle; runs that end and task.result messages are
 // captured into it off the run's path), and the unix-socket server that
 // answers the verb layer's requests (spawn, message, followups, watch,
-// watch_room, status, stop, knowledge, knowledge_ingest, events).
+// watch_room, status, stop, knowledge, knowledge_ingest, events). A
+// streaming operation (watch, watch_room, events, knowledge_ingest) owns
+// its connection: it ends when the client closes it — or shuts down its
+// writing half — and anything the client sends meanwhile is ignored.
 //
 // message routes every address: run:<id> (control types applied here or
 // by the run's supervisor, others queued for the run's consumer),
 // room:<run> and branch:<run>/<b> (package rooms does the file work; the
-// kernel checks the session first, forwards branch messages to the parent
-// run's inbox and pokes the room actor), tool:<name> (the recipe tool runs
+// kernel checks the session first, rooms forwards a branch message to the
+// parent run's inbox, and the kernel pokes the room actor), tool:<name> (the recipe tool runs
 // as the verb layer's call), coordinator and session:<id> (the sender's
 // outbox). Expired messages and messages to runs that do not exist are
 // kept in dead-letter logs (the run's, or <agent>/tmp/pi-actors/

@@ -1,9 +1,7 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -315,6 +313,9 @@ func (k *Kernel) runID(p *verbs.Spawn, rec *recipes.Recipe) (string, error) {
 		return id, nil
 	}
 	if tool := p.Tool; tool != "" {
+		if err := runs.ValidID(tool); err != nil {
+			return "", invalidErr("spawn: tool %v", err)
+		}
 		return k.stampID(tool), nil
 	}
 	if rec != nil {
@@ -333,7 +334,9 @@ func (k *Kernel) stampID(prefix string) string {
 	ms := max(time.Now().UnixMilli(), k.lastStamp+1)
 	for {
 		id := fmt.Sprintf("%s-%d", prefix, ms)
-		if _, err := os.Lstat(string(runs.StateDirFor(k.cfg.AgentDir, id))); errors.Is(err, fs.ErrNotExist) {
+		// Taken only when it is there: any other answer (the runs
+		// directory unreadable, …) is left to the create to report.
+		if _, err := os.Lstat(string(runs.StateDirFor(k.cfg.AgentDir, id))); err != nil {
 			k.lastStamp = ms
 			return id
 		}

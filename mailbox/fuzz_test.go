@@ -156,6 +156,7 @@ func FuzzPeek(f *testing.F) {
 		`{"st\u0061tus":"failed"}`,
 		`{"status":"qu\u0065ued"}`,
 		`{"status":1}`,
+		`{"id":"a","status":""}`,
 		`{"a":[1,{"b":"]"}],"status" : "sent" }`,
 		`{"a":tru,"status":"x"}`,
 		`{"status":"x"`,
@@ -168,6 +169,9 @@ func FuzzPeek(f *testing.F) {
 		l := Line{Raw: raw}
 		got, ok := l.Peek("status")
 		l.Decode()
+		if ok && l.Err == nil && Record(l.Value).Status() == StatusQueued && got != "" && got != StatusQueued {
+			t.Fatalf("Peek(%q) = %q skips a record Status() calls queued", raw, got)
+		}
 		if !ok || l.Err != nil {
 			return
 		}

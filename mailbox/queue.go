@@ -124,8 +124,8 @@ func (q *Queue) Append(msg any) (rec Record, dup bool, err error) {
 // Claim hands out the first record that is queued, or claimed by a
 // consumer that is gone (see Queue): it records claimed_at, claimed_by
 // (owner, default "runtime"), claimed_pid (when pid > 0: the process that
-// will finish the record; its exit lets others take the record over) and
-// status claimed. It returns nil when there is nothing to claim. Under
+// will finish the record; its exit lets others take the record over; 0
+// when a takeover names none) and status claimed. It returns nil when there is nothing to claim. Under
 // the lock no record is handed out twice.
 func (q *Queue) Claim(owner string, pid int) (Record, error) {
 	if owner == "" {
@@ -145,11 +145,18 @@ func (q *Queue) Claim(owner string, pid int) (Record, error) {
 		if i < 0 {
 			return nil
 		}
+		now := timestamp()
 		set := object{}
-		set.set("claimed_at", timestamp())
+		set.set("claimed_at", now)
 		set.set("claimed_by", owner)
-		if pid > 0 {
-			set.set("claimed_pid", pid)
+		// A takeover overwrites what the claim before recorded of its
+		// consumer, in the file too (a fold merges sets into the record,
+		// and a field left out would come back).
+		if prev := &st.recs[i]; pid > 0 || prev.pid > 0 {
+			set.set("claimed_pid", max(pid, 0))
+		}
+		if !st.recs[i].renewedAt.IsZero() {
+			set.set("lease_renewed_at", now)
 		}
 		set.set("status", StatusClaimed)
 		id := st.recs[i].id

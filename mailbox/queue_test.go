@@ -415,6 +415,18 @@ func TestQueueRenew(t *testing.T) {
 	if third, _ := q2.Claim("third", 0); third != nil {
 		t.Fatalf("the heir's claim was taken over at once (the dead pid stuck): %v", third)
 	}
+	// Nor does it come back when a fold merges the claims into the record.
+	if err := q2.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	for _, fresh := range []*Queue{q2, NewQueue(q2.Path)} {
+		if third, _ := fresh.Claim("third", 0); third != nil {
+			t.Fatalf("after a fold the heir's claim was taken over (the dead pid came back): %v", third)
+		}
+	}
+	if recs, _, _ := q2.List(10); len(recs) != 1 || recs[0]["claimed_by"] != "heir" || fmt.Sprint(recs[0]["claimed_pid"]) != "0" {
+		t.Fatalf("folded record: %v", recs)
+	}
 }
 
 func (q *Queue) withLease(d time.Duration) *Queue { q.Lease = d; return q }

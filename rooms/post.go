@@ -92,7 +92,7 @@ func Post(dir string, env mailbox.Envelope, parent error) (*Posting, error) {
 	for _, r := range recips {
 		cp := env
 		cp.To, cp.ID = r.String(), p.Append.Entry.ID+"."+r.Branch
-		d, err := deliverBranch(dir, r, cp, env.From, parent)
+		d, err := deliverBranch(dir, r, cp, env.From, parent, env.ID == "")
 		if err != nil {
 			return nil, fmt.Errorf("room:%s multicast to %s (the room entry %s is stored; retry with id=%s): %w", run, r, p.Append.Entry.ID, p.Append.Entry.ID, err)
 		}

@@ -47,7 +47,7 @@ func SendBranch(dir string, env mailbox.Envelope, parent error) (*Delivery, erro
 	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired {
 		return deadDelivery(dir, to, env, why)
 	}
-	d, err := deliverBranch(dir, to, env, env.From, parent)
+	d, err := deliverBranch(dir, to, env, env.From, parent, false)
 	if err != nil {
 		return nil, fmt.Errorf("deliver to %s: %w", env.To, err)
 	}
@@ -56,7 +56,11 @@ func SendBranch(dir string, env mailbox.Envelope, parent error) (*Delivery, erro
 
 // deliverBranch does steps 3 to 5 of SendBranch for an envelope whose
 // To is the branch.
-func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender string, parent error) (*Delivery, error) {
+//
+// freshID says env.ID, when set, was made by this package from a new uuid
+// (a multicast copy of a room entry whose id was generated), so no other
+// record can have it.
+func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender string, parent error, freshID bool) (*Delivery, error) {
 	run, self := to.ID, to.String()
 	from, _ := mailbox.Parse(sender)
 	fromBranch := from.Kind == mailbox.KindBranch && from.ID == run && from.String() != self
@@ -103,17 +107,19 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 		}
 		if parent == nil {
 			// The copy keeps to = the branch (and the id): the run's
-			// consumer sees whom it was for. Only the copy of a duplicate
-			// can be there already (its first send's forward); a new
-			// record's copy is new, and the run's inbox is not searched.
+			// consumer sees whom it was for. A caller's id may be in the
+			// run's inbox already (this message's earlier forward, or the
+			// same id sent elsewhere in the run), so the inbox is searched
+			// for it — unless the id was made here from a fresh uuid and
+			// this is its first record.
 			in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
 			var cp mailbox.Record
 			var fdup bool
 			var err error
-			if dup {
-				cp, fdup, err = in.AppendIn(tx, env)
-			} else {
+			if freshID && !dup {
 				cp, err = in.AppendNewIn(tx, env)
+			} else {
+				cp, fdup, err = in.AppendIn(tx, env)
 			}
 			switch {
 			case err != nil:

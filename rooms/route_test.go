@@ -251,3 +251,36 @@ func TestExpiredAtSendIsDeadLettered(t *testing.T) {
 		t.Fatal("second dead letter of one id")
 	}
 }
+
+// A caller's id reaches the run's inbox once, whichever branch it was sent
+// to first; a multicast of a room entry whose id was generated forwards
+// one copy per recipient.
+func TestForwardKeepsCallerIDsUnique(t *testing.T) {
+	dir := t.TempDir()
+	for _, to := range []string{"branch:r/a", "branch:r/b"} {
+		if _, err := SendBranch(dir, mailbox.Envelope{To: to, Type: "t", ID: "same"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A direct message with an id, then a branch message with it.
+	in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
+	if _, _, err := in.Append(mailbox.Envelope{To: "run:r", Type: "t", ID: "direct"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/a", Type: "t", ID: "direct"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "t", From: "run:r", Metadata: map[string]any{"recipients": []any{"branch:r/a", "branch:r/b"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	recs, _ := readLines(t, filepath.Join(dir, RunInboxFile))
+	for _, r := range recs {
+		ids[r["id"].(string)]++
+	}
+	entry := p.Append.Entry.ID
+	if len(recs) != 4 || ids["same"] != 1 || ids["direct"] != 1 || ids[entry+".a"] != 1 || ids[entry+".b"] != 1 {
+		t.Fatalf("run inbox ids: %v", ids)
+	}
+}

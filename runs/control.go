@@ -78,7 +78,8 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		for i := range lines {
 			l := &lines[i]
-			if s, ok := l.Peek("status"); ok && s != mailbox.StatusQueued {
+			// (An empty status counts as queued, as Record.Status says.)
+			if s, ok := l.Peek("status"); ok && s != "" && s != mailbox.StatusQueued {
 				continue
 			}
 			if l.Decode(); l.Err != nil {

@@ -56,3 +56,34 @@ func TestControlExpiryAndBranchCopies(t *testing.T) {
 		t.Fatalf("ClaimMessage = %v, %v; want the branch copy", got, err)
 	}
 }
+
+// TestClaimSkipsOnlyFinished: a claim skips finished records without
+// decoding them, but a record with an empty or missing status is queued
+// (Record.Status) and is claimed, as is one written with spaces.
+func TestClaimSkipsOnlyFinished(t *testing.T) {
+	dir := Dir(t.TempDir())
+	err := mailbox.Append(dir.Path(InboxFile),
+		map[string]any{"to": "run:r", "type": "t", "id": "done", "status": "handled", "body": map[string]any{"status": "queued"}},
+		map[string]any{"to": "run:r", "type": "t", "id": "empty", "status": ""},
+		map[string]any{"to": "run:r", "type": "t", "id": "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(dir.Path(InboxFile), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{ "to" : "run:r", "type" : "t", "id" : "spaced", "status" : "queued" }` + "\n")
+	f.Close()
+	var got []string
+	for {
+		rec, err := ClaimMessage(dir, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec == nil {
+			break
+		}
+		got = append(got, rec.ID())
+	}
+	if strings.Join(got, ",") != "empty,none,spaced" {
+		t.Fatalf("claimed %v", got)
+	}
+}

@@ -17,10 +17,10 @@ import (
 // the whole timeout.
 var ErrLockTimeout = errors.New("lock timed out")
 
-// maxAbandoned bounds the waiters left blocked in flock(2) after their
-// caller timed out (see lockOpen): past it, a contended lock is waited for
-// by polling instead, which leaves nothing behind.
-const maxAbandoned = 32
+// maxBlocked bounds the waiters blocked in flock(2) at once, each holding
+// an OS thread (abandoned ones included, see waitLock): past it, a
+// contended lock is waited for by polling instead.
+const maxBlocked = 64
 
 // Poll interval bounds for the polling wait: start short (most critical
 // sections are one write), back off to at most lockPollMax.
@@ -29,7 +29,10 @@ const (
 	lockPollMax = 2 * time.Millisecond
 )
 
-var abandoned atomic.Int32
+var (
+	blocked   atomic.Int32 // waiters in a blocking flock(2) now
+	abandoned atomic.Int32 // of those, the ones whose caller gave up
+)
 
 // LockTimeout takes an exclusive flock(2) on path (a file created mode
 // 0600 if needed; the parent directory must exist) and returns its release
@@ -73,10 +76,11 @@ func lockOpen(f *RawFile, path string, timeout time.Duration) (unlock func(), er
 	case timeout <= 0:
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w after %s", path, ErrLockTimeout, timeout)
-	case abandoned.Load() >= maxAbandoned:
+	case blocked.Add(1) > maxBlocked:
+		blocked.Add(-1)
 		err = pollLock(f, path, timeout)
 	default:
-		err = waitLock(f, path, timeout)
+		err = waitLock(f, path, timeout) // releases its blocked slot
 	}
 	if err != nil {
 		return nil, err
@@ -100,6 +104,7 @@ func waitLock(f *RawFile, path string, timeout time.Duration) error {
 	got := make(chan error, 1)
 	go func() {
 		err := f.flock(unix.LOCK_EX)
+		blocked.Add(-1)
 		mu.Lock()
 		defer mu.Unlock()
 		if gaveUp {

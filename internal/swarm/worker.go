@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -212,7 +213,7 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 	}
 	stop := w.keepClaim(rec.ID())
 	code, output, runErr := w.execute(ctx, t)
-	stop()
+	lost := stop()
 	artifact := ""
 	if w.write {
 		artifact = filepath.Join(w.artifacts, safeName(t.ID)+".txt")
@@ -256,6 +257,10 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 		w.status.Handled++
 		w.event(WorkerEventsFile, map[string]any{"event": "task.handled", "id": t.ID, "artifact": artifact})
 	}
+	if lost {
+		// Another claimer holds the message now: finishing it is theirs.
+		return w.awaiting()
+	}
 	if err := rooms.DoneBranch(w.roomDir, w.addr, rec.ID(), status, meta); err != nil {
 		return err
 	}
@@ -265,13 +270,15 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 // keepClaim renews the claim of the branch message being worked on every
 // third of the claim lease (rooms.Limits.ClaimLease), so a task that runs
 // longer than a lease is not taken over by another claimer; stop ends the
-// renewals and waits for them. A renewal that finds the claim taken over
-// is recorded (task.lease_lost) and ends the renewals.
-func (w *worker) keepClaim(id string) (stop func()) {
+// renewals, waits for them and reports whether the claim was lost. A
+// renewal that finds the claim taken over is recorded (task.lease_lost)
+// and ends the renewals.
+func (w *worker) keepClaim(id string) (stop func() (lost bool)) {
 	lease := rooms.EnvLimits().ClaimLease
 	if lease <= 0 {
-		return func() {}
+		return func() bool { return false }
 	}
+	var lostIt atomic.Bool
 	done, ended := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ended)
@@ -286,15 +293,17 @@ func (w *worker) keepClaim(id string) (stop func()) {
 			if err := rooms.RenewBranch(w.roomDir, w.addr, id, w.addr); err != nil {
 				if errors.Is(err, mailbox.ErrTransition) || errors.Is(err, mailbox.ErrNotFound) {
 					w.event(WorkerEventsFile, map[string]any{"event": "task.lease_lost", "id": id, "error": err.Error()})
+					lostIt.Store(true)
 					return
 				}
 				// A busy lock: the next tick tries again.
 			}
 		}
 	}()
-	return func() {
+	return func() bool {
 		close(done)
 		<-ended
+		return lostIt.Load()
 	}
 }
 
