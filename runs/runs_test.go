@@ -77,16 +77,39 @@ func start(t *testing.T, agent string, sp runs.Spec) *testRun {
 		proc.Wait()
 		close(r.done)
 	}()
-	t.Cleanup(func() {
-		// The supervisor leads its own session: kill whatever is left in it.
-		runs.KillAll(runs.SessionMembers(meta.Pid), syscall.SIGKILL)
-		select {
-		case <-r.done:
-		case <-time.After(5 * time.Second):
-			t.Errorf("run:%s supervisor did not exit", sp.ID)
-		}
-	})
+	t.Cleanup(func() { r.killAll() })
 	return r
+}
+
+// killAll kills the run's whole session (the supervisor leads its own):
+// the supervisor, then — once it is gone and can fork no more — whatever
+// is left in the session, until nothing is (a leaf forked just as the
+// first kill went out would otherwise survive the test).
+func (r *testRun) killAll() {
+	pid := r.meta.Pid
+	runs.KillAll(runs.SessionMembers(pid), syscall.SIGKILL)
+	select {
+	case <-r.done:
+	case <-time.After(5 * time.Second):
+		r.t.Errorf("run:%s supervisor did not exit", r.meta.Run)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		var left []int
+		for _, p := range runs.SessionMembers(pid) {
+			if st, err := runs.Stat(p); err == nil && st.State != "Z" {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Errorf("run:%s: processes left in its session: %v", r.meta.Run, left)
+			return
+		}
+		runs.KillAll(left, syscall.SIGKILL)
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // eventually polls cond every 5 ms until it holds or d passes.
@@ -270,8 +293,7 @@ func TestStartSameIDConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 	for _, r := range started {
-		runs.KillAll(runs.SessionMembers(r.meta.Pid), syscall.SIGKILL)
-		<-r.done
+		r.killAll()
 	}
 	if len(started) != 1 || busy != n-1 {
 		t.Fatalf("%d starts succeeded, %d busy; want 1 and %d", len(started), busy, n-1)
