@@ -24,6 +24,10 @@ type Follower struct {
 	// skipLine drops the first line read: the rest of a line that began
 	// before the starting point.
 	skipLine bool
+	// fromOldest: the log had no file when the follower started, so every
+	// file it finds later is new output; the first one to read is the
+	// oldest (the writer may have rotated before the first poll).
+	fromOldest bool
 }
 
 // maxPartial bounds a line held back while waiting for its end; a longer
@@ -45,8 +49,9 @@ func FollowTail(path string, n int) ([]string, *Follower) {
 	fl := &Follower{path: path}
 	f, err := os.Open(path)
 	if err != nil {
-		lines := tailOf(LogFiles(path), n)
-		return lines, fl
+		files := LogFiles(path)
+		fl.fromOldest = len(files) == 0
+		return tailOf(files, n), fl
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -111,7 +116,13 @@ func (fl *Follower) Poll(emit func(line []byte)) (bool, error) {
 	got := false
 	for range maxRotated + 2 {
 		if fl.f == nil {
-			f, err := os.Open(fl.path)
+			first := fl.path
+			if fl.fromOldest {
+				if files := LogFiles(fl.path); len(files) > 0 {
+					first = files[0]
+				}
+			}
+			f, err := os.Open(first)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return got, nil // not written yet
@@ -123,7 +134,7 @@ func (fl *Follower) Poll(emit func(line []byte)) (bool, error) {
 				f.Close()
 				return got, err
 			}
-			fl.f, fl.ino = f, inodeOf(st)
+			fl.f, fl.ino, fl.fromOldest = f, inodeOf(st), false
 		}
 		n, err := fl.drain(emit)
 		got = got || n > 0

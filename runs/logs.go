@@ -245,6 +245,11 @@ func readMarks(logPath string) [][2]int64 {
 // log: the file (one of LogFiles) and the byte offset in it, to the
 // resolution of the time marks (it may start up to a second early). ok is
 // false when nothing was written since t.
+//
+// A mark (time T, offset) starts a segment whose bytes were all written in
+// [T, T+markEvery): the writer marks again before any later write. So the
+// output since t starts at the first segment that may hold a byte written
+// at or after t — the first mark with T+markEvery > t.
 func Since(path string, t time.Time) (file string, off int64, ok bool) {
 	files := LogFiles(path)
 	if len(files) == 0 {
@@ -253,21 +258,24 @@ func Since(path string, t time.Time) (file string, off int64, ok bool) {
 	if st, err := os.Stat(files[len(files)-1]); err != nil || st.ModTime().Add(markEvery).Before(t) {
 		return "", 0, false // not written to since
 	}
-	ms := t.UnixMilli()
-	// The newest mark at or before t; everything after it is newer.
-	for i := len(files) - 1; i >= 0; i-- {
-		marks := readMarks(files[i])
-		for j := len(marks) - 1; j >= 0; j-- {
-			if marks[j][0] <= ms {
-				st, err := os.Stat(files[i])
+	ms, every := t.UnixMilli(), markEvery.Milliseconds()
+	anyMarks := false
+	for _, f := range files {
+		for _, m := range readMarks(f) {
+			anyMarks = true
+			if m[0]+every > ms {
+				st, err := os.Stat(f)
 				if err != nil {
 					return "", 0, false
 				}
-				return files[i], min(marks[j][1], st.Size()), true
+				return f, min(m[1], st.Size()), true
 			}
 		}
 	}
-	return files[0], 0, true
+	if !anyMarks {
+		return files[0], 0, true // no marks to go by: everything
+	}
+	return "", 0, false // every segment is older than t
 }
 
 func max0(n int) int {

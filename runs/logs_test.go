@@ -288,3 +288,51 @@ func TestFollowSince(t *testing.T) {
 		t.Fatalf("since an hour ago: %q", got)
 	}
 }
+
+// Since starts at the first segment that may hold output written at or
+// after t: a segment whose mark is more than a second before t is all
+// older, even when it is the newest mark at or before t.
+func TestSinceSkipsOlderSegments(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	os.WriteFile(path, []byte("old 1\nold 2\nnew 1\n"), 0o600)
+	os.WriteFile(path+runs.MarksSuffix, []byte("1000 0\n3000 12\n"), 0o600)
+	for _, c := range []struct {
+		at   int64
+		want int64
+		ok   bool
+	}{
+		{500, 0, true},   // before everything
+		{1500, 0, true},  // inside the first segment: up to a second early
+		{2500, 12, true}, // the first segment is all older
+		{3500, 12, true}, // inside the last segment
+		{4500, 0, false}, // every segment is older
+	} {
+		f, off, ok := runs.Since(path, time.UnixMilli(c.at))
+		if ok != c.ok || (ok && (f != path || off != c.want)) {
+			t.Errorf("Since(%d ms) = %s %d %v, want %d %v", c.at, f, off, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A follower started before the log had any file reads from the oldest
+// file it finds, even when the writer rotated before its first poll.
+func TestFollowFromStartAcrossEarlyRotations(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	_, fl := runs.FollowTail(path, 10)
+	defer fl.Close()
+	l, err := runs.OpenLog(path, 100, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 30; i++ { // about 2 rotations of 100 bytes
+		fmt.Fprintf(l, "%d line\n", i)
+	}
+	l.Close()
+	var got []string
+	fl.Poll(func(b []byte) { got = append(got, string(b)) })
+	if len(got) != 30 || got[0] != "1 line" || got[29] != "30 line" {
+		t.Fatalf("followed %d lines: %q", len(got), got)
+	}
+}

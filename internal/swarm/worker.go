@@ -200,8 +200,8 @@ func (w *worker) handle(ctx context.Context, rec mailbox.Record) (bool, error) {
 }
 
 // task runs one task: task.claim to the room, the command, the artifact,
-// task.result to the room (and the coordinator), the locker's
-// lock.complete or lock.fail, the branch message handled or failed.
+// the locker's lock.complete or lock.fail, task.result to the room (and
+// the coordinator), the branch message handled or failed.
 func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 	t, err := taskOf(rec)
 	if err != nil {
@@ -225,15 +225,9 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 	if runErr != "" {
 		result["error"] = runErr
 	}
-	summary := fmt.Sprintf("%s: %s by %s code=%d", "task.result", t.ID, w.branch, code)
-	if _, err := w.post("task.result", summary, result); err != nil {
-		return err
-	}
-	if w.notify {
-		if _, err := w.send(&verbs.Message{To: "coordinator", Type: "task.result", From: w.self, Summary: verbs.Text(summary), Body: body(result)}); err != nil {
-			return err
-		}
-	}
+	// The locker hears first: its lock.complete is in the locker's inbox
+	// before the room shows the result, so a coordinator that stops the
+	// locker once every result is in never stops it before it is told.
 	if t.Locker != "" {
 		typ := "lock.complete"
 		if code != 0 {
@@ -244,6 +238,15 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 			lb["error"] = runErr
 		}
 		if _, err := w.send(&verbs.Message{To: "run:" + t.Locker, Type: typ, From: w.self, Body: body(lb)}); err != nil {
+			return err
+		}
+	}
+	summary := fmt.Sprintf("%s: %s by %s code=%d", "task.result", t.ID, w.branch, code)
+	if _, err := w.post("task.result", summary, result); err != nil {
+		return err
+	}
+	if w.notify {
+		if _, err := w.send(&verbs.Message{To: "coordinator", Type: "task.result", From: w.self, Summary: verbs.Text(summary), Body: body(result)}); err != nil {
 			return err
 		}
 	}
