@@ -48,6 +48,21 @@ func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func()))
 	return nil, usageErr("message currently supports run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, coordinator, session:<id> and knowledge destinations; unsupported destination: %s", env.To)
 }
 
+// expired reports whether env's deadline (or ttl, from now) has passed.
+func expired(env mailbox.Envelope, now time.Time) bool {
+	exp, _ := env.ExpiredAt(now, now)
+	return exp
+}
+
+// storedID reports whether a caller-chosen id is in an inbox already.
+func storedID(inbox, id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	rec, err := mailbox.NewInbox(inbox).Find(id)
+	return rec != nil, err
+}
+
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
 func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, later func(func())) (*verbs.Delivery, error) {
@@ -56,8 +71,15 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		return nil, err
 	}
 	dir := in.Dir
-	if d, err := expiredOnArrival(env, "", string(dir), id); d != nil || err != nil {
-		return d, err
+	// A retry of a stored id is a duplicate even past its deadline: only
+	// a new message is dead-lettered.
+	if now := time.Now(); expired(env, now) {
+		if stored, err := storedID(dir.Path(runs.InboxFile), env.ID); err != nil || !stored {
+			if err != nil {
+				return nil, err
+			}
+			return expiredOnArrival(env, "", string(dir), id)
+		}
 	}
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: id, StateDir: string(dir), Persisted: verbs.Ptr(true)}
 	switch env.Type {

@@ -128,6 +128,9 @@ func deadDelivery(env mailbox.Envelope, run, dir, id, why string, dup bool) *ver
 // the forward of the envelope to the parent run's own inbox when it is
 // running.
 func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
+	if err := rooms.CheckBranch(env); err != nil {
+		return nil, err // refused before anything is written, dead letters included
+	}
 	in, err := k.access(req, env, to.ID)
 	if err != nil {
 		return nil, err
@@ -146,6 +149,9 @@ func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbo
 // metadata.recipients validated before any write, the session, the
 // timeline append, then each recipient's branch delivery and forward.
 func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
+	if err := rooms.CheckPost(env); err != nil {
+		return nil, err // refused before anything is written, dead letters included
+	}
 	in, err := k.access(req, env, to.ID)
 	if err != nil {
 		return nil, err

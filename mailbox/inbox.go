@@ -111,6 +111,20 @@ func (in *Inbox) Append(msg any) (rec Record, dup bool, err error) {
 	return rec, dup, nil
 }
 
+// Find returns the first record whose id is id, or nil (under the
+// inbox's lock): for a sender that must know whether a caller-chosen id
+// was stored already.
+func (in *Inbox) Find(id string) (rec Record, err error) {
+	if _, err := os.Stat(in.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no inbox, no record: and no directory made
+	}
+	err = Update(in.Path, func(tx *Tx) error {
+		rec, err = findID(in.Path, id)
+		return err
+	})
+	return rec, err
+}
+
 // AppendIn is Append inside a transaction that holds the inbox's lock
 // (tx is for any file of the inbox's directory), so the message and the
 // writes around it (its wake, an event) are one step.

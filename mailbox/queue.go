@@ -201,6 +201,22 @@ func (q *Queue) abandoned(r *qrec, now time.Time) bool {
 	return q.Lease > 0 && !last.IsZero() && now.Sub(last) >= q.Lease
 }
 
+// Lookup returns the record with id (its updates applied), or nil: for a
+// sender that must know whether a caller-chosen id was stored already.
+func (q *Queue) Lookup(id string) (Record, error) {
+	var rec Record
+	err := q.locked(false, func(st *queueState) error {
+		i, ok := st.byID[strings.TrimSpace(id)]
+		if !ok {
+			return nil
+		}
+		var err error
+		rec, err = q.record(st, i)
+		return err
+	})
+	return rec, err
+}
+
 // Renew renews the lease of a claimed record (see Queue.Lease): it
 // records lease_renewed_at, and the record is not taken over until a
 // whole lease has passed since. A consumer that works on a message longer

@@ -31,10 +31,11 @@ func compactSlack(max int) int { return max / 16 }
 // MaxMessages plus the slack.
 func (rt *roomTx) compactIfDue() error {
 	limit := rt.lim.MaxMessages
-	if rt.st.f.Lines() <= limit+compactSlack(limit) {
+	if rt.st.f.Lines()-rt.st.malformed <= limit+compactSlack(limit) {
 		return nil
 	}
-	c, err := compactLocked(rt.tx, limit)
+	c, malformed, err := compactLocked(rt.tx, limit)
+	rt.st.malformed = malformed // they stay: the next trigger discounts them
 	if err != nil || c == nil {
 		return err
 	}
@@ -44,16 +45,19 @@ func (rt *roomTx) compactIfDue() error {
 	return rt.sync()
 }
 
-// compactLocked keeps the newest timeline entries so that, with every
-// malformed line (never dropped, wherever it is) counted, limit lines
-// remain. It returns nil when there was nothing to drop.
-func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, error) {
+// compactLocked keeps the newest limit timeline entries and every
+// malformed line (never dropped, wherever it is; they do not count
+// against limit, so torn lines can never crowd out the entry just
+// appended). It returns nil when there was nothing to drop, and the
+// number of malformed lines.
+func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, int, error) {
 	c := &Compaction{MaxMessages: limit}
+	malformed := 0
 	err := tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		budget := limit
 		for _, l := range lines {
 			if l.Err != nil {
-				budget--
+				malformed++
 			}
 		}
 		keep := make([]bool, len(lines))
@@ -84,13 +88,13 @@ func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, error) {
 		return kept, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("compact room timeline: %w", err)
+		return nil, malformed, fmt.Errorf("compact room timeline: %w", err)
 	}
 	if c.DroppedCount == 0 {
-		return nil, nil
+		return nil, malformed, nil
 	}
 	c.CompactedAt = formatTime(time.Now())
-	return c, nil
+	return c, malformed, nil
 }
 
 // LoadCompaction reads a room's compaction.json: nil when the room was

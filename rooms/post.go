@@ -61,23 +61,15 @@ type RoomResult struct {
 // outcome. Retrying a Post with the same caller id completes
 // deliveries a crash interrupted and writes nothing twice.
 func Post(dir string, env mailbox.Envelope, parent error) (*Posting, error) {
-	env, run, err := roomEnvelope(env)
-	if err != nil {
-		return nil, err
-	}
-	if env.From == "" {
-		return nil, &mailbox.EnvelopeError{Field: "from", Msg: fmt.Sprintf("message to %s requires from=<actor address>: run:%s or branch:%s/<branch>", env.To, run, run)}
-	}
-	if _, err := sameRun(env.From, run, "sender"); err != nil {
-		return nil, &mailbox.EnvelopeError{Field: "from", Err: err,
-			Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, run, run, env.From)}
-	}
-	recips, err := recipients(env.Metadata, run)
+	env, run, recips, err := checkPost(env)
 	if err != nil {
 		return nil, err
 	}
 	p := &Posting{To: env.To, Type: env.Type, Run: run, StateDir: dir}
-	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired {
+	// A retry of a stored id is a duplicate even past its deadline (and
+	// completes the deliveries a crash interrupted): only a new message
+	// is dead-lettered.
+	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired && !inTimeline(dir, env.ID) {
 		rec, dup, err := DeadLetter(dir, env, why)
 		if err != nil {
 			return nil, err
@@ -100,6 +92,52 @@ func Post(dir string, env mailbox.Envelope, parent error) (*Posting, error) {
 		p.Deliveries = append(p.Deliveries, d)
 	}
 	return p, nil
+}
+
+// CheckPost validates a room post as Post does, before anything is
+// written: the room address, from (required, same run) and
+// metadata.recipients. The kernel calls it before its own checks, so a
+// bad post is refused without a trace.
+func CheckPost(env mailbox.Envelope) error {
+	_, _, _, err := checkPost(env)
+	return err
+}
+
+func checkPost(env mailbox.Envelope) (mailbox.Envelope, string, []mailbox.Address, error) {
+	env, run, err := roomEnvelope(env)
+	if err != nil {
+		return env, "", nil, err
+	}
+	if env.From == "" {
+		return env, "", nil, &mailbox.EnvelopeError{Field: "from", Msg: fmt.Sprintf("message to %s requires from=<actor address>: run:%s or branch:%s/<branch>", env.To, run, run)}
+	}
+	if _, err := sameRun(env.From, run, "sender"); err != nil {
+		return env, "", nil, &mailbox.EnvelopeError{Field: "from", Err: err,
+			Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, run, run, env.From)}
+	}
+	recips, err := recipients(env.Metadata, run)
+	if err != nil {
+		return env, "", nil, err
+	}
+	return env, run, recips, nil
+}
+
+// inTimeline reports whether a caller-chosen id is in the room's
+// timeline (read without the lock: a retry races nothing but itself).
+func inTimeline(dir, id string) bool {
+	if id == "" {
+		return false
+	}
+	lines, err := mailbox.Read(TimelinePath(dir))
+	if err != nil {
+		return false
+	}
+	for _, l := range lines {
+		if l.Err == nil && str(l.Value, "id") == id {
+			return true
+		}
+	}
+	return false
 }
 
 // recipients validates metadata.recipients: an array of same-run branch

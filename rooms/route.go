@@ -30,21 +30,14 @@ import (
 //
 // The Delivery is finished: Result gives the outcome.
 func SendBranch(dir string, env mailbox.Envelope, parent error) (*Delivery, error) {
-	env, err := env.Normalized()
+	env, to, err := checkBranchMessage(env)
 	if err != nil {
 		return nil, err
 	}
-	to, err := branchAddress(env.To)
-	if err != nil {
-		return nil, err
-	}
-	if env.From != "" {
-		if _, err := sameRun(env.From, to.ID, "sender"); err != nil {
-			return nil, &mailbox.EnvelopeError{Field: "from", Err: err,
-				Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, to.ID, to.ID, env.From)}
-		}
-	}
-	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired {
+	// A retry of a stored id is a duplicate even past its deadline (and
+	// completes the forward a crash interrupted): only a new message is
+	// dead-lettered.
+	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired && !inBranch(dir, to, env.ID) {
 		return deadDelivery(dir, to, env, why)
 	}
 	d, err := deliverBranch(dir, to, env, env.From, parent, false)
@@ -52,6 +45,45 @@ func SendBranch(dir string, env mailbox.Envelope, parent error) (*Delivery, erro
 		return nil, fmt.Errorf("deliver to %s: %w", env.To, err)
 	}
 	return d, nil
+}
+
+// CheckBranch validates a branch message as SendBranch does, before
+// anything is written: the branch address and from (when set, the same
+// run). The kernel calls it before its own checks.
+func CheckBranch(env mailbox.Envelope) error {
+	_, _, err := checkBranchMessage(env)
+	return err
+}
+
+func checkBranchMessage(env mailbox.Envelope) (mailbox.Envelope, mailbox.Address, error) {
+	env, err := env.Normalized()
+	if err != nil {
+		return env, mailbox.Address{}, err
+	}
+	to, err := branchAddress(env.To)
+	if err != nil {
+		return env, to, err
+	}
+	if env.From != "" {
+		if _, err := sameRun(env.From, to.ID, "sender"); err != nil {
+			return env, to, &mailbox.EnvelopeError{Field: "from", Err: err,
+				Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, to.ID, to.ID, env.From)}
+		}
+	}
+	return env, to, checkBranch(to.Branch)
+}
+
+// inBranch reports whether a caller-chosen id is in the branch's inbox.
+func inBranch(dir string, to mailbox.Address, id string) bool {
+	if id == "" {
+		return false
+	}
+	q, err := BranchInbox(dir, to.Branch)
+	if err != nil {
+		return false
+	}
+	rec, err := q.Lookup(id)
+	return err == nil && rec != nil
 }
 
 // deliverBranch does steps 3 to 5 of SendBranch for an envelope whose

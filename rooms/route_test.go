@@ -284,3 +284,51 @@ func TestForwardKeepsCallerIDsUnique(t *testing.T) {
 		t.Fatalf("run inbox ids: %v", ids)
 	}
 }
+
+// A retry of a stored id answers duplicate even once its deadline has
+// passed; only a new message is dead-lettered.
+func TestRetryPastDeadlineIsDuplicate(t *testing.T) {
+	dir := t.TempDir()
+	soon := time.Now().Add(150 * time.Millisecond)
+	post := mailbox.Envelope{To: "room:r", Type: "t", From: "run:r", ID: "p1", Deadline: soon}
+	send := mailbox.Envelope{To: "branch:r/w", Type: "t", ID: "b1", Deadline: soon}
+	if _, err := Post(dir, post, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SendBranch(dir, send, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	p, err := Post(dir, post, nil)
+	if err != nil || !p.Result().Duplicate || p.Result().DeadLetter != "" {
+		t.Fatalf("room retry: %+v %v", p.Result(), err)
+	}
+	d, err := SendBranch(dir, send, nil)
+	if err != nil || !d.Duplicate || d.DeadLetter != "" {
+		t.Fatalf("branch retry: %+v %v", d, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, DeadLettersFile)); err == nil {
+		t.Fatal("a retry was dead-lettered")
+	}
+	// A new message past its deadline is.
+	late := mailbox.Envelope{To: "branch:r/w", Type: "t", ID: "b2", Deadline: time.Now().Add(-time.Second)}
+	if d, err := SendBranch(dir, late, nil); err != nil || d.DeadLetter == "" {
+		t.Fatalf("late: %+v %v", d, err)
+	}
+}
+
+// A cursor opened on a timeline without entries hands out every entry
+// appended after it, whatever its received_at.
+func TestCursorOnEmptyTimeline(t *testing.T) {
+	dir := t.TempDir()
+	c, err := NewCursor(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An entry stamped before the cursor opened, written after.
+	mailbox.Append(TimelinePath(dir), map[string]any{"to": "room:r", "type": "t", "id": "e1", "received_at": "2020-01-01T00:00:00.000000000Z"})
+	got, err := c.Next()
+	if err != nil || len(got) != 1 || got[0].ID != "e1" {
+		t.Fatalf("got %+v %v", got, err)
+	}
+}

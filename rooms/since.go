@@ -118,9 +118,9 @@ func NewCursor(dir, receivedAt string) (*Cursor, error) {
 			break
 		}
 	}
-	if c.last.IsZero() {
-		c.last = time.Now()
-	}
+	// No entry yet: every line after the position read is new (a clock
+	// reading here could drop an entry stamped just before it and
+	// written just after).
 	return c, nil
 }
 

@@ -34,6 +34,9 @@ type roomState struct {
 	// caller-chosen id had to be checked (nil before): a duplicate check
 	// then costs a lookup, not a read of the file.
 	ids map[uint64]struct{}
+	// malformed is how many malformed lines the last compaction kept
+	// (they are never dropped, so they do not count towards its trigger).
+	malformed int
 }
 
 // snapState is a snapshot file as this process last wrote or read it.
@@ -358,11 +361,14 @@ func Append(dir string, env mailbox.Envelope) (AppendResult, error) {
 		if err != nil {
 			return err
 		}
+		res.Entry, res.Duplicate, res.Room, res.Sent = e, dup, Name, true
+		if dup {
+			return nil // a retry writes nothing
+		}
 		rt.snapshot("run:" + run)
 		if from, err := mailbox.Parse(e.From); err == nil && from.Kind == mailbox.KindBranch && from.ID == run {
 			rt.snapshot(e.From)
 		}
-		res.Entry, res.Duplicate, res.Room, res.Sent = e, dup, Name, true
 		return nil
 	})
 	if err != nil {

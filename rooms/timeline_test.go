@@ -203,12 +203,14 @@ func TestCompaction(t *testing.T) {
 		last = post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
 		ids = append(ids, last.Entry.ID)
 	}
+	// The newest 5 entries stay, and the malformed line (it does not
+	// count against the limit: torn lines never crowd entries out).
 	recs, bad := readLines(t, TimelinePath(dir))
-	if len(bad) != 1 || len(recs) != 4 || last.MessageCount != 5 {
+	if len(bad) != 1 || len(recs) != 5 || last.MessageCount != 6 {
 		t.Fatalf("after compaction: %d entries, malformed %q, message_count %d", len(recs), bad, last.MessageCount)
 	}
 	for i, r := range recs {
-		if r["id"] != ids[3+i] {
+		if r["id"] != ids[2+i] {
 			t.Fatalf("kept %v, want the newest", r["id"])
 		}
 	}
@@ -245,5 +247,21 @@ func TestTornTailRepaired(t *testing.T) {
 	s, err := Status(dir)
 	if err != nil || s.DiagnosticsCount != 1 || !strings.Contains(s.Diagnostics[0], TimelinePath(dir)+":2:") {
 		t.Fatalf("status: %+v %v", s, err)
+	}
+}
+
+// Malformed lines, however many, never make a compaction drop the entry
+// just appended.
+func TestCompactionKeepsNewEntryPastMalformedLines(t *testing.T) {
+	t.Setenv(EnvRoomMaxMessages, "1")
+	dir := t.TempDir()
+	post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	f, _ := os.OpenFile(TimelinePath(dir), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("torn 1\ntorn 2\n")
+	f.Close()
+	last := post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	recs, bad := readLines(t, TimelinePath(dir))
+	if len(bad) != 2 || len(recs) != 1 || recs[0]["id"] != last.Entry.ID {
+		t.Fatalf("timeline: %v, malformed %q", recs, bad)
 	}
 }
