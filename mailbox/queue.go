@@ -256,6 +256,14 @@ func processExists(pid int) bool {
 // unknown id is ErrNotFound; a record that is not claimed is
 // ErrTransition.
 func (q *Queue) Done(id, status string, meta map[string]any) error {
+	return q.DoneBy(id, "", status, meta)
+}
+
+// DoneBy is Done by the claim's owner: when owner is not empty it must be
+// the record's claimed_by, so a consumer whose claim was taken over (its
+// lease ran out, its process was thought gone) cannot finish the new
+// owner's work (ErrTransition).
+func (q *Queue) DoneBy(id, owner, status string, meta map[string]any) error {
 	if status != StatusHandled && status != StatusFailed {
 		return fmt.Errorf("%w: done status %q; use %s or %s", ErrTransition, status, StatusHandled, StatusFailed)
 	}
@@ -267,6 +275,9 @@ func (q *Queue) Done(id, status string, meta map[string]any) error {
 		}
 		if cur := st.recs[i].status; cur != StatusClaimed {
 			return fmt.Errorf("%w: inbox record %s is %s, not claimed; claim it before marking it %s", ErrTransition, id, cur, status)
+		}
+		if by := st.recs[i].by; owner != "" && by != owner {
+			return fmt.Errorf("%w: inbox record %s is claimed by %s, not %s (it was taken over)", ErrTransition, id, by, owner)
 		}
 		keys := make([]string, 0, len(meta))
 		for k := range meta {

@@ -396,7 +396,13 @@ func TestQueueRenew(t *testing.T) {
 	if err := q.Renew(rec.ID(), "w"); !errors.Is(err, ErrTransition) {
 		t.Fatalf("renew after a takeover: %v", err)
 	}
-	q.Done(rec.ID(), StatusHandled, nil)
+	// Only the new owner finishes it.
+	if err := q.DoneBy(rec.ID(), "w", StatusFailed, nil); !errors.Is(err, ErrTransition) {
+		t.Fatalf("done by the old owner: %v", err)
+	}
+	if err := q.DoneBy(rec.ID(), "heir", StatusHandled, nil); err != nil {
+		t.Fatalf("done by the new owner: %v", err)
+	}
 	if err := q.Renew(rec.ID(), ""); !errors.Is(err, ErrTransition) {
 		t.Fatalf("renew of a handled record: %v", err)
 	}

@@ -115,6 +115,13 @@ func expire(dir string, a mailbox.Address, q *mailbox.Queue, rec mailbox.Record,
 // Compaction to Limits.BranchRetained terminal records happens as the
 // queue folds.
 func DoneBranch(dir, address, id, status string, meta map[string]any) error {
+	return DoneBranchBy(dir, address, id, "", status, meta)
+}
+
+// DoneBranchBy is DoneBranch by the claim's owner (see
+// mailbox.Queue.DoneBy): a consumer whose claim was taken over cannot
+// finish the new owner's work.
+func DoneBranchBy(dir, address, id, owner, status string, meta map[string]any) error {
 	a, err := branchAddress(address)
 	if err != nil {
 		return err
@@ -123,7 +130,7 @@ func DoneBranch(dir, address, id, status string, meta map[string]any) error {
 	if err != nil {
 		return err
 	}
-	if err := q.Done(id, status, meta); err != nil {
+	if err := q.DoneBy(id, owner, status, meta); err != nil {
 		return err
 	}
 	return wakeBranch(dir, a, mailbox.WakeBranchStatus, map[string]any{"id": id, "status": status})

@@ -41,15 +41,19 @@ func (s *supervisor) control() {
 		rec, err := claimControl(s.dir.Path(InboxFile))
 		if err != nil {
 			s.logf("inbox: %v", err)
-			return
 		}
 		if rec == nil {
 			return
 		}
+		// Claimed and marked handled: it is applied even when something
+		// after the claim failed (the dead letters of expired ones).
 		reason := controlTypes[rec.Type()]
 		from, _ := rec["from"].(string)
 		s.appendEvent(map[string]any{"event": "run.control", "type": rec.Type(), "inbox_id": rec.ID(), "from": from})
 		s.request(reason)
+		if err != nil {
+			return
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ type Mailbox struct {
 	Error    string `json:"error,omitempty" jsonschema:"done: why it failed"`
 	StateDir string `json:"state_dir,omitempty" jsonschema:"the run's state directory (default $PI_ACTORS_STATE_DIR)"`
 	Address  string `json:"address,omitempty" jsonschema:"a branch inbox to claim from or finish in: branch:<run>/<branch> (default: the run's own inbox)"`
-	Pid      Int    `json:"pid,omitempty" jsonschema:"branch claim: the process that will finish the message; once it exits the message is handed to the next claimer (default: the process that called pi-actors; -1: none, the claim lease applies)"`
+	Pid      Int    `json:"pid,omitempty" jsonschema:"branch claim: the process that will finish the message; once it exits the message is handed to the next claimer (default: inside a run, the run's leaf that called pi-actors, else the calling process; -1: none, the claim lease applies)"`
 }
 
 // Validate checks the action and its parameters.
@@ -130,14 +130,16 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		return nil, err
 	}
 	dir := string(in.Dir)
+	if owner == "script" {
+		owner = m.Address
+	}
 	if m.Action == "done" {
-		if err := rooms.DoneBranch(dir, m.Address, m.ID, m.Status, doneMeta(m)); err != nil {
+		// Only the claim's owner finishes it: one taken over meanwhile is
+		// someone else's now.
+		if err := rooms.DoneBranchBy(dir, m.Address, m.ID, owner, m.Status, doneMeta(m)); err != nil {
 			return nil, Invalidf("mailbox done: %v", err)
 		}
 		return doneOutcome(m), nil
-	}
-	if owner == "script" {
-		owner = m.Address
 	}
 	if m.Action == "renew" {
 		// Only the claim's owner renews it: one taken over meanwhile is
@@ -152,14 +154,42 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 	pid := int(m.Pid)
 	switch {
 	case pid == 0:
-		if pid = env.CallerPid; pid == 0 {
-			pid = os.Getpid()
-		}
+		pid = claimPid(env)
 	case pid < 0:
 		pid = 0
 	}
 	claim := func() (mailbox.Record, error) { return rooms.ClaimBranch(dir, m.Address, owner, pid) }
 	return claimOutcome(ctx, m, claim, []string{dir, rooms.BranchDir(dir, a.Branch)})
+}
+
+// claimPid is the process a branch claim belongs to by default: inside a
+// run, the run's leaf that (through any subshells, pipelines or timeout
+// wrappers) called pi-actors — it lives as long as the script does; else
+// the caller itself.
+func claimPid(env *Env) int {
+	pid := env.CallerPid
+	if pid == 0 {
+		return os.Getpid()
+	}
+	dir := envValue(env.Environ, "PI_ACTORS_STATE_DIR")
+	if dir == "" {
+		return pid
+	}
+	meta, err := runs.Dir(dir).Meta()
+	if err != nil || meta.Pid <= 0 {
+		return pid
+	}
+	for p, hops := pid, 0; p > 1 && hops < 64; hops++ {
+		st, err := runs.Stat(p)
+		if err != nil {
+			break
+		}
+		if st.PPid == meta.Pid {
+			return p // a child of the run's supervisor: the leaf
+		}
+		p = st.PPid
+	}
+	return pid
 }
 
 func doneMeta(m *Mailbox) map[string]any {
@@ -181,6 +211,11 @@ func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record,
 		wait, _ = time.ParseDuration(m.Wait)
 	}
 	rec, err := claimWait(ctx, claim, watch, wait)
+	if rec != nil {
+		// Claimed: the caller holds it now, so it hears of it, whatever
+		// came after (a stop, a doorbell that could not be rung).
+		return &Outcome{Result: rec, Text: compactJSON(rec)}, nil
+	}
 	if ctx.Err() != nil {
 		// Stopped (control.cancel, Ctrl-C) while waiting: not an error.
 		return &Outcome{Exit: 128 + 15, Streamed: true}, nil

@@ -180,7 +180,7 @@ func (w *worker) maybeAsk() error {
 // handle acts on one message of the branch inbox; true means stop.
 func (w *worker) handle(ctx context.Context, rec mailbox.Record) (bool, error) {
 	done := func(status string, meta map[string]any) error {
-		return rooms.DoneBranch(w.roomDir, w.addr, rec.ID(), status, meta)
+		return rooms.DoneBranchBy(w.roomDir, w.addr, rec.ID(), w.addr, status, meta)
 	}
 	switch rec.Type() {
 	case "control.kill":
@@ -205,7 +205,7 @@ func (w *worker) handle(ctx context.Context, rec mailbox.Record) (bool, error) {
 func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 	t, err := taskOf(rec)
 	if err != nil {
-		return rooms.DoneBranch(w.roomDir, w.addr, rec.ID(), mailbox.StatusFailed, map[string]any{"error": err.Error()})
+		return rooms.DoneBranchBy(w.roomDir, w.addr, rec.ID(), w.addr, mailbox.StatusFailed, map[string]any{"error": err.Error()})
 	}
 	w.setState("working")
 	if _, err := w.post("task.claim", w.branch+" took "+t.ID, map[string]any{"id": t.ID, "branch": w.branch}); err != nil {
@@ -264,8 +264,12 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 		// Another claimer holds the message now: finishing it is theirs.
 		return w.awaiting()
 	}
-	if err := rooms.DoneBranch(w.roomDir, w.addr, rec.ID(), status, meta); err != nil {
-		return err
+	if err := rooms.DoneBranchBy(w.roomDir, w.addr, rec.ID(), w.addr, status, meta); err != nil {
+		if !errors.Is(err, mailbox.ErrTransition) {
+			return err
+		}
+		// Taken over since the last renewal: finishing it is theirs.
+		w.event(WorkerEventsFile, map[string]any{"event": "task.lease_lost", "id": rec.ID(), "error": err.Error()})
 	}
 	return w.awaiting()
 }
