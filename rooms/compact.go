@@ -17,9 +17,12 @@ import (
 type Compaction struct {
 	CompactedAt  string `json:"compacted_at"`
 	DroppedCount int    `json:"dropped_count"`
-	FirstKeptAt  string `json:"first_kept_at,omitempty"`
-	LastKeptAt   string `json:"last_kept_at,omitempty"`
-	MaxMessages  int    `json:"max_messages"`
+	// LastDroppedAt is the received_at of the newest entry dropped: a
+	// reader that saw it (since >= it) missed nothing.
+	LastDroppedAt string `json:"last_dropped_at,omitempty"`
+	FirstKeptAt   string `json:"first_kept_at,omitempty"`
+	LastKeptAt    string `json:"last_kept_at,omitempty"`
+	MaxMessages   int    `json:"max_messages"`
 }
 
 // compactSlack is how far past MaxMessages the timeline may grow before a
@@ -34,12 +37,9 @@ func (rt *roomTx) compactIfDue() error {
 	if rt.st.f.Lines()-rt.st.malformed <= limit+compactSlack(limit) {
 		return nil
 	}
-	c, malformed, err := compactLocked(rt.tx, limit)
+	c, malformed, err := compactLocked(rt.tx, limit, filepath.Join(RoomDir(rt.dir), CompactionFile))
 	rt.st.malformed = malformed // they stay: the next trigger discounts them
 	if err != nil || c == nil {
-		return err
-	}
-	if err := fsutil.WriteJSON(filepath.Join(RoomDir(rt.dir), CompactionFile), c, 0o600); err != nil {
 		return err
 	}
 	return rt.sync()
@@ -49,8 +49,11 @@ func (rt *roomTx) compactIfDue() error {
 // malformed line (never dropped, wherever it is; they do not count
 // against limit, so torn lines can never crowd out the entry just
 // appended). It returns nil when there was nothing to drop, and the
-// number of malformed lines.
-func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, int, error) {
+// number of malformed lines. The record of what it dropped goes to
+// record (compaction.json) before the timeline is rewritten: a reader
+// never finds entries gone without it (at worst, after a crash, it
+// reports a gap that is not there).
+func compactLocked(tx *mailbox.Tx, limit int, record string) (*Compaction, int, error) {
 	c := &Compaction{MaxMessages: limit}
 	malformed := 0
 	err := tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
@@ -73,6 +76,9 @@ func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, int, error) {
 		for i, l := range lines {
 			if !keep[i] {
 				c.DroppedCount++
+				if ts := str(l.Value, "received_at"); ts != "" {
+					c.LastDroppedAt = ts
+				}
 				continue
 			}
 			kept = append(kept, l)
@@ -85,6 +91,12 @@ func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, int, error) {
 				}
 			}
 		}
+		if c.DroppedCount > 0 {
+			c.CompactedAt = formatTime(time.Now())
+			if err := fsutil.WriteJSON(record, c, 0o600); err != nil {
+				return nil, err
+			}
+		}
 		return kept, nil
 	})
 	if err != nil {
@@ -93,7 +105,6 @@ func compactLocked(tx *mailbox.Tx, limit int) (*Compaction, int, error) {
 	if c.DroppedCount == 0 {
 		return nil, malformed, nil
 	}
-	c.CompactedAt = formatTime(time.Now())
 	return c, malformed, nil
 }
 

@@ -66,7 +66,12 @@ func Since(dir, receivedAt string, max int) (SinceResult, error) {
 	if !since.IsZero() {
 		c, err := LoadCompaction(dir)
 		if err == nil && c != nil && c.DroppedCount > 0 {
-			if first := parseTime(c.FirstKeptAt); !first.IsZero() && since.Before(first) {
+			// Missed: an entry newer than since was dropped (older
+			// compactions did not record the newest dropped entry: then
+			// anything before the first kept one counts).
+			if last := parseTime(c.LastDroppedAt); !last.IsZero() {
+				r.Missed = since.Before(last)
+			} else if first := parseTime(c.FirstKeptAt); !first.IsZero() && since.Before(first) {
 				r.Missed = true
 			}
 		}

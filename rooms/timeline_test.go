@@ -265,3 +265,26 @@ func TestCompactionKeepsNewEntryPastMalformedLines(t *testing.T) {
 		t.Fatalf("timeline: %v, malformed %q", recs, bad)
 	}
 }
+
+// Since reports a gap only when an entry newer than since was dropped,
+// and compaction.json says so before the timeline is rewritten.
+func TestSinceMissedOnlyForDroppedNewer(t *testing.T) {
+	t.Setenv(EnvRoomMaxMessages, "3")
+	dir := t.TempDir()
+	var all []AppendResult
+	for range 5 {
+		all = append(all, post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"}))
+	}
+	c, err := LoadCompaction(dir)
+	if err != nil || c == nil || c.LastDroppedAt == "" {
+		t.Fatalf("compaction.json: %+v %v", c, err)
+	}
+	// The newest dropped entry was seen: nothing missed.
+	if r, err := Since(dir, c.LastDroppedAt, 0); err != nil || r.Missed || len(r.Entries) != 3 {
+		t.Fatalf("since the newest dropped: missed=%v %d entries %v", r.Missed, len(r.Entries), err)
+	}
+	// Seen only an older one: the gap is reported.
+	if r, _ := Since(dir, all[0].Entry.ReceivedAt, 0); !r.Missed {
+		t.Fatalf("since the first entry: no gap reported (dropped up to %s)", c.LastDroppedAt)
+	}
+}
