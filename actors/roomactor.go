@@ -308,6 +308,16 @@ func (a *roomActor) drain() {
 		}
 	}
 	entries, err := a.cursor.Next()
+	if a.cursor.Gap() {
+		// Entries the subscribers never got were compacted away: drop
+		// them all; each catches up from the files, which says
+		// {"missed":true}, and subscribes again.
+		for _, s := range a.subs {
+			s.close()
+		}
+		a.subs = nil
+		return
+	}
 	if err != nil || len(entries) == 0 {
 		return
 	}

@@ -97,13 +97,15 @@ func firstTime(lines []mailbox.Line) time.Time {
 // it and skips what it already returned, by received_at).
 type Cursor struct {
 	f    *mailbox.Follower
+	dir  string
 	last time.Time
+	gap  bool // a compaction dropped entries not returned yet
 }
 
 // NewCursor returns a cursor positioned after receivedAt ("" for the
 // current end of the timeline: only new entries).
 func NewCursor(dir, receivedAt string) (*Cursor, error) {
-	c := &Cursor{f: mailbox.NewFollower(TimelinePath(dir))}
+	c := &Cursor{f: mailbox.NewFollower(TimelinePath(dir)), dir: dir}
 	if receivedAt != "" {
 		if c.last = parseTime(receivedAt); c.last.IsZero() {
 			return nil, &mailbox.EnvelopeError{Field: "since", Msg: fmt.Sprintf("since must be an RFC 3339 time such as a received_at, got %q", receivedAt)}
@@ -129,11 +131,23 @@ func NewCursor(dir, receivedAt string) (*Cursor, error) {
 	return c, nil
 }
 
-// Next returns the entries added since the last call.
+// Next returns the entries added since the last call. When the timeline
+// was compacted meanwhile and an entry newer than the last one returned
+// was dropped before this cursor read it, Gap reports so afterwards: the
+// entries returned are complete from the file, but not from the room.
 func (c *Cursor) Next() ([]Entry, error) {
-	lines, _, err := c.f.Next()
+	lines, reset, err := c.f.Next()
 	if err != nil {
 		return nil, err
+	}
+	if reset && !c.last.IsZero() {
+		if cp, err := LoadCompaction(c.dir); err == nil && cp != nil {
+			if last := parseTime(cp.LastDroppedAt); !last.IsZero() {
+				c.gap = c.gap || c.last.Before(last)
+			} else if first := parseTime(cp.FirstKeptAt); !first.IsZero() && c.last.Before(first) {
+				c.gap = true
+			}
+		}
 	}
 	var out []Entry
 	for _, l := range lines {
@@ -149,4 +163,12 @@ func (c *Cursor) Next() ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// Gap reports (once) whether a compaction dropped entries this cursor had
+// not returned yet (see Next).
+func (c *Cursor) Gap() bool {
+	g := c.gap
+	c.gap = false
+	return g
 }

@@ -288,3 +288,28 @@ func TestSinceMissedOnlyForDroppedNewer(t *testing.T) {
 		t.Fatalf("since the first entry: no gap reported (dropped up to %s)", c.LastDroppedAt)
 	}
 }
+
+// A cursor that falls behind a compaction learns of the gap.
+func TestCursorGapAcrossCompaction(t *testing.T) {
+	t.Setenv(EnvRoomMaxMessages, "16")
+	dir := t.TempDir()
+	post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	c, err := NewCursor(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	if got, _ := c.Next(); len(got) != 1 || c.Gap() {
+		t.Fatalf("first: %d entries, gap %v", len(got), c.Gap())
+	}
+	for range 40 { // far past the limit: entries it never read are dropped
+		post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	}
+	got, err := c.Next()
+	if err != nil || !c.Gap() || len(got) == 0 {
+		t.Fatalf("after the compaction: %d entries, gap not reported, %v", len(got), err)
+	}
+	if c.Gap() {
+		t.Fatal("the gap was reported twice")
+	}
+}
