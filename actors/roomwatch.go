@@ -55,6 +55,12 @@ func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error, go
 			fail(invalidErr("since must be an RFC 3339 time such as an entry's received_at, got %q", p.Since))
 			return
 		}
+	} else if last, err = rooms.Newest(dir); err != nil {
+		// Read before subscribing: should the subscription be dropped
+		// before the first entry arrives, the catch-up starts here, not
+		// at the start of the timeline.
+		fail(err)
+		return
 	}
 	sub, err := k.subscribeRoom(dir, a.ID)
 	if err != nil {

@@ -79,6 +79,25 @@ func Since(dir, receivedAt string, max int) (SinceResult, error) {
 	return r, nil
 }
 
+// Newest is the received_at of the newest entry in the timeline (zero
+// when it has none): where a watcher without since starts, should it have
+// to catch up from the files before it received anything.
+func Newest(dir string) (time.Time, error) {
+	lines, err := mailbox.Tail(TimelinePath(dir), 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].Err != nil || lines[i].Partial {
+			continue
+		}
+		if t := parseTime(str(lines[i].Value, "received_at")); !t.IsZero() {
+			return t, nil
+		}
+	}
+	return time.Time{}, nil
+}
+
 // firstTime is the received_at of the first well-formed line with one.
 func firstTime(lines []mailbox.Line) time.Time {
 	for _, l := range lines {

@@ -313,3 +313,18 @@ func TestCursorGapAcrossCompaction(t *testing.T) {
 		t.Fatal("the gap was reported twice")
 	}
 }
+
+func TestNewest(t *testing.T) {
+	dir := t.TempDir()
+	if n, err := Newest(dir); err != nil || !n.IsZero() {
+		t.Fatalf("empty: %v %v", n, err)
+	}
+	post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	last := post(t, dir, mailbox.Envelope{To: "room:r", Type: "chat", From: "run:r"})
+	f, _ := os.OpenFile(TimelinePath(dir), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("torn {")
+	f.Close()
+	if n, err := Newest(dir); err != nil || formatTime(n) != last.Entry.ReceivedAt {
+		t.Fatalf("newest %v, want %s (%v)", n, last.Entry.ReceivedAt, err)
+	}
+}
