@@ -43,6 +43,7 @@ type (
 type roomSub struct {
 	ch     chan rooms.Entry
 	closed atomic.Bool
+	actor  *actor.PID // the room actor that holds it
 }
 
 func newRoomSub() *roomSub { return &roomSub{ch: make(chan rooms.Entry, roomSubBuffer)} }
@@ -158,9 +159,9 @@ func (h *roomHub) tick(dir string) {
 }
 
 // took records that a room actor took a subscription.
-func (h *roomHub) took(dir string) {
+func (h *roomHub) took(dir string, pid *actor.PID) {
 	h.mu.Lock()
-	if ref := h.rooms[dir]; ref != nil && ref.inflight > 0 {
+	if ref := h.rooms[dir]; ref != nil && ref.pid.Equal(pid) && ref.inflight > 0 {
 		ref.inflight--
 	}
 	h.mu.Unlock()
@@ -261,7 +262,7 @@ func (a *roomActor) Receive(ctx actor.Context) {
 	case *roomSubscribe:
 		a.drain() // what came before goes to the earlier subscribers only
 		a.subs = append(a.subs, m.sub)
-		a.h.took(a.dir)
+		a.h.took(a.dir, ctx.Self())
 		ctx.Respond(roomSubAck{})
 	case *roomUnsub:
 		a.remove(m.sub)

@@ -68,7 +68,7 @@ func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error, go
 		return
 	}
 	w := &roomWatcher{k: k, req: req, write: write, gone: gone, dir: dir, run: a.ID, sub: sub, last: last}
-	defer func() { k.unsubscribeRoom(dir, w.sub) }()
+	defer func() { k.unsubscribeRoom(w.sub) }()
 	if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": a.String()})}) != nil {
 		return
 	}
@@ -175,21 +175,22 @@ func (k *Kernel) subscribeRoom(dir, run string) (*roomSub, error) {
 			break
 		}
 		sub := newRoomSub()
+		sub.actor = pid
 		if _, err := k.system.Root.RequestFuture(pid, &roomSubscribe{sub: sub}, roomSubscribeLimit).Result(); err == nil {
 			return sub, nil
 		}
+		// It may still take it late: the unsubscribe, queued behind the
+		// subscribe, drops it then.
+		k.system.Root.Send(pid, &roomUnsub{sub: sub})
 		h.forget(dir, pid) // it died: start another
 	}
 	return nil, fmt.Errorf("watch room:%s: the room actor did not start", run)
 }
 
-// unsubscribeRoom tells the room actor to drop sub.
-func (k *Kernel) unsubscribeRoom(dir string, sub *roomSub) {
-	h := k.rooms()
-	h.mu.Lock()
-	ref := h.rooms[dir]
-	h.mu.Unlock()
-	if ref != nil {
-		k.system.Root.Send(ref.pid, &roomUnsub{sub: sub})
+// unsubscribeRoom tells the room actor that holds sub to drop it (only
+// that actor closes its channel: it is the one that sends on it).
+func (k *Kernel) unsubscribeRoom(sub *roomSub) {
+	if sub != nil && sub.actor != nil {
+		k.system.Root.Send(sub.actor, &roomUnsub{sub: sub})
 	}
 }
