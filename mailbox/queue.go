@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/internal/proc"
 )
 
 // StatusUpdate is the status of a Queue's update lines: they are not
@@ -91,6 +92,7 @@ type qrec struct {
 	renewedAt  time.Time // the claim's lease was last renewed
 	by         string    // claimed_by
 	pid        int
+	pidStart   uint64 // claimed_pid_start: the claimant's start time
 	unsafeID   bool
 }
 
@@ -153,7 +155,14 @@ func (q *Queue) Claim(owner string, pid int) (Record, error) {
 		// consumer, in the file too (a fold merges sets into the record,
 		// and a field left out would come back).
 		if prev := &st.recs[i]; pid > 0 || prev.pid > 0 {
+			// With its start time: a pid alone could be reused by an
+			// unrelated process that keeps the claim forever.
 			set.set("claimed_pid", max(pid, 0))
+			var start uint64
+			if pid > 0 {
+				start = proc.StartTime(pid)
+			}
+			set.set("claimed_pid_start", start)
 		}
 		if !st.recs[i].renewedAt.IsZero() {
 			set.set("lease_renewed_at", now)
@@ -191,8 +200,13 @@ func (q *Queue) pick(st *queueState, now time.Time) int {
 
 // abandoned reports whether a claimed record's consumer is gone.
 func (q *Queue) abandoned(r *qrec, now time.Time) bool {
-	if r.pid > 0 && !processExists(r.pid) {
-		return true
+	if r.pid > 0 {
+		if !processExists(r.pid) {
+			return true
+		}
+		if s := proc.StartTime(r.pid); r.pidStart != 0 && s != 0 && s != r.pidStart {
+			return true // the pid was reused: its claimant is gone
+		}
 	}
 	last := r.claimedAt
 	if r.renewedAt.After(last) {

@@ -90,13 +90,16 @@ func (st *queueState) setFields(i int, status string, m map[string]json.RawMessa
 		// recorded of its consumer no longer applies.
 		s, _ := rawString(v)
 		r.claimedAt, _ = time.Parse(time.RFC3339Nano, s)
-		r.pid, r.by, r.renewedAt = 0, "", time.Time{}
+		r.pid, r.pidStart, r.by, r.renewedAt = 0, 0, "", time.Time{}
 	}
 	if v, ok := m["claimed_by"]; ok {
 		r.by, _ = rawString(v)
 	}
 	if v, ok := m["claimed_pid"]; ok {
 		r.pid, _ = strconv.Atoi(string(v))
+	}
+	if v, ok := m["claimed_pid_start"]; ok {
+		r.pidStart, _ = strconv.ParseUint(string(v), 10, 64)
 	}
 	if v, ok := m["lease_renewed_at"]; ok {
 		s, _ := rawString(v)

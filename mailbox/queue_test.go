@@ -436,3 +436,24 @@ func TestQueueRenew(t *testing.T) {
 }
 
 func (q *Queue) withLease(d time.Duration) *Queue { q.Lease = d; return q }
+
+// A claim's pid is trusted only with its start time: a live process with
+// that pid but another start time is not the claimant.
+func TestQueueClaimPidReused(t *testing.T) {
+	q := newTestQueue(t)
+	q.Append(job(1))
+	rec, err := q.Claim("w", os.Getpid())
+	if err != nil || rec == nil || fmt.Sprint(rec["claimed_pid_start"]) == "0" {
+		t.Fatalf("claim: %v %v", rec, err)
+	}
+	if again, _ := NewQueue(q.Path).Claim("x", 0); again != nil {
+		t.Fatalf("taken over from a live claimant: %v", again)
+	}
+	// As if our pid now belonged to another process.
+	if err := Append(q.Path, map[string]any{"status": StatusUpdate, "ref": rec.ID(), "set": map[string]any{"claimed_pid_start": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := NewQueue(q.Path).Claim("heir", 0); again == nil || again.ID() != rec.ID() {
+		t.Fatalf("not taken over from a reused pid: %v", again)
+	}
+}

@@ -2,54 +2,20 @@ package runs
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/pi-actors/pi-actors/internal/proc"
 )
 
-// ProcStat is what /proc/<pid>/stat says about a process.
-type ProcStat struct {
-	State string
-	PPid  int
-	Pgrp  int
-	Sid   int
-	Start uint64 // start time in clock ticks since boot
-	CPU   uint64 // user + system time in clock ticks
-	RSS   uint64 // resident set in pages
-}
+// ProcStat is what /proc/<pid>/stat says about a process (see
+// internal/proc).
+type ProcStat = proc.Stat
 
-// Stat reads /proc/<pid>/stat. The command name may hold spaces and
-// parentheses, so fields are counted after the last ')'.
-func Stat(pid int) (ProcStat, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ProcStat{}, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ProcStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ProcStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
-	}
-	var st ProcStat
-	st.State = f[0]
-	st.PPid, _ = strconv.Atoi(f[1])
-	st.Pgrp, _ = strconv.Atoi(f[2])
-	st.Sid, _ = strconv.Atoi(f[3])
-	st.Start, _ = strconv.ParseUint(f[19], 10, 64)
-	ut, _ := strconv.ParseUint(f[11], 10, 64)
-	sys, _ := strconv.ParseUint(f[12], 10, 64)
-	st.CPU = ut + sys
-	if len(f) > 21 {
-		st.RSS, _ = strconv.ParseUint(f[21], 10, 64)
-	}
-	return st, nil
-}
+// Stat reads /proc/<pid>/stat.
+func Stat(pid int) (ProcStat, error) { return proc.Read(pid) }
 
 // StartTime returns a process's start time (clock ticks since boot), 0 if
 // it does not exist.
