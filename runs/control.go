@@ -271,7 +271,12 @@ func expiredRecord(r mailbox.Record, now time.Time) string {
 	if err != nil {
 		return ""
 	}
+	// ttl_ms counts from when the inbox accepted it: received_at, else
+	// queued_at (as for branch inboxes).
 	accepted, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(r["received_at"]))
+	if accepted.IsZero() {
+		accepted, _ = time.Parse(time.RFC3339Nano, fmt.Sprint(r["queued_at"]))
+	}
 	_, why := env.ExpiredAt(accepted, now)
 	return why
 }

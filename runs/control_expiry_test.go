@@ -87,3 +87,19 @@ func TestClaimSkipsOnlyFinished(t *testing.T) {
 		t.Fatalf("claimed %v", got)
 	}
 }
+
+// ttl_ms counts from queued_at when a record has no received_at (as in a
+// branch inbox): such a record expires too.
+func TestExpiryFromQueuedAt(t *testing.T) {
+	dir := Dir(t.TempDir())
+	old := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)
+	if err := mailbox.Append(dir.Path(InboxFile), map[string]any{"to": "run:r", "type": "control.cancel", "id": "q", "ttl_ms": 10, "queued_at": old, "status": "queued"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := claimControl(dir.Path(InboxFile)); err != nil || got != nil {
+		t.Fatalf("applied %v (%v); want it expired", got, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(string(dir), "dead_letters.jsonl")); !strings.Contains(string(data), `"id":"q"`) {
+		t.Fatalf("dead letters: %s", data)
+	}
+}
