@@ -186,26 +186,41 @@ func (q *Queue) Claim(owner string, pid int) (Record, error) {
 
 // pick returns the index of the first claimable record, or -1.
 func (q *Queue) pick(st *queueState, now time.Time) int {
+	gone := map[claimant]bool{} // each claimant looked at once per pick
 	for i := st.head; i < len(st.recs); i++ {
 		r := &st.recs[i]
 		switch {
 		case r.status == StatusQueued:
 			return i
-		case r.status == StatusClaimed && q.abandoned(r, now):
+		case r.status == StatusClaimed && q.abandoned(r, now, gone):
 			return i
 		}
 	}
 	return -1
 }
 
-// abandoned reports whether a claimed record's consumer is gone.
-func (q *Queue) abandoned(r *qrec, now time.Time) bool {
+// claimant is the process a claim belongs to.
+type claimant struct {
+	pid   int
+	start uint64
+}
+
+// abandoned reports whether a claimed record's consumer is gone; gone
+// remembers the claimants already looked at.
+func (q *Queue) abandoned(r *qrec, now time.Time, gone map[claimant]bool) bool {
 	if r.pid > 0 {
-		if !processExists(r.pid) {
-			return true
+		c := claimant{r.pid, r.pidStart}
+		g, seen := gone[c]
+		if !seen {
+			g = !processExists(c.pid)
+			if !g && c.start != 0 {
+				s := proc.StartTime(c.pid)
+				g = s != 0 && s != c.start // the pid was reused: its claimant is gone
+			}
+			gone[c] = g
 		}
-		if s := proc.StartTime(r.pid); r.pidStart != 0 && s != 0 && s != r.pidStart {
-			return true // the pid was reused: its claimant is gone
+		if g {
+			return true
 		}
 	}
 	last := r.claimedAt
