@@ -89,20 +89,12 @@ type DeadLettersView struct {
 
 // DeadLetters reads the last lines (default 40) of a dead-letter file.
 func DeadLetters(path string, lines int) (DeadLettersView, error) {
-	lines = defaultLines(lines)
 	v := DeadLettersView{DeadLetters: []DeadLetterRecord{}, File: path}
-	tail, total, err := tailCounted(path, lines)
+	recs, corrupted, total, err := tailRecords(path, defaultLines(lines), deadLetterFrom)
 	if err != nil {
 		return v, err
 	}
-	v.Total = total
-	for _, l := range tail {
-		if l.Err != nil {
-			v.Corrupted++
-			continue
-		}
-		v.DeadLetters = append(v.DeadLetters, deadLetterFrom(l.Value))
-	}
+	v.DeadLetters, v.Corrupted, v.Total = recs, corrupted, total
 	return v, nil
 }
 

@@ -73,15 +73,24 @@ func defaultLines(n int) int {
 	return n
 }
 
-// tailCounted returns the last n lines of a JSONL file and the file's
-// line count.
-func tailCounted(path string, n int) ([]mailbox.Line, int, error) {
+// tailRecords converts the last n lines of a JSONL file with conv and
+// counts the malformed ones among them, and the file's lines in all (a
+// view's corrupted= and total=).
+func tailRecords[T any](path string, n int, conv func(map[string]any) T) (recs []T, corrupted, total int, err error) {
 	lines, err := mailbox.Tail(path, n)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	total, err := countLines(path)
-	return lines, total, err
+	recs = []T{}
+	for _, l := range lines {
+		if l.Err != nil {
+			corrupted++
+			continue
+		}
+		recs = append(recs, conv(l.Value))
+	}
+	total, err = countLines(path)
+	return recs, corrupted, total, err
 }
 
 // countLines counts a file's lines (newlines, plus an unterminated last

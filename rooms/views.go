@@ -102,18 +102,11 @@ type MessagesView struct {
 func Messages(dir string, lines int) (MessagesView, error) {
 	path := TimelinePath(dir)
 	v := MessagesView{Messages: []Entry{}, File: path}
-	tail, total, err := tailCounted(path, defaultLines(lines))
+	recs, corrupted, total, err := tailRecords(path, defaultLines(lines), entryFrom)
 	if err != nil {
 		return v, err
 	}
-	v.Total = total
-	for _, l := range tail {
-		if l.Err != nil {
-			v.Corrupted++
-			continue
-		}
-		v.Messages = append(v.Messages, entryFrom(l.Value))
-	}
+	v.Messages, v.Corrupted, v.Total = recs, corrupted, total
 	return v, nil
 }
 
