@@ -75,13 +75,6 @@ func (s *recentSet) add(key string) bool {
 	return true
 }
 
-// len is the number of keys remembered.
-func (s *recentSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.cur) + len(s.old)
-}
-
 // runRecord describes a terminal run for the knowledge graph.
 func runRecord(in *runs.Info, summary string) knowledge.RunRecord {
 	m, res := in.Meta, in.Result

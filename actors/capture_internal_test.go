@@ -25,3 +25,10 @@ func TestRecentSetBounded(t *testing.T) {
 		t.Fatal("a recent key was forgotten")
 	}
 }
+
+// len is the number of keys remembered.
+func (s *recentSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.cur) + len(s.old)
+}

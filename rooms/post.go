@@ -123,21 +123,13 @@ func checkPost(env mailbox.Envelope) (mailbox.Envelope, string, []mailbox.Addres
 }
 
 // inTimeline reports whether a caller-chosen id is in the room's
-// timeline (read without the lock: a retry races nothing but itself).
+// timeline (only lines holding the id's bytes are decoded).
 func inTimeline(dir, id string) bool {
 	if id == "" {
 		return false
 	}
-	lines, err := mailbox.Read(TimelinePath(dir))
-	if err != nil {
-		return false
-	}
-	for _, l := range lines {
-		if l.Err == nil && str(l.Value, "id") == id {
-			return true
-		}
-	}
-	return false
+	rec, err := mailbox.NewInbox(TimelinePath(dir)).Find(id)
+	return err == nil && rec != nil
 }
 
 // recipients validates metadata.recipients: an array of same-run branch

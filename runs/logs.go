@@ -258,21 +258,29 @@ func Since(path string, t time.Time) (file string, off int64, ok bool) {
 	if st, err := os.Stat(files[len(files)-1]); err != nil || st.ModTime().Add(markEvery).Before(t) {
 		return "", 0, false // not written to since
 	}
+	// From the newest mark back, while segments may still be newer than
+	// t: the last one found starts the output since t.
 	ms, every := t.UnixMilli(), markEvery.Milliseconds()
-	anyMarks := false
-	for _, f := range files {
-		for _, m := range readMarks(f) {
+	anyMarks, found := false, ""
+scan:
+	for i := len(files) - 1; i >= 0; i-- {
+		marks := readMarks(files[i])
+		for j := len(marks) - 1; j >= 0; j-- {
 			anyMarks = true
-			if m[0]+every > ms {
-				st, err := os.Stat(f)
-				if err != nil {
-					return "", 0, false
-				}
-				return f, min(m[1], st.Size()), true
+			if marks[j][0]+every <= ms {
+				break scan
 			}
+			found, off = files[i], marks[j][1]
 		}
 	}
-	if !anyMarks {
+	switch {
+	case found != "":
+		st, err := os.Stat(found)
+		if err != nil {
+			return "", 0, false
+		}
+		return found, min(off, st.Size()), true
+	case !anyMarks:
 		return files[0], 0, true // no marks to go by: everything
 	}
 	return "", 0, false // every segment is older than t
