@@ -3,8 +3,8 @@ package actors
 import (
 	"encoding/json"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // batchGroups splits a batch into the groups the kernel may handle in

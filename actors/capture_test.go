@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // A run that ends is captured as a history node of the store of its

@@ -3,7 +3,7 @@ package actors
 import (
 	"fmt"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 func usageErr(format string, args ...any) *wire.Error {

@@ -16,10 +16,10 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/shirou/gopsutil/v4/process"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Config is what a kernel needs to run.

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // piActors is a pi-actors binary built for these tests: the kernel starts

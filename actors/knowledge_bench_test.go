@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
-	"github.com/pi-actors/pi-actors/actors/wire"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // BenchmarkKnowledgeSearch10k: text search (FTS5) over 10,000 atoms in

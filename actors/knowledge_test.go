@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // startKernelIdle runs a kernel whose knowledge stores close after idle.

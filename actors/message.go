@@ -7,11 +7,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // controlWait bounds how long a control message waits to be applied by

@@ -9,11 +9,11 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // The room, branch and tool routes of message (PARITY A4/A5). The data

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // tbKernel is a kernel run in this process by a test or a benchmark

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // claimerEnv makes the test binary a branch-inbox claimer (see init):

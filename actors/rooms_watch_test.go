@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // TestRoomWatchSeesEveryWriter: a room's watchers get the entries the

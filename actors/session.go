@@ -6,9 +6,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // sessionsActor is the parent of the session actors (one per coordinator

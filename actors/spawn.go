@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
@@ -16,6 +15,7 @@ import (
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // spawn starts a detached run: everything is checked first (recipe,

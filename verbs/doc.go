@@ -11,7 +11,7 @@
 // (DecodeCLI: key=value strings, key:=JSON values, a stdin object), how a
 // JSON client's object maps to them (DecodeJSON: unknown parameters are an
 // error naming them), and Run. Requests that need the kernel travel over
-// the kernel socket (package actors/wire) as their own JSON and are decoded
+// the kernel socket (package verbs/wire) as their own JSON and are decoded
 // into the same types by the kernel; the rest run in the caller's process
 // (inspect reads state files directly, exec and call run in the
 // foreground). Errors are *Error (an alias of wire.Error): a machine code,

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Env is what a verb runs with: who calls (session, working directory,

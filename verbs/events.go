@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Events asks the kernel for its runs stream (the kernel operation

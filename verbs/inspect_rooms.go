@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // The room:<run>, branch:<run>/<b>, run:<id> view=communication and

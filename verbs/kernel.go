@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Followup is one item of a coordinator session's queue: a run's terminal

@@ -3,8 +3,8 @@ package verbs
 import (
 	"encoding/json"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // The vector graph's operations (knowledge part 2): search, search_all,

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Ending the demo: nothing it started is left behind.

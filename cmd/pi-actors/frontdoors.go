@@ -6,8 +6,8 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // The front doors that need heavy libraries (the MCP SDK, the JSON-schema

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/pi-actors/pi-actors/internal/swarm"
+	"github.com/pi-actors/pi-actors/swarm"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // The hidden `swarm` verb runs the packaged actors that need no LLM
-// (package internal/swarm) inside a run: the recipes actor-worker, locker
+// (package swarm) inside a run: the recipes actor-worker, locker
 // and room-swarm launch it as {pi_actors} swarm <role> key=value….
 func init() {
 	localVerbs = append(localVerbs, &verb{

@@ -6,8 +6,8 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // `pi-actors top` is the live terminal inspector. It needs the TUI

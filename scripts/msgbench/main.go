@@ -2,7 +2,7 @@
 // each figure of the message layer is a subcommand that prints key=value
 // lines (times in ms with three decimals, rates per second) for the
 // script to read; progress and problems go to stderr. It talks to a
-// running kernel through actors/wire, as the front doors do, and reads
+// running kernel through verbs/wire, as the front doors do, and reads
 // inboxes and rooms with the mailbox and rooms packages.
 //
 //	msgbench latency AGENT RUN N            send (wire) → claimed by a waiting claimer (inotify wake), run inbox and branch inbox
@@ -25,11 +25,11 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 func main() {

@@ -15,9 +15,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
-	"github.com/pi-actors/pi-actors/actors/wire"
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Usage is top's help.

@@ -4,7 +4,7 @@
 // by the packaged recipes actor-worker, locker and room-swarm, inside an
 // ordinary run (identity from $PI_ACTORS_RUN_ID, $PI_ACTORS_STATE_DIR,
 // $PI_ACTORS_SESSION). They talk to the kernel as the CLI does (package
-// verbs over actors/wire) to send messages and spawn runs, and read and
+// verbs over verbs/wire) to send messages and spawn runs, and read and
 // claim their inboxes directly (packages runs and rooms).
 //
 //   - worker: a member of a room (branch:<room>/<branch>). It joins the
