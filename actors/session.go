@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -82,62 +83,49 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 
 // deliver hands queued follow-ups to the session's watcher while it has
 // room; each is taken from the queue (marked handled) exactly once, and
-// only when it can be handed over.
+// only when it can be handed over. One locked pass of the queue claims as
+// many as the watcher has room for.
 func (a *sessionActor) deliver() {
 	for len(a.subs) > 0 {
 		c := a.subs[0]
-		if len(c) == cap(c) {
+		room := cap(c) - len(c)
+		if room == 0 {
 			return
 		}
-		f, ok := a.k.takeOne(a.id)
-		if !ok {
+		list := a.k.take(a.id, room, false)
+		if len(list) == 0 {
 			return
 		}
-		c <- f
+		for _, f := range list {
+			c <- f
+		}
 	}
 }
 
-// takeOne claims the oldest follow-up of a session that is not yet
+// take claims up to max of a session's follow-ups that are not yet
 // delivered (queued, or claimed by a delivery that never finished — a
-// watcher that went away, a kernel that died). The caller marks it
-// handled once it is handed over: at least once, never silently lost.
-func (k *Kernel) takeOne(session string) (Followup, bool) {
-	q := mailbox.NewInbox(k.sessionFile(session))
-	for {
-		rec, err := claimFollowup(q.Path)
-		if err != nil || rec == nil {
-			return Followup{}, false
-		}
-		var f Followup
-		if err := decodeRecord(rec["body"], &f); err != nil {
-			q.Done(rec.ID(), mailbox.StatusFailed, map[string]any{"error": err.Error()})
-			continue
-		}
-		f.ID = rec.ID()
-		return f, true
-	}
-}
-
-// redeliverAfter is how long a claimed follow-up may wait for its
-// delivery to finish before another reader takes it over.
-const redeliverAfter = 30 * time.Second
-
-// claimFollowup claims the oldest queued follow-up, or one whose claim is
-// older than redeliverAfter.
-func claimFollowup(path string) (mailbox.Record, error) {
-	var got mailbox.Record
-	err := mailbox.Rewrite(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
-		now := time.Now().UTC()
+// watcher that went away, a kernel that died), oldest first, in one
+// locked pass of the queue. With handled they are marked delivered in
+// that same pass (a drain); otherwise the caller marks each delivered
+// once it is handed over: at least once, never silently lost.
+func (k *Kernel) take(session string, max int, handled bool) []Followup {
+	path := k.sessionFile(session)
+	var out []Followup
+	var bad []string
+	now := time.Now().UTC()
+	stamp := now.Format(time.RFC3339Nano)
+	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		changed := false
 		for i := range lines {
-			l := &lines[i]
-			if l.Err != nil {
-				continue
+			if len(out) >= max {
+				break
 			}
-			r := mailbox.Record(l.Value)
-			switch r.Status() {
+			l := &lines[i]
+			st, _ := l.Peek("status")
+			switch st {
 			case mailbox.StatusQueued:
 			case mailbox.StatusClaimed:
-				at, _ := r["claimed_at"].(string)
+				at, _ := l.Peek("claimed_at")
 				t, err := time.Parse(time.RFC3339Nano, at)
 				if err == nil && now.Sub(t) < redeliverAfter {
 					continue
@@ -145,39 +133,68 @@ func claimFollowup(path string) (mailbox.Record, error) {
 			default:
 				continue
 			}
-			for _, kv := range [][2]any{{"claimed_at", now.Format(time.RFC3339Nano)}, {"claimed_by", "coordinator"}, {"status", mailbox.StatusClaimed}} {
-				if err := l.Set(kv[0].(string), kv[1]); err != nil {
-					return nil, err
+			var rec struct {
+				ID   string   `json:"id"`
+				Body Followup `json:"body"`
+			}
+			status := mailbox.StatusClaimed
+			if err := json.Unmarshal(l.Raw, &rec); err != nil {
+				bad = append(bad, rec.ID)
+				status = mailbox.StatusFailed
+			} else {
+				rec.Body.ID = rec.ID
+				out = append(out, rec.Body)
+				if handled {
+					status = mailbox.StatusHandled
 				}
 			}
-			got = mailbox.Record(l.Value)
-			return lines, nil
+			kv := []any{"claimed_at", stamp, "claimed_by", "coordinator", "status", status}
+			if status != mailbox.StatusClaimed {
+				kv = append(kv, status+"_at", stamp)
+			}
+			if err := l.SetAll(kv...); err != nil {
+				return nil, err
+			}
+			changed = true
+		}
+		if changed && (handled || len(bad) > 0) {
+			lines = mailbox.CompactTerminal(lines, keepDelivered)
 		}
 		return lines, nil
 	})
-	return got, err
+	if err != nil {
+		k.log.Warn("claim follow-ups", "session", session, "err", err)
+		return nil
+	}
+	if len(bad) > 0 {
+		k.log.Warn("malformed follow-ups marked failed", "session", session, "ids", bad)
+	}
+	return out
 }
 
-// delivered marks a follow-up handed over.
-func (k *Kernel) delivered(session, id string) {
-	// Keep the newest delivered follow-ups only: the queue file stays small.
-	q := &mailbox.Inbox{Path: k.sessionFile(session), KeepTerminal: 2000}
-	if err := q.Done(id, mailbox.StatusHandled, nil); err != nil {
-		k.log.Warn("mark follow-up delivered", "session", session, "id", id, "err", err)
+// keepDelivered is how many delivered follow-ups a session's queue keeps
+// (the newest): the file stays small.
+const keepDelivered = 2000
+
+// redeliverAfter is how long a claimed follow-up may wait for its
+// delivery to finish before another reader takes it over.
+const redeliverAfter = 30 * time.Second
+
+// delivered marks follow-ups handed over, in one locked pass.
+func (k *Kernel) delivered(session string, ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	q := &mailbox.Inbox{Path: k.sessionFile(session), KeepTerminal: keepDelivered}
+	if err := q.DoneMany(ids, mailbox.StatusHandled); err != nil {
+		k.log.Warn("mark follow-ups delivered", "session", session, "ids", len(ids), "err", err)
 	}
 }
 
-// drain takes every queued follow-up of a session, oldest first.
+// drain takes every queued follow-up of a session, oldest first, and marks
+// them delivered: one locked pass of the queue however many there are.
 func (k *Kernel) drain(session string) []Followup {
-	var out []Followup
-	for {
-		f, ok := k.takeOne(session)
-		if !ok {
-			return out
-		}
-		k.delivered(session, f.ID)
-		out = append(out, f)
-	}
+	return k.take(session, math.MaxInt, true)
 }
 
 func decodeRecord(rec any, v any) error {
@@ -220,10 +237,23 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 			if !ok {
 				return
 			}
-			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(f)}) != nil {
-				return // stays claimed: the next reader gets it again
+			// A burst is written whole, then marked delivered in one pass;
+			// what was not written stays claimed and the next reader gets
+			// it again.
+			var ids []string
+			for ok {
+				if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(f)}) != nil {
+					k.delivered(req.Session, ids...)
+					return
+				}
+				ids = append(ids, f.ID)
+				select {
+				case f, ok = <-ch:
+				default:
+					ok = false
+				}
 			}
-			k.delivered(req.Session, f.ID)
+			k.delivered(req.Session, ids...)
 		case <-tick.C:
 			// keepalive: detect a client that went away
 			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {

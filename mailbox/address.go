@@ -137,9 +137,47 @@ func checkToken(input, label, v string) error {
 	if validToken(v) {
 		return nil
 	}
+	if strings.Contains(v, "@") {
+		return addrErr(input, "%s %q names a node: node-qualified addresses (run:<id>@<node>) are accepted by message to=, inspect target=, logs, mailbox address=, watch target= and the short verbs of a clustered kernel", label, v)
+	}
 	return addrErr(input, "%s contains unsupported characters: %q; use letters, digits, '.', '_' and '-' (not . or ..)", label, v)
 }
 
 func addrErr(input, format string, args ...any) *AddressError {
 	return &AddressError{Input: input, Msg: fmt.Sprintf(format, args...)}
+}
+
+// SplitNode separates the node of a node-qualified address —
+// run:<id>@<node>, branch:<run>/<branch>@<node>, room:<run>@<node> — from
+// the address itself. An address without @ has node "". Only the routes
+// a cluster forwards accept a node (message to=, inspect target=, logs,
+// mailbox address=, watch target=, the short verbs); Parse itself refuses
+// one. The node is a token like every id.
+func SplitNode(s string) (addr, node string, err error) {
+	v := strings.TrimSpace(s)
+	i := strings.LastIndexByte(v, '@')
+	if i < 0 {
+		return v, "", nil
+	}
+	addr, node = v[:i], strings.TrimSpace(v[i+1:])
+	kind, _, _ := strings.Cut(addr, ":")
+	switch kind {
+	case KindRun, KindBranch, KindRoom:
+	default:
+		return "", "", addrErr(s, "only run:, branch: and room: addresses take a node (%q); use run:<id>@<node>", s)
+	}
+	if !validToken(node) {
+		return "", "", addrErr(s, "node name is required after @ and must be letters, digits, '.', '_' or '-': %q", s)
+	}
+	return addr, node, nil
+}
+
+// ParseNode parses an address that may name a node (see SplitNode).
+func ParseNode(s string) (Address, string, error) {
+	addr, node, err := SplitNode(s)
+	if err != nil {
+		return Address{}, "", err
+	}
+	a, err := Parse(addr)
+	return a, node, err
 }

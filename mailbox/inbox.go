@@ -389,6 +389,46 @@ func (in *Inbox) update(id, status string, check func(cur string) error, meta ma
 	})
 }
 
+// CompactTerminal drops the oldest handled/failed records beyond keep,
+// preserving order, for a Rewrite that keeps a queue small. Malformed
+// lines and unfinished records stay.
+func CompactTerminal(lines []Line, keep int) []Line { return compact(lines, keep) }
+
+// DoneMany marks claimed records handled or failed in one locked pass (a
+// burst of deliveries): each gets <status>_at and the status. Ids that are
+// unknown or not claimed are left as they are (another reader took them
+// over, or they were done already). With KeepTerminal set, the oldest
+// terminal records beyond it are dropped in the same rewrite.
+func (in *Inbox) DoneMany(ids []string, status string) error {
+	if status != StatusHandled && status != StatusFailed {
+		return fmt.Errorf("%w: done status %q; use %s or %s", ErrTransition, status, StatusHandled, StatusFailed)
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[strings.TrimSpace(id)] = true
+	}
+	return RewriteLazy(in.Path, func(lines []Line) ([]Line, error) {
+		now := timestamp()
+		done := 0
+		for i := range lines {
+			l := &lines[i]
+			id, _ := l.Peek("id")
+			st, _ := l.Peek("status")
+			if !want[id] || st != StatusClaimed {
+				continue
+			}
+			if err := setAll(l, status+"_at", now, "status", status); err != nil {
+				return nil, err
+			}
+			done++
+		}
+		if done > 0 && in.KeepTerminal > 0 {
+			lines = compact(lines, in.KeepTerminal)
+		}
+		return lines, nil
+	})
+}
+
 // compact drops the oldest handled/failed records beyond keep, preserving
 // order. Malformed lines and unfinished records stay.
 func compact(lines []Line, keep int) []Line {
@@ -415,7 +455,12 @@ func isTerminal(l Line) bool {
 	if l.Err != nil {
 		return false
 	}
-	s := Record(l.Value).Status()
+	s := ""
+	if l.Value == nil {
+		s, _ = l.Peek("status") // a line a lazy rewrite did not decode
+	} else {
+		s = Record(l.Value).Status()
+	}
 	return s == StatusHandled || s == StatusFailed
 }
 
@@ -437,14 +482,7 @@ func (in *Inbox) List(n int) (recs []Record, malformed int, err error) {
 }
 
 // setAll sets key/value pairs in order.
-func setAll(l *Line, kv ...any) error {
-	for i := 0; i+1 < len(kv); i += 2 {
-		if err := l.Set(kv[i].(string), kv[i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func setAll(l *Line, kv ...any) error { return l.SetAll(kv...) }
 
 // timestamp is the time format of every record: RFC 3339, UTC, nanoseconds.
 func timestamp() string { return time.Now().UTC().Format(time.RFC3339Nano) }

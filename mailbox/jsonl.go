@@ -60,6 +60,31 @@ func (l *Line) Set(key string, v any) error {
 	return nil
 }
 
+// SetAll sets several top-level fields (key, value, key, value, …) with
+// one parse and one encoding of the line — what a claim or a status change
+// costs per record.
+func (l *Line) SetAll(kv ...any) error {
+	if l.Value == nil && l.Err == nil {
+		l.decode() // a lazy line
+	}
+	if l.Err != nil {
+		return fmt.Errorf("set fields on line %d: %w", l.N, l.Err)
+	}
+	o, err := parseObject(l.Raw)
+	if err != nil {
+		return fmt.Errorf("set fields on line %d: %w: %v", l.N, ErrMalformed, err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		key := kv[i].(string)
+		if err := o.set(key, kv[i+1]); err != nil {
+			return err
+		}
+		l.Value[key] = kv[i+1]
+	}
+	l.Raw = o.bytes()
+	return nil
+}
+
 // LockPath is what guards a JSONL file: its directory, flock'ed — one
 // lock for every JSONL file in it (a run's events, inbox, outbox and wake
 // files) and no lock file to create. (The data file itself cannot be the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func write(t *testing.T, dir, body string) {
 func TestMissingFileMeansDefaults(t *testing.T) {
 	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
 	c, err := Load(t.TempDir())
-	if err != nil || c != Defaults() {
+	if err != nil || !reflect.DeepEqual(c, Defaults()) {
 		t.Fatalf("Load: %+v, %v", c, err)
 	}
 }
