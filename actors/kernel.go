@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +37,9 @@ type Config struct {
 	// RoomIdle is how long a room actor with no subscribers and no posts
 	// stays up (0: 30 seconds); the next post or watch starts another.
 	RoomIdle time.Duration
+	// Cluster is the kernel's cluster side (nil: the single-machine
+	// kernel). It is started when Settings has a [cluster] section.
+	Cluster Cluster
 }
 
 // ErrRunning means another kernel already owns the agent root.
@@ -64,6 +68,8 @@ type Kernel struct {
 	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
+
+	cluster Cluster // nil: not clustered (cluster.go)
 
 	captured  recentSet      // run instances captured into the knowledge graph lately (capture.go)
 	captures  sync.WaitGroup // captures in flight; waited for before the stores close
@@ -132,6 +138,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	k.log.Info("kernel started", "pid", os.Getpid(), "socket", k.ln.Addr().String(), "version", cfg.Version)
+	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
+		k.cluster = cfg.Cluster
+		k.cluster.Start(k)
+		defer k.cluster.Stop()
+	}
 	go k.serve()
 	go k.retentionLoop()
 	select {
@@ -313,12 +324,20 @@ func (k *Kernel) unwatchDir(dir runs.Dir, pid *actor.PID) {
 
 // status is the kernel's own status report.
 func (k *Kernel) status() map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"pid": os.Getpid(), "socket": k.ln.Addr().String(), "agent_dir": k.cfg.AgentDir,
 		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
 		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
 		"room_actors": k.liveRooms(),
 	}
+	switch {
+	case k.cluster != nil:
+		st, _ := k.cluster.View(wire.Request{Op: "cluster", Params: json.RawMessage(`{"view":"status"}`)})
+		out["cluster"] = st
+	case k.cfg.Settings.Cluster.Enabled():
+		out["cluster"] = map[string]any{"state": "down", "error": k.errNotClustered("[cluster]").Error()}
+	}
+	return out
 }
 
 // selfRSS is the kernel's resident set (gopsutil; the kernel binary is

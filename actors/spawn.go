@@ -44,9 +44,16 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 	if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
 		k.log.Warn("default room", "run", meta.Run, "err", err)
 	}
-	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID)
-	return &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
-		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes}, nil
+	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID, "from", req.From)
+	res := &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
+		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes, Node: k.nodeName()}
+	if req.From != "" {
+		// Spawned for a session on another node: its follow-ups go there,
+		// and the caller addresses the run with this node's name.
+		k.SetSessionHome(req.Session, req.From)
+		res.Address += "@" + res.Node
+	}
+	return res, nil
 }
 
 // prepare builds and checks the run spec of a spawn request.

@@ -22,8 +22,11 @@ const (
 	ExitNoInput     = 66
 	ExitUnavailable = 69
 	ExitSoftware    = 70
+	ExitCantCreate  = 73
+	ExitIOErr       = 74
 	ExitTempFail    = 75
 	ExitNoPerm      = 77
+	ExitConfig      = 78
 )
 
 // Error is a failed request with its exit code and machine code decided:

@@ -20,6 +20,9 @@ type Spawn struct {
 	StateDir  string         `json:"state_dir,omitempty" jsonschema:"the run's state directory (default <agent>/tmp/pi-actors/runs/<id>)"`
 	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
 	RunID     string         `json:"run_id,omitempty" jsonschema:"the run id (as as=run:<id>)"`
+	// Where the run starts on a clustered kernel (docs/cluster.md).
+	Node      string `json:"node,omitempty" jsonschema:"clustered kernels: the node whose kernel starts and supervises the run (default: this one)"`
+	Placement string `json:"placement,omitempty" jsonschema:"clustered kernels: local (default) or spread (the least-loaded member)"`
 	// Template controls merged into an inline template node.
 	Args     any `json:"args,omitempty" jsonschema:"inline template: argument declarations"`
 	Defaults any `json:"defaults,omitempty" jsonschema:"inline template: placeholder defaults"`
@@ -57,6 +60,19 @@ func (s *Spawn) Validate() error {
 	if s.Recipe == "" && s.File == "" && s.Template == nil {
 		return Usagef("spawn needs file=<recipe>, recipe=<name> or template=<template>")
 	}
+	switch strings.TrimSpace(s.Placement) {
+	case "", "local", "spread":
+	default:
+		return Usagef("spawn: placement must be local or spread (got %q)", s.Placement)
+	}
+	if n := strings.TrimSpace(s.Node); n != "" {
+		if _, _, err := mailbox.SplitNode("run:x@" + n); err != nil {
+			return Usagef("spawn: node must be a node name (letters, digits, '.', '_', '-'; got %q)", s.Node)
+		}
+		if strings.TrimSpace(s.Placement) == "spread" {
+			return Usagef("spawn: give node= or placement=spread, not both")
+		}
+	}
 	if s.As != "" {
 		a, err := mailbox.Parse(s.As)
 		if err != nil {
@@ -79,11 +95,16 @@ type SpawnResult struct {
 	StateDir    string   `json:"state_dir"`
 	Status      string   `json:"status"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Node is the node whose kernel supervises the run (clustered kernels).
+	Node string `json:"node,omitempty"`
 }
 
 // Text is the compact line.
 func (r *SpawnResult) Text() string {
 	s := fmt.Sprintf("address=%s status=%s pid=%d state_dir=%s", r.Address, r.Status, r.Pid, r.StateDir)
+	if r.Node != "" {
+		s = fmt.Sprintf("address=%s node=%s status=%s pid=%d state_dir=%s", r.Address, r.Node, r.Status, r.Pid, r.StateDir)
+	}
 	if r.DraftRecipe != "" {
 		s += " draft_recipe=" + r.DraftRecipe
 	}
@@ -107,12 +128,16 @@ Starts a run under its own supervisor process (it survives the kernel) and
 returns its address, pid and state dir once the supervisor is up. The run
 belongs to your session ($PI_ACTORS_SESSION or session=). restart is
 {policy: never|on-failure|always, backoff_ms, max_backoff_ms, jitter,
-reset_after_ms, burst, window_ms}.
+reset_after_ms, burst, window_ms}. On a clustered kernel, node=<name>
+starts the run on that node and placement=spread on the least-loaded
+member; the run is supervised there and its address is run:<id>@<node>.
 
 Examples:
   pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
+  pi-actors spawn as=run:build node=gpu-1 template='make -j8'  # clustered kernels
   pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
 		Internal: []string{"tool", "launch_source", "verbose"},
+		Enums:    map[string][]string{"placement": {"local", "spread"}},
 		New:      func() Request { return new(Spawn) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			var res SpawnResult

@@ -14,7 +14,7 @@ func (w *Watch) IsRoom() bool { return w.Target != "" && w.Target != "coordinato
 
 // validateRoom checks a room target and since.
 func (w *Watch) validateRoom() error {
-	a, err := mailbox.Parse(w.Target)
+	a, node, err := mailbox.ParseNode(w.Target)
 	if err != nil {
 		return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: err.Error(), Hint: "watch target=room:<run> (or no target: your session's follow-ups)"}
 	}
@@ -22,6 +22,9 @@ func (w *Watch) validateRoom() error {
 		return Usagef("watch target=%s is not available: watch streams your session's follow-ups (target=coordinator) or a room's timeline (target=room:<run>)", w.Target)
 	}
 	w.Target = a.String()
+	if node != "" {
+		w.Target += "@" + node // the kernel routes it
+	}
 	if w.Since != "" {
 		if _, err := time.Parse(time.RFC3339Nano, w.Since); err != nil {
 			return Invalidf("watch since must be an RFC 3339 time such as an entry's received_at (got %q)", w.Since)

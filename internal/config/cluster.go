@@ -32,9 +32,6 @@ type Cluster struct {
 	// Consul is the consul agent's address (provider consul; default the
 	// consul client's own default, 127.0.0.1:8500).
 	Consul string `toml:"consul"`
-	// Namespace is the Kubernetes namespace (provider k8s; default the
-	// pod's own).
-	Namespace string `toml:"namespace"`
 	// Bind is host:port of the gRPC remote (port 0: any); Advertise is
 	// what peers dial when it differs.
 	Bind      string `toml:"bind"`

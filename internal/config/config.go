@@ -134,7 +134,7 @@ func Load(agentDir string) (Config, error) {
 			for i, k := range und {
 				keys[i] = k.String()
 			}
-			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts, knowledge.capture, knowledge.embedder.url, knowledge.embedder.model, knowledge.embedder.api_key_env, knowledge.embedder.dim, cluster.name, cluster.node, cluster.provider, cluster.manage, cluster.peers, cluster.endpoints, cluster.consul, cluster.namespace, cluster.bind, cluster.advertise, cluster.tls_ca, cluster.tls_cert, cluster.tls_key)", ErrInvalid, path, strings.Join(keys, ", "))
+			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts, knowledge.capture, knowledge.embedder.url, knowledge.embedder.model, knowledge.embedder.api_key_env, knowledge.embedder.dim, cluster.name, cluster.node, cluster.provider, cluster.manage, cluster.peers, cluster.endpoints, cluster.consul, cluster.bind, cluster.advertise, cluster.tls_ca, cluster.tls_cert, cluster.tls_key)", ErrInvalid, path, strings.Join(keys, ", "))
 		}
 	}
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
