@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
 )
@@ -153,9 +153,9 @@ func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge
 				k.log.Error("capture panicked", "what", what, "panic", p)
 			}
 		}()
-		choice := api.StorePersonal
+		choice := op.StorePersonal
 		if knowledge.FindProject(cwd) != "" {
-			choice = api.StoreProject
+			choice = op.StoreProject
 		}
 		l, err := k.leaseFor(cwd, choice, true)
 		if err != nil || l.empty() {

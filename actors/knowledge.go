@@ -12,7 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/pi-actors/pi-actors/knowledge"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -280,17 +280,17 @@ func (l *lease) empty() bool { return l.project == nil && l.personal == nil }
 // project; created on first use when create is set).
 func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
 	l := &lease{}
-	if choice != api.StorePersonal {
+	if choice != op.StorePersonal {
 		if p := knowledge.FindProject(cwd); p != "" {
-			o, err := k.acquireStore(p, api.StoreProject, false)
+			o, err := k.acquireStore(p, op.StoreProject, false)
 			if err != nil {
 				return nil, err
 			}
 			l.project, l.lay.Project = o, o.st
 		}
 	}
-	if choice != api.StoreProject {
-		o, err := k.acquireStore(knowledge.PersonalPath(k.cfg.AgentDir), api.StorePersonal, !create)
+	if choice != op.StoreProject {
+		o, err := k.acquireStore(knowledge.PersonalPath(k.cfg.AgentDir), op.StorePersonal, !create)
 		if err != nil {
 			l.release(k)
 			return nil, err
@@ -315,7 +315,7 @@ func (l *lease) targets() []*openStore {
 
 // single is the layers of one store (in its own slot).
 func single(o *openStore) *knowledge.Layers {
-	if o.layer == api.StoreProject {
+	if o.layer == op.StoreProject {
 		return &knowledge.Layers{Project: o.st}
 	}
 	return &knowledge.Layers{Personal: o.st}

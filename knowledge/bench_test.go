@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 )
 
 // Benchmarks print their figure beside the issue's target:
@@ -31,8 +31,8 @@ var (
 	fixtureErr  error
 )
 
-func benchPatterns(i int) api.Patterns {
-	return api.Patterns{
+func benchPatterns(i int) graphop.Patterns {
+	return graphop.Patterns{
 		fmt.Sprintf("src/m%d/**", i), fmt.Sprintf("src/m%d/*.ts", i), fmt.Sprintf("lib/m%d/*.go", i),
 		fmt.Sprintf("docs/m%d/**/*.md", i), fmt.Sprintf("test/m%d/**", i),
 	}
@@ -48,7 +48,7 @@ func createAtoms(path string, n int) (string, error) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	p, err := s.CreateProject(ctx, Caller{}, &api.ProjectCreate{Name: "bench", Root: filepath.Dir(path)})
+	p, err := s.CreateProject(ctx, Caller{}, &graphop.ProjectCreate{Name: "bench", Root: filepath.Dir(path)})
 	if err != nil {
 		return "", err
 	}
@@ -56,7 +56,7 @@ func createAtoms(path string, n int) (string, error) {
 	for i := range n {
 		name := fmt.Sprintf("atom %05d %s", i, benchWords[i%len(benchWords)])
 		k := fmt.Sprintf("%s %s number%d integrates with %s", benchWords[i%7], benchWords[(i/7)%len(benchWords)], i, benchWords[(i/3)%len(benchWords)])
-		req := &api.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: p.ID, Name: &name, Paths: benchPatterns(i), Knowledge: &k}
+		req := &graphop.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: p.ID, Name: &name, Paths: benchPatterns(i), Knowledge: &k}
 		if e := req.Validate(); e != nil {
 			return "", e
 		}
@@ -126,15 +126,15 @@ func benchCreateBatched(b *testing.B, size int) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		p, err := s.CreateProject(ctx, Caller{}, &api.ProjectCreate{Name: "bench", Root: "/bench"})
+		p, err := s.CreateProject(ctx, Caller{}, &graphop.ProjectCreate{Name: "bench", Root: "/bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for lo := 0; lo < benchAtoms; lo += size {
-			var reqs []*api.ManageGraph
+			var reqs []*graphop.ManageGraph
 			for i := lo; i < lo+size; i++ {
 				name, k := fmt.Sprintf("atom %05d", i), fmt.Sprintf("%s number%d", benchWords[i%len(benchWords)], i)
-				reqs = append(reqs, &api.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: p.ID, Name: &name, Paths: benchPatterns(i), Knowledge: &k})
+				reqs = append(reqs, &graphop.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: p.ID, Name: &name, Paths: benchPatterns(i), Knowledge: &k})
 			}
 			if _, err := s.Batch(ctx, Caller{RunID: "bench"}, reqs); err != nil {
 				b.Fatal(err)
@@ -212,7 +212,7 @@ func BenchmarkSearchFTS10k(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		for range 50 {
-			q := &api.QueryGraph{Operation: "search", EntityType: "atom", ProjectID: pid, Query: benchWords[i%len(benchWords)] + " " + benchWords[(i+3)%len(benchWords)]}
+			q := &graphop.QueryGraph{Operation: "search", EntityType: "atom", ProjectID: pid, Query: benchWords[i%len(benchWords)] + " " + benchWords[(i+3)%len(benchWords)]}
 			i++
 			t0 := time.Now()
 			v, err := s.QueryGraph(ctx, Caller{}, q)

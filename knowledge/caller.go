@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // Caller is who asks: the caller's working directory (selects a project
@@ -26,15 +26,15 @@ func (s *Store) taskID(field, given string, c Caller) (string, error) {
 	id := given
 	if id == "" {
 		if c.RunID == "" {
-			return "", api.Invalid(field, "%s is required: the task doing this (any id up to 255 characters, or run:<id>); inside a run it defaults to that run", field)
+			return "", op.Invalid(field, "%s is required: the task doing this (any id up to 255 characters, or run:<id>); inside a run it defaults to that run", field)
 		}
 		id = "run:" + c.RunID
 	}
-	if e := api.CheckTaskID(field, id); e != nil {
+	if e := op.CheckTaskID(field, id); e != nil {
 		return "", e
 	}
 	if run, ok := strings.CutPrefix(id, "run:"); ok && s.opts.RunExists != nil && !s.opts.RunExists(run) {
-		return "", api.NotFound(field, "run", run)
+		return "", op.NotFound(field, "run", run)
 	}
 	return id, nil
 }
@@ -44,7 +44,7 @@ func projectExists(ctx context.Context, q querier, field, id string) error {
 	var one int
 	err := q.QueryRowContext(ctx, `SELECT 1 FROM projects WHERE id = ?`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return api.NotFound(field, "project", id)
+		return op.NotFound(field, "project", id)
 	}
 	if err != nil {
 		return fmt.Errorf("read project %s: %w", id, err)
@@ -57,8 +57,8 @@ func projectExists(ctx context.Context, q querier, field, id string) error {
 var errNoProject = errors.New("no project for cwd")
 
 // noProjectError is the VALIDATION_ERROR of an unresolved projectId; it
-// matches errNoProject and unwraps to the *api.Error.
-type noProjectError struct{ e *api.Error }
+// matches errNoProject and unwraps to the *op.Error.
+type noProjectError struct{ e *op.Error }
 
 func (n *noProjectError) Error() string        { return n.e.Error() }
 func (n *noProjectError) Unwrap() error        { return n.e }
@@ -78,10 +78,10 @@ func resolveProject(ctx context.Context, q querier, given, cwd string) (string, 
 	case 1:
 		return ids[0], nil
 	case 0:
-		e := api.Invalid("projectId", "projectId is required: the cwd %s lies under no project's root; pass projectId (see project_list) or create one (project_create root=DIR)", cwdOrNone(cwd))
+		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under no project's root; pass projectId (see project_list) or create one (project_create root=DIR)", cwdOrNone(cwd))
 		return "", &noProjectError{e}
 	default:
-		e := api.Invalid("projectId", "projectId is required: the cwd %s lies under %d project roots (%s); pass one of them", cwd, len(ids), strings.Join(ids, ", "))
+		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under %d project roots (%s); pass one of them", cwd, len(ids), strings.Join(ids, ", "))
 		return "", &noProjectError{e}
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // Capture bounds: what one history node keeps of a run or a message.
@@ -68,7 +69,7 @@ func runKey(r *RunRecord) string {
 // network (a non-local embedder embeds in the background).
 func (s *Store) CaptureRun(ctx context.Context, r RunRecord) error {
 	if r.RunID == "" {
-		return api.Invalid("runId", "a run record needs a run id")
+		return op.Invalid("runId", "a run record needs a run id")
 	}
 	key := runKey(&r)
 	if id, _, err := liveByKey(ctx, s.r, key); err != nil || id != "" {
@@ -78,9 +79,9 @@ func (s *Store) CaptureRun(ctx context.Context, r RunRecord) error {
 	nodes := []*nodeIn{run}
 	var recipe *nodeIn
 	if r.Recipe != "" {
-		recipe = &nodeIn{key: "recipe:" + r.Recipe, domain: api.DomainHistory, typ: "workflow", name: "recipe " + r.Recipe,
-			content: "recipe " + r.Recipe + "\n" + clipRunes(r.Template, captureTemplate), trust: api.TrustRecent,
-			verified: true, source: api.SourceHistory, ref: "recipe:" + r.Recipe}
+		recipe = &nodeIn{key: "recipe:" + r.Recipe, domain: vectorop.DomainHistory, typ: "workflow", name: "recipe " + r.Recipe,
+			content: "recipe " + r.Recipe + "\n" + clipRunes(r.Template, captureTemplate), trust: vectorop.TrustRecent,
+			verified: true, source: vectorop.SourceHistory, ref: "recipe:" + r.Recipe}
 		nodes = append(nodes, recipe)
 	}
 	arts := artifactNodes(&r)
@@ -192,9 +193,9 @@ func runNode(r *RunRecord, key string) *nodeIn {
 	if !r.EndedAt.IsZero() {
 		meta["endedAt"] = r.EndedAt.UTC().Format(timeLayout)
 	}
-	return &nodeIn{key: key, domain: api.DomainHistory, typ: "outcome", name: fmt.Sprintf("run %s %s %s (exit %s)", r.RunID, what, r.Status, exit),
-		runID: r.RunID, content: strings.TrimSpace(b.String()), meta: meta, trust: api.TrustRecent, verified: true,
-		source: api.SourceHistory, ref: "run:" + r.RunID, task: "run:" + r.RunID}
+	return &nodeIn{key: key, domain: vectorop.DomainHistory, typ: "outcome", name: fmt.Sprintf("run %s %s %s (exit %s)", r.RunID, what, r.Status, exit),
+		runID: r.RunID, content: strings.TrimSpace(b.String()), meta: meta, trust: vectorop.TrustRecent, verified: true,
+		source: vectorop.SourceHistory, ref: "run:" + r.RunID, task: "run:" + r.RunID}
 }
 
 // artifactNodes are the placeholder file nodes of a run's artifacts.
@@ -211,8 +212,8 @@ func artifactNodes(r *RunRecord) []*nodeIn {
 			continue
 		}
 		seen[p] = true
-		out = append(out, &nodeIn{key: "file:" + p, domain: api.DomainCode, typ: "file", name: filepath.Base(p), path: p,
-			content: "artifact of run " + r.RunID + ": " + p, trust: api.TrustRecent, source: api.SourceHistory,
+		out = append(out, &nodeIn{key: "file:" + p, domain: vectorop.DomainCode, typ: "file", name: filepath.Base(p), path: p,
+			content: "artifact of run " + r.RunID + ": " + p, trust: vectorop.TrustRecent, source: vectorop.SourceHistory,
 			ref: "run:" + r.RunID, task: "run:" + r.RunID})
 	}
 	return out
@@ -225,7 +226,7 @@ func artifactNodes(r *RunRecord) []*nodeIn {
 // Idempotent by message id.
 func (s *Store) CaptureMessage(ctx context.Context, m MessageRecord) error {
 	if m.ID == "" {
-		return api.Invalid("id", "a message record needs a message id")
+		return op.Invalid("id", "a message record needs a message id")
 	}
 	key := "msg:" + m.ID
 	if id, _, err := liveByKey(ctx, s.r, key); err != nil || id != "" {
@@ -237,11 +238,11 @@ func (s *Store) CaptureMessage(ctx context.Context, m MessageRecord) error {
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(m.Text), "\n")
 	text := clipBytes(m.Text, captureText)
-	n := &nodeIn{key: key, domain: api.DomainHistory, typ: typ, runID: m.RunID,
+	n := &nodeIn{key: key, domain: vectorop.DomainHistory, typ: typ, runID: m.RunID,
 		name:    clipRunes(fmt.Sprintf("%s from %s: %s", m.Type, orDashText(m.From), first), 200),
 		content: fmt.Sprintf("%s from %s to %s (run %s)\n%s", m.Type, orDashText(m.From), orDashText(m.To), orDashText(m.RunID), text),
 		meta:    map[string]any{"messageId": m.ID, "type": m.Type, "from": m.From, "to": m.To, "runId": m.RunID},
-		trust:   api.TrustModel, source: api.SourceModel, ref: key}
+		trust:   vectorop.TrustModel, source: vectorop.SourceModel, ref: key}
 	if m.RunID != "" {
 		n.task = "run:" + m.RunID
 	}

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 func exitCode(n int) *int { return &n }
 
 // findHit returns the first hit whose name contains sub.
-func findHit(hs []api.Hit, sub string) *api.Hit {
+func findHit(hs []vectorop.Hit, sub string) *vectorop.Hit {
 	for i := range hs {
 		if strings.Contains(hs[i].Name, sub) {
 			return &hs[i]
@@ -22,7 +24,7 @@ func findHit(hs []api.Hit, sub string) *api.Hit {
 	return nil
 }
 
-func edgeTypes(d *api.NodeDetail, dir string) []string {
+func edgeTypes(d *vectorop.NodeDetail, dir string) []string {
 	var out []string
 	for _, e := range d.Edges {
 		if e.Direction == dir {
@@ -56,12 +58,12 @@ func TestCaptureRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := e.ok("recall", `{"query":"deploy staging lock timeout orders","domain":"history"}`).(*api.RecallResult)
+	res := e.ok("recall", `{"query":"deploy staging lock timeout orders","domain":"history"}`).(*vectorop.RecallResult)
 	run := findHit(res.Hits, "run deploy-7")
-	if run == nil || run.Store != api.StoreProject || run.Type != "outcome" || run.Trust != api.TrustRecent || !run.Verified {
+	if run == nil || run.Store != op.StoreProject || run.Type != "outcome" || run.Trust != vectorop.TrustRecent || !run.Verified {
 		t.Fatalf("recall hits: %s", mustJSON(res))
 	}
-	if len(run.Provenance) != 1 || run.Provenance[0].Source != api.SourceHistory || run.Provenance[0].Ref != "run:deploy-7" {
+	if len(run.Provenance) != 1 || run.Provenance[0].Source != vectorop.SourceHistory || run.Provenance[0].Ref != "run:deploy-7" {
 		t.Fatalf("provenance %+v", run.Provenance)
 	}
 	n := 0
@@ -73,7 +75,7 @@ func TestCaptureRun(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d run nodes after two captures", n)
 	}
-	d := e.ok("node_get", `{"id":"`+run.ID+`"}`).(*api.NodeDetail)
+	d := e.ok("node_get", `{"id":"`+run.ID+`"}`).(*vectorop.NodeDetail)
 	if got, want := edgeTypes(d, "out"), []string{"created:file", "created:file", "produced_by:workflow"}; !slices.Equal(got, want) {
 		t.Fatalf("out edges %v, want %v", got, want)
 	}
@@ -88,7 +90,7 @@ func TestCaptureRun(t *testing.T) {
 	if err := s.CaptureRun(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	tr := e.ok("traverse", `{"id":"`+run.ID+`","direction":"out","edgeTypes":"followed_by"}`).(*api.TraverseResult)
+	tr := e.ok("traverse", `{"id":"`+run.ID+`","direction":"out","edgeTypes":"followed_by"}`).(*vectorop.TraverseResult)
 	if len(tr.Nodes) != 1 || tr.Nodes[0].Type != "outcome" {
 		t.Fatalf("followed_by %s", mustJSON(tr))
 	}
@@ -96,11 +98,11 @@ func TestCaptureRun(t *testing.T) {
 	if err := s.CaptureMessage(ctx, MessageRecord{ID: "o-9", RunID: "deploy-7", Type: "outbox.decision", Text: "roll back 0042"}); err != nil {
 		t.Fatal(err)
 	}
-	dec := e.ok("search", `{"query":"roll back 0042","type":"decision"}`).(*api.SearchResult)
-	if len(dec.Hits) != 1 || dec.Hits[0].Trust != api.TrustModel || dec.Hits[0].Warning == "" {
+	dec := e.ok("search", `{"query":"roll back 0042","type":"decision"}`).(*vectorop.SearchResult)
+	if len(dec.Hits) != 1 || dec.Hits[0].Trust != vectorop.TrustModel || dec.Hits[0].Warning == "" {
 		t.Fatalf("decision %s", mustJSON(dec))
 	}
-	dd := e.ok("node_get", `{"id":"`+dec.Hits[0].ID+`"}`).(*api.NodeDetail)
+	dd := e.ok("node_get", `{"id":"`+dec.Hits[0].ID+`"}`).(*vectorop.NodeDetail)
 	if got := edgeTypes(dd, "out"); !slices.Equal(got, []string{"produced_by:outcome", "produced_by:outcome"}) {
 		t.Fatalf("decision edges %v", got)
 	}

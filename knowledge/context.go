@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 )
 
 // Context runs the context operation: every path is matched against every
@@ -19,7 +19,7 @@ import (
 // unmatchedPaths (in request order). Paths are relative to the project
 // root; an absolute path under the root is made relative, "./" is dropped.
 // With withLog, each atom carries its newest logN changelog entries.
-func (s *Store) Context(ctx context.Context, c Caller, projectID string, paths []string, withLog bool, logN int) (*api.Context, error) {
+func (s *Store) Context(ctx context.Context, c Caller, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
 	pid, err := resolveProject(ctx, s.r, projectID, c.Cwd)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (s *Store) Context(ctx context.Context, c Caller, projectID string, paths [
 	if err != nil {
 		return nil, err
 	}
-	res := &api.Context{Molecules: []api.ContextMolecule{}, OrphanAtoms: []api.ContextAtom{}, UnmatchedPaths: []string{}}
+	res := &graphop.Context{Molecules: []graphop.ContextMolecule{}, OrphanAtoms: []graphop.ContextAtom{}, UnmatchedPaths: []string{}}
 	matched := map[int32][]string{}
 	seen := map[string]bool{}
 	hits := map[int32]bool{}
@@ -90,7 +90,7 @@ func normalizePath(p, root string) (string, bool) {
 
 // assemble loads the matched atoms, their molecules, related atom names
 // and changelogs, and fills res in the spec's order.
-func (s *Store) assemble(ctx context.Context, res *api.Context, ids []string, matched map[string][]string, withLog bool, logN int) error {
+func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string, matched map[string][]string, withLog bool, logN int) error {
 	atoms, err := atomsByID(ctx, s.r, ids)
 	if err != nil {
 		return err
@@ -112,19 +112,19 @@ func (s *Store) assemble(ctx context.Context, res *api.Context, ids []string, ma
 	if err != nil {
 		return err
 	}
-	var logs map[string][]api.ChangelogEntry
+	var logs map[string][]graphop.ChangelogEntry
 	if withLog {
-		if logs, err = changelogFor(ctx, s.r, api.EntityAtom, ids, logN); err != nil {
+		if logs, err = changelogFor(ctx, s.r, graphop.EntityAtom, ids, logN); err != nil {
 			return err
 		}
 	}
-	groups := map[string]*api.ContextMolecule{}
+	groups := map[string]*graphop.ContextMolecule{}
 	for _, id := range ids {
 		a, ok := atoms[id]
 		if !ok {
 			continue // deleted since the index was built
 		}
-		ca := api.ContextAtom{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, MatchedPaths: matched[id],
+		ca := graphop.ContextAtom{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, MatchedPaths: matched[id],
 			RelatedAtoms: a.RelatedAtoms, Store: s.opts.Layer}
 		for i := range ca.RelatedAtoms {
 			ca.RelatedAtoms[i].Name = names[ca.RelatedAtoms[i].AtomID]
@@ -139,17 +139,19 @@ func (s *Store) assemble(ctx context.Context, res *api.Context, ids []string, ma
 		}
 		g := groups[m.ID]
 		if g == nil {
-			g = &api.ContextMolecule{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, Atoms: []api.ContextAtom{}, Store: s.opts.Layer}
+			g = &graphop.ContextMolecule{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, Atoms: []graphop.ContextAtom{}, Store: s.opts.Layer}
 			groups[m.ID] = g
 		}
 		g.Atoms = append(g.Atoms, ca)
 	}
-	byName := func(a, b api.ContextAtom) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID)) }
+	byName := func(a, b graphop.ContextAtom) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	}
 	for _, g := range groups {
 		slices.SortFunc(g.Atoms, byName)
 		res.Molecules = append(res.Molecules, *g)
 	}
-	slices.SortFunc(res.Molecules, func(a, b api.ContextMolecule) int {
+	slices.SortFunc(res.Molecules, func(a, b graphop.ContextMolecule) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
 	slices.SortFunc(res.OrphanAtoms, byName)
@@ -172,8 +174,8 @@ func inChunks(ids []string, fn func(q string, args []any) error) error {
 	return nil
 }
 
-func atomsByID(ctx context.Context, q querier, ids []string) (map[string]*api.Atom, error) {
-	out := map[string]*api.Atom{}
+func atomsByID(ctx context.Context, q querier, ids []string) (map[string]*graphop.Atom, error) {
+	out := map[string]*graphop.Atom{}
 	err := inChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id IN "+in, args...)
 		if err != nil {
@@ -192,8 +194,8 @@ func atomsByID(ctx context.Context, q querier, ids []string) (map[string]*api.At
 	return out, err
 }
 
-func moleculesByID(ctx context.Context, q querier, ids []string) (map[string]*api.Molecule, error) {
-	out := map[string]*api.Molecule{}
+func moleculesByID(ctx context.Context, q querier, ids []string) (map[string]*graphop.Molecule, error) {
+	out := map[string]*graphop.Molecule{}
 	err := inChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id IN "+in, args...)
 		if err != nil {

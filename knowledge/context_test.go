@@ -5,14 +5,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // contextOf runs context and returns atom name → matched paths (molecule
 // atoms as "Molecule/Atom"), and the unmatched paths.
-func contextOf(e *env, paths string) (map[string][]string, []string, *api.Context) {
+func contextOf(e *env, paths string) (map[string][]string, []string, *graphop.Context) {
 	e.t.Helper()
-	c := e.ok("query_graph", fmt.Sprintf(`{"operation":"context","paths":%s}`, paths)).(*api.Context)
+	c := e.ok("query_graph", fmt.Sprintf(`{"operation":"context","paths":%s}`, paths)).(*graphop.Context)
 	got := map[string][]string{}
 	for _, m := range c.Molecules {
 		for _, a := range m.Atoms {
@@ -84,10 +85,10 @@ func TestContextGlobs(t *testing.T) {
 		t.Fatalf("related %s", mustJSON(gw))
 	}
 
-	e.fail(api.CodeValidation, "paths", "query_graph", `{"operation":"context"}`)
-	e.fail(api.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":" , "}`)
-	e.fail(api.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":5}`)
-	e.fail(api.CodeValidation, "entityType", "query_graph", `{"operation":"context","paths":"a","entityType":"molecule"}`)
+	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context"}`)
+	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":" , "}`)
+	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":5}`)
+	e.fail(op.CodeValidation, "entityType", "query_graph", `{"operation":"context","paths":"a","entityType":"molecule"}`)
 }
 
 func TestContextFollowsWrites(t *testing.T) {
@@ -105,7 +106,7 @@ func TestContextFollowsWrites(t *testing.T) {
 	// A write by another Store on the same file (another process's view).
 	other := openStore(t, e.layers.Project.Path(), "project")
 	name := "B"
-	_, err := other.ManageGraph(t.Context(), e.caller, &api.ManageGraph{Operation: "create", EntityType: "atom", Name: &name, Paths: api.Patterns{"old/**"}})
+	_, err := other.ManageGraph(t.Context(), e.caller, &graphop.ManageGraph{Operation: "create", EntityType: "atom", Name: &name, Paths: graphop.Patterns{"old/**"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +163,14 @@ func TestTaskContextAndHints(t *testing.T) {
 	if _, ok := e.layers.GraphHints(t.Context(), "/elsewhere"); ok {
 		t.Fatal("hints outside every project")
 	}
-	r := e.ok("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*api.TaskContextResult)
+	r := e.ok("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*graphop.TaskContextResult)
 	if len(r.GraphContext.OrphanAtoms) != 1 || !slices.Equal(r.GraphContext.UnmatchedPaths, []string{"src/other.ts"}) {
 		t.Fatalf("task context %s", mustJSON(r))
 	}
 	if s := mustJSON(r); s[:16] != `{"graphContext":` {
 		t.Fatalf("shape %s", s)
 	}
-	e.fail(api.CodeValidation, "text", "task_context", `{"text":"no section"}`)
-	e.fail(api.CodeValidation, "file", "task_context", `{}`)
-	e.fail(api.CodeNotFound, "file", "task_context", `{"file":"missing.md"}`)
+	e.fail(op.CodeValidation, "text", "task_context", `{"text":"no section"}`)
+	e.fail(op.CodeValidation, "file", "task_context", `{}`)
+	e.fail(op.CodeNotFound, "file", "task_context", `{"file":"missing.md"}`)
 }

@@ -6,36 +6,37 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // ManageGraph runs manage_graph (create, update, delete of atoms and
-// molecules). req must have passed Validate. Results: *api.Atom or
-// *api.Molecule for create and update, *api.Deleted for delete.
-func (s *Store) ManageGraph(ctx context.Context, c Caller, req *api.ManageGraph) (any, error) {
+// molecules). req must have passed Validate. Results: *graphop.Atom or
+// *graphop.Molecule for create and update, *graphop.Deleted for delete.
+func (s *Store) ManageGraph(ctx context.Context, c Caller, req *graphop.ManageGraph) (any, error) {
 	var v any
 	var err error
 	switch req.Operation {
 	case "create":
-		if req.EntityType == api.EntityAtom {
+		if req.EntityType == graphop.EntityAtom {
 			v, err = s.createAtom(ctx, c, req)
 		} else {
 			v, err = s.createMolecule(ctx, c, req)
 		}
 	case "update":
-		if req.EntityType == api.EntityAtom {
+		if req.EntityType == graphop.EntityAtom {
 			v, err = s.updateAtom(ctx, c, req)
 		} else {
 			v, err = s.updateMolecule(ctx, c, req)
 		}
 	case "delete":
-		if req.EntityType == api.EntityAtom {
+		if req.EntityType == graphop.EntityAtom {
 			v, err = s.deleteAtom(ctx, c, req)
 		} else {
 			v, err = s.deleteMolecule(ctx, c, req)
 		}
 	default:
-		return nil, api.Invalid("operation", "unknown operation %q", req.Operation)
+		return nil, op.Invalid("operation", "unknown operation %q", req.Operation)
 	}
 	if err != nil {
 		return nil, err
@@ -58,13 +59,13 @@ func checkMolecule(ctx context.Context, q querier, moleculeID, projectID string)
 		return err
 	}
 	if m.ProjectID != projectID {
-		return api.Invariant("moleculeId", "molecule %s belongs to project %s, the atom to project %s: an atom's molecule must be in the same project",
+		return op.Invariant("moleculeId", "molecule %s belongs to project %s, the atom to project %s: an atom's molecule must be in the same project",
 			moleculeID, m.ProjectID, projectID)
 	}
 	return nil
 }
 
-func (s *Store) createAtom(ctx context.Context, c Caller, req *api.ManageGraph) (*api.Atom, error) {
+func (s *Store) createAtom(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
 	task, err := s.taskID("createdByTaskId", req.CreatedByTaskID, c)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func (s *Store) createAtom(ctx context.Context, c Caller, req *api.ManageGraph) 
 			mol = &id
 		}
 		now := s.now()
-		a := &api.Atom{ID: newID(), ProjectID: pid, MoleculeID: mol, Name: *req.Name, Paths: req.Paths,
+		a := &graphop.Atom{ID: newID(), ProjectID: pid, MoleculeID: mol, Name: *req.Name, Paths: req.Paths,
 			Knowledge: deref(req.Knowledge), RelatedAtoms: nonNil(req.RelatedAtoms), CreatedByTaskID: task,
 			LastTaskID: task, Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.opts.Layer}
 		return a, s.insertEntity(ctx, tx, atomKind, a.ID, stateOf(a), task, now)
@@ -90,10 +91,10 @@ func (s *Store) createAtom(ctx context.Context, c Caller, req *api.ManageGraph) 
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Atom), nil
+	return v.(*graphop.Atom), nil
 }
 
-func (s *Store) createMolecule(ctx context.Context, c Caller, req *api.ManageGraph) (*api.Molecule, error) {
+func (s *Store) createMolecule(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
 	task, err := s.taskID("createdByTaskId", req.CreatedByTaskID, c)
 	if err != nil {
 		return nil, err
@@ -104,7 +105,7 @@ func (s *Store) createMolecule(ctx context.Context, c Caller, req *api.ManageGra
 			return nil, err
 		}
 		now := s.now()
-		m := &api.Molecule{ID: newID(), ProjectID: pid, Name: *req.Name, Knowledge: deref(req.Knowledge),
+		m := &graphop.Molecule{ID: newID(), ProjectID: pid, Name: *req.Name, Knowledge: deref(req.Knowledge),
 			RelatedMolecules: nonNil(req.RelatedMolecules), CreatedByTaskID: task, LastTaskID: task,
 			Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.opts.Layer}
 		return m, s.insertEntity(ctx, tx, moleculeKind, m.ID, stateOf(m), task, now)
@@ -112,7 +113,7 @@ func (s *Store) createMolecule(ctx context.Context, c Caller, req *api.ManageGra
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Molecule), nil
+	return v.(*graphop.Molecule), nil
 }
 
 func (s *Store) insertEntity(ctx context.Context, tx *wtx, k kind, id string, state map[string]any, task, now string) error {
@@ -131,18 +132,18 @@ func nonNil[T any](s []T) []T {
 
 // newKnowledge applies knowledgeMode: overwrite replaces, append adds the
 // spec's separator line and the text. The result must fit 32 KB.
-func newKnowledge(old string, req *api.ManageGraph, now, task string) (string, error) {
+func newKnowledge(old string, req *graphop.ManageGraph, now, task string) (string, error) {
 	k := *req.Knowledge
 	if req.KnowledgeMode == "append" {
 		k = old + "\n\n---[" + now + " task:" + task + "]---\n" + k
 	}
-	if len(k) > api.MaxKnowledge {
-		return "", api.Invalid("knowledge", "knowledge would be %d bytes after appending; at most %d (32 KB): overwrite it with a condensed version (knowledgeMode=overwrite)", len(k), api.MaxKnowledge)
+	if len(k) > graphop.MaxKnowledge {
+		return "", op.Invalid("knowledge", "knowledge would be %d bytes after appending; at most %d (32 KB): overwrite it with a condensed version (knowledgeMode=overwrite)", len(k), graphop.MaxKnowledge)
 	}
 	return k, nil
 }
 
-func (s *Store) updateAtom(ctx context.Context, c Caller, req *api.ManageGraph) (*api.Atom, error) {
+func (s *Store) updateAtom(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
 	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func (s *Store) updateAtom(ctx context.Context, c Caller, req *api.ManageGraph) 
 			return nil, err
 		}
 		if cur.Version != *req.Version {
-			return nil, api.Conflict("atom", cur.ID, *req.Version, cur.Version)
+			return nil, op.Conflict("atom", cur.ID, *req.Version, cur.Version)
 		}
 		next, now := *cur, s.now()
 		if req.Name != nil {
@@ -184,10 +185,10 @@ func (s *Store) updateAtom(ctx context.Context, c Caller, req *api.ManageGraph) 
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Atom), nil
+	return v.(*graphop.Atom), nil
 }
 
-func (s *Store) updateMolecule(ctx context.Context, c Caller, req *api.ManageGraph) (*api.Molecule, error) {
+func (s *Store) updateMolecule(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
 	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func (s *Store) updateMolecule(ctx context.Context, c Caller, req *api.ManageGra
 			return nil, err
 		}
 		if cur.Version != *req.Version {
-			return nil, api.Conflict("molecule", cur.ID, *req.Version, cur.Version)
+			return nil, op.Conflict("molecule", cur.ID, *req.Version, cur.Version)
 		}
 		next, now := *cur, s.now()
 		if req.Name != nil {
@@ -218,7 +219,7 @@ func (s *Store) updateMolecule(ctx context.Context, c Caller, req *api.ManageGra
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Molecule), nil
+	return v.(*graphop.Molecule), nil
 }
 
 func (s *Store) updateEntity(ctx context.Context, tx *wtx, k kind, id string, from int, before, after map[string]any, task, now string) error {
@@ -242,7 +243,7 @@ func removeEntity(ctx context.Context, tx *wtx, k kind, id string, version int, 
 	return int(n), appendDelta(ctx, tx, k, id, version+1, "delete", state, nil, task, now)
 }
 
-func (s *Store) deleteAtom(ctx context.Context, c Caller, req *api.ManageGraph) (*api.Deleted, error) {
+func (s *Store) deleteAtom(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
 	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
@@ -253,22 +254,22 @@ func (s *Store) deleteAtom(ctx context.Context, c Caller, req *api.ManageGraph) 
 			return nil, err
 		}
 		if cur.Version != *req.Version {
-			return nil, api.Conflict("atom", cur.ID, *req.Version, cur.Version)
+			return nil, op.Conflict("atom", cur.ID, *req.Version, cur.Version)
 		}
 		n, err := removeEntity(ctx, tx, atomKind, cur.ID, cur.Version, stateOf(cur), task, s.now())
-		return &api.Deleted{EntityType: api.EntityAtom, ID: cur.ID, Deleted: true, Version: cur.Version + 1,
+		return &graphop.Deleted{EntityType: graphop.EntityAtom, ID: cur.ID, Deleted: true, Version: cur.Version + 1,
 			DeletedChangelog: n, Store: s.opts.Layer}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Deleted), nil
+	return v.(*graphop.Deleted), nil
 }
 
 // deleteMolecule deletes a molecule and its changelog. Without cascade its
 // atoms become orphans (moleculeId null, lastTaskId and updatedAt set, a
 // new version each); with cascade they are deleted with their changelog.
-func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *api.ManageGraph) (*api.Deleted, error) {
+func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
 	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
@@ -279,14 +280,14 @@ func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *api.ManageGra
 			return nil, err
 		}
 		if cur.Version != *req.Version {
-			return nil, api.Conflict("molecule", cur.ID, *req.Version, cur.Version)
+			return nil, op.Conflict("molecule", cur.ID, *req.Version, cur.Version)
 		}
 		members, err := memberAtoms(ctx, tx, cur.ID)
 		if err != nil {
 			return nil, err
 		}
 		now := s.now()
-		res := &api.Deleted{EntityType: api.EntityMolecule, ID: cur.ID, Deleted: true, Version: cur.Version + 1, Store: s.opts.Layer}
+		res := &graphop.Deleted{EntityType: graphop.EntityMolecule, ID: cur.ID, Deleted: true, Version: cur.Version + 1, Store: s.opts.Layer}
 		for i := range members {
 			a := &members[i]
 			if req.Cascade {
@@ -312,17 +313,17 @@ func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *api.ManageGra
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Deleted), nil
+	return v.(*graphop.Deleted), nil
 }
 
 // memberAtoms lists a molecule's atoms by name.
-func memberAtoms(ctx context.Context, q querier, moleculeID string) ([]api.Atom, error) {
+func memberAtoms(ctx context.Context, q querier, moleculeID string) ([]graphop.Atom, error) {
 	rows, err := q.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE molecule_id = ? ORDER BY name, id", moleculeID)
 	if err != nil {
 		return nil, fmt.Errorf("read atoms of molecule %s: %w", moleculeID, err)
 	}
 	defer rows.Close()
-	out := []api.Atom{}
+	out := []graphop.Atom{}
 	for rows.Next() {
 		a, err := scanAtom(rows)
 		if err != nil {
@@ -336,10 +337,10 @@ func memberAtoms(ctx context.Context, q querier, moleculeID string) ([]api.Atom,
 // Batch runs many manage_graph requests (each validated) in one write
 // transaction: all of them apply or none does. Results are in request
 // order. The first failing request aborts the batch; its error is an
-// *api.Error with details.index set to its position (0-based). One
+// *op.Error with details.index set to its position (0-based). One
 // transaction instead of one per request makes bulk loads several times
 // faster.
-func (s *Store) Batch(ctx context.Context, c Caller, reqs []*api.ManageGraph) ([]any, error) {
+func (s *Store) Batch(ctx context.Context, c Caller, reqs []*graphop.ManageGraph) ([]any, error) {
 	out := make([]any, 0, len(reqs))
 	_, err := s.write(ctx, func(tx *wtx) (any, error) {
 		bctx := context.WithValue(ctx, txKey{}, tx)
@@ -349,7 +350,7 @@ func (s *Store) Batch(ctx context.Context, c Caller, reqs []*api.ManageGraph) ([
 			}
 			v, err := s.ManageGraph(bctx, c, r)
 			if err != nil {
-				if e, ok := api.AsError(err); ok {
+				if e, ok := op.AsError(err); ok {
 					return nil, atIndex(e, i)
 				}
 				return nil, fmt.Errorf("batch request %d: %w", i, err)
@@ -364,18 +365,18 @@ func (s *Store) Batch(ctx context.Context, c Caller, reqs []*api.ManageGraph) ([
 	return out, nil
 }
 
-func atIndex(e *api.Error, i int) *api.Error {
+func atIndex(e *op.Error, i int) *op.Error {
 	d := map[string]any{"index": i}
 	for k, v := range e.Details {
 		d[k] = v
 	}
-	return &api.Error{Code: e.Code, Message: fmt.Sprintf("request %d: %s", i, e.Message), Details: d}
+	return &op.Error{Code: e.Code, Message: fmt.Sprintf("request %d: %s", i, e.Message), Details: d}
 }
 
 // ManageChangelog runs manage_changelog. req must have passed Validate.
-// Results: *api.ChangelogEntry (append), *api.Page[api.ChangelogEntry]
+// Results: *graphop.ChangelogEntry (append), *op.Page[graphop.ChangelogEntry]
 // (search: newest first).
-func (s *Store) ManageChangelog(ctx context.Context, c Caller, req *api.ManageChangelog) (any, error) {
+func (s *Store) ManageChangelog(ctx context.Context, c Caller, req *graphop.ManageChangelog) (any, error) {
 	k := kindOf(req.ParentType)
 	if req.Operation == "append" {
 		task, err := s.taskID("taskId", req.TaskID, c)
@@ -386,7 +387,7 @@ func (s *Store) ManageChangelog(ctx context.Context, c Caller, req *api.ManageCh
 			if err := parentExists(ctx, tx, k, req.ParentID); err != nil {
 				return nil, err
 			}
-			e := &api.ChangelogEntry{ID: newID(), ParentType: k.name, ParentID: req.ParentID, TaskID: task,
+			e := &graphop.ChangelogEntry{ID: newID(), ParentType: k.name, ParentID: req.ParentID, TaskID: task,
 				Summary: req.Summary, CreatedAt: s.now(), Store: s.opts.Layer}
 			_, err := tx.ExecContext(ctx, `INSERT INTO graph_changelog(id, parent_type, parent_id, task_id, summary, created_at)
 				VALUES (?, ?, ?, ?, ?, ?)`, e.ID, e.ParentType, e.ParentID, e.TaskID, e.Summary, e.CreatedAt)
@@ -403,7 +404,7 @@ func parentExists(ctx context.Context, q querier, k kind, id string) error {
 	var one int
 	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+k.table+" WHERE id = ?", id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return api.NotFound("parentId", k.name, id)
+		return op.NotFound("parentId", k.name, id)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s %s: %w", k.name, id, err)
@@ -411,12 +412,12 @@ func parentExists(ctx context.Context, q querier, k kind, id string) error {
 	return nil
 }
 
-func (s *Store) changelogPage(ctx context.Context, k kind, req *api.ManageChangelog) (*api.Page[api.ChangelogEntry], error) {
+func (s *Store) changelogPage(ctx context.Context, k kind, req *graphop.ManageChangelog) (*op.Page[graphop.ChangelogEntry], error) {
 	if err := parentExists(ctx, s.r, k, req.ParentID); err != nil {
 		return nil, err
 	}
-	limit, offset := api.LimitOr(req.Limit, api.DefaultLimit), api.LimitOr(req.Offset, 0)
-	page := &api.Page[api.ChangelogEntry]{Items: []api.ChangelogEntry{}, Limit: limit, Offset: offset}
+	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
+	page := &op.Page[graphop.ChangelogEntry]{Items: []graphop.ChangelogEntry{}, Limit: limit, Offset: offset}
 	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM graph_changelog WHERE parent_type = ? AND parent_id = ?`,
 		k.name, req.ParentID).Scan(&page.Total)
 	if err != nil {
@@ -429,7 +430,7 @@ func (s *Store) changelogPage(ctx context.Context, k kind, req *api.ManageChange
 	}
 	defer rows.Close()
 	for rows.Next() {
-		e := api.ChangelogEntry{Store: s.opts.Layer}
+		e := graphop.ChangelogEntry{Store: s.opts.Layer}
 		if err := rows.Scan(&e.ID, &e.ParentType, &e.ParentID, &e.TaskID, &e.Summary, &e.CreatedAt); err != nil {
 			return nil, fmt.Errorf("read changelog of %s %s: %w", k.name, req.ParentID, err)
 		}

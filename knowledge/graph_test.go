@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 func TestCreateValidation(t *testing.T) {
@@ -13,46 +15,46 @@ func TestCreateValidation(t *testing.T) {
 	m := e.molecule("M", "")
 	long := strings.Repeat("x", 256)
 	cases := []struct {
-		code  api.Code
+		code  op.Code
 		field string
 		raw   string
 	}{
-		{api.CodeValidation, "operation", `{"operation":"make","entityType":"atom"}`},
-		{api.CodeValidation, "entityType", `{"operation":"create","entityType":"thing"}`},
-		{api.CodeValidation, "entityType", `{"operation":"create"}`},
-		{api.CodeValidation, "name", `{"operation":"create","entityType":"molecule"}`},
-		{api.CodeValidation, "name", `{"operation":"create","entityType":"molecule","name":"   "}`},
-		{api.CodeValidation, "name", `{"operation":"create","entityType":"molecule","name":"` + long + `"}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a"}`},
-		{api.CodeInvariant, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":[]}`},
-		{api.CodeInvariant, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":"[]"}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":"src/**"}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["/etc/**"]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["src/../x"]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["../x"]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["src/[a"]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["src/{a,b"]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":[""]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["` + strings.Repeat("a", 513) + `"]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":` + mustJSON(strings.Split(strings.Repeat("p,", 21)[:41], ",")) + `}`},
-		{api.CodeValidation, "knowledge", `{"operation":"create","entityType":"molecule","name":"a","knowledge":"` + strings.Repeat("k", 32<<10+1) + `"}`},
-		{api.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":"not json"}`},
-		{api.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":{"atomId":"x"}}`},
-		{api.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":[{"atomId":"nope","reason":"r"}]}`},
-		{api.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":[{"atomId":"` + m.ID + `","why":"r"}]}`},
-		{api.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":` + related("atomId", m.ID, 51) + `}`},
-		{api.CodeValidation, "relatedMolecules", `{"operation":"create","entityType":"molecule","name":"a","relatedMolecules":` + related("moleculeId", m.ID, 51) + `}`},
-		{api.CodeValidation, "relatedMolecules", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedMolecules":[]}`},
-		{api.CodeValidation, "paths", `{"operation":"create","entityType":"molecule","name":"a","paths":["x"]}`},
-		{api.CodeValidation, "moleculeId", `{"operation":"create","entityType":"molecule","name":"a","moleculeId":"` + m.ID + `"}`},
-		{api.CodeValidation, "version", `{"operation":"create","entityType":"molecule","name":"a","version":1}`},
-		{api.CodeValidation, "knowledgeMode", `{"operation":"create","entityType":"molecule","name":"a","knowledgeMode":"append"}`},
-		{api.CodeValidation, "projectId", `{"operation":"create","entityType":"molecule","name":"a","projectId":"p1"}`},
-		{api.CodeNotFound, "projectId", `{"operation":"create","entityType":"molecule","name":"a","projectId":"00000000-0000-4000-8000-000000000000"}`},
-		{api.CodeNotFound, "moleculeId", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"moleculeId":"00000000-0000-4000-8000-000000000000"}`},
-		{api.CodeValidation, "createdByTaskId", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"` + long + `"}`},
-		{api.CodeValidation, "bogus", `{"operation":"create","entityType":"molecule","name":"a","bogus":1}`},
-		{api.CodeValidation, "cascade", `{"operation":"create","entityType":"molecule","name":"a","cascade":true}`},
+		{op.CodeValidation, "operation", `{"operation":"make","entityType":"atom"}`},
+		{op.CodeValidation, "entityType", `{"operation":"create","entityType":"thing"}`},
+		{op.CodeValidation, "entityType", `{"operation":"create"}`},
+		{op.CodeValidation, "name", `{"operation":"create","entityType":"molecule"}`},
+		{op.CodeValidation, "name", `{"operation":"create","entityType":"molecule","name":"   "}`},
+		{op.CodeValidation, "name", `{"operation":"create","entityType":"molecule","name":"` + long + `"}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a"}`},
+		{op.CodeInvariant, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":[]}`},
+		{op.CodeInvariant, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":"[]"}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":"src/**"}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["/etc/**"]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["src/../x"]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["../x"]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["src/[a"]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["src/{a,b"]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":[""]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":["` + strings.Repeat("a", 513) + `"]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"atom","name":"a","paths":` + mustJSON(strings.Split(strings.Repeat("p,", 21)[:41], ",")) + `}`},
+		{op.CodeValidation, "knowledge", `{"operation":"create","entityType":"molecule","name":"a","knowledge":"` + strings.Repeat("k", 32<<10+1) + `"}`},
+		{op.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":"not json"}`},
+		{op.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":{"atomId":"x"}}`},
+		{op.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":[{"atomId":"nope","reason":"r"}]}`},
+		{op.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":[{"atomId":"` + m.ID + `","why":"r"}]}`},
+		{op.CodeValidation, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":` + related("atomId", m.ID, 51) + `}`},
+		{op.CodeValidation, "relatedMolecules", `{"operation":"create","entityType":"molecule","name":"a","relatedMolecules":` + related("moleculeId", m.ID, 51) + `}`},
+		{op.CodeValidation, "relatedMolecules", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedMolecules":[]}`},
+		{op.CodeValidation, "paths", `{"operation":"create","entityType":"molecule","name":"a","paths":["x"]}`},
+		{op.CodeValidation, "moleculeId", `{"operation":"create","entityType":"molecule","name":"a","moleculeId":"` + m.ID + `"}`},
+		{op.CodeValidation, "version", `{"operation":"create","entityType":"molecule","name":"a","version":1}`},
+		{op.CodeValidation, "knowledgeMode", `{"operation":"create","entityType":"molecule","name":"a","knowledgeMode":"append"}`},
+		{op.CodeValidation, "projectId", `{"operation":"create","entityType":"molecule","name":"a","projectId":"p1"}`},
+		{op.CodeNotFound, "projectId", `{"operation":"create","entityType":"molecule","name":"a","projectId":"00000000-0000-4000-8000-000000000000"}`},
+		{op.CodeNotFound, "moleculeId", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"moleculeId":"00000000-0000-4000-8000-000000000000"}`},
+		{op.CodeValidation, "createdByTaskId", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"` + long + `"}`},
+		{op.CodeValidation, "bogus", `{"operation":"create","entityType":"molecule","name":"a","bogus":1}`},
+		{op.CodeValidation, "cascade", `{"operation":"create","entityType":"molecule","name":"a","cascade":true}`},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -75,9 +77,9 @@ func TestTaskIDs(t *testing.T) {
 	runs := map[string]bool{"live": true}
 	e.layers.Project.opts.RunExists = func(id string) bool { return runs[id] }
 	e.caller.RunID = ""
-	e.fail(api.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
-	e.fail(api.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)
-	e.fail(api.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:"}`)
+	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
+	e.fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)
+	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:"}`)
 	m := e.molecule("a", `,"createdByTaskId":"run:live"`)
 	if m.CreatedByTaskID != "run:live" || m.LastTaskID != "run:live" {
 		t.Fatalf("%+v", m)
@@ -92,9 +94,9 @@ func TestTaskIDs(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 	e.caller.RunID = "gone"
-	e.fail(api.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
-	e.fail(api.CodeNotFound, "lastTaskId", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1,"name":"x"}`, m.ID))
-	e.fail(api.CodeNotFound, "taskId", "manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"molecule","parentId":%q,"summary":"s"}`, m.ID))
+	e.fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
+	e.fail(op.CodeNotFound, "lastTaskId", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1,"name":"x"}`, m.ID))
+	e.fail(op.CodeNotFound, "taskId", "manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"molecule","parentId":%q,"summary":"s"}`, m.ID))
 }
 
 func TestUpdate(t *testing.T) {
@@ -107,62 +109,62 @@ func TestUpdate(t *testing.T) {
 	upd := func(version int, rest string) string {
 		return fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d%s}`, a.ID, version, rest)
 	}
-	e.fail(api.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"name":"x"}`, a.ID))
-	e.fail(api.CodeValidation, "version", "manage_graph", upd(0, `,"name":"x"`))
-	e.fail(api.CodeValidation, "", "manage_graph", upd(1, ``))
-	e.fail(api.CodeValidation, "projectId", "manage_graph", upd(1, `,"projectId":"`+a.ProjectID+`","name":"x"`))
-	e.fail(api.CodeValidation, "createdByTaskId", "manage_graph", upd(1, `,"createdByTaskId":"t","name":"x"`))
-	e.fail(api.CodeValidation, "knowledge", "manage_graph", upd(1, `,"knowledgeMode":"append"`))
-	e.fail(api.CodeValidation, "knowledgeMode", "manage_graph", upd(1, `,"knowledgeMode":"prepend","knowledge":"x"`))
-	e.fail(api.CodeInvariant, "paths", "manage_graph", upd(1, `,"paths":[]`))
-	e.fail(api.CodeNotFound, "id", "manage_graph", `{"operation":"update","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","version":1,"name":"x"}`)
-	e.fail(api.CodeNotFound, "moleculeId", "manage_graph", upd(1, `,"moleculeId":"00000000-0000-4000-8000-000000000000"`))
-	ce := e.fail(api.CodeConflict, "version", "manage_graph", upd(7, `,"name":"x"`))
+	e.fail(op.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"name":"x"}`, a.ID))
+	e.fail(op.CodeValidation, "version", "manage_graph", upd(0, `,"name":"x"`))
+	e.fail(op.CodeValidation, "", "manage_graph", upd(1, ``))
+	e.fail(op.CodeValidation, "projectId", "manage_graph", upd(1, `,"projectId":"`+a.ProjectID+`","name":"x"`))
+	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", upd(1, `,"createdByTaskId":"t","name":"x"`))
+	e.fail(op.CodeValidation, "knowledge", "manage_graph", upd(1, `,"knowledgeMode":"append"`))
+	e.fail(op.CodeValidation, "knowledgeMode", "manage_graph", upd(1, `,"knowledgeMode":"prepend","knowledge":"x"`))
+	e.fail(op.CodeInvariant, "paths", "manage_graph", upd(1, `,"paths":[]`))
+	e.fail(op.CodeNotFound, "id", "manage_graph", `{"operation":"update","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","version":1,"name":"x"}`)
+	e.fail(op.CodeNotFound, "moleculeId", "manage_graph", upd(1, `,"moleculeId":"00000000-0000-4000-8000-000000000000"`))
+	ce := e.fail(op.CodeConflict, "version", "manage_graph", upd(7, `,"name":"x"`))
 	if ce.Details["currentVersion"] != 1 || ce.Exit() != 75 {
 		t.Fatalf("conflict details %+v", ce)
 	}
 
-	a = e.ok("manage_graph", upd(1, `,"name":"A2","moleculeId":"`+m1.ID+`","lastTaskId":"T-1","relatedAtoms":[]`)).(*api.Atom)
+	a = e.ok("manage_graph", upd(1, `,"name":"A2","moleculeId":"`+m1.ID+`","lastTaskId":"T-1","relatedAtoms":[]`)).(*graphop.Atom)
 	if a.Version != 2 || a.Name != "A2" || *a.MoleculeID != m1.ID || a.LastTaskID != "T-1" || a.CreatedByTaskID != "run:r1" {
 		t.Fatalf("update: %+v", a)
 	}
-	a = e.ok("manage_graph", upd(2, `,"knowledge":"second","knowledgeMode":"append","lastTaskId":"T-2"`)).(*api.Atom)
+	a = e.ok("manage_graph", upd(2, `,"knowledge":"second","knowledgeMode":"append","lastTaskId":"T-2"`)).(*graphop.Atom)
 	sep := "\n\n---[" + a.UpdatedAt + " task:T-2]---\n"
 	if a.Knowledge != "first"+sep+"second" {
 		t.Fatalf("append: %q", a.Knowledge)
 	}
-	a = e.ok("manage_graph", upd(3, `,"knowledge":"third"`)).(*api.Atom)
+	a = e.ok("manage_graph", upd(3, `,"knowledge":"third"`)).(*graphop.Atom)
 	if a.Knowledge != "third" || a.Version != 4 {
 		t.Fatalf("overwrite: %+v", a)
 	}
 	big := strings.Repeat("k", 20<<10)
-	a = e.ok("manage_graph", upd(4, `,"knowledge":"`+big+`"`)).(*api.Atom)
-	e.fail(api.CodeValidation, "knowledge", "manage_graph", upd(5, `,"knowledgeMode":"append","knowledge":"`+big+`"`))
-	a = e.ok("manage_graph", upd(5, `,"moleculeId":null`)).(*api.Atom)
+	a = e.ok("manage_graph", upd(4, `,"knowledge":"`+big+`"`)).(*graphop.Atom)
+	e.fail(op.CodeValidation, "knowledge", "manage_graph", upd(5, `,"knowledgeMode":"append","knowledge":"`+big+`"`))
+	a = e.ok("manage_graph", upd(5, `,"moleculeId":null`)).(*graphop.Atom)
 	if a.MoleculeID != nil {
 		t.Fatalf("unassign: %+v", a)
 	}
-	a = e.ok("manage_graph", upd(6, `,"moleculeId":"`+m2.ID+`"`)).(*api.Atom)
-	a = e.ok("manage_graph", upd(7, `,"moleculeId":""`)).(*api.Atom)
+	a = e.ok("manage_graph", upd(6, `,"moleculeId":"`+m2.ID+`"`)).(*graphop.Atom)
+	a = e.ok("manage_graph", upd(7, `,"moleculeId":""`)).(*graphop.Atom)
 	if a.MoleculeID != nil || a.Version != 8 {
 		t.Fatalf("unassign by empty: %+v", a)
 	}
 
 	// Cross-project membership.
-	p2 := e.ok("project_create", `{"name":"other","root":"/elsewhere"}`).(*api.Project)
+	p2 := e.ok("project_create", `{"name":"other","root":"/elsewhere"}`).(*graphop.Project)
 	mo := e.molecule("Other", `,"projectId":"`+p2.ID+`"`)
-	e.fail(api.CodeInvariant, "moleculeId", "manage_graph", upd(8, `,"moleculeId":"`+mo.ID+`"`))
-	e.fail(api.CodeInvariant, "moleculeId", "manage_graph", `{"operation":"create","entityType":"atom","name":"x","paths":["x"],"moleculeId":"`+mo.ID+`"}`)
+	e.fail(op.CodeInvariant, "moleculeId", "manage_graph", upd(8, `,"moleculeId":"`+mo.ID+`"`))
+	e.fail(op.CodeInvariant, "moleculeId", "manage_graph", `{"operation":"create","entityType":"atom","name":"x","paths":["x"],"moleculeId":"`+mo.ID+`"}`)
 
 	// Molecule update: only knowledge, name, relatedMolecules.
 	mu := fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1`, m1.ID)
-	e.fail(api.CodeValidation, "paths", "manage_graph", mu+`,"paths":["x"]}`)
-	e.fail(api.CodeValidation, "relatedAtoms", "manage_graph", mu+`,"relatedAtoms":[]}`)
-	m := e.ok("manage_graph", mu+`,"relatedMolecules":[{"moleculeId":"`+m2.ID+`","reason":"uses"}],"knowledge":"k"}`).(*api.Molecule)
+	e.fail(op.CodeValidation, "paths", "manage_graph", mu+`,"paths":["x"]}`)
+	e.fail(op.CodeValidation, "relatedAtoms", "manage_graph", mu+`,"relatedAtoms":[]}`)
+	m := e.ok("manage_graph", mu+`,"relatedMolecules":[{"moleculeId":"`+m2.ID+`","reason":"uses"}],"knowledge":"k"}`).(*graphop.Molecule)
 	if m.Version != 2 || len(m.RelatedMolecules) != 1 || m.RelatedMolecules[0].Reason != "uses" || m.Knowledge != "k" {
 		t.Fatalf("molecule update: %+v", m)
 	}
-	m = e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":2,"knowledge":"more","knowledgeMode":"append","lastTaskId":"T"}`, m1.ID)).(*api.Molecule)
+	m = e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":2,"knowledge":"more","knowledgeMode":"append","lastTaskId":"T"}`, m1.ID)).(*graphop.Molecule)
 	if !strings.HasPrefix(m.Knowledge, "k\n\n---[") || !strings.HasSuffix(m.Knowledge, " task:T]---\nmore") {
 		t.Fatalf("molecule append: %q", m.Knowledge)
 	}
@@ -183,33 +185,33 @@ func TestDelete(t *testing.T) {
 	del := func(kind, id string, v int, rest string) string {
 		return fmt.Sprintf(`{"operation":"delete","entityType":%q,"id":%q,"version":%d%s}`, kind, id, v, rest)
 	}
-	e.fail(api.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"delete","entityType":"atom","id":%q}`, a1.ID))
-	e.fail(api.CodeConflict, "version", "manage_graph", del("atom", a1.ID, 2, ""))
-	e.fail(api.CodeValidation, "cascade", "manage_graph", del("atom", a1.ID, 1, `,"cascade":true`))
-	e.fail(api.CodeValidation, "name", "manage_graph", del("atom", a1.ID, 1, `,"name":"x"`))
+	e.fail(op.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"delete","entityType":"atom","id":%q}`, a1.ID))
+	e.fail(op.CodeConflict, "version", "manage_graph", del("atom", a1.ID, 2, ""))
+	e.fail(op.CodeValidation, "cascade", "manage_graph", del("atom", a1.ID, 1, `,"cascade":true`))
+	e.fail(op.CodeValidation, "name", "manage_graph", del("atom", a1.ID, 1, `,"name":"x"`))
 
 	// Without cascade: the molecule's atoms become orphans with a new version.
-	d := e.ok("manage_graph", del("molecule", gone.ID, 1, `,"lastTaskId":"T-del"`)).(*api.Deleted)
+	d := e.ok("manage_graph", del("molecule", gone.ID, 1, `,"lastTaskId":"T-del"`)).(*graphop.Deleted)
 	if len(d.OrphanedAtoms) != 2 || d.DeletedChangelog != 1 || d.Version != 2 {
 		t.Fatalf("delete molecule: %+v", d)
 	}
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a2.ID+`"}`).(*api.Atom)
+	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a2.ID+`"}`).(*graphop.Atom)
 	if got.MoleculeID != nil || got.LastTaskID != "T-del" || got.Version != 2 || got.UpdatedAt < a2.UpdatedAt || len(got.Changelog) != 1 {
 		t.Fatalf("orphaned atom: %+v", got)
 	}
-	e.fail(api.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+gone.ID+`"}`)
-	e.fail(api.CodeNotFound, "parentId", "manage_changelog", `{"operation":"search","parentType":"molecule","parentId":"`+gone.ID+`"}`)
+	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+gone.ID+`"}`)
+	e.fail(op.CodeNotFound, "parentId", "manage_changelog", `{"operation":"search","parentType":"molecule","parentId":"`+gone.ID+`"}`)
 	_ = a3
 
 	// With cascade: atoms and their changelog go too.
-	d = e.ok("manage_graph", del("molecule", keep.ID, 1, `,"cascade":true`)).(*api.Deleted)
+	d = e.ok("manage_graph", del("molecule", keep.ID, 1, `,"cascade":true`)).(*graphop.Deleted)
 	if len(d.DeletedAtoms) != 1 || d.DeletedAtoms[0] != a1.ID || d.DeletedChangelog != 2 {
 		t.Fatalf("cascade: %+v", d)
 	}
-	e.fail(api.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a1.ID+`"}`)
+	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a1.ID+`"}`)
 
 	// Delete atom takes its changelog.
-	d = e.ok("manage_graph", del("atom", a2.ID, 2, "")).(*api.Deleted)
+	d = e.ok("manage_graph", del("atom", a2.ID, 2, "")).(*graphop.Deleted)
 	if d.DeletedChangelog != 1 {
 		t.Fatalf("delete atom: %+v", d)
 	}
@@ -217,7 +219,7 @@ func TestDelete(t *testing.T) {
 	if st.Counts.Atoms != 1 || st.Counts.Molecules != 0 || st.Counts.Changelog != 0 {
 		t.Fatalf("counts after deletes: %+v", st.Counts)
 	}
-	if v := e.ok("verify", `{}`).(*api.VerifyResult); !v.OK {
+	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatalf("verify after deletes: %s", mustJSON(v))
 	}
 }
@@ -227,44 +229,44 @@ func TestChangelogAndGet(t *testing.T) {
 	m := e.molecule("M", "")
 	a := e.atom("A", `["a/**"]`, `,"moleculeId":"`+m.ID+`"`)
 	b := e.atom("B", `["b/**"]`, `,"moleculeId":"`+m.ID+`"`)
-	e.fail(api.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`"}`)
-	e.fail(api.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"  "}`)
-	e.fail(api.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"`+strings.Repeat("s", 4097)+`"}`)
-	e.fail(api.CodeValidation, "parentType", "manage_changelog", `{"operation":"append","parentType":"feature","parentId":"`+a.ID+`","summary":"s"}`)
-	e.fail(api.CodeValidation, "limit", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"s","limit":3}`)
-	e.fail(api.CodeNotFound, "parentId", "manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+a.ID+`","summary":"s"}`)
+	e.fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`"}`)
+	e.fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"  "}`)
+	e.fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"`+strings.Repeat("s", 4097)+`"}`)
+	e.fail(op.CodeValidation, "parentType", "manage_changelog", `{"operation":"append","parentType":"feature","parentId":"`+a.ID+`","summary":"s"}`)
+	e.fail(op.CodeValidation, "limit", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"s","limit":3}`)
+	e.fail(op.CodeNotFound, "parentId", "manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+a.ID+`","summary":"s"}`)
 	for i := range 8 {
 		e.ok("manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"summary":"entry %d","taskId":"T-%d"}`, a.ID, i, i))
 	}
-	p := e.ok("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":3,"offset":2}`).(*api.Page[api.ChangelogEntry])
+	p := e.ok("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":3,"offset":2}`).(*op.Page[graphop.ChangelogEntry])
 	if p.Total != 8 || len(p.Items) != 3 || p.Items[0].Summary != "entry 5" || p.Items[2].Summary != "entry 3" || p.Items[0].Store != "project" {
 		t.Fatalf("changelog page: %s", mustJSON(p))
 	}
-	p = e.ok("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":"100","offset":"6"}`).(*api.Page[api.ChangelogEntry])
+	p = e.ok("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":"100","offset":"6"}`).(*op.Page[graphop.ChangelogEntry])
 	if len(p.Items) != 2 || p.Items[1].Summary != "entry 0" {
 		t.Fatalf("last page: %s", mustJSON(p))
 	}
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*api.Atom)
+	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
 	if len(got.Changelog) != 5 || got.Changelog[0].Summary != "entry 7" {
 		t.Fatalf("default inline changelog: %s", mustJSON(got.Changelog))
 	}
-	got = e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":2}`).(*api.Atom)
+	got = e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":2}`).(*graphop.Atom)
 	if len(got.Changelog) != 2 {
 		t.Fatalf("changelogLimit: %d", len(got.Changelog))
 	}
-	got = e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","includeChangelog":false}`).(*api.Atom)
+	got = e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","includeChangelog":false}`).(*graphop.Atom)
 	if got.Changelog != nil || strings.Contains(mustJSON(got), "changelog") {
 		t.Fatalf("includeChangelog=false: %s", mustJSON(got))
 	}
-	mol := e.ok("query_graph", `{"operation":"get","entityType":"molecule","id":"`+m.ID+`"}`).(*api.Molecule)
+	mol := e.ok("query_graph", `{"operation":"get","entityType":"molecule","id":"`+m.ID+`"}`).(*graphop.Molecule)
 	if len(mol.Atoms) != 2 || mol.Atoms[0].ID != a.ID || mol.Atoms[1].ID != b.ID || mol.Changelog == nil || !strings.Contains(mustJSON(mol), `"changelog":[]`) {
 		t.Fatalf("molecule get: %s", mustJSON(mol))
 	}
-	e.fail(api.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom"}`)
-	e.fail(api.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"abc"}`)
-	e.fail(api.CodeValidation, "entityType", "query_graph", `{"operation":"get","id":"`+a.ID+`"}`)
-	e.fail(api.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+a.ID+`"}`)
-	e.fail(api.CodeValidation, "changelogLimit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":-1}`)
+	e.fail(op.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom"}`)
+	e.fail(op.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"abc"}`)
+	e.fail(op.CodeValidation, "entityType", "query_graph", `{"operation":"get","id":"`+a.ID+`"}`)
+	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+a.ID+`"}`)
+	e.fail(op.CodeValidation, "changelogLimit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":-1}`)
 }
 
 func TestSearch(t *testing.T) {
@@ -278,8 +280,8 @@ func TestSearch(t *testing.T) {
 		e.atom(fmt.Sprintf("atom %02d", i), fmt.Sprintf(`["src/%d/**"]`, i), fmt.Sprintf(`,"knowledge":"handler number%d for locales"%s`, i, mol))
 	}
 	e.atom("Checkout Page", `["src/pages/checkout/**"]`, `,"knowledge":"Locales come from the registry, not local i18n files"`)
-	page := func(raw string) *api.Page[api.Atom] {
-		return e.ok("query_graph", raw).(*api.Page[api.Atom])
+	page := func(raw string) *op.Page[graphop.Atom] {
+		return e.ok("query_graph", raw).(*op.Page[graphop.Atom])
 	}
 	p := page(`{"operation":"search","entityType":"atom"}`)
 	if p.Total != 26 || len(p.Items) != 20 || p.Limit != 20 || p.Offset != 0 || p.Items[0].Name != "Checkout Page" {
@@ -317,48 +319,48 @@ func TestSearch(t *testing.T) {
 	if p.Total != 11 || p.Items[0].Changelog == nil || p.Items[0].Name != "atom 01" {
 		t.Fatalf("changelog in search: %s", mustJSON(p))
 	}
-	mp := e.ok("query_graph", `{"operation":"search","entityType":"molecule","query":"idempotent"}`).(*api.Page[api.Molecule])
+	mp := e.ok("query_graph", `{"operation":"search","entityType":"molecule","query":"idempotent"}`).(*op.Page[graphop.Molecule])
 	if mp.Total != 1 || mp.Items[0].ID != m.ID || mp.Items[0].Store != "project" {
 		t.Fatalf("molecule search: %s", mustJSON(mp))
 	}
-	e.fail(api.CodeValidation, "orphansOnly", "query_graph", `{"operation":"search","entityType":"atom","orphansOnly":true,"moleculeId":"`+m.ID+`"}`)
-	e.fail(api.CodeValidation, "moleculeId", "query_graph", `{"operation":"search","entityType":"molecule","moleculeId":"`+m.ID+`"}`)
-	e.fail(api.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":0}`)
-	e.fail(api.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":101}`)
-	e.fail(api.CodeValidation, "offset", "query_graph", `{"operation":"search","entityType":"atom","offset":-1}`)
-	e.fail(api.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":"ten"}`)
-	e.fail(api.CodeValidation, "query", "query_graph", `{"operation":"search","entityType":"atom","query":"*** ---"}`)
-	e.fail(api.CodeValidation, "limit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+m.ID+`","limit":3}`)
-	e.fail(api.CodeValidation, "paths", "query_graph", `{"operation":"search","entityType":"atom","paths":"a"}`)
-	e.fail(api.CodeNotFound, "projectId", "query_graph", `{"operation":"search","entityType":"atom","projectId":"00000000-0000-4000-8000-000000000000"}`)
+	e.fail(op.CodeValidation, "orphansOnly", "query_graph", `{"operation":"search","entityType":"atom","orphansOnly":true,"moleculeId":"`+m.ID+`"}`)
+	e.fail(op.CodeValidation, "moleculeId", "query_graph", `{"operation":"search","entityType":"molecule","moleculeId":"`+m.ID+`"}`)
+	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":0}`)
+	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":101}`)
+	e.fail(op.CodeValidation, "offset", "query_graph", `{"operation":"search","entityType":"atom","offset":-1}`)
+	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":"ten"}`)
+	e.fail(op.CodeValidation, "query", "query_graph", `{"operation":"search","entityType":"atom","query":"*** ---"}`)
+	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+m.ID+`","limit":3}`)
+	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"search","entityType":"atom","paths":"a"}`)
+	e.fail(op.CodeNotFound, "projectId", "query_graph", `{"operation":"search","entityType":"atom","projectId":"00000000-0000-4000-8000-000000000000"}`)
 	e.caller.Cwd = "/nowhere"
-	e.fail(api.CodeValidation, "projectId", "query_graph", `{"operation":"search","entityType":"atom"}`)
+	e.fail(op.CodeValidation, "projectId", "query_graph", `{"operation":"search","entityType":"atom"}`)
 }
 
 func TestBatchIsAllOrNothing(t *testing.T) {
 	e := newEnv(t)
 	s := e.layers.Project
 	name, bad := "ok", "bad"
-	mk := func(n *string, paths api.Patterns) *api.ManageGraph {
-		return &api.ManageGraph{Operation: "create", EntityType: "atom", Name: n, Paths: paths}
+	mk := func(n *string, paths graphop.Patterns) *graphop.ManageGraph {
+		return &graphop.ManageGraph{Operation: "create", EntityType: "atom", Name: n, Paths: paths}
 	}
-	_, err := s.Batch(t.Context(), e.caller, []*api.ManageGraph{mk(&name, api.Patterns{"a/**"}), mk(&bad, api.Patterns{})})
-	ae, ok := api.AsError(err)
-	if !ok || ae.Code != api.CodeInvariant || ae.Details["index"] != 1 || ae.Details["field"] != "paths" {
+	_, err := s.Batch(t.Context(), e.caller, []*graphop.ManageGraph{mk(&name, graphop.Patterns{"a/**"}), mk(&bad, graphop.Patterns{})})
+	ae, ok := op.AsError(err)
+	if !ok || ae.Code != op.CodeInvariant || ae.Details["index"] != 1 || ae.Details["field"] != "paths" {
 		t.Fatalf("batch error %v", err)
 	}
 	if st, _ := s.Status(t.Context()); st.Counts.Atoms != 0 || st.Counts.Deltas != 0 {
 		t.Fatalf("a failed batch left rows: %+v", st.Counts)
 	}
-	vs, err := s.Batch(t.Context(), e.caller, []*api.ManageGraph{mk(&name, api.Patterns{"a/**"}), mk(&bad, api.Patterns{"b/**"})})
-	if err != nil || len(vs) != 2 || vs[1].(*api.Atom).Name != "bad" {
+	vs, err := s.Batch(t.Context(), e.caller, []*graphop.ManageGraph{mk(&name, graphop.Patterns{"a/**"}), mk(&bad, graphop.Patterns{"b/**"})})
+	if err != nil || len(vs) != 2 || vs[1].(*graphop.Atom).Name != "bad" {
 		t.Fatalf("batch %v %v", vs, err)
 	}
 	got, _, _ := contextOf(e, `"b/x"`)
 	if len(got["bad"]) != 1 {
 		t.Fatalf("context after batch %v", got)
 	}
-	if v := e.ok("verify", `{}`).(*api.VerifyResult); !v.OK {
+	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatal("verify after batch")
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 func TestMain(m *testing.M) {
@@ -49,67 +51,67 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, repo: repo, caller: Caller{Cwd: repo, RunID: "r1"}}
-	e.layers = &Layers{Personal: openStore(t, PersonalPath(filepath.Join(dir, "agent")), api.StorePersonal)}
+	e.layers = &Layers{Personal: openStore(t, PersonalPath(filepath.Join(dir, "agent")), op.StorePersonal)}
 	res := e.ok("init", `{}`).(*api.InitResult)
 	if !res.Created || res.Project.Root != repo {
 		t.Fatalf("init: %+v", res)
 	}
-	e.layers.Project = openStore(t, res.Path, api.StoreProject)
+	e.layers.Project = openStore(t, res.Path, op.StoreProject)
 	return e
 }
 
 // do decodes raw as op and executes it through the layers.
-func (e *env) do(op, raw string) (any, *api.Error) {
+func (e *env) do(opName, raw string) (any, *op.Error) {
 	e.t.Helper()
-	req, err := api.Decode(op, json.RawMessage(raw))
+	req, err := api.Decode(opName, json.RawMessage(raw))
 	if err != nil {
-		ae, ok := api.AsError(err)
+		ae, ok := op.AsError(err)
 		if !ok {
-			e.t.Fatalf("%s %s: decode: %v", op, raw, err)
+			e.t.Fatalf("%s %s: decode: %v", opName, raw, err)
 		}
 		return nil, ae
 	}
 	v, err := e.layers.Execute(context.Background(), e.caller, req)
 	if err != nil {
-		ae, ok := api.AsError(err)
+		ae, ok := op.AsError(err)
 		if !ok {
-			e.t.Fatalf("%s %s: %v", op, raw, err)
+			e.t.Fatalf("%s %s: %v", opName, raw, err)
 		}
 		return nil, ae
 	}
 	return v, nil
 }
 
-func (e *env) ok(op, raw string) any {
+func (e *env) ok(opName, raw string) any {
 	e.t.Helper()
-	v, ae := e.do(op, raw)
+	v, ae := e.do(opName, raw)
 	if ae != nil {
-		e.t.Fatalf("%s %s: %v", op, raw, ae)
+		e.t.Fatalf("%s %s: %v", opName, raw, ae)
 	}
 	return v
 }
 
 // fail runs op and wants an error with code about field.
-func (e *env) fail(code api.Code, field, op, raw string) *api.Error {
+func (e *env) fail(code op.Code, field, opName, raw string) *op.Error {
 	e.t.Helper()
-	v, ae := e.do(op, raw)
+	v, ae := e.do(opName, raw)
 	if ae == nil {
-		e.t.Fatalf("%s %s: got %+v, want %s on %s", op, raw, v, code, field)
+		e.t.Fatalf("%s %s: got %+v, want %s on %s", opName, raw, v, code, field)
 	}
 	if ae.Code != code || (field != "*" && ae.Details["field"] != field) {
-		e.t.Fatalf("%s %s: got %s on %v (%s), want %s on %s", op, raw, ae.Code, ae.Details["field"], ae.Message, code, field)
+		e.t.Fatalf("%s %s: got %s on %v (%s), want %s on %s", opName, raw, ae.Code, ae.Details["field"], ae.Message, code, field)
 	}
 	return ae
 }
 
-func (e *env) atom(name string, paths string, extra string) *api.Atom {
+func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*api.Atom)
+	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
 }
 
-func (e *env) molecule(name, extra string) *api.Molecule {
+func (e *env) molecule(name, extra string) *graphop.Molecule {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*api.Molecule)
+	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
 }
 
 func mustJSON(v any) string {

@@ -8,7 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // chainHash is sha256(canonical JSON of state + "|" + previous hash), hex.
@@ -70,8 +71,8 @@ func appendDelta(ctx context.Context, tx *wtx, k kind, id string, version int, o
 
 const deltaCols = "entity_type, entity_id, version, op, changes, task_id, created_at, parent_hash, hash"
 
-func scanDelta(sc scanner) (api.Delta, error) {
-	var d api.Delta
+func scanDelta(sc scanner) (graphop.Delta, error) {
+	var d graphop.Delta
 	var changes string
 	if err := sc.Scan(&d.EntityType, &d.EntityID, &d.Version, &d.Op, &changes, &d.TaskID, &d.CreatedAt, &d.ParentHash, &d.Hash); err != nil {
 		return d, err
@@ -84,16 +85,16 @@ func scanDelta(sc scanner) (api.Delta, error) {
 
 // History lists an entity's deltas newest first (paged) and, when
 // req.Version is set, reconstructs that version from its deltas.
-func (s *Store) History(ctx context.Context, req *api.History) (*api.HistoryResult, error) {
-	limit, offset := api.LimitOr(req.Limit, api.DefaultLimit), api.LimitOr(req.Offset, 0)
-	res := &api.HistoryResult{ID: req.ID, Limit: limit, Offset: offset, Items: []api.Delta{}, Store: s.opts.Layer}
+func (s *Store) History(ctx context.Context, req *graphop.History) (*graphop.HistoryResult, error) {
+	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
+	res := &graphop.HistoryResult{ID: req.ID, Limit: limit, Offset: offset, Items: []graphop.Delta{}, Store: s.opts.Layer}
 	err := s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(version), 0), coalesce(max(entity_type), '') FROM graph_history WHERE entity_id = ?`,
 		req.ID).Scan(&res.Total, &res.Version, &res.EntityType)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", req.ID, err)
 	}
 	if res.Total == 0 {
-		return nil, api.NotFound("id", "atom or molecule", req.ID)
+		return nil, op.NotFound("id", "atom or molecule", req.ID)
 	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+deltaCols+" FROM graph_history WHERE entity_id = ? ORDER BY version DESC LIMIT ? OFFSET ?", req.ID, limit, offset)
 	if err != nil {
@@ -126,9 +127,9 @@ func (s *Store) History(ctx context.Context, req *api.History) (*api.HistoryResu
 }
 
 // reconstruct rebuilds version v of an entity from its deltas.
-func (s *Store) reconstruct(ctx context.Context, id string, v int, h *api.HistoryResult) (any, error) {
+func (s *Store) reconstruct(ctx context.Context, id string, v int, h *graphop.HistoryResult) (any, error) {
 	if v > h.Version {
-		return nil, api.Invalid("version", "%s %s has versions 1-%d, not %d", h.EntityType, id, h.Version, v)
+		return nil, op.Invalid("version", "%s %s has versions 1-%d, not %d", h.EntityType, id, h.Version, v)
 	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+deltaCols+" FROM graph_history WHERE entity_id = ? AND version <= ? ORDER BY version", id, v)
 	if err != nil {
@@ -136,7 +137,7 @@ func (s *Store) reconstruct(ctx context.Context, id string, v int, h *api.Histor
 	}
 	defer rows.Close()
 	state := map[string]any{}
-	var last api.Delta
+	var last graphop.Delta
 	for rows.Next() {
 		if last, err = scanDelta(rows); err != nil {
 			return nil, err
@@ -149,12 +150,12 @@ func (s *Store) reconstruct(ctx context.Context, id string, v int, h *api.Histor
 		return nil, fmt.Errorf("read history of %s: %w", id, err)
 	}
 	if last.Op == "delete" {
-		return nil, api.Invalid("version", "version %d of %s %s is its deletion (tombstone); ask for version %d", v, h.EntityType, id, v-1)
+		return nil, op.Invalid("version", "version %d of %s %s is its deletion (tombstone); ask for version %d", v, h.EntityType, id, v-1)
 	}
 	return entityFromState(h.EntityType, id, v, state, s.opts.Layer)
 }
 
-// entityFromState turns a state map back into an *api.Atom or *api.Molecule.
+// entityFromState turns a state map back into an *graphop.Atom or *graphop.Molecule.
 func entityFromState(entityType, id string, version int, state map[string]any, layer string) (any, error) {
 	full := map[string]any{"id": id, "version": version}
 	for k, v := range state {
@@ -164,13 +165,13 @@ func entityFromState(entityType, id string, version int, state map[string]any, l
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s %s v%d: %w", entityType, id, version, err)
 	}
-	if entityType == api.EntityMolecule {
-		m := &api.Molecule{}
+	if entityType == graphop.EntityMolecule {
+		m := &graphop.Molecule{}
 		err = json.Unmarshal(b, m)
 		m.Store = layer
 		return m, err
 	}
-	a := &api.Atom{}
+	a := &graphop.Atom{}
 	err = json.Unmarshal(b, a)
 	a.Store = layer
 	return a, err

@@ -15,7 +15,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // Ingest bounds.
@@ -45,7 +46,7 @@ type IngestRequest struct {
 // Hidden directories, node_modules and vendor, binary files and files
 // over 1 MiB are skipped. progress (may be nil) gets files done of total
 // after each batch.
-func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done, total int)) (*api.IngestResult, error) {
+func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done, total int)) (*vectorop.IngestResult, error) {
 	start := time.Now()
 	root, err := filepath.Abs(req.Path)
 	if err != nil {
@@ -55,7 +56,7 @@ func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done
 	if err != nil {
 		return nil, err
 	}
-	res := &api.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.opts.Layer}
+	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.opts.Layer}
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
 	in := &ingester{s: s, root: root, res: res, projects: map[string][]string{}}
@@ -85,7 +86,7 @@ func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done
 func collectFiles(root, glob string) ([]string, int, error) {
 	fi, err := os.Stat(root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, api.NotFound("path", "path", root)
+		return nil, 0, op.NotFound("path", "path", root)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("ingest %s: %w", root, err)
@@ -138,7 +139,7 @@ func collectFiles(root, glob string) ([]string, int, error) {
 type ingester struct {
 	s        *Store
 	root     string
-	res      *api.IngestResult
+	res      *vectorop.IngestResult
 	projects map[string][]string // dir → project ids whose root holds it
 }
 
@@ -231,12 +232,12 @@ func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) 
 	rel = filepath.ToSlash(rel)
 	summary, ps := splitFile(abs, rel, data)
 	w := &fileWork{abs: abs, oldID: oldID, recv: map[*nodeIn]string{}}
-	w.file = &nodeIn{key: "file:" + abs, domain: api.DomainCode, typ: "file", name: rel, path: abs, lineStart: 1,
-		lineEnd: bytes.Count(data, []byte("\n")) + 1, content: summary, hash: hash, trust: api.TrustCode, verified: true,
-		source: api.SourceCode, ref: abs}
+	w.file = &nodeIn{key: "file:" + abs, domain: vectorop.DomainCode, typ: "file", name: rel, path: abs, lineStart: 1,
+		lineEnd: bytes.Count(data, []byte("\n")) + 1, content: summary, hash: hash, trust: vectorop.TrustCode, verified: true,
+		source: vectorop.SourceCode, ref: abs}
 	for _, p := range ps {
-		n := &nodeIn{key: p.key, domain: api.DomainCode, typ: p.typ, name: p.name, path: abs, lineStart: p.lineStart,
-			lineEnd: p.lineEnd, content: p.content, trust: api.TrustCode, verified: true, source: api.SourceCode,
+		n := &nodeIn{key: p.key, domain: vectorop.DomainCode, typ: p.typ, name: p.name, path: abs, lineStart: p.lineStart,
+			lineEnd: p.lineEnd, content: p.content, trust: vectorop.TrustCode, verified: true, source: vectorop.SourceCode,
 			ref: fmt.Sprintf("%s:%d-%d", abs, p.lineStart, p.lineEnd)}
 		n.hash = hashOf(n.content)
 		if p.recv != "" {

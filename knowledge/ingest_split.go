@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // Split bounds.
@@ -197,7 +197,7 @@ func recvName(e ast.Expr) string {
 
 // packageOf is the Go package node of a directory.
 func packageOf(absDir, relDir, name string) *nodeIn {
-	return &nodeIn{key: "pkg:" + absDir, domain: api.DomainCode, typ: "package", name: "package " + name + " (" + relDir + ")",
-		path: absDir, content: "Go package " + name + " in " + filepath.ToSlash(relDir), trust: api.TrustCode, verified: true,
-		source: api.SourceCode, ref: absDir}
+	return &nodeIn{key: "pkg:" + absDir, domain: vectorop.DomainCode, typ: "package", name: "package " + name + " (" + relDir + ")",
+		path: absDir, content: "Go package " + name + " in " + filepath.ToSlash(relDir), trust: vectorop.TrustCode, verified: true,
+		source: vectorop.SourceCode, ref: absDir}
 }

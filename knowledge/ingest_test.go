@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 const policyGo = `package retry
@@ -71,7 +73,7 @@ func guideMD() string {
 	return b.String()
 }
 
-func ingest(t *testing.T, s *Store, path, glob string) *api.IngestResult {
+func ingest(t *testing.T, s *Store, path, glob string) *vectorop.IngestResult {
 	t.Helper()
 	var calls, last, total int
 	res, err := Ingest(t.Context(), s, IngestRequest{Path: path, Glob: glob}, func(done, tot int) { calls, last, total = calls+1, done, tot })
@@ -84,9 +86,9 @@ func ingest(t *testing.T, s *Store, path, glob string) *api.IngestResult {
 	return res
 }
 
-func searchCode(t *testing.T, e *env, query, extra string) *api.SearchResult {
+func searchCode(t *testing.T, e *env, query, extra string) *vectorop.SearchResult {
 	t.Helper()
-	return e.ok("search", fmt.Sprintf(`{"query":%q,"domain":"code"%s}`, query, extra)).(*api.SearchResult)
+	return e.ok("search", fmt.Sprintf(`{"query":%q,"domain":"code"%s}`, query, extra)).(*vectorop.SearchResult)
 }
 
 // Ingest a temp repository, then search finds the right declaration in
@@ -128,13 +130,13 @@ func TestIngestSearchSupersede(t *testing.T) {
 		t.Fatalf("webhook search: %s", api.Text(wh))
 	}
 	policy := searchCode(t, e, "Policy struct", `,"type":"struct"`).Hits[0]
-	d := e.ok("node_get", `{"id":"`+policy.ID+`"}`).(*api.NodeDetail)
+	d := e.ok("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail)
 	if got := strings.Join(edgeTypes(d, "out"), " "); got != "has_method:method" {
 		t.Fatalf("struct edges out %q", got)
 	}
 	// A history node about Next, made before the change.
 	fix := e.ok("node_add", `{"domain":"history","type":"entry","name":"fixed overflow in backoff","content":"Next overflowed for attempt 64",
-		"source":"history","verified":true,"links":[{"to":"`+next.ID+`","type":"modified"}]}`).(*api.NodeAdded)
+		"source":"history","verified":true,"links":[{"to":"`+next.ID+`","type":"modified"}]}`).(*vectorop.NodeAdded)
 
 	again := ingest(t, s, e.repo, "")
 	if again.Unchanged != 6 || again.Nodes != 0 {
@@ -164,14 +166,14 @@ func TestIngestSearchSupersede(t *testing.T) {
 	if newNext < 0 || oldNext < 0 || newNext > oldNext {
 		t.Fatalf("new Next at %d, old at %d:\n%s", newNext, oldNext, api.Text(r))
 	}
-	nd := e.ok("node_get", `{"id":"`+r.Hits[newNext].ID+`"}`).(*api.NodeDetail)
+	nd := e.ok("node_get", `{"id":"`+r.Hits[newNext].ID+`"}`).(*vectorop.NodeDetail)
 	if len(nd.History) != 1 || nd.History[0].ID != fix.Node.ID {
 		t.Fatalf("history of the new Next (through its old version): %s", mustJSON(nd))
 	}
-	if cd := e.ok("node_get", `{"id":"`+fix.Node.ID+`"}`).(*api.NodeDetail); len(cd.Code) != 1 || cd.Code[0].ID != r.Hits[newNext].ID {
+	if cd := e.ok("node_get", `{"id":"`+fix.Node.ID+`"}`).(*vectorop.NodeDetail); len(cd.Code) != 1 || cd.Code[0].ID != r.Hits[newNext].ID {
 		t.Fatalf("code of the history node resolves to the current Next: %s", mustJSON(cd))
 	}
-	if p := e.ok("node_get", `{"id":"`+policy.ID+`"}`).(*api.NodeDetail); p.Node.SupersededBy != "" {
+	if p := e.ok("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail); p.Node.SupersededBy != "" {
 		t.Fatalf("unchanged struct superseded: %s", mustJSON(p))
 	}
 	// A glob narrows the files.
@@ -179,12 +181,12 @@ func TestIngestSearchSupersede(t *testing.T) {
 	if md.Files != 1 || md.Unchanged != 1 {
 		t.Fatalf("glob ingest %+v", md)
 	}
-	if _, err := Ingest(t.Context(), s, IngestRequest{Path: filepath.Join(e.repo, "nope")}, nil); !isCode(err, api.CodeNotFound) {
+	if _, err := Ingest(t.Context(), s, IngestRequest{Path: filepath.Join(e.repo, "nope")}, nil); !isCode(err, op.CodeNotFound) {
 		t.Fatalf("missing path: %v", err)
 	}
 }
 
-func isCode(err error, c api.Code) bool {
-	e, ok := api.AsError(err)
+func isCode(err error, c op.Code) bool {
+	e, ok := op.AsError(err)
 	return ok && e.Code == c
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // PersonalPath is the personal store of an agent root:
@@ -74,14 +76,14 @@ type Layers struct {
 // stores lists the stores an operation may use, project first.
 func (l *Layers) stores(choice string) ([]*Store, error) {
 	switch choice {
-	case api.StoreProject:
+	case op.StoreProject:
 		if l.Project == nil {
-			return nil, api.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", ProjectFile)
+			return nil, op.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", ProjectFile)
 		}
 		return []*Store{l.Project}, nil
-	case api.StorePersonal:
+	case op.StorePersonal:
 		if l.Personal == nil {
-			return nil, api.Invalid("store", "store=personal but no personal store is open")
+			return nil, op.Invalid("store", "store=personal but no personal store is open")
 		}
 		return []*Store{l.Personal}, nil
 	}
@@ -92,7 +94,7 @@ func (l *Layers) stores(choice string) ([]*Store, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, api.Invalid("store", "no knowledge store is open: run knowledge init")
+		return nil, op.Invalid("store", "no knowledge store is open: run knowledge init")
 	}
 	return out, nil
 }
@@ -108,8 +110,8 @@ func (l *Layers) writeStore(choice string) (*Store, error) {
 
 // notFoundBy reports a NOT_FOUND about one of the given fields.
 func notFoundBy(err error, fields ...string) bool {
-	e, ok := api.AsError(err)
-	if !ok || e.Code != api.CodeNotFound {
+	e, ok := op.AsError(err)
+	if !ok || e.Code != op.CodeNotFound {
 		return false
 	}
 	for _, f := range fields {
@@ -171,8 +173,8 @@ func (l *Layers) each(choice string, fn func(*Store) error) error {
 }
 
 // pages concatenates one page across the chosen stores.
-func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Store, limit, offset int) (*api.Page[T], error)) (*api.Page[T], error) {
-	out := &api.Page[T]{Items: []T{}, Limit: limit, Offset: offset}
+func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Store, limit, offset int) (*op.Page[T], error)) (*op.Page[T], error) {
+	out := &op.Page[T]{Items: []T{}, Limit: limit, Offset: offset}
 	skip := offset
 	err := l.each(choice, func(s *Store) error {
 		want := max(limit-len(out.Items), 1)
@@ -194,8 +196,8 @@ func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Sto
 }
 
 // Execute runs one request through the layers. The request is validated
-// (again) first. Errors of the operation are *api.Error; others are I/O.
-func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, error) {
+// (again) first. Errors of the operation are *op.Error; others are I/O.
+func (l *Layers) Execute(ctx context.Context, c Caller, req op.Request) (any, error) {
 	if e := req.Validate(); e != nil {
 		return nil, e
 	}
@@ -203,9 +205,9 @@ func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, e
 		return v, err
 	}
 	switch r := req.(type) {
-	case *api.QueryGraph:
+	case *graphop.QueryGraph:
 		return l.queryGraph(ctx, c, r)
-	case *api.ManageGraph:
+	case *graphop.ManageGraph:
 		if r.Operation == "create" {
 			s, err := l.writeStore(r.Store)
 			if err != nil {
@@ -214,69 +216,69 @@ func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, e
 			return s.ManageGraph(ctx, c, r)
 		}
 		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.ManageGraph(ctx, c, r) })
-	case *api.ManageChangelog:
+	case *graphop.ManageChangelog:
 		return l.byID(r.Store, "parentId", func(s *Store) (any, error) { return s.ManageChangelog(ctx, c, r) })
-	case *api.ProjectCreate:
+	case *graphop.ProjectCreate:
 		s, err := l.writeStore(r.Store)
 		if err != nil {
 			return nil, err
 		}
 		return s.CreateProject(ctx, c, r)
-	case *api.ProjectList:
-		return pages(l, r.Store, api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0),
-			func(s *Store, limit, offset int) (*api.Page[api.Project], error) {
-				return s.Projects(ctx, &api.ProjectList{Limit: &limit, Offset: &offset})
+	case *graphop.ProjectList:
+		return pages(l, r.Store, op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0),
+			func(s *Store, limit, offset int) (*op.Page[graphop.Project], error) {
+				return s.Projects(ctx, &graphop.ProjectList{Limit: &limit, Offset: &offset})
 			})
-	case *api.History:
+	case *graphop.History:
 		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.History(ctx, r) })
-	case *api.Verify:
+	case *graphop.Verify:
 		return l.verify(ctx, r)
-	case *api.TaskContext:
+	case *graphop.TaskContext:
 		return l.taskContext(ctx, c, r)
 	case *api.Init:
 		return l.init(ctx, c, r)
 	case *api.Status:
 		return l.status(ctx, r)
 	}
-	return nil, api.Invalid("operation", "unknown knowledge request %T", req)
+	return nil, op.Invalid("operation", "unknown knowledge request %T", req)
 }
 
-func (l *Layers) queryGraph(ctx context.Context, c Caller, r *api.QueryGraph) (any, error) {
+func (l *Layers) queryGraph(ctx context.Context, c Caller, r *graphop.QueryGraph) (any, error) {
 	switch r.Operation {
 	case "get":
 		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.get(ctx, r) })
 	case "context":
-		return l.context(ctx, c, r.Store, r.ProjectID, r.Paths, api.BoolOr(r.IncludeChangelog, true),
-			api.LimitOr(r.ChangelogLimit, api.DefaultChangelogLimit))
+		return l.context(ctx, c, r.Store, r.ProjectID, r.Paths, op.BoolOr(r.IncludeChangelog, true),
+			op.LimitOr(r.ChangelogLimit, graphop.DefaultChangelogLimit))
 	}
-	fetch := func(s *Store, limit, offset int) (*api.Page[api.Atom], error) {
+	fetch := func(s *Store, limit, offset int) (*op.Page[graphop.Atom], error) {
 		q := *r
 		q.Limit, q.Offset = &limit, &offset
 		v, err := s.search(ctx, c, &q)
 		if err != nil {
 			return nil, err
 		}
-		return v.(*api.Page[api.Atom]), nil
+		return v.(*op.Page[graphop.Atom]), nil
 	}
-	limit, offset := api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0)
-	if r.EntityType == api.EntityAtom {
+	limit, offset := op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0)
+	if r.EntityType == graphop.EntityAtom {
 		return pages(l, r.Store, limit, offset, fetch)
 	}
-	return pages(l, r.Store, limit, offset, func(s *Store, limit, offset int) (*api.Page[api.Molecule], error) {
+	return pages(l, r.Store, limit, offset, func(s *Store, limit, offset int) (*op.Page[graphop.Molecule], error) {
 		q := *r
 		q.Limit, q.Offset = &limit, &offset
 		v, err := s.search(ctx, c, &q)
 		if err != nil {
 			return nil, err
 		}
-		return v.(*api.Page[api.Molecule]), nil
+		return v.(*op.Page[graphop.Molecule]), nil
 	})
 }
 
 // context runs context in each store and merges: molecules and orphans
 // project first; a path is unmatched when no store matched it.
-func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string, paths []string, withLog bool, logN int) (*api.Context, error) {
-	out := &api.Context{Molecules: []api.ContextMolecule{}, OrphanAtoms: []api.ContextAtom{}, UnmatchedPaths: []string{}}
+func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
+	out := &graphop.Context{Molecules: []graphop.ContextMolecule{}, OrphanAtoms: []graphop.ContextAtom{}, UnmatchedPaths: []string{}}
 	misses := map[string]int{}
 	var order []string
 	ran := 0
@@ -307,12 +309,12 @@ func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string
 	return out, nil
 }
 
-func (l *Layers) verify(ctx context.Context, r *api.Verify) (*api.VerifyResult, error) {
+func (l *Layers) verify(ctx context.Context, r *graphop.Verify) (*graphop.VerifyResult, error) {
 	ss, err := l.stores(r.Store)
 	if err != nil {
 		return nil, err
 	}
-	out := &api.VerifyResult{OK: true, Stores: []api.VerifyReport{}}
+	out := &graphop.VerifyResult{OK: true, Stores: []graphop.VerifyReport{}}
 	for _, s := range ss {
 		rep, err := s.Verify(ctx)
 		if err != nil {
@@ -344,13 +346,13 @@ func (l *Layers) status(ctx context.Context, r *api.Status) (*api.StatusResult, 
 // and its project; it reuses l.Project when that is the store.
 func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResult, error) {
 	if !filepath.IsAbs(c.Cwd) {
-		return nil, api.Invalid("cwd", "init needs the caller's absolute cwd, got %q", c.Cwd)
+		return nil, op.Invalid("cwd", "init needs the caller's absolute cwd, got %q", c.Cwd)
 	}
 	opts := Options{}
 	if l.Personal != nil {
 		opts = l.Personal.opts
 	}
-	opts.Layer = api.StoreProject
+	opts.Layer = op.StoreProject
 	if l.Project != nil && l.Project.Path() == FindProject(c.Cwd) {
 		return l.Project.ensureProject(ctx, filepath.Dir(filepath.Dir(l.Project.Path())), r.Name, false)
 	}
@@ -376,7 +378,7 @@ func Init(ctx context.Context, cwd string, req *api.Init, opts Options) (*api.In
 
 // ensureProject returns the project with root, creating it when missing.
 func (s *Store) ensureProject(ctx context.Context, root, name string, created bool) (*api.InitResult, error) {
-	p := api.Project{Store: s.opts.Layer}
+	p := graphop.Project{Store: s.opts.Layer}
 	err := s.r.QueryRowContext(ctx, `SELECT id, name, root, created_at FROM projects WHERE root = ?`, root).Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt)
 	if err == nil {
 		return &api.InitResult{Path: s.path, Created: created, Project: p}, nil
@@ -387,7 +389,7 @@ func (s *Store) ensureProject(ctx context.Context, root, name string, created bo
 	if name == "" {
 		name = filepath.Base(root)
 	}
-	np, err := s.CreateProject(ctx, Caller{Cwd: root}, &api.ProjectCreate{Name: name, Root: root})
+	np, err := s.CreateProject(ctx, Caller{Cwd: root}, &graphop.ProjectCreate{Name: name, Root: root})
 	if err != nil {
 		return nil, fmt.Errorf("init %s: %w", s.path, err)
 	}

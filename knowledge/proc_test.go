@@ -15,7 +15,8 @@ import (
 	"testing"
 
 	"github.com/pi-actors/pi-actors/internal/testproc"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // helper starts this test binary as the named helper process.
@@ -80,8 +81,8 @@ func TestConcurrentUpdatesFromTwoProcesses(t *testing.T) {
 				oks++
 				continue
 			}
-			var ae api.Error
-			if err := json.Unmarshal([]byte(line), &ae); err != nil || ae.Code != api.CodeConflict {
+			var ae op.Error
+			if err := json.Unmarshal([]byte(line), &ae); err != nil || ae.Code != op.CodeConflict {
 				t.Fatalf("round %d: helper said %q", round, line)
 			}
 			if cv, _ := ae.Details["currentVersion"].(float64); int(cv) != round+1 {
@@ -93,11 +94,11 @@ func TestConcurrentUpdatesFromTwoProcesses(t *testing.T) {
 			t.Fatalf("round %d: %d ok, %d conflicts", round, oks, conflicts)
 		}
 	}
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*api.Atom)
+	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
 	if got.Version != 5 || !strings.HasPrefix(got.Knowledge, "from pid ") {
 		t.Fatalf("final atom %+v", got)
 	}
-	if v := e.ok("verify", `{}`).(*api.VerifyResult); !v.OK {
+	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatalf("verify %s", mustJSON(v))
 	}
 }
@@ -108,7 +109,7 @@ func TestKillDuringWriteBurst(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "k.db")
 	s := openStore(t, path, "")
-	p, err := s.CreateProject(t.Context(), Caller{}, &api.ProjectCreate{Name: "p", Root: dir})
+	p, err := s.CreateProject(t.Context(), Caller{}, &graphop.ProjectCreate{Name: "p", Root: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestKillDuringWriteBurst(t *testing.T) {
 
 	s2 := openStore(t, path, "")
 	for _, id := range ids {
-		if !api.IsID(id) {
+		if !op.IsID(id) {
 			continue // a torn last line
 		}
 		if _, err := loadAtom(t.Context(), s2.r, "id", id); err != nil {
@@ -184,7 +185,7 @@ func helperMain(args []string) int {
 	case "update":
 		v, _ := strconv.Atoi(args[3])
 		k := fmt.Sprintf("from pid %d", os.Getpid())
-		req := &api.ManageGraph{Operation: "update", EntityType: "atom", ID: args[2], Version: &v, Knowledge: &k}
+		req := &graphop.ManageGraph{Operation: "update", EntityType: "atom", ID: args[2], Version: &v, Knowledge: &k}
 		if e := req.Validate(); e != nil {
 			fmt.Println(e.Code)
 			return 0
@@ -194,7 +195,7 @@ func helperMain(args []string) int {
 		var line string
 		fmt.Fscanln(os.Stdin, &line)
 		_, err := s.ManageGraph(ctx, c, req)
-		if ae, ok := api.AsError(err); ok {
+		if ae, ok := op.AsError(err); ok {
 			b, _ := json.Marshal(ae)
 			fmt.Println(string(b))
 			return 0
@@ -207,14 +208,14 @@ func helperMain(args []string) int {
 	case "burst":
 		for i := 0; ; i++ {
 			name := fmt.Sprintf("burst %d", i)
-			req := &api.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: args[2], Name: &name,
-				Paths: api.Patterns{fmt.Sprintf("burst/%d/**", i)}}
+			req := &graphop.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: args[2], Name: &name,
+				Paths: graphop.Patterns{fmt.Sprintf("burst/%d/**", i)}}
 			a, err := s.ManageGraph(ctx, c, req)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
-			fmt.Println(a.(*api.Atom).ID)
+			fmt.Println(a.(*graphop.Atom).ID)
 		}
 	}
 	return 0

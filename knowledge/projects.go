@@ -9,19 +9,21 @@ import (
 	"path/filepath"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // CreateProject runs project_create. The root defaults to the caller's
 // cwd; a relative root is taken relative to it. Two projects may not share
 // a root (the cwd would not select one).
-func (s *Store) CreateProject(ctx context.Context, c Caller, req *api.ProjectCreate) (*api.Project, error) {
+func (s *Store) CreateProject(ctx context.Context, c Caller, req *graphop.ProjectCreate) (*graphop.Project, error) {
 	root := req.Root
 	if root == "" {
 		root = c.Cwd
 	}
 	if root != "" && !filepath.IsAbs(root) {
 		if !filepath.IsAbs(c.Cwd) {
-			return nil, api.Invalid("root", "root %q is relative and the caller's cwd is unknown: pass an absolute root", root)
+			return nil, op.Invalid("root", "root %q is relative and the caller's cwd is unknown: pass an absolute root", root)
 		}
 		root = filepath.Join(c.Cwd, root)
 	}
@@ -33,13 +35,13 @@ func (s *Store) CreateProject(ctx context.Context, c Caller, req *api.ProjectCre
 			var other string
 			err := tx.QueryRowContext(ctx, `SELECT id FROM projects WHERE root = ?`, root).Scan(&other)
 			if err == nil {
-				return nil, api.Invalid("root", "project %s already has root %s: use it (projectId=%s) or choose another root", other, root, other)
+				return nil, op.Invalid("root", "project %s already has root %s: use it (projectId=%s) or choose another root", other, root, other)
 			}
 			if !errors.Is(err, sql.ErrNoRows) {
 				return nil, fmt.Errorf("read projects: %w", err)
 			}
 		}
-		p := &api.Project{ID: newID(), Name: req.Name, Root: root, CreatedAt: s.now(), Store: s.opts.Layer}
+		p := &graphop.Project{ID: newID(), Name: req.Name, Root: root, CreatedAt: s.now(), Store: s.opts.Layer}
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects(id, name, root, created_at) VALUES (?, ?, ?, ?)`, p.ID, p.Name, p.Root, p.CreatedAt)
 		if err != nil {
 			return nil, fmt.Errorf("create project %s: %w", p.Name, err)
@@ -49,13 +51,13 @@ func (s *Store) CreateProject(ctx context.Context, c Caller, req *api.ProjectCre
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.Project), nil
+	return v.(*graphop.Project), nil
 }
 
 // Projects runs project_list: projects by creation time.
-func (s *Store) Projects(ctx context.Context, req *api.ProjectList) (*api.Page[api.Project], error) {
-	limit, offset := api.LimitOr(req.Limit, api.DefaultLimit), api.LimitOr(req.Offset, 0)
-	page := &api.Page[api.Project]{Items: []api.Project{}, Limit: limit, Offset: offset}
+func (s *Store) Projects(ctx context.Context, req *graphop.ProjectList) (*op.Page[graphop.Project], error) {
+	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
+	page := &op.Page[graphop.Project]{Items: []graphop.Project{}, Limit: limit, Offset: offset}
 	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM projects`).Scan(&page.Total); err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -65,7 +67,7 @@ func (s *Store) Projects(ctx context.Context, req *api.ProjectList) (*api.Page[a
 	}
 	defer rows.Close()
 	for rows.Next() {
-		p := api.Project{Store: s.opts.Layer}
+		p := graphop.Project{Store: s.opts.Layer}
 		if err := rows.Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt); err != nil {
 			return nil, fmt.Errorf("list projects: %w", err)
 		}
@@ -99,7 +101,7 @@ func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
 			st.SizeBytes += fi.Size()
 		}
 	}
-	page, err := s.Projects(ctx, &api.ProjectList{Limit: new(api.MaxLimit)})
+	page, err := s.Projects(ctx, &graphop.ProjectList{Limit: new(op.MaxLimit)})
 	if err != nil {
 		return nil, err
 	}

@@ -6,35 +6,36 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // QueryGraph runs query_graph. req must have passed Validate. Results:
-// *api.Atom or *api.Molecule (get), *api.Page[api.Atom] or
-// *api.Page[api.Molecule] (search), *api.Context (context).
-func (s *Store) QueryGraph(ctx context.Context, c Caller, req *api.QueryGraph) (any, error) {
+// *graphop.Atom or *graphop.Molecule (get), *op.Page[graphop.Atom] or
+// *op.Page[graphop.Molecule] (search), *graphop.Context (context).
+func (s *Store) QueryGraph(ctx context.Context, c Caller, req *graphop.QueryGraph) (any, error) {
 	switch req.Operation {
 	case "get":
 		return s.get(ctx, req)
 	case "search":
 		return s.search(ctx, c, req)
 	case "context":
-		return s.Context(ctx, c, req.ProjectID, req.Paths, api.BoolOr(req.IncludeChangelog, true),
-			api.LimitOr(req.ChangelogLimit, api.DefaultChangelogLimit))
+		return s.Context(ctx, c, req.ProjectID, req.Paths, op.BoolOr(req.IncludeChangelog, true),
+			op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit))
 	}
-	return nil, api.Invalid("operation", "unknown operation %q", req.Operation)
+	return nil, op.Invalid("operation", "unknown operation %q", req.Operation)
 }
 
-func (s *Store) get(ctx context.Context, req *api.QueryGraph) (any, error) {
-	withLog, logN := api.BoolOr(req.IncludeChangelog, true), api.LimitOr(req.ChangelogLimit, api.DefaultChangelogLimit)
-	if req.EntityType == api.EntityAtom {
+func (s *Store) get(ctx context.Context, req *graphop.QueryGraph) (any, error) {
+	withLog, logN := op.BoolOr(req.IncludeChangelog, true), op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit)
+	if req.EntityType == graphop.EntityAtom {
 		a, err := loadAtom(ctx, s.r, "id", req.ID)
 		if err != nil {
 			return nil, err
 		}
 		a.Store = s.opts.Layer
 		if withLog {
-			logs, err := changelogFor(ctx, s.r, api.EntityAtom, []string{a.ID}, logN)
+			logs, err := changelogFor(ctx, s.r, graphop.EntityAtom, []string{a.ID}, logN)
 			if err != nil {
 				return nil, err
 			}
@@ -51,7 +52,7 @@ func (s *Store) get(ctx context.Context, req *api.QueryGraph) (any, error) {
 		return nil, err
 	}
 	if withLog {
-		logs, err := changelogFor(ctx, s.r, api.EntityMolecule, []string{m.ID}, logN)
+		logs, err := changelogFor(ctx, s.r, graphop.EntityMolecule, []string{m.ID}, logN)
 		if err != nil {
 			return nil, err
 		}
@@ -73,20 +74,20 @@ func ftsQuery(text string) string {
 	return strings.Join(words, " ")
 }
 
-func (s *Store) search(ctx context.Context, c Caller, req *api.QueryGraph) (any, error) {
+func (s *Store) search(ctx context.Context, c Caller, req *graphop.QueryGraph) (any, error) {
 	pid, err := resolveProject(ctx, s.r, req.ProjectID, c.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	k := kindOf(req.EntityType)
-	limit, offset := api.LimitOr(req.Limit, api.DefaultLimit), api.LimitOr(req.Offset, 0)
+	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
 	from, order := k.table+" e", "e.name, e.id"
 	var where []string
 	var args []any
 	if req.Query != "" {
 		match := ftsQuery(req.Query)
 		if match == "" {
-			return nil, api.Invalid("query", "query %q has no words to search for (letters or digits)", req.Query)
+			return nil, op.Invalid("query", "query %q has no words to search for (letters or digits)", req.Query)
 		}
 		from = k.fts + " f JOIN " + k.table + " e ON e.rowid = f.rowid"
 		where, args = append(where, k.fts+" MATCH ?"), append(args, match)
@@ -114,9 +115,9 @@ func (s *Store) search(ctx context.Context, c Caller, req *api.QueryGraph) (any,
 		return nil, fmt.Errorf("search %ss: %w", k.name, err)
 	}
 	defer rows.Close()
-	withLog, logN := api.BoolOr(req.IncludeChangelog, false), api.LimitOr(req.ChangelogLimit, api.DefaultChangelogLimit)
+	withLog, logN := op.BoolOr(req.IncludeChangelog, false), op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit)
 	if k == moleculeKind {
-		page := &api.Page[api.Molecule]{Items: []api.Molecule{}, Total: total, Limit: limit, Offset: offset}
+		page := &op.Page[graphop.Molecule]{Items: []graphop.Molecule{}, Total: total, Limit: limit, Offset: offset}
 		for rows.Next() {
 			m, err := scanMolecule(rows)
 			if err != nil {
@@ -129,11 +130,11 @@ func (s *Store) search(ctx context.Context, c Caller, req *api.QueryGraph) (any,
 			return nil, fmt.Errorf("search molecules: %w", err)
 		}
 		if withLog {
-			err = attachLogs(ctx, s, api.EntityMolecule, page.Items, logN, func(m *api.Molecule) (string, *[]api.ChangelogEntry) { return m.ID, &m.Changelog })
+			err = attachLogs(ctx, s, graphop.EntityMolecule, page.Items, logN, func(m *graphop.Molecule) (string, *[]graphop.ChangelogEntry) { return m.ID, &m.Changelog })
 		}
 		return page, err
 	}
-	page := &api.Page[api.Atom]{Items: []api.Atom{}, Total: total, Limit: limit, Offset: offset}
+	page := &op.Page[graphop.Atom]{Items: []graphop.Atom{}, Total: total, Limit: limit, Offset: offset}
 	for rows.Next() {
 		a, err := scanAtom(rows)
 		if err != nil {
@@ -146,12 +147,12 @@ func (s *Store) search(ctx context.Context, c Caller, req *api.QueryGraph) (any,
 		return nil, fmt.Errorf("search atoms: %w", err)
 	}
 	if withLog {
-		err = attachLogs(ctx, s, api.EntityAtom, page.Items, logN, func(a *api.Atom) (string, *[]api.ChangelogEntry) { return a.ID, &a.Changelog })
+		err = attachLogs(ctx, s, graphop.EntityAtom, page.Items, logN, func(a *graphop.Atom) (string, *[]graphop.ChangelogEntry) { return a.ID, &a.Changelog })
 	}
 	return page, err
 }
 
-func attachLogs[T any](ctx context.Context, s *Store, parentType string, items []T, n int, field func(*T) (string, *[]api.ChangelogEntry)) error {
+func attachLogs[T any](ctx context.Context, s *Store, parentType string, items []T, n int, field func(*T) (string, *[]graphop.ChangelogEntry)) error {
 	ids := make([]string, len(items))
 	for i := range items {
 		ids[i], _ = field(&items[i])
@@ -168,8 +169,8 @@ func attachLogs[T any](ctx context.Context, s *Store, parentType string, items [
 }
 
 // changelogFor returns the newest n changelog entries of each parent.
-func changelogFor(ctx context.Context, q querier, parentType string, ids []string, n int) (map[string][]api.ChangelogEntry, error) {
-	out := map[string][]api.ChangelogEntry{}
+func changelogFor(ctx context.Context, q querier, parentType string, ids []string, n int) (map[string][]graphop.ChangelogEntry, error) {
+	out := map[string][]graphop.ChangelogEntry{}
 	if n <= 0 {
 		return out, nil
 	}
@@ -188,7 +189,7 @@ func changelogFor(ctx context.Context, q querier, parentType string, ids []strin
 			return nil, fmt.Errorf("read changelog: %w", err)
 		}
 		for rows.Next() {
-			var e api.ChangelogEntry
+			var e graphop.ChangelogEntry
 			if err := rows.Scan(&e.ID, &e.ParentType, &e.ParentID, &e.TaskID, &e.Summary, &e.CreatedAt); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read changelog: %w", err)

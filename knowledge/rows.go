@@ -13,7 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // timeLayout is every stored time: UTC, milliseconds, fixed width (so text
@@ -38,12 +39,12 @@ type kind struct {
 }
 
 var (
-	atomKind     = kind{api.EntityAtom, "graph_atoms", "graph_atoms_fts"}
-	moleculeKind = kind{api.EntityMolecule, "graph_molecules", "graph_molecules_fts"}
+	atomKind     = kind{graphop.EntityAtom, "graph_atoms", "graph_atoms_fts"}
+	moleculeKind = kind{graphop.EntityMolecule, "graph_molecules", "graph_molecules_fts"}
 )
 
 func kindOf(entityType string) kind {
-	if entityType == api.EntityMolecule {
+	if entityType == graphop.EntityMolecule {
 		return moleculeKind
 	}
 	return atomKind
@@ -64,8 +65,8 @@ const (
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanAtom(sc scanner) (*api.Atom, error) {
-	var a api.Atom
+func scanAtom(sc scanner) (*graphop.Atom, error) {
+	var a graphop.Atom
 	var mol sql.NullString
 	var paths, related string
 	if err := sc.Scan(&a.ID, &a.ProjectID, &mol, &a.Name, &paths, &a.Knowledge, &related,
@@ -76,21 +77,21 @@ func scanAtom(sc scanner) (*api.Atom, error) {
 		a.MoleculeID = &mol.String
 	}
 	a.Paths = []string{}
-	a.RelatedAtoms = []api.RelatedAtom{}
+	a.RelatedAtoms = []graphop.RelatedAtom{}
 	if err := errors.Join(json.Unmarshal([]byte(paths), &a.Paths), json.Unmarshal([]byte(related), &a.RelatedAtoms)); err != nil {
 		return nil, fmt.Errorf("atom %s: stored JSON: %w", a.ID, err)
 	}
 	return &a, nil
 }
 
-func scanMolecule(sc scanner) (*api.Molecule, error) {
-	var m api.Molecule
+func scanMolecule(sc scanner) (*graphop.Molecule, error) {
+	var m graphop.Molecule
 	var related string
 	if err := sc.Scan(&m.ID, &m.ProjectID, &m.Name, &m.Knowledge, &related,
 		&m.CreatedByTaskID, &m.LastTaskID, &m.Version, &m.CreatedAt, &m.UpdatedAt); err != nil {
 		return nil, err
 	}
-	m.RelatedMolecules = []api.RelatedMolecule{}
+	m.RelatedMolecules = []graphop.RelatedMolecule{}
 	if err := json.Unmarshal([]byte(related), &m.RelatedMolecules); err != nil {
 		return nil, fmt.Errorf("molecule %s: stored JSON: %w", m.ID, err)
 	}
@@ -98,10 +99,10 @@ func scanMolecule(sc scanner) (*api.Molecule, error) {
 }
 
 // loadAtom reads one atom; NOT_FOUND (naming field) when there is none.
-func loadAtom(ctx context.Context, q querier, field, id string) (*api.Atom, error) {
+func loadAtom(ctx context.Context, q querier, field, id string) (*graphop.Atom, error) {
 	a, err := scanAtom(q.QueryRowContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, api.NotFound(field, "atom", id)
+		return nil, op.NotFound(field, "atom", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read atom %s: %w", id, err)
@@ -110,10 +111,10 @@ func loadAtom(ctx context.Context, q querier, field, id string) (*api.Atom, erro
 }
 
 // loadMolecule reads one molecule; NOT_FOUND (naming field) when there is none.
-func loadMolecule(ctx context.Context, q querier, field, id string) (*api.Molecule, error) {
+func loadMolecule(ctx context.Context, q querier, field, id string) (*graphop.Molecule, error) {
 	m, err := scanMolecule(q.QueryRowContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, api.NotFound(field, "molecule", id)
+		return nil, op.NotFound(field, "molecule", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read molecule %s: %w", id, err)
@@ -182,7 +183,7 @@ func updateRow(ctx context.Context, tx *wtx, k kind, id string, from int, change
 		return fmt.Errorf("update %s %s: %w", k.name, id, err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return api.Conflict(k.name, id, from, from+1)
+		return op.Conflict(k.name, id, from, from+1)
 	}
 	return nil
 }

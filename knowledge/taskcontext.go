@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 var (
@@ -96,7 +97,7 @@ func entryPath(piece string) (string, bool) {
 	p = strings.TrimRight(p, ":;")
 	p = strings.TrimPrefix(p, "./")
 	switch {
-	case p == "" || len(p) > api.MaxPathLen:
+	case p == "" || len(p) > op.MaxPathLen:
 		return "", false
 	case !strings.ContainsAny(p, "/."):
 		return "", false
@@ -119,11 +120,11 @@ func hasDotDotSeg(p string) bool {
 
 // TaskContext runs the spec's includeGraphContext: the Context Files of
 // text, matched with context through the layers.
-func (l *Layers) TaskContext(ctx context.Context, c Caller, text string) (*api.TaskContextResult, error) {
-	return l.taskContext(ctx, c, &api.TaskContext{Text: text})
+func (l *Layers) TaskContext(ctx context.Context, c Caller, text string) (*graphop.TaskContextResult, error) {
+	return l.taskContext(ctx, c, &graphop.TaskContext{Text: text})
 }
 
-func (l *Layers) taskContext(ctx context.Context, c Caller, r *api.TaskContext) (*api.TaskContextResult, error) {
+func (l *Layers) taskContext(ctx context.Context, c Caller, r *graphop.TaskContext) (*graphop.TaskContextResult, error) {
 	text, field := r.Text, "text"
 	if r.File != "" {
 		field = "file"
@@ -134,14 +135,14 @@ func (l *Layers) taskContext(ctx context.Context, c Caller, r *api.TaskContext) 
 	}
 	paths, found := ContextFiles(text)
 	if !found {
-		return nil, api.Invalid(field, `the task has no "Context Files" section: add a "## Context Files" heading with one path per line (or comma-separated)`)
+		return nil, op.Invalid(field, `the task has no "Context Files" section: add a "## Context Files" heading with one path per line (or comma-separated)`)
 	}
-	res := &api.TaskContextResult{GraphContext: api.Context{Molecules: []api.ContextMolecule{}, OrphanAtoms: []api.ContextAtom{}, UnmatchedPaths: []string{}}}
+	res := &graphop.TaskContextResult{GraphContext: graphop.Context{Molecules: []graphop.ContextMolecule{}, OrphanAtoms: []graphop.ContextAtom{}, UnmatchedPaths: []string{}}}
 	if len(paths) == 0 {
 		return res, nil
 	}
-	g, err := l.context(ctx, c, r.Store, r.ProjectID, paths, api.BoolOr(r.IncludeChangelog, true),
-		api.LimitOr(r.ChangelogLimit, api.DefaultChangelogLimit))
+	g, err := l.context(ctx, c, r.Store, r.ProjectID, paths, op.BoolOr(r.IncludeChangelog, true),
+		op.LimitOr(r.ChangelogLimit, graphop.DefaultChangelogLimit))
 	if err != nil {
 		return nil, err
 	}
@@ -152,30 +153,30 @@ func (l *Layers) taskContext(ctx context.Context, c Caller, r *api.TaskContext) 
 func readTaskFile(file, cwd string) (string, error) {
 	if !filepath.IsAbs(file) {
 		if !filepath.IsAbs(cwd) {
-			return "", api.Invalid("file", "file %q is relative and the caller's cwd is unknown: pass an absolute path", file)
+			return "", op.Invalid("file", "file %q is relative and the caller's cwd is unknown: pass an absolute path", file)
 		}
 		file = filepath.Join(cwd, file)
 	}
 	f, err := os.Open(file)
 	if os.IsNotExist(err) {
-		return "", api.NotFound("file", "task file", file)
+		return "", op.NotFound("file", "task file", file)
 	}
 	if err != nil {
 		return "", fmt.Errorf("read task file %s: %w", file, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, api.MaxTaskText+1))
+	b, err := io.ReadAll(io.LimitReader(f, graphop.MaxTaskText+1))
 	if err != nil {
 		return "", fmt.Errorf("read task file %s: %w", file, err)
 	}
-	if len(b) > api.MaxTaskText {
-		return "", api.Invalid("file", "task file %s is over %d bytes", file, api.MaxTaskText)
+	if len(b) > graphop.MaxTaskText {
+		return "", op.Invalid("file", "task file %s is over %d bytes", file, graphop.MaxTaskText)
 	}
 	return string(b), nil
 }
 
 // hints is the spec's advance hint.
-var hints = api.GraphHints{
+var hints = graphop.GraphHints{
 	Message: "Task completed. Consider updating the knowledge graph.",
 	SuggestedActions: []string{
 		"Update atom knowledge for areas affected by this task",
@@ -188,7 +189,7 @@ var hints = api.GraphHints{
 // terminal status in cwd, when cwd lies under a project (of either store)
 // that has atoms; ok is false otherwise (and on any read error: a hint is
 // never worth failing a follow-up for).
-func (l *Layers) GraphHints(ctx context.Context, cwd string) (*api.GraphHints, bool) {
+func (l *Layers) GraphHints(ctx context.Context, cwd string) (*graphop.GraphHints, bool) {
 	for _, s := range []*Store{l.Project, l.Personal} {
 		if s == nil {
 			continue

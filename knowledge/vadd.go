@@ -3,15 +3,16 @@ package knowledge
 import (
 	"context"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // AddNode runs node_add: one node with its provenance (source, ref, the
 // task), its links, an optional node it supersedes, and the conflicts its
 // name raises with live nodes of the same name. req must have passed
 // Validate.
-func (s *Store) AddNode(ctx context.Context, c Caller, req *api.NodeAdd) (*api.NodeAdded, error) {
-	out, err := s.AddNodes(ctx, c, []*api.NodeAdd{req})
+func (s *Store) AddNode(ctx context.Context, c Caller, req *vectorop.NodeAdd) (*vectorop.NodeAdded, error) {
+	out, err := s.AddNodes(ctx, c, []*vectorop.NodeAdd{req})
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +23,7 @@ func (s *Store) AddNode(ctx context.Context, c Caller, req *api.NodeAdd) (*api.N
 // transaction: all of them apply or none does; the first failing request
 // aborts the batch with its error's details.index set. Bulk loads are
 // many times faster this way.
-func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*api.NodeAdd) ([]*api.NodeAdded, error) {
+func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*vectorop.NodeAdd) ([]*vectorop.NodeAdded, error) {
 	ns := make([]*nodeIn, len(reqs))
 	for i, req := range reqs {
 		if e := req.Validate(); e != nil {
@@ -33,7 +34,7 @@ func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*api.NodeAdd) ([]
 		}
 		n, err := s.nodeOf(c, req)
 		if err != nil {
-			if e, ok := api.AsError(err); ok && len(reqs) > 1 {
+			if e, ok := op.AsError(err); ok && len(reqs) > 1 {
 				return nil, atIndex(e, i)
 			}
 			return nil, err
@@ -41,12 +42,12 @@ func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*api.NodeAdd) ([]
 		ns[i] = n
 	}
 	s.embedNodes(ns)
-	out := make([]*api.NodeAdded, len(reqs))
+	out := make([]*vectorop.NodeAdded, len(reqs))
 	_, err := s.writeGraph(ctx, func(tx *vtx) (any, error) {
 		for i, req := range reqs {
 			v, err := s.addNode(ctx, tx, req, ns[i])
 			if err != nil {
-				if e, ok := api.AsError(err); ok && len(reqs) > 1 {
+				if e, ok := op.AsError(err); ok && len(reqs) > 1 {
 					return nil, atIndex(e, i)
 				}
 				return nil, err
@@ -62,7 +63,7 @@ func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*api.NodeAdd) ([]
 }
 
 // nodeOf makes the node a node_add request writes.
-func (s *Store) nodeOf(c Caller, req *api.NodeAdd) (*nodeIn, error) {
+func (s *Store) nodeOf(c Caller, req *vectorop.NodeAdd) (*nodeIn, error) {
 	task := req.TaskID
 	if task != "" || c.RunID != "" {
 		var err error
@@ -70,20 +71,20 @@ func (s *Store) nodeOf(c Caller, req *api.NodeAdd) (*nodeIn, error) {
 			return nil, err
 		}
 	}
-	trust := api.DefaultTrust(req.Domain, req.Type, req.Source, req.Verified)
+	trust := vectorop.DefaultTrust(req.Domain, req.Type, req.Source, req.Verified)
 	if req.Trust != nil {
 		trust = *req.Trust
 	}
 	n := &nodeIn{domain: req.Domain, typ: req.Type, name: req.Name, content: req.Content, trust: trust,
 		verified: req.Verified, source: req.Source, ref: req.Ref, task: task}
-	if req.Domain == api.DomainCode && req.Ref != "" {
+	if req.Domain == vectorop.DomainCode && req.Ref != "" {
 		n.path = req.Ref
 	}
 	return n, nil
 }
 
 // addNode writes one node_add request's node in tx.
-func (s *Store) addNode(ctx context.Context, tx *vtx, req *api.NodeAdd, n *nodeIn) (*api.NodeAdded, error) {
+func (s *Store) addNode(ctx context.Context, tx *vtx, req *vectorop.NodeAdd, n *nodeIn) (*vectorop.NodeAdded, error) {
 	if req.Supersedes != "" {
 		if err := nodeExists(ctx, tx, "supersedes", req.Supersedes); err != nil {
 			return nil, err
@@ -116,5 +117,5 @@ func (s *Store) addNode(ctx context.Context, tx *vtx, req *api.NodeAdd, n *nodeI
 	if err != nil {
 		return nil, err
 	}
-	return &api.NodeAdded{Node: *node, Conflicts: conflicts}, nil
+	return &vectorop.NodeAdded{Node: *node, Conflicts: conflicts}, nil
 }

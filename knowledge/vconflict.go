@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // temporalGap is how far apart two statements on one subject must be to
@@ -21,7 +22,7 @@ const temporalGap = 30 * 24 * time.Hour
 // when they are more than 30 days apart, semantic otherwise. Nothing is
 // resolved: both nodes stay, and every hit on either carries the
 // conflict until conflicts operation=resolve.
-func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]api.ConflictRef, error) {
+func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]vectorop.ConflictRef, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, domain, name, content_hash, trust, created_at FROM vg_nodes
 		WHERE domain IN ('code', 'history', 'academic') AND lower(name) = lower(?) AND superseded_by IS NULL AND id != ? LIMIT 20`,
 		n.name, n.id)
@@ -47,16 +48,16 @@ func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]ap
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("find conflicts of %q: %w", n.name, err)
 	}
-	out := []api.ConflictRef{}
+	out := []vectorop.ConflictRef{}
 	for _, o := range others {
-		typ, resolution := api.ConflictSemantic, "needs review: which statement holds?"
+		typ, resolution := vectorop.ConflictSemantic, "needs review: which statement holds?"
 		then, _ := time.Parse(timeLayout, o.created)
 		cur, _ := time.Parse(timeLayout, now)
 		switch {
-		case (o.domain == api.DomainCode) != (n.domain == api.DomainCode):
-			typ, resolution = api.ConflictSourceMismatch, "code is the source of truth; the other statement may be outdated"
+		case (o.domain == vectorop.DomainCode) != (n.domain == vectorop.DomainCode):
+			typ, resolution = vectorop.ConflictSourceMismatch, "code is the source of truth; the other statement may be outdated"
 		case cur.Sub(then) > temporalGap:
-			typ, resolution = api.ConflictTemporal, "prefer the newer statement unless the older one is code"
+			typ, resolution = vectorop.ConflictTemporal, "prefer the newer statement unless the older one is code"
 		}
 		desc := fmt.Sprintf("%s %s (trust %d, %s) and %s %s (trust %d, %s) say different things about %q; %s",
 			o.domain, o.id, o.trust, o.created, n.domain, n.id, n.trust, now, n.name, resolution)
@@ -66,14 +67,14 @@ func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]ap
 			return nil, fmt.Errorf("record conflict of %q: %w", n.name, err)
 		}
 		id, _ := res.LastInsertId()
-		out = append(out, api.ConflictRef{ID: int(id), Type: typ, With: o.id, WithName: o.name, Description: desc})
+		out = append(out, vectorop.ConflictRef{ID: int(id), Type: typ, With: o.id, WithName: o.name, Description: desc})
 	}
 	return out, nil
 }
 
 // conflictsOf returns the unresolved conflicts of each node id.
-func conflictsOf(ctx context.Context, q querier, ids []string) (map[string][]api.ConflictRef, error) {
-	out := map[string][]api.ConflictRef{}
+func conflictsOf(ctx context.Context, q querier, ids []string) (map[string][]vectorop.ConflictRef, error) {
+	out := map[string][]vectorop.ConflictRef{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -96,10 +97,10 @@ func conflictsOf(ctx context.Context, q querier, ids []string) (map[string][]api
 			return nil, fmt.Errorf("read conflicts: %w", err)
 		}
 		if want[a] {
-			out[a] = append(out[a], api.ConflictRef{ID: id, Type: typ, With: b, WithName: bn, Description: desc})
+			out[a] = append(out[a], vectorop.ConflictRef{ID: id, Type: typ, With: b, WithName: bn, Description: desc})
 		}
 		if want[b] {
-			out[b] = append(out[b], api.ConflictRef{ID: id, Type: typ, With: a, WithName: an, Description: desc})
+			out[b] = append(out[b], vectorop.ConflictRef{ID: id, Type: typ, With: a, WithName: an, Description: desc})
 		}
 	}
 	return out, rows.Err()
@@ -117,8 +118,8 @@ func inList(ids []string) (string, []any) {
 const conflictCols = `c.id, c.type, c.subject, c.node_a, a.name, c.node_b, b.name, c.description, c.resolved, c.resolution,
 	c.detected_at, c.resolved_at`
 
-func scanConflict(sc scanner) (api.ConflictRecord, error) {
-	var c api.ConflictRecord
+func scanConflict(sc scanner) (vectorop.ConflictRecord, error) {
+	var c vectorop.ConflictRecord
 	err := sc.Scan(&c.ID, &c.Type, &c.Subject, &c.NodeA, &c.NameA, &c.NodeB, &c.NameB, &c.Description, &c.Resolved,
 		&c.Resolution, &c.DetectedAt, &c.ResolvedAt)
 	return c, err
@@ -126,16 +127,16 @@ func scanConflict(sc scanner) (api.ConflictRecord, error) {
 
 // Conflicts lists a page of conflicts (unresolved first, newest first) or
 // resolves one.
-func (s *Store) Conflicts(ctx context.Context, req *api.Conflicts) (any, error) {
+func (s *Store) Conflicts(ctx context.Context, req *vectorop.Conflicts) (any, error) {
 	if req.Operation == "resolve" {
 		return s.resolveConflict(ctx, *req.ID, req.Resolution)
 	}
-	limit, offset := api.LimitOr(req.Limit, api.DefaultLimit), api.LimitOr(req.Offset, 0)
+	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
 	where := "c.resolved = 0"
 	if req.All {
 		where = "1"
 	}
-	page := &api.Page[api.ConflictRecord]{Items: []api.ConflictRecord{}, Limit: limit, Offset: offset}
+	page := &op.Page[vectorop.ConflictRecord]{Items: []vectorop.ConflictRecord{}, Limit: limit, Offset: offset}
 	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM vg_conflicts c WHERE `+where).Scan(&page.Total); err != nil {
 		return nil, fmt.Errorf("count conflicts: %w", err)
 	}
@@ -157,7 +158,7 @@ func (s *Store) Conflicts(ctx context.Context, req *api.Conflicts) (any, error) 
 	return page, rows.Err()
 }
 
-func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) (*api.ConflictRecord, error) {
+func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) (*vectorop.ConflictRecord, error) {
 	v, err := s.write(ctx, func(tx *wtx) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE vg_conflicts SET resolved = 1, resolution = ?, resolved_at = ? WHERE id = ?`,
 			resolution, s.now(), id)
@@ -165,12 +166,12 @@ func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) 
 			return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return nil, api.NotFound("id", "conflict", fmt.Sprint(id))
+			return nil, op.NotFound("id", "conflict", fmt.Sprint(id))
 		}
 		c, err := scanConflict(tx.QueryRowContext(ctx, `SELECT `+conflictCols+` FROM vg_conflicts c
 			JOIN vg_nodes a ON a.id = c.node_a JOIN vg_nodes b ON b.id = c.node_b WHERE c.id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, api.NotFound("id", "conflict", fmt.Sprint(id))
+			return nil, op.NotFound("id", "conflict", fmt.Sprint(id))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
@@ -181,5 +182,5 @@ func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) 
 	if err != nil {
 		return nil, err
 	}
-	return v.(*api.ConflictRecord), nil
+	return v.(*vectorop.ConflictRecord), nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 )
 
 // live is an entity row as Verify compares it with its history.
@@ -20,8 +20,8 @@ type live struct {
 // match its recomputed state, an old value that is not the previous
 // state's, a live row that differs from (or outlives, or lacks) its
 // history.
-func (s *Store) Verify(ctx context.Context) (*api.VerifyReport, error) {
-	rep := &api.VerifyReport{Store: s.opts.Layer, Path: s.path, Breaks: []api.Break{}}
+func (s *Store) Verify(ctx context.Context) (*graphop.VerifyReport, error) {
+	rep := &graphop.VerifyReport{Store: s.opts.Layer, Path: s.path, Breaks: []graphop.Break{}}
 	rows, err := s.liveRows(ctx)
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (s *Store) Verify(ctx context.Context) (*api.VerifyReport, error) {
 		return nil, fmt.Errorf("verify %s: %w", s.path, err)
 	}
 	defer hist.Close()
-	var chain []api.Delta
+	var chain []graphop.Delta
 	flush := func() {
 		if len(chain) > 0 {
 			rep.Entities++
@@ -43,7 +43,7 @@ func (s *Store) Verify(ctx context.Context) (*api.VerifyReport, error) {
 	for hist.Next() {
 		d, err := scanDelta(hist)
 		if err != nil {
-			rep.Breaks = append(rep.Breaks, api.Break{EntityID: d.EntityID, Version: d.Version, Reason: err.Error()})
+			rep.Breaks = append(rep.Breaks, graphop.Break{EntityID: d.EntityID, Version: d.Version, Reason: err.Error()})
 			continue
 		}
 		rep.Deltas++
@@ -58,7 +58,7 @@ func (s *Store) Verify(ctx context.Context) (*api.VerifyReport, error) {
 	flush()
 	for _, id := range sortedKeys(rows) {
 		l := rows[id]
-		rep.Breaks = append(rep.Breaks, api.Break{EntityType: l.kind, EntityID: id, Version: l.version, Reason: "live row has no history"})
+		rep.Breaks = append(rep.Breaks, graphop.Break{EntityType: l.kind, EntityID: id, Version: l.version, Reason: "live row has no history"})
 	}
 	rep.OK = len(rep.Breaks) == 0
 	return rep, nil
@@ -76,7 +76,7 @@ func (s *Store) liveRows(ctx context.Context) (map[string]live, error) {
 			rows.Close()
 			return nil, fmt.Errorf("verify %s: %w", s.path, err)
 		}
-		out[a.ID] = live{api.EntityAtom, a.Version, stateOf(a)}
+		out[a.ID] = live{graphop.EntityAtom, a.Version, stateOf(a)}
 	}
 	rows.Close()
 	if rows, err = s.r.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules"); err != nil {
@@ -88,7 +88,7 @@ func (s *Store) liveRows(ctx context.Context) (map[string]live, error) {
 		if err != nil {
 			return nil, fmt.Errorf("verify %s: %w", s.path, err)
 		}
-		out[m.ID] = live{api.EntityMolecule, m.Version, stateOf(m)}
+		out[m.ID] = live{graphop.EntityMolecule, m.Version, stateOf(m)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("verify %s: %w", s.path, err)
@@ -98,10 +98,10 @@ func (s *Store) liveRows(ctx context.Context) (map[string]live, error) {
 
 // verifyChain checks one entity's deltas (in version order) and its live
 // row, if any.
-func verifyChain(chain []api.Delta, rows map[string]live) []api.Break {
-	var breaks []api.Break
-	add := func(d api.Delta, format string, args ...any) {
-		breaks = append(breaks, api.Break{EntityType: d.EntityType, EntityID: d.EntityID, Version: d.Version, Reason: fmt.Sprintf(format, args...)})
+func verifyChain(chain []graphop.Delta, rows map[string]live) []graphop.Break {
+	var breaks []graphop.Break
+	add := func(d graphop.Delta, format string, args ...any) {
+		breaks = append(breaks, graphop.Break{EntityType: d.EntityType, EntityID: d.EntityID, Version: d.Version, Reason: fmt.Sprintf(format, args...)})
 	}
 	state := map[string]any{}
 	prev := ""

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 	"github.com/pi-actors/pi-actors/knowledge/filter"
 )
@@ -23,8 +23,8 @@ const refreshEvery = 200 * time.Millisecond
 // typeCodes numbers every node type (all domains) for the indexes.
 var typeCodes = func() map[string]uint8 {
 	m := map[string]uint8{}
-	for _, d := range api.AllDomains {
-		for _, t := range api.NodeTypes[d] {
+	for _, d := range vectorop.AllDomains {
+		for _, t := range vectorop.NodeTypes[d] {
 			m[t] = uint8(len(m))
 		}
 	}
@@ -54,7 +54,7 @@ type vgraph struct {
 	wg     sync.WaitGroup
 	kick   chan struct{}
 	emu    sync.Mutex
-	eprog  api.EmbedProgress
+	eprog  vectorop.EmbedProgress
 
 	// counters for tests: vector searches, node row reads, graph builds.
 	searches atomic.Int64
@@ -102,7 +102,7 @@ func (g *vgraph) persistLocked() error {
 		return nil
 	}
 	var errs []error
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		vi := g.idx[d]
 		vi.mu.RLock()
 		dirty := vi.dirty
@@ -163,7 +163,7 @@ func (g *vgraph) refresh(ctx context.Context, force bool) error {
 			return err
 		}
 	}
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		if err := g.catchUp(ctx, g.idx[d], maxVid); err != nil {
 			return err
 		}
@@ -184,7 +184,7 @@ func (g *vgraph) loadedFast() bool { return g.checked.Load() != 0 }
 // file when the file matches SQLite, the filters from vg_topics.
 func (g *vgraph) loadLocked(ctx context.Context, delGen int64) error {
 	g.idx = map[string]*vindex{}
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		vi, err := g.loadDomain(ctx, d, delGen)
 		if err != nil {
 			return err
@@ -321,7 +321,7 @@ func (g *vgraph) loadTopics(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load topics: %w", err)
 	}
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		if err := g.filters.Set(d).Rebuild(keys[d]); err != nil {
 			return err
 		}
@@ -350,7 +350,7 @@ func (g *vgraph) catchUpTopics(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read topics: %w", err)
 	}
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		st := g.filters.Set(d).Stats()
 		if st.ExactKeys > 4096 && st.ExactKeys > st.Keys/8 {
 			g.wg.Add(1)

@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
-func (e *env) node(domain, typ, name, content, extra string) *api.Node {
+func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
 	e.t.Helper()
-	return &e.ok("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*api.NodeAdded).Node
+	return &e.ok("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
 }
 
 func link(to, typ string) string { return fmt.Sprintf(`{"to":%q,"type":%q}`, to, typ) }
@@ -20,7 +22,7 @@ func link(to, typ string) string { return fmt.Sprintf(`{"to":%q,"type":%q}`, to,
 func TestTraverseBoundsAndCycles(t *testing.T) {
 	e := newEnv(t)
 	// A chain a0 → a1 → … → a7 → a0 (a cycle) of related_to edges.
-	chain := make([]*api.Node, 8)
+	chain := make([]*vectorop.Node, 8)
 	for i := range chain {
 		extra := ""
 		if i > 0 {
@@ -37,9 +39,9 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	walk := func(raw string) *api.TraverseResult {
+	walk := func(raw string) *vectorop.TraverseResult {
 		t.Helper()
-		return e.ok("traverse", raw).(*api.TraverseResult)
+		return e.ok("traverse", raw).(*vectorop.TraverseResult)
 	}
 	// in direction from a0: a1 (depth 1) … a5 (depth 5), never past 5.
 	r := walk(`{"id":"` + chain[0].ID + `","direction":"in","depth":5,"edgeTypes":"related_to"}`)
@@ -74,9 +76,9 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 	if len(r.Nodes) != 7 || !r.Truncated {
 		t.Fatalf("limit 7: %d nodes, truncated %t", len(r.Nodes), r.Truncated)
 	}
-	e.fail(api.CodeValidation, "depth", "traverse", `{"id":"`+hub.ID+`","depth":6}`)
-	e.fail(api.CodeValidation, "edgeTypes", "traverse", `{"id":"`+hub.ID+`","edgeTypes":"calls,eats"}`)
-	e.fail(api.CodeNotFound, "id", "traverse", `{"id":"00000000-0000-4000-8000-000000000000"}`)
+	e.fail(op.CodeValidation, "depth", "traverse", `{"id":"`+hub.ID+`","depth":6}`)
+	e.fail(op.CodeValidation, "edgeTypes", "traverse", `{"id":"`+hub.ID+`","edgeTypes":"calls,eats"}`)
+	e.fail(op.CodeNotFound, "id", "traverse", `{"id":"00000000-0000-4000-8000-000000000000"}`)
 }
 
 // A query whose topics no domain filter holds answers no_matches without
@@ -92,29 +94,29 @@ func TestFilterEarlyExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	searches, reads := g.searches.Load(), g.rowReads.Load()
-	r := e.ok("search_all", `{"query":"zebra giraffe"}`).(*api.SearchAllResult)
+	r := e.ok("search_all", `{"query":"zebra giraffe"}`).(*vectorop.SearchAllResult)
 	for _, d := range r.Results {
-		if d.Status != api.StatusNoMatches || len(d.Hits) != 0 {
+		if d.Status != vectorop.StatusNoMatches || len(d.Hits) != 0 {
 			t.Fatalf("zebra: %s", api.Text(r))
 		}
 	}
 	if g.searches.Load() != searches || g.rowReads.Load() != reads {
 		t.Fatalf("the filter did not stop the search: %d searches, %d row reads", g.searches.Load()-searches, g.rowReads.Load()-reads)
 	}
-	one := e.ok("search", `{"query":"quorum votes","domain":"code"}`).(*api.SearchResult)
-	if one.Status != api.StatusNoMatches || len(one.AlsoExistsIn) != 1 || one.AlsoExistsIn[0] != "academic" ||
+	one := e.ok("search", `{"query":"quorum votes","domain":"code"}`).(*vectorop.SearchResult)
+	if one.Status != vectorop.StatusNoMatches || len(one.AlsoExistsIn) != 1 || one.AlsoExistsIn[0] != "academic" ||
 		!strings.Contains(one.Hint, "domain=academic") {
 		t.Fatalf("quorum in code: %s", mustJSON(one))
 	}
 	if g.searches.Load() != searches {
 		t.Fatal("a filtered-out domain was searched")
 	}
-	hit := e.ok("search", `{"query":"quorum votes","domain":"academic"}`).(*api.SearchResult)
-	if hit.Status != api.StatusOK || hit.Hits[0].Name != "Raft leader election" || hit.Hits[0].Trust != api.TrustStandard {
+	hit := e.ok("search", `{"query":"quorum votes","domain":"academic"}`).(*vectorop.SearchResult)
+	if hit.Status != vectorop.StatusOK || hit.Hits[0].Name != "Raft leader election" || hit.Hits[0].Trust != vectorop.TrustStandard {
 		t.Fatalf("quorum in academic: %s", mustJSON(hit))
 	}
 	// Every domain, one list: the topic is in code and academic.
-	both := e.ok("search", `{"query":"raft election"}`).(*api.SearchResult)
+	both := e.ok("search", `{"query":"raft election"}`).(*vectorop.SearchResult)
 	if len(both.Hits) != 2 || both.Hits[0].Domain != "code" {
 		t.Fatalf("raft election: %s", api.Text(both))
 	}
@@ -125,48 +127,48 @@ func TestFilterEarlyExit(t *testing.T) {
 func TestConflicts(t *testing.T) {
 	e := newEnv(t)
 	a := e.node("history", "decision", "session storage", "we use redis for sessions", "")
-	b := e.ok("node_add", `{"domain":"history","type":"decision","name":"Session Storage","content":"we use postgres for sessions"}`).(*api.NodeAdded)
-	if len(b.Conflicts) != 1 || b.Conflicts[0].With != a.ID || b.Conflicts[0].Type != api.ConflictSemantic {
+	b := e.ok("node_add", `{"domain":"history","type":"decision","name":"Session Storage","content":"we use postgres for sessions"}`).(*vectorop.NodeAdded)
+	if len(b.Conflicts) != 1 || b.Conflicts[0].With != a.ID || b.Conflicts[0].Type != vectorop.ConflictSemantic {
 		t.Fatalf("conflicts: %s", mustJSON(b))
 	}
-	code := e.ok("node_add", `{"domain":"code","type":"function","name":"session storage","content":"func sessions() *sql.DB","source":"code"}`).(*api.NodeAdded)
-	if len(code.Conflicts) != 2 || code.Conflicts[0].Type != api.ConflictSourceMismatch {
+	code := e.ok("node_add", `{"domain":"code","type":"function","name":"session storage","content":"func sessions() *sql.DB","source":"code"}`).(*vectorop.NodeAdded)
+	if len(code.Conflicts) != 2 || code.Conflicts[0].Type != vectorop.ConflictSourceMismatch {
 		t.Fatalf("code conflicts: %s", mustJSON(code))
 	}
-	r := e.ok("search", `{"query":"sessions redis postgres","domain":"history"}`).(*api.SearchResult)
+	r := e.ok("search", `{"query":"sessions redis postgres","domain":"history"}`).(*vectorop.SearchResult)
 	for _, h := range r.Hits {
 		if (h.ID == a.ID || h.ID == b.Node.ID) && len(h.Conflicts) != 2 {
 			t.Fatalf("hit %s conflicts %+v", h.Name, h.Conflicts)
 		}
 	}
-	page := e.ok("conflicts", `{}`).(*api.Page[api.ConflictRecord])
+	page := e.ok("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord])
 	if page.Total != 3 {
 		t.Fatalf("conflicts page %s", mustJSON(page))
 	}
 	id := b.Conflicts[0].ID
-	res := e.ok("conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"postgres since the June migration"}`, id)).(*api.ConflictRecord)
+	res := e.ok("conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"postgres since the June migration"}`, id)).(*vectorop.ConflictRecord)
 	if !res.Resolved || res.Resolution == "" {
 		t.Fatalf("resolved %s", mustJSON(res))
 	}
-	if page = e.ok("conflicts", `{}`).(*api.Page[api.ConflictRecord]); page.Total != 2 {
+	if page = e.ok("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 2 {
 		t.Fatalf("after resolve %s", mustJSON(page))
 	}
-	if page = e.ok("conflicts", `{"all":true}`).(*api.Page[api.ConflictRecord]); page.Total != 3 {
+	if page = e.ok("conflicts", `{"all":true}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 3 {
 		t.Fatalf("all %s", mustJSON(page))
 	}
-	d := e.ok("node_get", `{"id":"`+a.ID+`"}`).(*api.NodeDetail)
-	if len(d.Conflicts) != 1 || d.Conflicts[0].Type != api.ConflictSourceMismatch {
+	d := e.ok("node_get", `{"id":"`+a.ID+`"}`).(*vectorop.NodeDetail)
+	if len(d.Conflicts) != 1 || d.Conflicts[0].Type != vectorop.ConflictSourceMismatch {
 		t.Fatalf("a's open conflicts %s", mustJSON(d.Conflicts))
 	}
-	e.fail(api.CodeNotFound, "id", "conflicts", `{"operation":"resolve","id":999,"resolution":"x","store":"project"}`)
-	e.fail(api.CodeValidation, "resolution", "conflicts", `{"operation":"resolve","id":1}`)
+	e.fail(op.CodeNotFound, "id", "conflicts", `{"operation":"resolve","id":999,"resolution":"x","store":"project"}`)
+	e.fail(op.CodeValidation, "resolution", "conflicts", `{"operation":"resolve","id":1}`)
 	// A superseding statement ends nothing silently: the old conflicts stay.
-	c := e.ok("node_add", `{"domain":"history","type":"decision","name":"session storage","content":"we use postgres","supersedes":"`+a.ID+`"}`).(*api.NodeAdded)
-	if d = e.ok("node_get", `{"id":"`+a.ID+`"}`).(*api.NodeDetail); d.Node.SupersededBy != c.Node.ID || len(d.Conflicts) != 1 {
+	c := e.ok("node_add", `{"domain":"history","type":"decision","name":"session storage","content":"we use postgres","supersedes":"`+a.ID+`"}`).(*vectorop.NodeAdded)
+	if d = e.ok("node_get", `{"id":"`+a.ID+`"}`).(*vectorop.NodeDetail); d.Node.SupersededBy != c.Node.ID || len(d.Conflicts) != 1 {
 		t.Fatalf("superseded a: %s", mustJSON(d))
 	}
 	// Same content is no conflict.
-	same := e.ok("node_add", `{"domain":"history","type":"entry","name":"session storage","content":"we use postgres"}`).(*api.NodeAdded)
+	same := e.ok("node_add", `{"domain":"history","type":"entry","name":"session storage","content":"we use postgres"}`).(*vectorop.NodeAdded)
 	for _, x := range same.Conflicts {
 		if x.With == c.Node.ID {
 			t.Fatalf("same content: %s", mustJSON(same))
@@ -188,7 +190,7 @@ func TestRecallLayering(t *testing.T) {
 		}
 	}
 	e.node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
-	r := e.ok("recall", `{"query":"checkout p99 latency"}`).(*api.RecallResult)
+	r := e.ok("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
 	if len(r.Stores) != 2 || r.Stores[0] != "project" {
 		t.Fatalf("stores %v", r.Stores)
 	}
@@ -207,11 +209,11 @@ func TestRecallLayering(t *testing.T) {
 	if runs != 1 || personal != 1 {
 		t.Fatalf("recall: %s", api.Text(r))
 	}
-	only := e.ok("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*api.RecallResult)
+	only := e.ok("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*vectorop.RecallResult)
 	if len(only.Stores) != 1 || only.Hits[0].Store != "personal" {
 		t.Fatalf("personal recall: %s", api.Text(only))
 	}
-	if none := e.ok("recall", `{"query":"zebra"}`).(*api.RecallResult); none.Status != api.StatusNoMatches {
+	if none := e.ok("recall", `{"query":"zebra"}`).(*vectorop.RecallResult); none.Status != vectorop.StatusNoMatches {
 		t.Fatalf("zebra recall: %s", api.Text(none))
 	}
 }
@@ -224,19 +226,19 @@ func TestSmartSearch(t *testing.T) {
 		e.node("history", "entry", fmt.Sprintf("cache eviction note %d", i),
 			fmt.Sprintf("the LRU cache evicted hot keys during run %d; raise the cache size", i), `,"verified":true,"source":"history"`)
 	}
-	quick := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"quick"}`).(*api.SmartSearchResult)
+	quick := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"quick"}`).(*vectorop.SmartSearchResult)
 	if !quick.Confident || quick.Rounds != 1 || len(quick.Hits) == 0 {
 		t.Fatalf("quick: %s", api.Text(quick))
 	}
-	thorough := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":400}`).(*api.SmartSearchResult)
+	thorough := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":400}`).(*vectorop.SmartSearchResult)
 	if thorough.Confident || thorough.TokensUsed > 400 || len(thorough.Hits) <= len(quick.Hits)/2 {
 		t.Fatalf("thorough: %s", api.Text(thorough))
 	}
-	big := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":32000}`).(*api.SmartSearchResult)
+	big := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":32000}`).(*vectorop.SmartSearchResult)
 	if big.Rounds < 2 || len(big.Hits) != 40 {
 		t.Fatalf("big budget: %d hits in %d rounds", len(big.Hits), big.Rounds)
 	}
-	if none := e.ok("smart_search", `{"query":"zebra"}`).(*api.SmartSearchResult); none.Status != api.StatusNoMatches || none.Rounds != 1 {
+	if none := e.ok("smart_search", `{"query":"zebra"}`).(*vectorop.SmartSearchResult); none.Status != vectorop.StatusNoMatches || none.Rounds != 1 {
 		t.Fatalf("zebra: %s", api.Text(none))
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // progressKey carries an ingest progress callback in a context.
@@ -30,47 +31,47 @@ func progressOf(ctx context.Context) func(done, total int) {
 //   - recall searches every chosen store (project first) and merges;
 //   - node_get, traverse and conflicts resolve go to the store holding
 //     the id; conflicts list pages across the stores.
-func (l *Layers) vectorOp(ctx context.Context, c Caller, req api.Request) (v any, ok bool, err error) {
+func (l *Layers) vectorOp(ctx context.Context, c Caller, req op.Request) (v any, ok bool, err error) {
 	switch r := req.(type) {
-	case *api.Search:
+	case *vectorop.Search:
 		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.Search(ctx, r) })
-	case *api.SearchAll:
+	case *vectorop.SearchAll:
 		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.SearchAll(ctx, r) })
-	case *api.SmartSearch:
+	case *vectorop.SmartSearch:
 		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.SmartSearch(ctx, r) })
-	case *api.NodeAdd:
+	case *vectorop.NodeAdd:
 		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.AddNode(ctx, c, r) })
-	case *api.Ingest:
+	case *vectorop.Ingest:
 		v, err = withStore(l, r.Store, func(s *Store) (any, error) {
 			p := r.Path
 			if !filepath.IsAbs(p) {
 				if !filepath.IsAbs(c.Cwd) {
-					return nil, api.Invalid("path", "path %q is relative but the caller's cwd is unknown: pass an absolute path", p)
+					return nil, op.Invalid("path", "path %q is relative but the caller's cwd is unknown: pass an absolute path", p)
 				}
 				p = filepath.Join(c.Cwd, p)
 			}
 			return Ingest(ctx, s, IngestRequest{Path: p, Glob: r.Glob}, progressOf(ctx))
 		})
-	case *api.Recall:
+	case *vectorop.Recall:
 		v, err = l.recall(ctx, r)
-	case *api.NodeGet:
+	case *vectorop.NodeGet:
 		v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.NodeGet(ctx, r) })
-	case *api.Traverse:
+	case *vectorop.Traverse:
 		v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.Traverse(ctx, r) })
-	case *api.Conflicts:
+	case *vectorop.Conflicts:
 		if r.Operation == "resolve" {
 			v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.Conflicts(ctx, r) })
 			break
 		}
-		v, err = pages(l, r.Store, api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0),
-			func(s *Store, limit, offset int) (*api.Page[api.ConflictRecord], error) {
+		v, err = pages(l, r.Store, op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0),
+			func(s *Store, limit, offset int) (*op.Page[vectorop.ConflictRecord], error) {
 				q := *r
 				q.Limit, q.Offset = &limit, &offset
 				p, err := s.Conflicts(ctx, &q)
 				if err != nil {
 					return nil, err
 				}
-				return p.(*api.Page[api.ConflictRecord]), nil
+				return p.(*op.Page[vectorop.ConflictRecord]), nil
 			})
 	default:
 		return nil, false, nil
@@ -90,17 +91,17 @@ func withStore(l *Layers, choice string, fn func(*Store) (any, error)) (any, err
 // hit that duplicates a project one (same natural key, or same domain,
 // name and content hash), merges by score and tags every hit with its
 // store.
-func (l *Layers) recall(ctx context.Context, r *api.Recall) (*api.RecallResult, error) {
+func (l *Layers) recall(ctx context.Context, r *vectorop.Recall) (*vectorop.RecallResult, error) {
 	ss, err := l.stores(r.Store)
 	if err != nil {
 		return nil, err
 	}
-	limit := api.LimitOr(r.Limit, api.DefaultSearchLimit)
-	domains := api.AllDomains
+	limit := op.LimitOr(r.Limit, vectorop.DefaultSearchLimit)
+	domains := vectorop.AllDomains
 	if r.Domain != "" {
 		domains = []string{r.Domain}
 	}
-	res := &api.RecallResult{Query: r.Query, Status: api.StatusOK, Stores: []string{}}
+	res := &vectorop.RecallResult{Query: r.Query, Status: vectorop.StatusOK, Stores: []string{}}
 	seen := map[string]bool{}
 	var all []scored
 	for _, s := range ss {
@@ -140,7 +141,7 @@ func (l *Layers) recall(ctx context.Context, r *api.Recall) (*api.RecallResult, 
 	}
 	res.Hits = hitsOf(out)
 	if len(out) == 0 {
-		res.Status = api.StatusNoMatches
+		res.Status = vectorop.StatusNoMatches
 	}
 	return res, nil
 }

@@ -10,7 +10,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 	"github.com/pi-actors/pi-actors/knowledge/filter"
 )
@@ -211,8 +212,8 @@ const nodeCols = `n.id, n.domain, n.type, n.name, n.path, n.created_at, coalesce
 	n.content, n.content_hash, n.metadata, n.trust, n.verified, n.updated_at,
 	coalesce((SELECT v.embedder FROM vg_vectors v WHERE v.seq = n.seq ORDER BY v.vid DESC LIMIT 1), '')`
 
-func scanNode(sc scanner) (*api.Node, error) {
-	var n api.Node
+func scanNode(sc scanner) (*vectorop.Node, error) {
+	var n vectorop.Node
 	var meta string
 	err := sc.Scan(&n.ID, &n.Domain, &n.Type, &n.Name, &n.Path, &n.CreatedAt, &n.SupersededBy, &n.LineStart, &n.LineEnd,
 		&n.Content, &n.ContentHash, &meta, &n.Trust, &n.Verified, &n.UpdatedAt, &n.Embedder)
@@ -228,10 +229,10 @@ func scanNode(sc scanner) (*api.Node, error) {
 }
 
 // loadNode reads one node; NOT_FOUND naming field when there is none.
-func (s *Store) loadNode(ctx context.Context, q querier, field, id string) (*api.Node, error) {
+func (s *Store) loadNode(ctx context.Context, q querier, field, id string) (*vectorop.Node, error) {
 	n, err := scanNode(q.QueryRowContext(ctx, `SELECT `+nodeCols+` FROM vg_nodes n WHERE n.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, api.NotFound(field, "node", id)
+		return nil, op.NotFound(field, "node", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read node %s: %w", id, err)
@@ -242,20 +243,20 @@ func (s *Store) loadNode(ctx context.Context, q querier, field, id string) (*api
 
 const refCols = `n.id, n.domain, n.type, n.name, n.path, n.created_at, coalesce(n.superseded_by, '')`
 
-func scanRef(sc scanner) (api.NodeRef, error) {
-	var r api.NodeRef
+func scanRef(sc scanner) (vectorop.NodeRef, error) {
+	var r vectorop.NodeRef
 	err := sc.Scan(&r.ID, &r.Domain, &r.Type, &r.Name, &r.Path, &r.CreatedAt, &r.SupersededBy)
 	return r, err
 }
 
 // queryRefs runs a query selecting refCols.
-func queryRefs(ctx context.Context, q querier, query string, args ...any) ([]api.NodeRef, error) {
+func queryRefs(ctx context.Context, q querier, query string, args ...any) ([]vectorop.NodeRef, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
 	}
 	defer rows.Close()
-	out := []api.NodeRef{}
+	out := []vectorop.NodeRef{}
 	for rows.Next() {
 		r, err := scanRef(rows)
 		if err != nil {
@@ -271,7 +272,7 @@ func nodeExists(ctx context.Context, q querier, field, id string) error {
 	var one int
 	err := q.QueryRowContext(ctx, `SELECT 1 FROM vg_nodes WHERE id = ?`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return api.NotFound(field, "node", id)
+		return op.NotFound(field, "node", id)
 	}
 	if err != nil {
 		return fmt.Errorf("read node %s: %w", id, err)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/config"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 )
 
@@ -25,7 +25,7 @@ import (
 func addCode(t *testing.T, s *Store, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		req := &api.NodeAdd{Domain: "code", Type: "function", Name: fmt.Sprintf("Handler%d", i),
+		req := &vectorop.NodeAdd{Domain: "code", Type: "function", Name: fmt.Sprintf("Handler%d", i),
 			Content: fmt.Sprintf("func Handler%d() handles topic%d requests for shard %d", i, i, i%7), Source: "code", Verified: true}
 		if e := req.Validate(); e != nil {
 			t.Fatal(e)
@@ -38,7 +38,7 @@ func addCode(t *testing.T, s *Store, from, n int) {
 
 func topName(t *testing.T, s *Store, q string) string {
 	t.Helper()
-	r, err := s.Search(t.Context(), &api.Search{Query: q, Domain: "code"})
+	r, err := s.Search(t.Context(), &vectorop.Search{Query: q, Domain: "code"})
 	if err != nil || len(r.Hits) == 0 {
 		t.Fatalf("search %q: %v %s", q, err, mustJSON(r))
 	}
@@ -191,7 +191,7 @@ func TestSwitchEmbedderReembeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	status := func() *api.VectorStatus {
+	status := func() *vectorop.VectorStatus {
 		st, err := s.Status(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -212,7 +212,7 @@ func TestSwitchEmbedderReembeds(t *testing.T) {
 	if got := topName(t, s, "topic77 requests"); got != "Handler77" {
 		t.Fatalf("top hit with the new embedder: %s", got)
 	}
-	n, _ := s.NodeGet(t.Context(), &api.NodeGet{ID: firstID(t, s)})
+	n, _ := s.NodeGet(t.Context(), &vectorop.NodeGet{ID: firstID(t, s)})
 	if n.Node.Embedder != emb.ID() {
 		t.Fatalf("node embedder %q", n.Node.Embedder)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // Score weights of seed 001's context quality scorer.
@@ -22,7 +22,7 @@ const (
 
 // scored is a hit with what ranking and deduplication need.
 type scored struct {
-	api.Hit
+	vectorop.Hit
 	seq  int64
 	key  string
 	hash string
@@ -71,28 +71,28 @@ func (s *Store) hits(ctx context.Context, g *vgraph, cands []cand, now time.Time
 
 // rank sets a hit's similarity, effective trust, freshness, warning and
 // score (seed 001's trust hierarchy, freshness decay and quality score).
-func rank(h *api.Hit, sim float64, expires string, now time.Time) {
+func rank(h *vectorop.Hit, sim float64, expires string, now time.Time) {
 	h.Similarity = round3(math.Max(0, math.Min(1, sim)))
 	created, _ := time.Parse(timeLayout, h.CreatedAt)
 	days := now.Sub(created).Hours() / 24
-	if h.Domain == api.DomainHistory && h.Verified {
+	if h.Domain == vectorop.DomainHistory && h.Verified {
 		switch {
 		case days < 7:
-			h.Trust = min(h.Trust, api.TrustRecent)
+			h.Trust = min(h.Trust, vectorop.TrustRecent)
 		case days < 30:
-			h.Trust = min(h.Trust, api.TrustAcademic)
+			h.Trust = min(h.Trust, vectorop.TrustAcademic)
 		default:
-			h.Trust = min(h.Trust, api.TrustOldHistory)
+			h.Trust = min(h.Trust, vectorop.TrustOldHistory)
 		}
 	}
 	fresh := 1.0
 	switch h.Domain {
-	case api.DomainHistory:
+	case vectorop.DomainHistory:
 		fresh = math.Max(0.2, 1-days/180*0.8)
 		if days > 30 {
 			h.Warning = fmt.Sprintf("%d days old: may be outdated", int(days))
 		}
-	case api.DomainAcademic:
+	case vectorop.DomainAcademic:
 		fresh = math.Max(0.3, 1-days/365*0.7)
 		if days > 180 {
 			h.Warning = fmt.Sprintf("%d days old: check it still holds", int(days))
@@ -120,11 +120,11 @@ func rank(h *api.Hit, sim float64, expires string, now time.Time) {
 // trustWarning is seed 001's warning for low-trust content.
 func trustWarning(trust int) string {
 	switch {
-	case trust >= api.TrustAcademic:
+	case trust >= vectorop.TrustAcademic:
 		return ""
-	case trust >= api.TrustOldHistory:
+	case trust >= vectorop.TrustOldHistory:
 		return "old history: verify it is still accurate"
-	case trust >= api.TrustBlog:
+	case trust >= vectorop.TrustBlog:
 		return "informal source: verify independently"
 	}
 	return "unverified (model output or inference): may be wrong"
@@ -178,7 +178,7 @@ func (s *Store) enrich(ctx context.Context, hs []scored, query string) error {
 	return nil
 }
 
-func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]api.Provenance, error) {
+func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]vectorop.Provenance, error) {
 	in, args := inList(ids)
 	rows, err := q.QueryContext(ctx, `SELECT node_id, source, ref, task_id, at, verified FROM vg_provenance
 		WHERE node_id IN `+in+` ORDER BY rowid`, args...)
@@ -186,10 +186,10 @@ func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]ap
 		return nil, fmt.Errorf("read provenance: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]api.Provenance{}
+	out := map[string][]vectorop.Provenance{}
 	for rows.Next() {
 		var id string
-		var p api.Provenance
+		var p vectorop.Provenance
 		if err := rows.Scan(&id, &p.Source, &p.Ref, &p.TaskID, &p.At, &p.Verified); err != nil {
 			return nil, fmt.Errorf("read provenance: %w", err)
 		}
@@ -198,7 +198,7 @@ func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]ap
 	return out, rows.Err()
 }
 
-func atomsOf(ctx context.Context, q querier, ids []string) (map[string][]api.AtomRef, error) {
+func atomsOf(ctx context.Context, q querier, ids []string) (map[string][]vectorop.AtomRef, error) {
 	in, args := inList(ids)
 	rows, err := q.QueryContext(ctx, `SELECT l.node_id, a.id, a.name FROM vg_atom_links l JOIN graph_atoms a ON a.id = l.atom_id
 		WHERE l.node_id IN `+in+` ORDER BY a.name`, args...)
@@ -206,10 +206,10 @@ func atomsOf(ctx context.Context, q querier, ids []string) (map[string][]api.Ato
 		return nil, fmt.Errorf("read linked atoms: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]api.AtomRef{}
+	out := map[string][]vectorop.AtomRef{}
 	for rows.Next() {
 		var id string
-		var a api.AtomRef
+		var a vectorop.AtomRef
 		if err := rows.Scan(&id, &a.ID, &a.Name); err != nil {
 			return nil, fmt.Errorf("read linked atoms: %w", err)
 		}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 	"github.com/pi-actors/pi-actors/knowledge/filter"
 )
@@ -47,7 +48,7 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 	status := map[string]string{}
 	var live []string
 	for _, d := range domains {
-		status[d] = api.StatusNoMatches
+		status[d] = vectorop.StatusNoMatches
 		if g.filters.MayMatchKeys(d, keys) {
 			live = append(live, d)
 		}
@@ -81,7 +82,7 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 	}
 	for d, l := range per {
 		sortScored(l)
-		status[d] = api.StatusOK
+		status[d] = vectorop.StatusOK
 	}
 	return per, status, g, nil
 }
@@ -98,8 +99,8 @@ func sortScored(l []scored) {
 	})
 }
 
-func hitsOf(l []scored) []api.Hit {
-	out := make([]api.Hit, len(l))
+func hitsOf(l []scored) []vectorop.Hit {
+	out := make([]vectorop.Hit, len(l))
 	for i := range l {
 		out[i] = l[i].Hit
 	}
@@ -109,19 +110,19 @@ func hitsOf(l []scored) []api.Hit {
 // merged is every domain's hits in one list, by score.
 func merged(per map[string][]scored) []scored {
 	var all []scored
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		all = append(all, per[d]...)
 	}
 	sortScored(all)
 	return all
 }
 
-func domainsOr(l api.StringList) []string {
+func domainsOr(l op.StringList) []string {
 	if len(l) == 0 {
-		return api.AllDomains
+		return vectorop.AllDomains
 	}
 	var out []string
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		if slices.Contains(l, d) {
 			out = append(out, d)
 		}
@@ -130,12 +131,12 @@ func domainsOr(l api.StringList) []string {
 }
 
 // Search runs search. req must have passed Validate.
-func (s *Store) Search(ctx context.Context, req *api.Search) (*api.SearchResult, error) {
-	domains := api.AllDomains
+func (s *Store) Search(ctx context.Context, req *vectorop.Search) (*vectorop.SearchResult, error) {
+	domains := vectorop.AllDomains
 	if req.Domain != "" {
 		domains = []string{req.Domain}
 	}
-	limit := api.LimitOr(req.Limit, api.DefaultSearchLimit)
+	limit := op.LimitOr(req.Limit, vectorop.DefaultSearchLimit)
 	per, _, g, err := s.ranked(ctx, req.Query, domains, req.Type, candidates(limit))
 	if err != nil {
 		return nil, err
@@ -145,12 +146,12 @@ func (s *Store) Search(ctx context.Context, req *api.Search) (*api.SearchResult,
 	if err := s.enrich(ctx, all, req.Query); err != nil {
 		return nil, err
 	}
-	res := &api.SearchResult{Query: req.Query, Status: api.StatusOK, Domain: req.Domain, Hits: hitsOf(all), Store: s.opts.Layer}
+	res := &vectorop.SearchResult{Query: req.Query, Status: vectorop.StatusOK, Domain: req.Domain, Hits: hitsOf(all), Store: s.opts.Layer}
 	if req.Domain != "" {
 		res.AlsoExistsIn = g.filters.AlsoExistsIn(req.Query, req.Domain)
 	}
 	if len(all) == 0 {
-		res.Status = api.StatusNoMatches
+		res.Status = vectorop.StatusNoMatches
 		res.Hint = noMatchHint(domains, res.AlsoExistsIn)
 	}
 	return res, nil
@@ -160,16 +161,16 @@ func noMatchHint(searched, also []string) string {
 	h := "nothing in " + strings.Join(searched, ", ") + " matches"
 	if len(also) > 0 {
 		h += "; its topics may exist in " + strings.Join(also, ", ") + " (search domain=" + also[0] + ")"
-	} else if len(searched) < len(api.AllDomains) {
+	} else if len(searched) < len(vectorop.AllDomains) {
 		h += "; try search_all"
 	}
 	return h
 }
 
 // SearchAll runs search_all. req must have passed Validate.
-func (s *Store) SearchAll(ctx context.Context, req *api.SearchAll) (*api.SearchAllResult, error) {
+func (s *Store) SearchAll(ctx context.Context, req *vectorop.SearchAll) (*vectorop.SearchAllResult, error) {
 	domains := domainsOr(req.Domains)
-	limit := api.LimitOr(req.LimitPerDomain, api.DefaultLimitPerDomain)
+	limit := op.LimitOr(req.LimitPerDomain, vectorop.DefaultLimitPerDomain)
 	per, status, _, err := s.ranked(ctx, req.Query, domains, "", candidates(limit))
 	if err != nil {
 		return nil, err
@@ -182,11 +183,11 @@ func (s *Store) SearchAll(ctx context.Context, req *api.SearchAll) (*api.SearchA
 	if err := s.enrich(ctx, top, req.Query); err != nil {
 		return nil, err
 	}
-	res := &api.SearchAllResult{Query: req.Query, Results: []api.DomainResult{}, Store: s.opts.Layer}
+	res := &vectorop.SearchAllResult{Query: req.Query, Results: []vectorop.DomainResult{}, Store: s.opts.Layer}
 	i := 0
 	for _, d := range domains {
 		n := len(per[d])
-		res.Results = append(res.Results, api.DomainResult{Domain: d, Status: status[d], Hits: hitsOf(top[i : i+n])})
+		res.Results = append(res.Results, vectorop.DomainResult{Domain: d, Status: status[d], Hits: hitsOf(top[i : i+n])})
 		i += n
 	}
 	return res, nil

@@ -4,7 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // goodSimilarity is the cosine at which smart_search counts a hit as a
@@ -46,14 +47,14 @@ func confident(hs []scored, thoroughness string) bool {
 // they fit the token budget. It stops when confident, when the budget is
 // full, or when a wider round finds nothing new. req must have passed
 // Validate.
-func (s *Store) SmartSearch(ctx context.Context, req *api.SmartSearch) (*api.SmartSearchResult, error) {
-	budget := api.LimitOr(req.TokenBudget, api.DefaultTokenBudget)
+func (s *Store) SmartSearch(ctx context.Context, req *vectorop.SmartSearch) (*vectorop.SmartSearchResult, error) {
+	budget := op.LimitOr(req.TokenBudget, vectorop.DefaultTokenBudget)
 	th := req.Thoroughness
 	if th == "" {
 		th = "moderate"
 	}
 	domains := domainsOr(req.Domains)
-	res := &api.SmartSearchResult{Query: req.Query, Status: api.StatusOK, TokenBudget: budget, Store: s.opts.Layer}
+	res := &vectorop.SmartSearchResult{Query: req.Query, Status: vectorop.StatusOK, TokenBudget: budget, Store: s.opts.Layer}
 	var sel []scored
 	prev := -1
 	var g *vgraph
@@ -88,13 +89,13 @@ func (s *Store) SmartSearch(ctx context.Context, req *api.SmartSearch) (*api.Sma
 		return nil, err
 	}
 	res.Hits = hitsOf(sel)
-	for _, d := range api.AllDomains {
+	for _, d := range vectorop.AllDomains {
 		if !slices.Contains(domains, d) && g.filters.MayMatch(d, req.Query) {
 			res.AlsoExistsIn = append(res.AlsoExistsIn, d)
 		}
 	}
 	if len(sel) == 0 {
-		res.Status = api.StatusNoMatches
+		res.Status = vectorop.StatusNoMatches
 		res.Hint = noMatchHint(domains, res.AlsoExistsIn)
 	}
 	return res, nil

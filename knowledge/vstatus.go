@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // vectorStatus reports the vector graph: embedder, counts, each domain's
 // index and filter, and the background embedding's progress. It does not
 // load the indexes: a store whose vector graph was not used in this
 // process reports its domains as unloaded.
-func (s *Store) vectorStatus(ctx context.Context) (*api.VectorStatus, error) {
+func (s *Store) vectorStatus(ctx context.Context) (*vectorop.VectorStatus, error) {
 	emb := s.opts.Embedder
-	st := &api.VectorStatus{Embedder: emb.ID(), Dim: emb.Dim(), Domains: []api.IndexStatus{}}
+	st := &vectorop.VectorStatus{Embedder: emb.ID(), Dim: emb.Dim(), Domains: []vectorop.IndexStatus{}}
 	err := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vg_nodes), (SELECT count(*) FROM vg_edges),
 		(SELECT count(*) FROM vg_conflicts WHERE resolved = 0), (SELECT count(*) `+embedPendingQ+`)`, emb.ID()).
 		Scan(&st.Nodes, &st.Edges, &st.Conflicts, &st.Pending)
@@ -47,8 +47,8 @@ func (s *Store) vectorStatus(ctx context.Context) (*api.VectorStatus, error) {
 		st.Embedding = g.eprog
 		g.emu.Unlock()
 	}
-	for _, d := range api.AllDomains {
-		is := api.IndexStatus{Domain: d, Nodes: counts[d], Index: "unloaded"}
+	for _, d := range vectorop.AllDomains {
+		is := vectorop.IndexStatus{Domain: d, Nodes: counts[d], Index: "unloaded"}
 		if vi := idx[d]; vi != nil {
 			is.Vectors, is.Index = vi.len(), vi.mode()
 			fs := g.filters.Set(d).Stats()

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // Edge types the cross-domain questions follow (seed 001).
@@ -21,7 +22,7 @@ const maxNodeEdges = 50
 // neighbours returns up to limit nodes one edge away from id in dir
 // ("out": id is the source; "in": the target), following only types
 // (all when empty), with the edge type of each.
-func neighbours(ctx context.Context, q querier, id, dir string, types []string, limit int) ([]api.NodeRef, []string, error) {
+func neighbours(ctx context.Context, q querier, id, dir string, types []string, limit int) ([]vectorop.NodeRef, []string, error) {
 	self, other := "e.source_id", "e.target_id"
 	if dir == "in" {
 		self, other = other, self
@@ -40,11 +41,11 @@ func neighbours(ctx context.Context, q querier, id, dir string, types []string, 
 		return nil, nil, fmt.Errorf("read edges of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var refs []api.NodeRef
+	var refs []vectorop.NodeRef
 	var via []string
 	for rows.Next() {
 		var t string
-		var r api.NodeRef
+		var r vectorop.NodeRef
 		if err := rows.Scan(&t, &r.ID, &r.Domain, &r.Type, &r.Name, &r.Path, &r.CreatedAt, &r.SupersededBy); err != nil {
 			return nil, nil, fmt.Errorf("read edges of %s: %w", id, err)
 		}
@@ -57,32 +58,32 @@ func neighbours(ctx context.Context, q querier, id, dir string, types []string, 
 // depth hops (≤ 5), following at most fanOut edges per node and
 // returning at most limit nodes; every node is visited once, so cycles
 // end the walk rather than loop. req must have passed Validate.
-func (s *Store) Traverse(ctx context.Context, req *api.Traverse) (*api.TraverseResult, error) {
+func (s *Store) Traverse(ctx context.Context, req *vectorop.Traverse) (*vectorop.TraverseResult, error) {
 	start, err := s.loadNode(ctx, s.r, "id", req.ID)
 	if err != nil {
 		return nil, err
 	}
-	depth := api.LimitOr(req.Depth, api.DefaultDepth)
-	fan := api.LimitOr(req.FanOut, api.DefaultFanOut)
-	limit := api.LimitOr(req.Limit, api.DefaultWalkLimit)
+	depth := op.LimitOr(req.Depth, vectorop.DefaultDepth)
+	fan := op.LimitOr(req.FanOut, vectorop.DefaultFanOut)
+	limit := op.LimitOr(req.Limit, vectorop.DefaultWalkLimit)
 	dirs := []string{"out", "in"}
 	if req.Direction == "out" || req.Direction == "in" {
 		dirs = []string{req.Direction}
 	}
-	res := &api.TraverseResult{Start: start.NodeRef, Nodes: []api.Step{}, Store: s.opts.Layer}
+	res := &vectorop.TraverseResult{Start: start.NodeRef, Nodes: []vectorop.Step{}, Store: s.opts.Layer}
 	seen := map[string]bool{start.ID: true}
 	frontier := []string{start.ID}
 	for d := 1; d <= depth && len(frontier) > 0; d++ {
 		var next []string
 		for _, from := range frontier {
-			var steps []api.Step
+			var steps []vectorop.Step
 			for _, dir := range dirs {
 				refs, via, err := neighbours(ctx, s.r, from, dir, req.EdgeTypes, fan+1)
 				if err != nil {
 					return nil, err
 				}
 				for i, r := range refs {
-					steps = append(steps, api.Step{NodeRef: r, Depth: d, Via: via[i], From: from, Direction: dir})
+					steps = append(steps, vectorop.Step{NodeRef: r, Depth: d, Via: via[i], From: from, Direction: dir})
 				}
 			}
 			if len(steps) > fan {
@@ -131,7 +132,7 @@ func versions(ctx context.Context, q querier, id string) ([]string, error) {
 }
 
 // current follows superseded_by up to five times: the live version.
-func current(ctx context.Context, q querier, r api.NodeRef) (api.NodeRef, error) {
+func current(ctx context.Context, q querier, r vectorop.NodeRef) (vectorop.NodeRef, error) {
 	for range 5 {
 		if r.SupersededBy == "" {
 			return r, nil
@@ -147,8 +148,8 @@ func current(ctx context.Context, q querier, r api.NodeRef) (api.NodeRef, error)
 
 // linked returns the distinct nodes of domain one edge of types away
 // from any of ids, in dir (both when dir is "").
-func linked(ctx context.Context, q querier, ids []string, dir, domain string, types []string) ([]api.NodeRef, error) {
-	out := []api.NodeRef{}
+func linked(ctx context.Context, q querier, ids []string, dir, domain string, types []string) ([]vectorop.NodeRef, error) {
+	out := []vectorop.NodeRef{}
 	seen := map[string]bool{}
 	dirs := []string{"out", "in"}
 	if dir != "" {
@@ -174,18 +175,18 @@ func linked(ctx context.Context, q querier, ids []string, dir, domain string, ty
 // HistoryForCode returns the history nodes that modified, created or
 // deleted a code node or any of its older versions (seed 001's "have we
 // had issues with this function before?").
-func (s *Store) HistoryForCode(ctx context.Context, codeID string) ([]api.NodeRef, error) {
+func (s *Store) HistoryForCode(ctx context.Context, codeID string) ([]vectorop.NodeRef, error) {
 	ids, err := versions(ctx, s.r, codeID)
 	if err != nil {
 		return nil, err
 	}
-	return linked(ctx, s.r, ids, "in", api.DomainHistory, touchEdges)
+	return linked(ctx, s.r, ids, "in", vectorop.DomainHistory, touchEdges)
 }
 
 // CodeForHistory returns the code a history node touched, each resolved
 // to its current version.
-func (s *Store) CodeForHistory(ctx context.Context, historyID string) ([]api.NodeRef, error) {
-	refs, err := linked(ctx, s.r, []string{historyID}, "out", api.DomainCode, touchEdges)
+func (s *Store) CodeForHistory(ctx context.Context, historyID string) ([]vectorop.NodeRef, error) {
+	refs, err := linked(ctx, s.r, []string{historyID}, "out", vectorop.DomainCode, touchEdges)
 	if err != nil {
 		return nil, err
 	}
@@ -199,12 +200,12 @@ func (s *Store) CodeForHistory(ctx context.Context, historyID string) ([]api.Nod
 
 // AcademicForCode returns the documents about a code node (documents,
 // implements_pattern and uses_library edges, either way).
-func (s *Store) AcademicForCode(ctx context.Context, codeID string) ([]api.NodeRef, error) {
-	return linked(ctx, s.r, []string{codeID}, "", api.DomainAcademic, docEdges)
+func (s *Store) AcademicForCode(ctx context.Context, codeID string) ([]vectorop.NodeRef, error) {
+	return linked(ctx, s.r, []string{codeID}, "", vectorop.DomainAcademic, docEdges)
 }
 
 // NodeGet runs node_get. req must have passed Validate.
-func (s *Store) NodeGet(ctx context.Context, req *api.NodeGet) (*api.NodeDetail, error) {
+func (s *Store) NodeGet(ctx context.Context, req *vectorop.NodeGet) (*vectorop.NodeDetail, error) {
 	n, err := s.loadNode(ctx, s.r, "id", req.ID)
 	if err != nil {
 		return nil, err
@@ -222,8 +223,8 @@ func (s *Store) NodeGet(ctx context.Context, req *api.NodeGet) (*api.NodeDetail,
 	if err != nil {
 		return nil, err
 	}
-	res := &api.NodeDetail{Node: *n, Provenance: nonNil(prov[n.ID]), Conflicts: nonNil(conf[n.ID]),
-		Atoms: nonNil(atoms[n.ID]), Edges: []api.EdgeRef{}}
+	res := &vectorop.NodeDetail{Node: *n, Provenance: nonNil(prov[n.ID]), Conflicts: nonNil(conf[n.ID]),
+		Atoms: nonNil(atoms[n.ID]), Edges: []vectorop.EdgeRef{}}
 	err = s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vg_edges WHERE source_id = ?) + (SELECT count(*) FROM vg_edges WHERE target_id = ?)`,
 		n.ID, n.ID).Scan(&res.EdgesTotal)
 	if err != nil {
@@ -235,26 +236,26 @@ func (s *Store) NodeGet(ctx context.Context, req *api.NodeGet) (*api.NodeDetail,
 			return nil, err
 		}
 		for i, r := range refs {
-			res.Edges = append(res.Edges, api.EdgeRef{Type: via[i], Direction: dir, Node: r})
+			res.Edges = append(res.Edges, vectorop.EdgeRef{Type: via[i], Direction: dir, Node: r})
 		}
 	}
 	return res, s.crossDomain(ctx, res)
 }
 
-func (s *Store) crossDomain(ctx context.Context, res *api.NodeDetail) error {
+func (s *Store) crossDomain(ctx context.Context, res *vectorop.NodeDetail) error {
 	var err error
 	id := res.Node.ID
 	switch res.Node.Domain {
-	case api.DomainCode:
+	case vectorop.DomainCode:
 		if res.History, err = s.HistoryForCode(ctx, id); err == nil {
 			res.Academic, err = s.AcademicForCode(ctx, id)
 		}
-	case api.DomainHistory:
+	case vectorop.DomainHistory:
 		if res.Code, err = s.CodeForHistory(ctx, id); err == nil {
-			res.Academic, err = linked(ctx, s.r, []string{id}, "out", api.DomainAcademic, decisionEdges)
+			res.Academic, err = linked(ctx, s.r, []string{id}, "out", vectorop.DomainAcademic, decisionEdges)
 		}
-	case api.DomainAcademic:
-		res.Code, err = linked(ctx, s.r, []string{id}, "", api.DomainCode, nil)
+	case vectorop.DomainAcademic:
+		res.Code, err = linked(ctx, s.r, []string{id}, "", vectorop.DomainCode, nil)
 	}
 	return err
 }

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 func main() {
@@ -111,7 +111,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 	t0 := time.Now()
 	const batch = 1000
 	for i := 0; i < gen.n; i += batch {
-		reqs := make([]*api.NodeAdd, 0, batch)
+		reqs := make([]*vectorop.NodeAdd, 0, batch)
 		for j := i; j < min(i+batch, gen.n); j++ {
 			reqs = append(reqs, gen.node(j))
 		}
@@ -140,7 +140,7 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 	// The queries the script times through the CLI.
 	fmt.Printf("cli_queries %s\n", strings.Join(qs[:min(25, len(qs))], "|"))
 	for _, q := range qs[:min(20, len(qs))] { // warm up
-		if _, err := s.SearchAll(ctx, &api.SearchAll{Query: q}); err != nil {
+		if _, err := s.SearchAll(ctx, &vectorop.SearchAll{Query: q}); err != nil {
 			return err
 		}
 	}
@@ -148,7 +148,7 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 	hits := 0
 	for i, q := range qs {
 		t := time.Now()
-		r, err := s.SearchAll(ctx, &api.SearchAll{Query: q})
+		r, err := s.SearchAll(ctx, &vectorop.SearchAll{Query: q})
 		if err != nil {
 			return err
 		}
@@ -157,12 +157,12 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 			hits += len(d.Hits)
 		}
 		t = time.Now()
-		if _, err := s.Search(ctx, &api.Search{Query: q, Domain: api.AllDomains[i%3]}); err != nil {
+		if _, err := s.Search(ctx, &vectorop.Search{Query: q, Domain: vectorop.AllDomains[i%3]}); err != nil {
 			return err
 		}
 		one = append(one, time.Since(t))
 		t = time.Now()
-		if _, err := s.SearchAll(ctx, &api.SearchAll{Query: absent(i)}); err != nil {
+		if _, err := s.SearchAll(ctx, &vectorop.SearchAll{Query: absent(i)}); err != nil {
 			return err
 		}
 		none = append(none, time.Since(t))
@@ -239,26 +239,26 @@ func (c *corpus) words(r *rand.Rand, n int) []string {
 }
 
 var kinds = map[string][]string{
-	api.DomainCode:     {"function", "method", "struct"},
-	api.DomainHistory:  {"entry", "outcome", "decision"},
-	api.DomainAcademic: {"documentation", "paper", "rfc"},
+	vectorop.DomainCode:     {"function", "method", "struct"},
+	vectorop.DomainHistory:  {"entry", "outcome", "decision"},
+	vectorop.DomainAcademic: {"documentation", "paper", "rfc"},
 }
 
 // node is the i-th node: domain by i (60/30/10), name and content from
 // words seeded by i.
-func (c *corpus) node(i int) *api.NodeAdd {
+func (c *corpus) node(i int) *vectorop.NodeAdd {
 	r := rand.New(rand.NewPCG(uint64(i), 7))
-	d := api.DomainCode
+	d := vectorop.DomainCode
 	switch {
 	case i%10 >= 9:
-		d = api.DomainAcademic
+		d = vectorop.DomainAcademic
 	case i%10 >= 6:
-		d = api.DomainHistory
+		d = vectorop.DomainHistory
 	}
 	w := c.words(r, 30+r.IntN(50))
 	name := fmt.Sprintf("%s%s%d", capital(w[0]), capital(w[1]), i)
-	src := map[string]string{api.DomainCode: "code", api.DomainHistory: "history", api.DomainAcademic: "academic"}[d]
-	return &api.NodeAdd{Domain: d, Type: kinds[d][i%3], Name: name, Content: strings.Join(w, " "), Source: src, Verified: true}
+	src := map[string]string{vectorop.DomainCode: "code", vectorop.DomainHistory: "history", vectorop.DomainAcademic: "academic"}[d]
+	return &vectorop.NodeAdd{Domain: d, Type: kinds[d][i%3], Name: name, Content: strings.Join(w, " "), Source: src, Verified: true}
 }
 
 // query is three words of a random node's content.

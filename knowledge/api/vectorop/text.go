@@ -1,26 +1,37 @@
-package api
+package vectorop
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
-// textVector renders the vector graph's results; false for other values.
-func textVector(b *strings.Builder, result any) bool {
+// Text renders a vector graph result compactly for the CLI (see
+// graphop.Text); ok is false for other values.
+func Text(result any) (string, bool) {
+	var b strings.Builder
+	if !render(&b, result) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+func render(b *strings.Builder, result any) bool {
 	switch r := result.(type) {
 	case *SearchResult:
-		fmt.Fprintf(b, "status=%s hits=%d%s%s\n", r.Status, len(r.Hits), domainFact(r.Domain), storeFact(r.Store))
+		fmt.Fprintf(b, "status=%s hits=%d%s%s\n", r.Status, len(r.Hits), domainFact(r.Domain), op.StoreFact(r.Store))
 		textHits(b, r.Hits)
 		textHints(b, r.AlsoExistsIn, r.Hint)
 	case *SearchAllResult:
-		fmt.Fprintf(b, "query=%q%s\n", clip(r.Query, textPreview), storeFact(r.Store))
+		fmt.Fprintf(b, "query=%q%s\n", op.Clip(r.Query, op.TextPreview), op.StoreFact(r.Store))
 		for _, d := range r.Results {
 			fmt.Fprintf(b, "%s: status=%s hits=%d\n", d.Domain, d.Status, len(d.Hits))
 			textHits(b, d.Hits)
 		}
 	case *SmartSearchResult:
 		fmt.Fprintf(b, "status=%s hits=%d tokens=%d/%d rounds=%d confident=%t%s\n", r.Status, len(r.Hits), r.TokensUsed,
-			r.TokenBudget, r.Rounds, r.Confident, storeFact(r.Store))
+			r.TokenBudget, r.Rounds, r.Confident, op.StoreFact(r.Store))
 		textHits(b, r.Hits)
 		textHints(b, r.AlsoExistsIn, r.Hint)
 	case *RecallResult:
@@ -28,16 +39,16 @@ func textVector(b *strings.Builder, result any) bool {
 		textHits(b, r.Hits)
 	case *IngestResult:
 		fmt.Fprintf(b, "ingested=%s files=%d new=%d changed=%d unchanged=%d skipped=%d nodes=%d superseded=%d atom_links=%d ms=%d%s\n",
-			r.Path, r.Files, r.Indexed, r.Changed, r.Unchanged, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, storeFact(r.Store))
+			r.Path, r.Files, r.Indexed, r.Changed, r.Unchanged, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, op.StoreFact(r.Store))
 	case *NodeAdded:
 		textNode(b, &r.Node)
 		textConflicts(b, r.Conflicts)
 	case *NodeDetail:
 		textDetail(b, r)
 	case *TraverseResult:
-		fmt.Fprintf(b, "start=%s nodes=%d truncated=%t%s\n", refText(&r.Start), len(r.Nodes), r.Truncated, storeFact(r.Store))
+		fmt.Fprintf(b, "start=%s nodes=%d truncated=%t%s\n", refText(&r.Start), len(r.Nodes), r.Truncated, op.StoreFact(r.Store))
 		for i, s := range r.Nodes {
-			if i == textItems {
+			if i == op.TextItems {
 				fmt.Fprintf(b, "… %d more (--json for all, or a smaller depth)\n", len(r.Nodes)-i)
 				break
 			}
@@ -47,13 +58,15 @@ func textVector(b *strings.Builder, result any) bool {
 			}
 			fmt.Fprintf(b, "  %s%s %s %s\n", strings.Repeat("  ", s.Depth-1), arrow, s.Via, refText(&s.NodeRef))
 		}
-	case *Page[ConflictRecord]:
-		textPage(b, r, func(c ConflictRecord) string {
+	case *op.Page[ConflictRecord]:
+		op.TextPage(b, r, func(c ConflictRecord) string {
 			return fmt.Sprintf("#%d %s resolved=%t %q: %s vs %s%s\n    %s", c.ID, c.Type, c.Resolved, c.Subject, c.NodeA, c.NodeB,
-				storeFact(c.Store), oneLine(orText(c.Resolution, c.Description)))
+				op.StoreFact(c.Store), op.OneLine(orText(c.Resolution, c.Description)))
 		})
+	case *VectorStatus:
+		textStatus(b, r)
 	case *ConflictRecord:
-		fmt.Fprintf(b, "conflict=%d type=%s resolved=%t%s\n  %s\n", r.ID, r.Type, r.Resolved, storeFact(r.Store), oneLine(r.Resolution))
+		fmt.Fprintf(b, "conflict=%d type=%s resolved=%t%s\n  %s\n", r.ID, r.Type, r.Resolved, op.StoreFact(r.Store), op.OneLine(r.Resolution))
 	default:
 		return false
 	}
@@ -88,7 +101,7 @@ func textHints(b *strings.Builder, also []string, hint string) {
 // conflicts.
 func textHits(b *strings.Builder, hs []Hit) {
 	for i, h := range hs {
-		if i == textItems {
+		if i == op.TextItems {
 			fmt.Fprintf(b, "  … %d more hits (--json for all)\n", len(hs)-i)
 			break
 		}
@@ -99,9 +112,9 @@ func textHits(b *strings.Builder, hs []Hit) {
 				where += fmt.Sprintf(":%d-%d", h.LineStart, h.LineEnd)
 			}
 		}
-		fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s\n", h.Score, h.Domain, h.Type, clip(h.Name, textPreview),
-			where, h.ID, h.Similarity, h.Trust, h.Freshness, storeFact(h.Store))
-		if s := oneLine(h.Snippet); s != "" {
+		fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s\n", h.Score, h.Domain, h.Type, op.Clip(h.Name, op.TextPreview),
+			where, h.ID, h.Similarity, h.Trust, h.Freshness, op.StoreFact(h.Store))
+		if s := op.OneLine(h.Snippet); s != "" {
 			fmt.Fprintf(b, "    %s\n", s)
 		}
 		if len(h.Provenance) > 0 {
@@ -112,20 +125,20 @@ func textHits(b *strings.Builder, hs []Hit) {
 			fmt.Fprintf(b, "    ! %s\n", h.Warning)
 		}
 		for _, c := range h.Conflicts {
-			fmt.Fprintf(b, "    ! conflict #%d (%s) with %s %q\n", c.ID, c.Type, c.With, clip(c.WithName, textPreview))
+			fmt.Fprintf(b, "    ! conflict #%d (%s) with %s %q\n", c.ID, c.Type, c.With, op.Clip(c.WithName, op.TextPreview))
 		}
 		if len(h.Atoms) > 0 {
 			names := make([]string, len(h.Atoms))
 			for j, a := range h.Atoms {
 				names[j] = a.Name
 			}
-			fmt.Fprintf(b, "    atoms: %s\n", clip(strings.Join(names, ", "), textPreview))
+			fmt.Fprintf(b, "    atoms: %s\n", op.Clip(strings.Join(names, ", "), op.TextPreview))
 		}
 	}
 }
 
 func refText(r *NodeRef) string {
-	s := fmt.Sprintf("%s/%s %q %s", r.Domain, r.Type, clip(r.Name, textPreview), r.ID)
+	s := fmt.Sprintf("%s/%s %q %s", r.Domain, r.Type, op.Clip(r.Name, op.TextPreview), r.ID)
 	if r.SupersededBy != "" {
 		s += " (superseded)"
 	}
@@ -134,7 +147,7 @@ func refText(r *NodeRef) string {
 
 func textNode(b *strings.Builder, n *Node) {
 	fmt.Fprintf(b, "node=%s domain=%s type=%s name=%q trust=%d verified=%t created=%s%s\n", n.ID, n.Domain, n.Type,
-		n.Name, n.Trust, n.Verified, n.CreatedAt, storeFact(n.Store))
+		n.Name, n.Trust, n.Verified, n.CreatedAt, op.StoreFact(n.Store))
 	if n.Path != "" {
 		fmt.Fprintf(b, "path: %s", n.Path)
 		if n.LineStart > 0 {
@@ -148,12 +161,12 @@ func textNode(b *strings.Builder, n *Node) {
 	if n.Embedder == "" {
 		b.WriteString("vector: pending\n")
 	}
-	knowledge(b, n.Content, true)
+	op.Block(b, n.Content, true)
 }
 
 func textConflicts(b *strings.Builder, cs []ConflictRef) {
 	for _, c := range cs {
-		fmt.Fprintf(b, "conflict #%d %s with %s %q: %s\n", c.ID, c.Type, c.With, clip(c.WithName, textPreview), oneLine(c.Description))
+		fmt.Fprintf(b, "conflict #%d %s with %s %q: %s\n", c.ID, c.Type, c.With, op.Clip(c.WithName, op.TextPreview), op.OneLine(c.Description))
 	}
 }
 
@@ -168,7 +181,7 @@ func textDetail(b *strings.Builder, d *NodeDetail) {
 	}
 	fmt.Fprintf(b, "edges (%d of %d; traverse id=%s for more):\n", len(d.Edges), d.EdgesTotal, d.Node.ID)
 	for i, e := range d.Edges {
-		if i == textItems {
+		if i == op.TextItems {
 			fmt.Fprintf(b, "  … %d more (--json)\n", len(d.Edges)-i)
 			break
 		}
@@ -183,7 +196,7 @@ func textDetail(b *strings.Builder, d *NodeDetail) {
 		refs []NodeRef
 	}{{"history", d.History}, {"code", d.Code}, {"academic", d.Academic}} {
 		for i, r := range x.refs {
-			if i == textItems {
+			if i == op.TextItems {
 				fmt.Fprintf(b, "%s: … %d more (--json)\n", x.name, len(x.refs)-i)
 				break
 			}
@@ -192,16 +205,13 @@ func textDetail(b *strings.Builder, d *NodeDetail) {
 	}
 }
 
-// textVectorStatus renders a store's vector status lines.
-func textVectorStatus(b *strings.Builder, v *VectorStatus) {
-	if v == nil {
-		return
-	}
+// textStatus renders a store's vector status lines.
+func textStatus(b *strings.Builder, v *VectorStatus) {
 	fmt.Fprintf(b, "  vectors embedder=%s dim=%d nodes=%d edges=%d pending=%d conflicts=%d", v.Embedder, v.Dim, v.Nodes, v.Edges, v.Pending, v.Conflicts)
 	if e := v.Embedding; e.Running || e.Error != "" {
 		fmt.Fprintf(b, " embedding=%d/%d", e.Done, e.Total)
 		if e.Error != "" {
-			fmt.Fprintf(b, " error=%q", clip(e.Error, textPreview))
+			fmt.Fprintf(b, " error=%q", op.Clip(e.Error, op.TextPreview))
 		}
 	}
 	b.WriteString("\n")

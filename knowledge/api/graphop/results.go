@@ -1,6 +1,4 @@
-package api
-
-import "fmt"
+package graphop
 
 // Atom is the spec's atom. MoleculeID is null for an orphan atom.
 // Changelog is present when asked for (the last N entries, newest first).
@@ -48,14 +46,6 @@ type ChangelogEntry struct {
 	Summary    string `json:"summary"`
 	CreatedAt  string `json:"createdAt"`
 	Store      string `json:"store,omitempty"`
-}
-
-// Page is a search result: {"items":[…],"total":N,"limit":L,"offset":O}.
-type Page[T any] struct {
-	Items  []T `json:"items"`
-	Total  int `json:"total"`
-	Limit  int `json:"limit"`
-	Offset int `json:"offset"`
 }
 
 // Context is the context operation's data object.
@@ -168,125 +158,9 @@ type VerifyResult struct {
 	Stores []VerifyReport `json:"stores"`
 }
 
-// InitResult is init's result.
-type InitResult struct {
-	Path    string  `json:"path"`
-	Created bool    `json:"created"`
-	Project Project `json:"project"`
-}
-
-// Counts are a store's row counts.
-type Counts struct {
-	Projects  int `json:"projects"`
-	Molecules int `json:"molecules"`
-	Atoms     int `json:"atoms"`
-	Changelog int `json:"changelog"`
-	Deltas    int `json:"deltas"`
-}
-
-// StoreStatus is one store's status. Projects lists at most MaxLimit.
-type StoreStatus struct {
-	Store         string    `json:"store,omitempty"`
-	Path          string    `json:"path"`
-	SchemaVersion int       `json:"schemaVersion"`
-	SizeBytes     int64     `json:"sizeBytes"`
-	Counts        Counts    `json:"counts"`
-	Projects      []Project `json:"projects"`
-	// Vectors is the vector graph's state (nil when it was never loaded
-	// in this process and the store has no nodes).
-	Vectors *VectorStatus `json:"vectors,omitempty"`
-}
-
-// StatusResult is status's result.
-type StatusResult struct {
-	Stores []StoreStatus `json:"stores"`
-}
-
 // GraphHints is the spec's advance hint for a run that reached a terminal
 // status under a project with atoms.
 type GraphHints struct {
 	Message          string   `json:"message"`
 	SuggestedActions []string `json:"suggestedActions"`
-}
-
-// Code is the machine-readable kind of an Error, as the spec names it.
-type Code string
-
-// The spec's error codes.
-const (
-	CodeValidation Code = "VALIDATION_ERROR"    // bad input
-	CodeNotFound   Code = "NOT_FOUND"           // a referenced entity does not exist
-	CodeConflict   Code = "CONFLICT"            // version mismatch
-	CodeInvariant  Code = "INVARIANT_VIOLATION" // cross-project membership, empty paths
-)
-
-// Sentinels for errors.Is: an *Error matches the sentinel of its Code.
-var (
-	ErrValidation = &Error{Code: CodeValidation}
-	ErrNotFound   = &Error{Code: CodeNotFound}
-	ErrConflict   = &Error{Code: CodeConflict}
-	ErrInvariant  = &Error{Code: CodeInvariant}
-)
-
-// Error is a domain error of a knowledge operation. Message names the field
-// and the fix; Details carries machine-readable context: "field" for the
-// parameter at fault and, for CONFLICT, "currentVersion".
-type Error struct {
-	Code    Code           `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
-}
-
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
-
-// Is matches the sentinel with the same Code (a sentinel has no message).
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Message == "" && t.Code == e.Code
-}
-
-// Exit is the sysexits code for the error: 65 (data error) for
-// VALIDATION_ERROR and INVARIANT_VIOLATION, 66 (no input) for NOT_FOUND,
-// 75 (temporary failure: re-read and retry) for CONFLICT.
-func (e *Error) Exit() int {
-	switch e.Code {
-	case CodeNotFound:
-		return 66
-	case CodeConflict:
-		return 75
-	default:
-		return 65
-	}
-}
-
-// Invalid is a VALIDATION_ERROR about field.
-func Invalid(field, format string, args ...any) *Error {
-	return withField(CodeValidation, field, format, args...)
-}
-
-// Invariant is an INVARIANT_VIOLATION about field.
-func Invariant(field, format string, args ...any) *Error {
-	return withField(CodeInvariant, field, format, args...)
-}
-
-// NotFound is a NOT_FOUND for the entity kind ("atom", "molecule",
-// "project", "run") with id, referenced by field.
-func NotFound(field, kind, id string) *Error {
-	e := withField(CodeNotFound, field, "%s %s not found (%s)", kind, id, field)
-	e.Details["id"] = id
-	return e
-}
-
-// Conflict is a CONFLICT: the caller's version is not the current one.
-func Conflict(kind, id string, given, current int) *Error {
-	return &Error{
-		Code: CodeConflict,
-		Message: fmt.Sprintf("%s %s is at version %d, not %d: read it again (query_graph operation=get) and retry with version=%d",
-			kind, id, current, given, current),
-		Details: map[string]any{"field": "version", "currentVersion": current},
-	}
-}
-
-func withField(code Code, field, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Details: map[string]any{"field": field}}
 }

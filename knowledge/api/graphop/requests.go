@@ -1,20 +1,7 @@
-package api
+package graphop
 
-// Request is one typed knowledge operation. Validate checks everything that
-// needs no store (required parameters per operation, bounds, glob syntax)
-// and normalises values (trims text, lower-cases ids); the store checks
-// the rest (existence, versions, projects).
-type Request interface {
-	// Op is the operation's name as Decode takes it (query_graph, …).
-	Op() string
-	// Validate returns nil or a VALIDATION_ERROR / INVARIANT_VIOLATION.
-	Validate() *Error
-}
-
-// Store choices for the store parameter.
-const (
-	StoreProject  = "project"
-	StorePersonal = "personal"
+import (
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // Entity types.
@@ -26,39 +13,44 @@ const (
 // Defaults and bounds of the spec (and of this implementation where the
 // spec names none).
 const (
-	DefaultLimit          = 20
-	MaxLimit              = 100
 	DefaultChangelogLimit = 5
 	MaxChangelogLimit     = 100
 	MaxPatterns           = 20
-	MaxPatternLen         = 512
 	MaxKnowledge          = 32 << 10 // bytes, after trimming
 	MaxSummary            = 4 << 10  // bytes
-	MaxName               = 255      // characters
 	MaxRelated            = 50
 	MaxReason             = 1024 // characters of one related entry's reason
-	MaxTaskID             = 255  // characters
-	MaxQuery              = 1024 // bytes of a search query
 	MaxContextPaths       = 5000
-	MaxPathLen            = 4096
 	MaxTaskText           = 1 << 20 // bytes of task_context text or file
 )
 
+// Requests makes the knowledge graph's requests, in their fixed order.
+var Requests = op.Table{
+	func() op.Request { return new(QueryGraph) },
+	func() op.Request { return new(ManageGraph) },
+	func() op.Request { return new(ManageChangelog) },
+	func() op.Request { return new(ProjectCreate) },
+	func() op.Request { return new(ProjectList) },
+	func() op.Request { return new(History) },
+	func() op.Request { return new(Verify) },
+	func() op.Request { return new(TaskContext) },
+}
+
 // QueryGraph is query_graph: all reads (get, search, context).
 type QueryGraph struct {
-	Operation        string   `json:"operation" jsonschema:"get (one atom or molecule by id, with changelog; a molecule also lists its atoms), search (filtered list), or context (atoms whose path patterns match the given file paths, walked up to molecules)"`
-	EntityType       string   `json:"entityType,omitempty" jsonschema:"atom or molecule; required for get and search"`
-	ID               string   `json:"id,omitempty" jsonschema:"entity id; required for get"`
-	ProjectID        string   `json:"projectId,omitempty" jsonschema:"project to scope search and context to; may be omitted when the cwd lies under exactly one project root"`
-	Paths            PathList `json:"paths,omitempty" jsonschema:"comma-separated file paths (or a JSON array) to match against atom patterns; required for context"`
-	Query            string   `json:"query,omitempty" jsonschema:"text search on name and knowledge (search)"`
-	MoleculeID       string   `json:"moleculeId,omitempty" jsonschema:"filter atoms by molecule (search)"`
-	OrphansOnly      bool     `json:"orphansOnly,omitempty" jsonschema:"only atoms without a molecule (search)"`
-	IncludeChangelog *bool    `json:"includeChangelog,omitempty" jsonschema:"include the last changelogLimit changelog entries inline; default true for get and context, false for search"`
-	ChangelogLimit   *int     `json:"changelogLimit,omitempty" jsonschema:"how many changelog entries to include inline; default 5, at most 100"`
-	Limit            *int     `json:"limit,omitempty" jsonschema:"search page size; default 20, at most 100"`
-	Offset           *int     `json:"offset,omitempty" jsonschema:"search page offset; default 0"`
-	Store            string   `json:"store,omitempty" jsonschema:"read only this store: project or personal; default both, project first"`
+	Operation        string      `json:"operation" jsonschema:"get (one atom or molecule by id, with changelog; a molecule also lists its atoms), search (filtered list), or context (atoms whose path patterns match the given file paths, walked up to molecules)"`
+	EntityType       string      `json:"entityType,omitempty" jsonschema:"atom or molecule; required for get and search"`
+	ID               string      `json:"id,omitempty" jsonschema:"entity id; required for get"`
+	ProjectID        string      `json:"projectId,omitempty" jsonschema:"project to scope search and context to; may be omitted when the cwd lies under exactly one project root"`
+	Paths            op.PathList `json:"paths,omitempty" jsonschema:"comma-separated file paths (or a JSON array) to match against atom patterns; required for context"`
+	Query            string      `json:"query,omitempty" jsonschema:"text search on name and knowledge (search)"`
+	MoleculeID       string      `json:"moleculeId,omitempty" jsonschema:"filter atoms by molecule (search)"`
+	OrphansOnly      bool        `json:"orphansOnly,omitempty" jsonschema:"only atoms without a molecule (search)"`
+	IncludeChangelog *bool       `json:"includeChangelog,omitempty" jsonschema:"include the last changelogLimit changelog entries inline; default true for get and context, false for search"`
+	ChangelogLimit   *int        `json:"changelogLimit,omitempty" jsonschema:"how many changelog entries to include inline; default 5, at most 100"`
+	Limit            *int        `json:"limit,omitempty" jsonschema:"search page size; default 20, at most 100"`
+	Offset           *int        `json:"offset,omitempty" jsonschema:"search page offset; default 0"`
+	Store            string      `json:"store,omitempty" jsonschema:"read only this store: project or personal; default both, project first"`
 }
 
 // ManageGraph is manage_graph: all writes (create, update, delete).
@@ -136,16 +128,6 @@ type TaskContext struct {
 	Store            string `json:"store,omitempty" jsonschema:"project or personal; default both"`
 }
 
-// Init creates the project store <repo>/.pi/knowledge.db and its project.
-type Init struct {
-	Name string `json:"name,omitempty" jsonschema:"project name; default the repository directory's name"`
-}
-
-// Status reports stores, projects, counts, schema version and sizes.
-type Status struct {
-	Store string `json:"store,omitempty" jsonschema:"project or personal; default both"`
-}
-
 // Op names.
 func (*QueryGraph) Op() string      { return "query_graph" }
 func (*ManageGraph) Op() string     { return "manage_graph" }
@@ -155,8 +137,37 @@ func (*ProjectList) Op() string     { return "project_list" }
 func (*History) Op() string         { return "history" }
 func (*Verify) Op() string          { return "verify" }
 func (*TaskContext) Op() string     { return "task_context" }
-func (*Init) Op() string            { return "init" }
-func (*Status) Op() string          { return "status" }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (q *QueryGraph) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, q) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal); moleculeId null unassigns.
+func (m *ManageGraph) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, m) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (m *ManageChangelog) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, m) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (p *ProjectCreate) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, p) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (p *ProjectList) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, p) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (h *History) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, h) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (v *Verify) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, v) }
+
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (t *TaskContext) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, t) }
+
+// NullParam records moleculeId given as JSON null (unassign).
+func (m *ManageGraph) NullParam(name string) {
+	if name == "moleculeId" {
+		m.moleculeNull = true
+	}
+}
 
 // Unassign reports whether the request removes the atom from its molecule
 // (moleculeId given as null or "").
@@ -167,19 +178,3 @@ func (m *ManageGraph) Unassign() bool {
 // SetsMolecule reports whether moleculeId was given at all (a value, null
 // or "").
 func (m *ManageGraph) SetsMolecule() bool { return m.moleculeNull || m.MoleculeID != nil }
-
-// LimitOr returns *p, or def when p is nil.
-func LimitOr(p *int, def int) int {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-// BoolOr returns *p, or def when p is nil.
-func BoolOr(p *bool, def bool) bool {
-	if p == nil {
-		return def
-	}
-	return *p
-}

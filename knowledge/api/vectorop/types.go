@@ -1,9 +1,6 @@
-package api
+package vectorop
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // Domains of the vector graph (seed 001's Librarian, Archivalist and
 // Academic), in their fixed order.
@@ -140,26 +137,4 @@ func TrustName(level int) string {
 		return "informal"
 	}
 	return "unverified / inferred"
-}
-
-// StringList is a list parameter given as a JSON array or as a
-// comma-separated string ("code,history"). Entries are trimmed and empty
-// ones dropped.
-type StringList []string
-
-// UnmarshalJSON accepts "a,b" or ["a","b"].
-func (l *StringList) UnmarshalJSON(data []byte) error {
-	var p PathList
-	if err := p.UnmarshalJSON(data); err != nil {
-		return err
-	}
-	out := StringList{}
-	for _, s := range p {
-		out = append(out, strings.TrimSpace(s))
-	}
-	if p == nil {
-		out = nil
-	}
-	*l = out
-	return nil
 }

@@ -1,4 +1,8 @@
-package api
+package vectorop
+
+import (
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+)
 
 // Defaults and bounds of the vector graph operations.
 const (
@@ -35,20 +39,20 @@ type Search struct {
 // a per-domain limit; a domain whose filter rules the query out answers
 // no_matches at once.
 type SearchAll struct {
-	Query          string     `json:"query" jsonschema:"what to look for"`
-	Domains        StringList `json:"domains,omitempty" jsonschema:"comma-separated domains to search (code, history, academic); default all"`
-	LimitPerDomain *int       `json:"limitPerDomain,omitempty" jsonschema:"hits per domain; default 5, at most 50"`
-	Store          string     `json:"store,omitempty" jsonschema:"project or personal; default the project store when there is one"`
+	Query          string        `json:"query" jsonschema:"what to look for"`
+	Domains        op.StringList `json:"domains,omitempty" jsonschema:"comma-separated domains to search (code, history, academic); default all"`
+	LimitPerDomain *int          `json:"limitPerDomain,omitempty" jsonschema:"hits per domain; default 5, at most 50"`
+	Store          string        `json:"store,omitempty" jsonschema:"project or personal; default the project store when there is one"`
 }
 
 // SmartSearch is smart_search: it widens the search round by round until
 // it is confident (per thoroughness) or the token budget is spent.
 type SmartSearch struct {
-	Query        string     `json:"query" jsonschema:"what to look for"`
-	TokenBudget  *int       `json:"tokenBudget,omitempty" jsonschema:"most tokens the hits may take (about 4 characters each); default 1000, 100 to 32000"`
-	Thoroughness string     `json:"thoroughness,omitempty" jsonschema:"quick (stop at the first good hit), moderate (default: a few good hits) or thorough (fill the budget)"`
-	Domains      StringList `json:"domains,omitempty" jsonschema:"comma-separated domains to search; default all"`
-	Store        string     `json:"store,omitempty" jsonschema:"project or personal; default the project store when there is one"`
+	Query        string        `json:"query" jsonschema:"what to look for"`
+	TokenBudget  *int          `json:"tokenBudget,omitempty" jsonschema:"most tokens the hits may take (about 4 characters each); default 1000, 100 to 32000"`
+	Thoroughness string        `json:"thoroughness,omitempty" jsonschema:"quick (stop at the first good hit), moderate (default: a few good hits) or thorough (fill the budget)"`
+	Domains      op.StringList `json:"domains,omitempty" jsonschema:"comma-separated domains to search; default all"`
+	Store        string        `json:"store,omitempty" jsonschema:"project or personal; default the project store when there is one"`
 }
 
 // Recall is recall: the project store, then the personal store, merged by
@@ -83,16 +87,11 @@ type Link struct {
 type Links []Link
 
 // UnmarshalJSON accepts [{"to":…,"type":…}] or the same as a string.
-func (l *Links) UnmarshalJSON(data []byte) error {
-	var out []Link
-	if err := decodeArrayOrString(data, &out); err != nil {
-		return err
-	}
-	if out == nil {
-		out = []Link{}
-	}
-	*l = out
-	return nil
+func (l *Links) UnmarshalJSON(data []byte) error { return op.DecodeList(data, l) }
+
+// Shape is what Links take.
+func (Links) Shape() string {
+	return `a JSON array of {"to": …, "type": …} (or a string holding one)`
 }
 
 // NodeAdd is node_add: record one node (a decision, a document, a
@@ -122,13 +121,13 @@ type NodeGet struct {
 
 // Traverse is traverse: a bounded walk of the graph from one node.
 type Traverse struct {
-	ID        string     `json:"id" jsonschema:"node to start from"`
-	Direction string     `json:"direction,omitempty" jsonschema:"out (edges from the node), in (edges to it) or both (default)"`
-	EdgeTypes StringList `json:"edgeTypes,omitempty" jsonschema:"comma-separated edge types to follow; default all"`
-	Depth     *int       `json:"depth,omitempty" jsonschema:"hops; default 2, at most 5"`
-	FanOut    *int       `json:"fanOut,omitempty" jsonschema:"edges followed per node; default 20, at most 100"`
-	Limit     *int       `json:"limit,omitempty" jsonschema:"nodes returned; default 100, at most 500"`
-	Store     string     `json:"store,omitempty" jsonschema:"project or personal; default the store that holds the id"`
+	ID        string        `json:"id" jsonschema:"node to start from"`
+	Direction string        `json:"direction,omitempty" jsonschema:"out (edges from the node), in (edges to it) or both (default)"`
+	EdgeTypes op.StringList `json:"edgeTypes,omitempty" jsonschema:"comma-separated edge types to follow; default all"`
+	Depth     *int          `json:"depth,omitempty" jsonschema:"hops; default 2, at most 5"`
+	FanOut    *int          `json:"fanOut,omitempty" jsonschema:"edges followed per node; default 20, at most 100"`
+	Limit     *int          `json:"limit,omitempty" jsonschema:"nodes returned; default 100, at most 500"`
+	Store     string        `json:"store,omitempty" jsonschema:"project or personal; default the store that holds the id"`
 }
 
 // Conflicts is conflicts: list recorded conflicts (unresolved first) or
@@ -143,6 +142,19 @@ type Conflicts struct {
 	Store      string `json:"store,omitempty" jsonschema:"project or personal; default both (resolve: the store that holds the id)"`
 }
 
+// Requests makes the vector graph's requests, in their fixed order.
+var Requests = op.Table{
+	func() op.Request { return new(Search) },
+	func() op.Request { return new(SearchAll) },
+	func() op.Request { return new(SmartSearch) },
+	func() op.Request { return new(Recall) },
+	func() op.Request { return new(Ingest) },
+	func() op.Request { return new(NodeAdd) },
+	func() op.Request { return new(NodeGet) },
+	func() op.Request { return new(Traverse) },
+	func() op.Request { return new(Conflicts) },
+}
+
 // Op names.
 func (*Search) Op() string      { return "search" }
 func (*SearchAll) Op() string   { return "search_all" }
@@ -154,29 +166,29 @@ func (*NodeGet) Op() string     { return "node_get" }
 func (*Traverse) Op() string    { return "traverse" }
 func (*Conflicts) Op() string   { return "conflicts" }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (s *Search) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, s)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (s *Search) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, s) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (s *SearchAll) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, s)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (s *SearchAll) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, s) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (s *SmartSearch) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, s)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (s *SmartSearch) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, s) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (r *Recall) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, r)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (r *Recall) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, r) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (i *Ingest) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, i)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (i *Ingest) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, i) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (n *NodeAdd) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, n)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (n *NodeAdd) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, n) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (n *NodeGet) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, n)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (n *NodeGet) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, n) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (t *Traverse) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, t)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (t *Traverse) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, t) }
 
-// UnmarshalJSON decodes strictly (see Decode).
-func (c *Conflicts) UnmarshalJSON(b []byte) error { return errOrNil(decodeStrict(b, c)) }
+// UnmarshalJSON decodes strictly (see op.Unmarshal).
+func (c *Conflicts) UnmarshalJSON(b []byte) error { return op.Unmarshal(b, c) }

@@ -1,4 +1,4 @@
-package api
+package vectorop
 
 // Search statuses.
 const (
