@@ -10,6 +10,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
 )
@@ -154,7 +155,7 @@ func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge
 			}
 		}()
 		choice := op.StorePersonal
-		if knowledge.FindProject(cwd) != "" {
+		if store.FindProject(cwd) != "" {
 			choice = op.StoreProject
 		}
 		l, err := k.leaseFor(cwd, choice, true)

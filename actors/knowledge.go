@@ -13,6 +13,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -246,11 +247,11 @@ func (k *Kernel) runExists(id string) bool {
 func storeOpenError(err error) error {
 	code := ""
 	switch {
-	case errors.Is(err, knowledge.ErrNotStore):
+	case errors.Is(err, store.ErrNotStore):
 		code = "not_a_store"
-	case errors.Is(err, knowledge.ErrCorrupt):
+	case errors.Is(err, store.ErrCorrupt):
 		code = "store_damaged"
-	case errors.Is(err, knowledge.ErrTooNew):
+	case errors.Is(err, store.ErrTooNew):
 		code = "store_too_new"
 	default:
 		return err
@@ -281,7 +282,7 @@ func (l *lease) empty() bool { return l.project == nil && l.personal == nil }
 func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
 	l := &lease{}
 	if choice != op.StorePersonal {
-		if p := knowledge.FindProject(cwd); p != "" {
+		if p := store.FindProject(cwd); p != "" {
 			o, err := k.acquireStore(p, op.StoreProject, false)
 			if err != nil {
 				return nil, err
@@ -290,7 +291,7 @@ func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
 		}
 	}
 	if choice != op.StoreProject {
-		o, err := k.acquireStore(knowledge.PersonalPath(k.cfg.AgentDir), op.StorePersonal, !create)
+		o, err := k.acquireStore(store.PersonalPath(k.cfg.AgentDir), op.StorePersonal, !create)
 		if err != nil {
 			l.release(k)
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -46,8 +47,8 @@ func (k *Kernel) knowledgeCall(req wire.Request) (any, error) {
 
 // callerOf is who asks: the request's cwd and session, and the run it
 // comes from (PI_ACTORS_RUN_ID in its environment).
-func callerOf(req wire.Request) knowledge.Caller {
-	c := knowledge.Caller{Cwd: req.Cwd, Session: req.Session}
+func callerOf(req wire.Request) store.Caller {
+	c := store.Caller{Cwd: req.Cwd, Session: req.Session}
 	for _, kv := range req.Env {
 		if v, ok := strings.CutPrefix(kv, "PI_ACTORS_RUN_ID="); ok {
 			c.RunID = strings.TrimSpace(v)
@@ -59,7 +60,7 @@ func callerOf(req wire.Request) knowledge.Caller {
 // knowledgeDo runs one validated request through the caller's layers:
 // reads on the calling goroutine (the stores' read pools), writes in the
 // actor of the store they go to.
-func (k *Kernel) knowledgeDo(ctx context.Context, c knowledge.Caller, r op.Request) (any, error) {
+func (k *Kernel) knowledgeDo(ctx context.Context, c store.Caller, r op.Request) (any, error) {
 	if in, ok := r.(*api.Init); ok {
 		return k.knowledgeInit(ctx, c, in)
 	}
@@ -115,14 +116,14 @@ func notFoundField(err error, field string) bool {
 
 // knowledgeInit creates (or finds) the project store of the caller's
 // repository and its project, in that store's actor.
-func (k *Kernel) knowledgeInit(ctx context.Context, c knowledge.Caller, r *api.Init) (any, error) {
+func (k *Kernel) knowledgeInit(ctx context.Context, c store.Caller, r *api.Init) (any, error) {
 	if !filepath.IsAbs(c.Cwd) {
 		return nil, op.Invalid("cwd", "init needs the caller's absolute working directory, got %q", c.Cwd)
 	}
-	path := knowledge.FindProject(c.Cwd)
+	path := store.FindProject(c.Cwd)
 	created := path == ""
 	if created {
-		path = filepath.Join(knowledge.RepoRoot(c.Cwd), knowledge.ProjectFile)
+		path = filepath.Join(store.RepoRoot(c.Cwd), store.ProjectFile)
 	}
 	o, err := k.acquireStore(path, op.StoreProject, false)
 	if err != nil {
@@ -139,7 +140,7 @@ func (k *Kernel) knowledgeInit(ctx context.Context, c knowledge.Caller, r *api.I
 // knowledgeBatch applies manage_graph requests in one transaction of one
 // store (all or none): the project store when one is found, unless the
 // requests say store=personal (every request must name the same store).
-func (k *Kernel) knowledgeBatch(ctx context.Context, c knowledge.Caller, call verbs.KnowledgeCall) (any, error) {
+func (k *Kernel) knowledgeBatch(ctx context.Context, c store.Caller, call verbs.KnowledgeCall) (any, error) {
 	if call.Op != "manage_graph" {
 		return nil, op.Invalid("operation", "a knowledge batch takes manage_graph requests only, not %s", call.Op)
 	}
@@ -240,9 +241,9 @@ func batchError(err error, i int) error {
 // knowledgeInspect is inspect target=knowledge view=status: the open
 // stores and the caller's stores' status (existing stores only: inspect
 // creates nothing).
-func (k *Kernel) knowledgeInspect(ctx context.Context, c knowledge.Caller) (any, error) {
+func (k *Kernel) knowledgeInspect(ctx context.Context, c store.Caller) (any, error) {
 	out := &verbs.KnowledgeInspect{IdleTimeoutMS: k.knowledgeIdle().Milliseconds(), Stores: []api.StoreStatus{},
-		ProjectStore: knowledge.FindProject(c.Cwd), PersonalStore: knowledge.PersonalPath(k.cfg.AgentDir)}
+		ProjectStore: store.FindProject(c.Cwd), PersonalStore: store.PersonalPath(k.cfg.AgentDir)}
 	l, err := k.leaseFor(c.Cwd, "", false)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Benchmarks print their figure beside the target:
@@ -48,11 +49,11 @@ func createAtoms(path string, n int) (string, error) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	p, err := s.CreateProject(ctx, Caller{}, &graphop.ProjectCreate{Name: "bench", Root: filepath.Dir(path)})
+	p, err := s.CreateProject(ctx, store.Caller{}, &graphop.ProjectCreate{Name: "bench", Root: filepath.Dir(path)})
 	if err != nil {
 		return "", err
 	}
-	c := Caller{RunID: "bench"}
+	c := store.Caller{RunID: "bench"}
 	for i := range n {
 		name := fmt.Sprintf("atom %05d %s", i, benchWords[i%len(benchWords)])
 		k := fmt.Sprintf("%s %s number%d integrates with %s", benchWords[i%7], benchWords[(i/7)%len(benchWords)], i, benchWords[(i/3)%len(benchWords)])
@@ -126,7 +127,7 @@ func benchCreateBatched(b *testing.B, size int) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		p, err := s.CreateProject(ctx, Caller{}, &graphop.ProjectCreate{Name: "bench", Root: "/bench"})
+		p, err := s.CreateProject(ctx, store.Caller{}, &graphop.ProjectCreate{Name: "bench", Root: "/bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func benchCreateBatched(b *testing.B, size int) {
 				name, k := fmt.Sprintf("atom %05d", i), fmt.Sprintf("%s number%d", benchWords[i%len(benchWords)], i)
 				reqs = append(reqs, &graphop.ManageGraph{Operation: "create", EntityType: "atom", ProjectID: p.ID, Name: &name, Paths: benchPatterns(i), Knowledge: &k})
 			}
-			if _, err := s.Batch(ctx, Caller{RunID: "bench"}, reqs); err != nil {
+			if _, err := s.Batch(ctx, store.Caller{RunID: "bench"}, reqs); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -178,7 +179,7 @@ func BenchmarkContext1000Paths(b *testing.B) {
 	paths := benchPaths(1000)
 	ctx := context.Background()
 	start := time.Now()
-	if _, err := s.Context(ctx, Caller{}, pid, paths, true, 5); err != nil {
+	if _, err := s.Context(ctx, store.Caller{}, pid, paths, true, 5); err != nil {
 		b.Fatal(err)
 	}
 	first := time.Since(start)
@@ -186,7 +187,7 @@ func BenchmarkContext1000Paths(b *testing.B) {
 	for b.Loop() {
 		for range 10 {
 			t0 := time.Now()
-			res, err := s.Context(ctx, Caller{}, pid, paths, true, 5)
+			res, err := s.Context(ctx, store.Caller{}, pid, paths, true, 5)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -215,7 +216,7 @@ func BenchmarkSearchFTS10k(b *testing.B) {
 			q := &graphop.QueryGraph{Operation: "search", EntityType: "atom", ProjectID: pid, Query: benchWords[i%len(benchWords)] + " " + benchWords[(i+3)%len(benchWords)]}
 			i++
 			t0 := time.Now()
-			v, err := s.QueryGraph(ctx, Caller{}, q)
+			v, err := s.QueryGraph(ctx, store.Caller{}, q)
 			if err != nil {
 				b.Fatal(err)
 			}

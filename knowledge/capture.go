@@ -9,6 +9,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Capture bounds: what one history node keeps of a run or a message.
@@ -91,7 +92,7 @@ func (s *Store) CaptureRun(ctx context.Context, r RunRecord) error {
 		if id, _, err := liveByKey(ctx, tx, key); err != nil || id != "" {
 			return nil, err // captured meanwhile
 		}
-		now := s.now()
+		now := store.Now()
 		prev, err := queryRefs(ctx, tx, `SELECT `+refCols+` FROM vg_nodes n WHERE n.run_id = ? AND n.run_id != '' AND n.type = 'outcome' ORDER BY n.seq`, r.RunID)
 		if err != nil {
 			return nil, err
@@ -181,7 +182,7 @@ func runNode(r *RunRecord, key string) *nodeIn {
 		}
 	}
 	meta := map[string]any{"runId": r.RunID, "status": r.Status, "durationMs": d.Milliseconds(),
-		"startedAt": r.StartedAt.UTC().Format(timeLayout)}
+		"startedAt": r.StartedAt.UTC().Format(store.TimeLayout)}
 	for k, v := range map[string]string{"recipe": r.Recipe, "session": r.Session, "cwd": r.Cwd} {
 		if v != "" {
 			meta[k] = v
@@ -191,7 +192,7 @@ func runNode(r *RunRecord, key string) *nodeIn {
 		meta["exitCode"] = *r.ExitCode
 	}
 	if !r.EndedAt.IsZero() {
-		meta["endedAt"] = r.EndedAt.UTC().Format(timeLayout)
+		meta["endedAt"] = r.EndedAt.UTC().Format(store.TimeLayout)
 	}
 	return &nodeIn{key: key, domain: vectorop.DomainHistory, typ: "outcome", name: fmt.Sprintf("run %s %s %s (exit %s)", r.RunID, what, r.Status, exit),
 		runID: r.RunID, content: strings.TrimSpace(b.String()), meta: meta, trust: vectorop.TrustRecent, verified: true,
@@ -251,7 +252,7 @@ func (s *Store) CaptureMessage(ctx context.Context, m MessageRecord) error {
 		if id, _, err := liveByKey(ctx, tx, key); err != nil || id != "" {
 			return nil, err
 		}
-		now := s.now()
+		now := store.Now()
 		if err := tx.insertNode(ctx, n, now); err != nil {
 			return nil, err
 		}

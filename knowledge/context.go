@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Context runs the context operation: every path is matched against every
@@ -19,7 +21,7 @@ import (
 // unmatchedPaths (in request order). Paths are relative to the project
 // root; an absolute path under the root is made relative, "./" is dropped.
 // With withLog, each atom carries its newest logN changelog entries.
-func (s *Store) Context(ctx context.Context, c Caller, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
+func (s *Store) Context(ctx context.Context, c store.Caller, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
 	pid, err := resolveProject(ctx, s.r, projectID, c.Cwd)
 	if err != nil {
 		return nil, err
@@ -125,12 +127,12 @@ func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string
 			continue // deleted since the index was built
 		}
 		ca := graphop.ContextAtom{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, MatchedPaths: matched[id],
-			RelatedAtoms: a.RelatedAtoms, Store: s.opts.Layer}
+			RelatedAtoms: a.RelatedAtoms, Store: s.db.Layer()}
 		for i := range ca.RelatedAtoms {
 			ca.RelatedAtoms[i].Name = names[ca.RelatedAtoms[i].AtomID]
 		}
 		if withLog {
-			ca.Changelog = nonNil(logs[id])
+			ca.Changelog = op.NonNil(logs[id])
 		}
 		m, ok := mols[deref(a.MoleculeID)]
 		if a.MoleculeID == nil || !ok {
@@ -139,7 +141,7 @@ func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string
 		}
 		g := groups[m.ID]
 		if g == nil {
-			g = &graphop.ContextMolecule{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, Atoms: []graphop.ContextAtom{}, Store: s.opts.Layer}
+			g = &graphop.ContextMolecule{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, Atoms: []graphop.ContextAtom{}, Store: s.db.Layer()}
 			groups[m.ID] = g
 		}
 		g.Atoms = append(g.Atoms, ca)
@@ -158,25 +160,9 @@ func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string
 	return nil
 }
 
-// inChunks runs fn over ids in groups small enough for one IN (…).
-func inChunks(ids []string, fn func(q string, args []any) error) error {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		if err := fn("(?"+strings.Repeat(",?", len(chunk)-1)+")", args); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func atomsByID(ctx context.Context, q querier, ids []string) (map[string]*graphop.Atom, error) {
+func atomsByID(ctx context.Context, q store.Querier, ids []string) (map[string]*graphop.Atom, error) {
 	out := map[string]*graphop.Atom{}
-	err := inChunks(ids, func(in string, args []any) error {
+	err := store.InChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id IN "+in, args...)
 		if err != nil {
 			return fmt.Errorf("read atoms: %w", err)
@@ -194,9 +180,9 @@ func atomsByID(ctx context.Context, q querier, ids []string) (map[string]*grapho
 	return out, err
 }
 
-func moleculesByID(ctx context.Context, q querier, ids []string) (map[string]*graphop.Molecule, error) {
+func moleculesByID(ctx context.Context, q store.Querier, ids []string) (map[string]*graphop.Molecule, error) {
 	out := map[string]*graphop.Molecule{}
-	err := inChunks(ids, func(in string, args []any) error {
+	err := store.InChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id IN "+in, args...)
 		if err != nil {
 			return fmt.Errorf("read molecules: %w", err)
@@ -214,9 +200,9 @@ func moleculesByID(ctx context.Context, q querier, ids []string) (map[string]*gr
 	return out, err
 }
 
-func atomNames(ctx context.Context, q querier, ids []string) (map[string]string, error) {
+func atomNames(ctx context.Context, q store.Querier, ids []string) (map[string]string, error) {
 	out := map[string]string{}
-	err := inChunks(ids, func(in string, args []any) error {
+	err := store.InChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, "SELECT id, name FROM graph_atoms WHERE id IN "+in, args...)
 		if err != nil {
 			return fmt.Errorf("read atom names: %w", err)

@@ -8,12 +8,13 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // ManageGraph runs manage_graph (create, update, delete of atoms and
 // molecules). req must have passed Validate. Results: *graphop.Atom or
 // *graphop.Molecule for create and update, *graphop.Deleted for delete.
-func (s *Store) ManageGraph(ctx context.Context, c Caller, req *graphop.ManageGraph) (any, error) {
+func (s *Store) ManageGraph(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (any, error) {
 	var v any
 	var err error
 	switch req.Operation {
@@ -53,7 +54,7 @@ func deref(p *string) string {
 
 // checkMolecule is the membership rule: the molecule exists (NOT_FOUND)
 // and belongs to the atom's project (INVARIANT_VIOLATION).
-func checkMolecule(ctx context.Context, q querier, moleculeID, projectID string) error {
+func checkMolecule(ctx context.Context, q store.Querier, moleculeID, projectID string) error {
 	m, err := loadMolecule(ctx, q, "moleculeId", moleculeID)
 	if err != nil {
 		return err
@@ -65,12 +66,12 @@ func checkMolecule(ctx context.Context, q querier, moleculeID, projectID string)
 	return nil
 }
 
-func (s *Store) createAtom(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
-	task, err := s.taskID("createdByTaskId", req.CreatedByTaskID, c)
+func (s *Store) createAtom(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
+	task, err := s.db.TaskID("createdByTaskId", req.CreatedByTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		pid, err := resolveProject(ctx, tx, req.ProjectID, c.Cwd)
 		if err != nil {
 			return nil, err
@@ -82,10 +83,10 @@ func (s *Store) createAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 			}
 			mol = &id
 		}
-		now := s.now()
-		a := &graphop.Atom{ID: newID(), ProjectID: pid, MoleculeID: mol, Name: *req.Name, Paths: req.Paths,
-			Knowledge: deref(req.Knowledge), RelatedAtoms: nonNil(req.RelatedAtoms), CreatedByTaskID: task,
-			LastTaskID: task, Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.opts.Layer}
+		now := store.Now()
+		a := &graphop.Atom{ID: store.NewID(), ProjectID: pid, MoleculeID: mol, Name: *req.Name, Paths: req.Paths,
+			Knowledge: deref(req.Knowledge), RelatedAtoms: op.NonNil(req.RelatedAtoms), CreatedByTaskID: task,
+			LastTaskID: task, Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.db.Layer()}
 		return a, s.insertEntity(ctx, tx, atomKind, a.ID, stateOf(a), task, now)
 	})
 	if err != nil {
@@ -94,20 +95,20 @@ func (s *Store) createAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 	return v.(*graphop.Atom), nil
 }
 
-func (s *Store) createMolecule(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
-	task, err := s.taskID("createdByTaskId", req.CreatedByTaskID, c)
+func (s *Store) createMolecule(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
+	task, err := s.db.TaskID("createdByTaskId", req.CreatedByTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		pid, err := resolveProject(ctx, tx, req.ProjectID, c.Cwd)
 		if err != nil {
 			return nil, err
 		}
-		now := s.now()
-		m := &graphop.Molecule{ID: newID(), ProjectID: pid, Name: *req.Name, Knowledge: deref(req.Knowledge),
-			RelatedMolecules: nonNil(req.RelatedMolecules), CreatedByTaskID: task, LastTaskID: task,
-			Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.opts.Layer}
+		now := store.Now()
+		m := &graphop.Molecule{ID: store.NewID(), ProjectID: pid, Name: *req.Name, Knowledge: deref(req.Knowledge),
+			RelatedMolecules: op.NonNil(req.RelatedMolecules), CreatedByTaskID: task, LastTaskID: task,
+			Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.db.Layer()}
 		return m, s.insertEntity(ctx, tx, moleculeKind, m.ID, stateOf(m), task, now)
 	})
 	if err != nil {
@@ -116,18 +117,11 @@ func (s *Store) createMolecule(ctx context.Context, c Caller, req *graphop.Manag
 	return v.(*graphop.Molecule), nil
 }
 
-func (s *Store) insertEntity(ctx context.Context, tx *wtx, k kind, id string, state map[string]any, task, now string) error {
+func (s *Store) insertEntity(ctx context.Context, tx *store.Tx, k kind, id string, state map[string]any, task, now string) error {
 	if err := insertRow(ctx, tx, k, id, 1, state); err != nil {
 		return err
 	}
 	return appendDelta(ctx, tx, k, id, 1, "create", nil, state, task, now)
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // newKnowledge applies knowledgeMode: overwrite replaces, append adds the
@@ -143,12 +137,12 @@ func newKnowledge(old string, req *graphop.ManageGraph, now, task string) (strin
 	return k, nil
 }
 
-func (s *Store) updateAtom(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
-	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
+func (s *Store) updateAtom(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
+	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		cur, err := loadAtom(ctx, tx, "id", req.ID)
 		if err != nil {
 			return nil, err
@@ -156,7 +150,7 @@ func (s *Store) updateAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 		if cur.Version != *req.Version {
 			return nil, op.Conflict("atom", cur.ID, *req.Version, cur.Version)
 		}
-		next, now := *cur, s.now()
+		next, now := *cur, store.Now()
 		if req.Name != nil {
 			next.Name = *req.Name
 		}
@@ -179,7 +173,7 @@ func (s *Store) updateAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 			}
 			next.MoleculeID = &id
 		}
-		next.LastTaskID, next.UpdatedAt, next.Version, next.Store = task, now, cur.Version+1, s.opts.Layer
+		next.LastTaskID, next.UpdatedAt, next.Version, next.Store = task, now, cur.Version+1, s.db.Layer()
 		return &next, s.updateEntity(ctx, tx, atomKind, cur.ID, cur.Version, stateOf(cur), stateOf(&next), task, now)
 	})
 	if err != nil {
@@ -188,12 +182,12 @@ func (s *Store) updateAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 	return v.(*graphop.Atom), nil
 }
 
-func (s *Store) updateMolecule(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
-	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
+func (s *Store) updateMolecule(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
+	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		cur, err := loadMolecule(ctx, tx, "id", req.ID)
 		if err != nil {
 			return nil, err
@@ -201,7 +195,7 @@ func (s *Store) updateMolecule(ctx context.Context, c Caller, req *graphop.Manag
 		if cur.Version != *req.Version {
 			return nil, op.Conflict("molecule", cur.ID, *req.Version, cur.Version)
 		}
-		next, now := *cur, s.now()
+		next, now := *cur, store.Now()
 		if req.Name != nil {
 			next.Name = *req.Name
 		}
@@ -213,7 +207,7 @@ func (s *Store) updateMolecule(ctx context.Context, c Caller, req *graphop.Manag
 				return nil, err
 			}
 		}
-		next.LastTaskID, next.UpdatedAt, next.Version, next.Store = task, now, cur.Version+1, s.opts.Layer
+		next.LastTaskID, next.UpdatedAt, next.Version, next.Store = task, now, cur.Version+1, s.db.Layer()
 		return &next, s.updateEntity(ctx, tx, moleculeKind, cur.ID, cur.Version, stateOf(cur), stateOf(&next), task, now)
 	})
 	if err != nil {
@@ -222,7 +216,7 @@ func (s *Store) updateMolecule(ctx context.Context, c Caller, req *graphop.Manag
 	return v.(*graphop.Molecule), nil
 }
 
-func (s *Store) updateEntity(ctx context.Context, tx *wtx, k kind, id string, from int, before, after map[string]any, task, now string) error {
+func (s *Store) updateEntity(ctx context.Context, tx *store.Tx, k kind, id string, from int, before, after map[string]any, task, now string) error {
 	if err := updateRow(ctx, tx, k, id, from, diff(before, after, false)); err != nil {
 		return err
 	}
@@ -231,7 +225,7 @@ func (s *Store) updateEntity(ctx context.Context, tx *wtx, k kind, id string, fr
 
 // removeEntity deletes an entity's changelog and row and appends its
 // tombstone delta; it returns how many changelog entries went.
-func removeEntity(ctx context.Context, tx *wtx, k kind, id string, version int, state map[string]any, task, now string) (int, error) {
+func removeEntity(ctx context.Context, tx *store.Tx, k kind, id string, version int, state map[string]any, task, now string) (int, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM graph_changelog WHERE parent_type = ? AND parent_id = ?`, k.name, id)
 	if err != nil {
 		return 0, fmt.Errorf("delete changelog of %s %s: %w", k.name, id, err)
@@ -243,12 +237,12 @@ func removeEntity(ctx context.Context, tx *wtx, k kind, id string, version int, 
 	return int(n), appendDelta(ctx, tx, k, id, version+1, "delete", state, nil, task, now)
 }
 
-func (s *Store) deleteAtom(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
-	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
+func (s *Store) deleteAtom(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
+	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		cur, err := loadAtom(ctx, tx, "id", req.ID)
 		if err != nil {
 			return nil, err
@@ -256,9 +250,9 @@ func (s *Store) deleteAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 		if cur.Version != *req.Version {
 			return nil, op.Conflict("atom", cur.ID, *req.Version, cur.Version)
 		}
-		n, err := removeEntity(ctx, tx, atomKind, cur.ID, cur.Version, stateOf(cur), task, s.now())
+		n, err := removeEntity(ctx, tx, atomKind, cur.ID, cur.Version, stateOf(cur), task, store.Now())
 		return &graphop.Deleted{EntityType: graphop.EntityAtom, ID: cur.ID, Deleted: true, Version: cur.Version + 1,
-			DeletedChangelog: n, Store: s.opts.Layer}, err
+			DeletedChangelog: n, Store: s.db.Layer()}, err
 	})
 	if err != nil {
 		return nil, err
@@ -269,12 +263,12 @@ func (s *Store) deleteAtom(ctx context.Context, c Caller, req *graphop.ManageGra
 // deleteMolecule deletes a molecule and its changelog. Without cascade its
 // atoms become orphans (moleculeId null, lastTaskId and updatedAt set, a
 // new version each); with cascade they are deleted with their changelog.
-func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
-	task, err := s.taskID("lastTaskId", req.LastTaskID, c)
+func (s *Store) deleteMolecule(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
+	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		cur, err := loadMolecule(ctx, tx, "id", req.ID)
 		if err != nil {
 			return nil, err
@@ -286,8 +280,8 @@ func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *graphop.Manag
 		if err != nil {
 			return nil, err
 		}
-		now := s.now()
-		res := &graphop.Deleted{EntityType: graphop.EntityMolecule, ID: cur.ID, Deleted: true, Version: cur.Version + 1, Store: s.opts.Layer}
+		now := store.Now()
+		res := &graphop.Deleted{EntityType: graphop.EntityMolecule, ID: cur.ID, Deleted: true, Version: cur.Version + 1, Store: s.db.Layer()}
 		for i := range members {
 			a := &members[i]
 			if req.Cascade {
@@ -317,7 +311,7 @@ func (s *Store) deleteMolecule(ctx context.Context, c Caller, req *graphop.Manag
 }
 
 // memberAtoms lists a molecule's atoms by name.
-func memberAtoms(ctx context.Context, q querier, moleculeID string) ([]graphop.Atom, error) {
+func memberAtoms(ctx context.Context, q store.Querier, moleculeID string) ([]graphop.Atom, error) {
 	rows, err := q.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE molecule_id = ? ORDER BY name, id", moleculeID)
 	if err != nil {
 		return nil, fmt.Errorf("read atoms of molecule %s: %w", moleculeID, err)
@@ -340,18 +334,18 @@ func memberAtoms(ctx context.Context, q querier, moleculeID string) ([]graphop.A
 // *op.Error with details.index set to its position (0-based). One
 // transaction instead of one per request makes bulk loads several times
 // faster.
-func (s *Store) Batch(ctx context.Context, c Caller, reqs []*graphop.ManageGraph) ([]any, error) {
+func (s *Store) Batch(ctx context.Context, c store.Caller, reqs []*graphop.ManageGraph) ([]any, error) {
 	out := make([]any, 0, len(reqs))
-	_, err := s.write(ctx, func(tx *wtx) (any, error) {
-		bctx := context.WithValue(ctx, txKey{}, tx)
+	_, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
+		bctx := store.WithTx(ctx, tx)
 		for i, r := range reqs {
 			if e := r.Validate(); e != nil {
-				return nil, atIndex(e, i)
+				return nil, op.AtIndex(e, i)
 			}
 			v, err := s.ManageGraph(bctx, c, r)
 			if err != nil {
 				if e, ok := op.AsError(err); ok {
-					return nil, atIndex(e, i)
+					return nil, op.AtIndex(e, i)
 				}
 				return nil, fmt.Errorf("batch request %d: %w", i, err)
 			}
@@ -365,30 +359,22 @@ func (s *Store) Batch(ctx context.Context, c Caller, reqs []*graphop.ManageGraph
 	return out, nil
 }
 
-func atIndex(e *op.Error, i int) *op.Error {
-	d := map[string]any{"index": i}
-	for k, v := range e.Details {
-		d[k] = v
-	}
-	return &op.Error{Code: e.Code, Message: fmt.Sprintf("request %d: %s", i, e.Message), Details: d}
-}
-
 // ManageChangelog runs manage_changelog. req must have passed Validate.
 // Results: *graphop.ChangelogEntry (append), *op.Page[graphop.ChangelogEntry]
 // (search: newest first).
-func (s *Store) ManageChangelog(ctx context.Context, c Caller, req *graphop.ManageChangelog) (any, error) {
+func (s *Store) ManageChangelog(ctx context.Context, c store.Caller, req *graphop.ManageChangelog) (any, error) {
 	k := kindOf(req.ParentType)
 	if req.Operation == "append" {
-		task, err := s.taskID("taskId", req.TaskID, c)
+		task, err := s.db.TaskID("taskId", req.TaskID, c)
 		if err != nil {
 			return nil, err
 		}
-		return s.write(ctx, func(tx *wtx) (any, error) {
+		return s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 			if err := parentExists(ctx, tx, k, req.ParentID); err != nil {
 				return nil, err
 			}
-			e := &graphop.ChangelogEntry{ID: newID(), ParentType: k.name, ParentID: req.ParentID, TaskID: task,
-				Summary: req.Summary, CreatedAt: s.now(), Store: s.opts.Layer}
+			e := &graphop.ChangelogEntry{ID: store.NewID(), ParentType: k.name, ParentID: req.ParentID, TaskID: task,
+				Summary: req.Summary, CreatedAt: store.Now(), Store: s.db.Layer()}
 			_, err := tx.ExecContext(ctx, `INSERT INTO graph_changelog(id, parent_type, parent_id, task_id, summary, created_at)
 				VALUES (?, ?, ?, ?, ?, ?)`, e.ID, e.ParentType, e.ParentID, e.TaskID, e.Summary, e.CreatedAt)
 			if err != nil {
@@ -400,7 +386,7 @@ func (s *Store) ManageChangelog(ctx context.Context, c Caller, req *graphop.Mana
 	return s.changelogPage(ctx, k, req)
 }
 
-func parentExists(ctx context.Context, q querier, k kind, id string) error {
+func parentExists(ctx context.Context, q store.Querier, k kind, id string) error {
 	var one int
 	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+k.table+" WHERE id = ?", id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -430,7 +416,7 @@ func (s *Store) changelogPage(ctx context.Context, k kind, req *graphop.ManageCh
 	}
 	defer rows.Close()
 	for rows.Next() {
-		e := graphop.ChangelogEntry{Store: s.opts.Layer}
+		e := graphop.ChangelogEntry{Store: s.db.Layer()}
 		if err := rows.Scan(&e.ID, &e.ParentType, &e.ParentID, &e.TaskID, &e.Summary, &e.CreatedAt); err != nil {
 			return nil, fmt.Errorf("read changelog of %s %s: %w", k.name, req.ParentID, err)
 		}

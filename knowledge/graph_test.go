@@ -75,7 +75,12 @@ func related(key, id string, n int) string {
 func TestTaskIDs(t *testing.T) {
 	e := newEnv(t)
 	runs := map[string]bool{"live": true}
-	e.layers.Project.opts.RunExists = func(id string) bool { return runs[id] }
+	p, err := Open(e.layers.Project.Path(), Options{Layer: op.StoreProject, RunExists: func(id string) bool { return runs[id] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	e.layers.Project = p
 	e.caller.RunID = ""
 	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
 	e.fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)

@@ -12,6 +12,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +29,7 @@ type env struct {
 	dir    string
 	repo   string
 	layers *Layers
-	caller Caller
+	caller store.Caller
 }
 
 func openStore(t testing.TB, path, layer string) *Store {
@@ -50,8 +51,8 @@ func newEnv(t *testing.T) *env {
 	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, dir: dir, repo: repo, caller: Caller{Cwd: repo, RunID: "r1"}}
-	e.layers = &Layers{Personal: openStore(t, PersonalPath(filepath.Join(dir, "agent")), op.StorePersonal)}
+	e := &env{t: t, dir: dir, repo: repo, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e.layers = &Layers{Personal: openStore(t, store.PersonalPath(filepath.Join(dir, "agent")), op.StorePersonal)}
 	res := e.ok("init", `{}`).(*api.InitResult)
 	if !res.Created || res.Project.Root != repo {
 		t.Fatalf("init: %+v", res)

@@ -10,11 +10,12 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // chainHash is sha256(canonical JSON of state + "|" + previous hash), hex.
 func chainHash(state map[string]any, prev string) string {
-	sum := sha256.Sum256([]byte(canonical(state) + "|" + prev))
+	sum := sha256.Sum256([]byte(store.Canonical(state) + "|" + prev))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -36,7 +37,7 @@ func diff(before, after map[string]any, all bool) map[string][2]any {
 			}
 			seen[k] = true
 			b, a := before[k], after[k]
-			if all || canonical(b) != canonical(a) {
+			if all || store.Canonical(b) != store.Canonical(a) {
 				out[k] = [2]any{b, a}
 			}
 		}
@@ -47,7 +48,7 @@ func diff(before, after map[string]any, all bool) map[string][2]any {
 // appendDelta records version of an entity: op create (before nil),
 // update, or delete (after nil: a tombstone). It chains onto the previous
 // version's hash.
-func appendDelta(ctx context.Context, tx *wtx, k kind, id string, version int, op string,
+func appendDelta(ctx context.Context, tx *store.Tx, k kind, id string, version int, op string,
 	before, after map[string]any, taskID, at string) error {
 	prev := ""
 	if version > 1 {
@@ -62,7 +63,7 @@ func appendDelta(ctx context.Context, tx *wtx, k kind, id string, version int, o
 		content = tombstone(at, taskID)
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO graph_history(entity_id, version, entity_type, op, changes, task_id, created_at, parent_hash, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, version, k.name, op, canonical(changes), taskID, at, prev, chainHash(content, prev))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, version, k.name, op, store.Canonical(changes), taskID, at, prev, chainHash(content, prev))
 	if err != nil {
 		return fmt.Errorf("append history of %s %s: %w", k.name, id, err)
 	}
@@ -71,7 +72,7 @@ func appendDelta(ctx context.Context, tx *wtx, k kind, id string, version int, o
 
 const deltaCols = "entity_type, entity_id, version, op, changes, task_id, created_at, parent_hash, hash"
 
-func scanDelta(sc scanner) (graphop.Delta, error) {
+func scanDelta(sc store.Scanner) (graphop.Delta, error) {
 	var d graphop.Delta
 	var changes string
 	if err := sc.Scan(&d.EntityType, &d.EntityID, &d.Version, &d.Op, &changes, &d.TaskID, &d.CreatedAt, &d.ParentHash, &d.Hash); err != nil {
@@ -87,7 +88,7 @@ func scanDelta(sc scanner) (graphop.Delta, error) {
 // req.Version is set, reconstructs that version from its deltas.
 func (s *Store) History(ctx context.Context, req *graphop.History) (*graphop.HistoryResult, error) {
 	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
-	res := &graphop.HistoryResult{ID: req.ID, Limit: limit, Offset: offset, Items: []graphop.Delta{}, Store: s.opts.Layer}
+	res := &graphop.HistoryResult{ID: req.ID, Limit: limit, Offset: offset, Items: []graphop.Delta{}, Store: s.db.Layer()}
 	err := s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(version), 0), coalesce(max(entity_type), '') FROM graph_history WHERE entity_id = ?`,
 		req.ID).Scan(&res.Total, &res.Version, &res.EntityType)
 	if err != nil {
@@ -152,7 +153,7 @@ func (s *Store) reconstruct(ctx context.Context, id string, v int, h *graphop.Hi
 	if last.Op == "delete" {
 		return nil, op.Invalid("version", "version %d of %s %s is its deletion (tombstone); ask for version %d", v, h.EntityType, id, v-1)
 	}
-	return entityFromState(h.EntityType, id, v, state, s.opts.Layer)
+	return entityFromState(h.EntityType, id, v, state, s.db.Layer())
 }
 
 // entityFromState turns a state map back into an *graphop.Atom or *graphop.Molecule.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Ingest bounds.
@@ -56,7 +57,7 @@ func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done
 	if err != nil {
 		return nil, err
 	}
-	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.opts.Layer}
+	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.db.Layer()}
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
 	in := &ingester{s: s, root: root, res: res, projects: map[string][]string{}}
@@ -259,7 +260,7 @@ func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) 
 }
 
 // oldPieces returns the live declaration and chunk nodes of a file.
-func oldPieces(ctx context.Context, q querier, abs string) (map[string]oldPiece, error) {
+func oldPieces(ctx context.Context, q store.Querier, abs string) (map[string]oldPiece, error) {
 	out := map[string]oldPiece{}
 	for _, prefix := range []string{"decl:" + abs + "#", "chunk:" + abs + "#"} {
 		rows, err := q.QueryContext(ctx, `SELECT key, id, content_hash FROM vg_nodes
@@ -297,7 +298,7 @@ func (tx *vtx) retire(ctx context.Context, old, newID, now string) error {
 
 // replace inserts n, superseding the live node old (if any).
 func (tx *vtx) replace(ctx context.Context, n *nodeIn, old, now string) error {
-	n.id = newID()
+	n.id = store.NewID()
 	if old != "" {
 		if err := tx.retire(ctx, old, n.id, now); err != nil {
 			return err

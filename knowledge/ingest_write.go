@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // write stores one file's nodes in the batch's transaction.
 func (in *ingester) write(ctx context.Context, tx *vtx, w *fileWork) error {
-	now := in.s.now()
+	now := store.Now()
 	if err := tx.replace(ctx, w.file, w.oldID, now); err != nil {
 		return err
 	}

@@ -5,53 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
-
-// PersonalPath is the personal store of an agent root:
-// <agent>/knowledge/knowledge.db.
-func PersonalPath(agentDir string) string {
-	return filepath.Join(agentDir, "knowledge", "knowledge.db")
-}
-
-// ProjectFile is a project store's path below its repository root.
-const ProjectFile = ".pi/knowledge.db"
-
-// FindProject walks up from cwd to the nearest <dir>/.pi/knowledge.db and
-// returns its path, or "" when there is none.
-func FindProject(cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ProjectFile)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-		if d == filepath.Dir(d) {
-			return ""
-		}
-	}
-}
-
-// RepoRoot is the nearest directory at or above cwd holding .git (a
-// directory or a worktree's file), or cwd itself when there is none.
-func RepoRoot(cwd string) string {
-	cwd = filepath.Clean(cwd)
-	for d := cwd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return cwd
-		}
-	}
-}
 
 // Layers is the pair of stores a caller sees: the project store of its
 // cwd (nil when there is none) and the personal store. The kernel opens
@@ -78,7 +38,7 @@ func (l *Layers) stores(choice string) ([]*Store, error) {
 	switch choice {
 	case op.StoreProject:
 		if l.Project == nil {
-			return nil, op.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", ProjectFile)
+			return nil, op.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", store.ProjectFile)
 		}
 		return []*Store{l.Project}, nil
 	case op.StorePersonal:
@@ -197,7 +157,7 @@ func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Sto
 
 // Execute runs one request through the layers. The request is validated
 // (again) first. Errors of the operation are *op.Error; others are I/O.
-func (l *Layers) Execute(ctx context.Context, c Caller, req op.Request) (any, error) {
+func (l *Layers) Execute(ctx context.Context, c store.Caller, req op.Request) (any, error) {
 	if e := req.Validate(); e != nil {
 		return nil, e
 	}
@@ -243,7 +203,7 @@ func (l *Layers) Execute(ctx context.Context, c Caller, req op.Request) (any, er
 	return nil, op.Invalid("operation", "unknown knowledge request %T", req)
 }
 
-func (l *Layers) queryGraph(ctx context.Context, c Caller, r *graphop.QueryGraph) (any, error) {
+func (l *Layers) queryGraph(ctx context.Context, c store.Caller, r *graphop.QueryGraph) (any, error) {
 	switch r.Operation {
 	case "get":
 		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.get(ctx, r) })
@@ -277,7 +237,7 @@ func (l *Layers) queryGraph(ctx context.Context, c Caller, r *graphop.QueryGraph
 
 // context runs context in each store and merges: molecules and orphans
 // project first; a path is unmatched when no store matched it.
-func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
+func (l *Layers) context(ctx context.Context, c store.Caller, choice, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
 	out := &graphop.Context{Molecules: []graphop.ContextMolecule{}, OrphanAtoms: []graphop.ContextAtom{}, UnmatchedPaths: []string{}}
 	misses := map[string]int{}
 	var order []string
@@ -344,7 +304,7 @@ func (l *Layers) status(ctx context.Context, r *api.Status) (*api.StatusResult, 
 
 // init creates (or finds) the project store of the caller's repository
 // and its project; it reuses l.Project when that is the store.
-func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResult, error) {
+func (l *Layers) init(ctx context.Context, c store.Caller, r *api.Init) (*api.InitResult, error) {
 	if !filepath.IsAbs(c.Cwd) {
 		return nil, op.Invalid("cwd", "init needs the caller's absolute cwd, got %q", c.Cwd)
 	}
@@ -353,7 +313,7 @@ func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResu
 		opts = l.Personal.opts
 	}
 	opts.Layer = op.StoreProject
-	if l.Project != nil && l.Project.Path() == FindProject(c.Cwd) {
+	if l.Project != nil && l.Project.Path() == store.FindProject(c.Cwd) {
 		return l.Project.ensureProject(ctx, filepath.Dir(filepath.Dir(l.Project.Path())), r.Name, false)
 	}
 	return Init(ctx, c.Cwd, r, opts)
@@ -363,10 +323,10 @@ func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResu
 // repository root holding cwd, else cwd; an existing store at or above cwd
 // is reused) and its project {name, root: <repo>}.
 func Init(ctx context.Context, cwd string, req *api.Init, opts Options) (*api.InitResult, error) {
-	path := FindProject(cwd)
+	path := store.FindProject(cwd)
 	created := false
 	if path == "" {
-		path, created = filepath.Join(RepoRoot(cwd), ProjectFile), true
+		path, created = filepath.Join(store.RepoRoot(cwd), store.ProjectFile), true
 	}
 	s, err := Open(path, opts)
 	if err != nil {
@@ -378,20 +338,20 @@ func Init(ctx context.Context, cwd string, req *api.Init, opts Options) (*api.In
 
 // ensureProject returns the project with root, creating it when missing.
 func (s *Store) ensureProject(ctx context.Context, root, name string, created bool) (*api.InitResult, error) {
-	p := graphop.Project{Store: s.opts.Layer}
+	p := graphop.Project{Store: s.db.Layer()}
 	err := s.r.QueryRowContext(ctx, `SELECT id, name, root, created_at FROM projects WHERE root = ?`, root).Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt)
 	if err == nil {
-		return &api.InitResult{Path: s.path, Created: created, Project: p}, nil
+		return &api.InitResult{Path: s.db.Path(), Created: created, Project: p}, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("init %s: %w", s.path, err)
+		return nil, fmt.Errorf("init %s: %w", s.db.Path(), err)
 	}
 	if name == "" {
 		name = filepath.Base(root)
 	}
-	np, err := s.CreateProject(ctx, Caller{Cwd: root}, &graphop.ProjectCreate{Name: name, Root: root})
+	np, err := s.CreateProject(ctx, store.Caller{Cwd: root}, &graphop.ProjectCreate{Name: name, Root: root})
 	if err != nil {
-		return nil, fmt.Errorf("init %s: %w", s.path, err)
+		return nil, fmt.Errorf("init %s: %w", s.db.Path(), err)
 	}
-	return &api.InitResult{Path: s.path, Created: created, Project: *np}, nil
+	return &api.InitResult{Path: s.db.Path(), Created: created, Project: *np}, nil
 }

@@ -1,39 +1,14 @@
 package knowledge
 
 import (
-	"bytes"
-	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"modernc.org/sqlite" // the "sqlite" database/sql driver (no cgo)
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/pi-actors/pi-actors/knowledge/embed"
-)
-
-// ApplicationID is written to every knowledge store's header (PRAGMA
-// application_id): "piKG".
-const ApplicationID = 0x70694b47
-
-// Sentinel errors of Open.
-var (
-	// ErrNotStore: the file at the path is not a knowledge store (not a
-	// SQLite database, or another application's database). It is left as is.
-	ErrNotStore = errors.New("not a knowledge store")
-	// ErrTooNew: the store's schema is newer than this binary knows. It is
-	// left as is.
-	ErrTooNew = errors.New("knowledge store schema is newer than this binary")
-	// ErrCorrupt: SQLite reports the store damaged.
-	ErrCorrupt = errors.New("knowledge store is damaged")
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Options configure a Store.
@@ -58,17 +33,11 @@ type Options struct {
 	ExactBelow int
 }
 
-// Store is one knowledge database. It is safe for concurrent use: writes go
-// through one connection (serialised, BEGIN IMMEDIATE), reads through a
-// pool of read-only connections.
+// Store is one knowledge database. It is safe for concurrent use.
 type Store struct {
-	path string
-	opts Options
-	w    *sql.DB
+	db   *store.DB
 	r    *sql.DB
-
-	smu   sync.Mutex
-	stmts map[string]*sql.Stmt // prepared writer statements (see wtx)
+	opts Options
 
 	mu      sync.Mutex
 	indexes map[string]*globIndex // context match index per project id
@@ -79,72 +48,24 @@ type Store struct {
 	ingestMu sync.Mutex // one Ingest at a time
 }
 
-// Open opens the knowledge store at path, creating it (and its directory)
-// when missing, and migrates it to the current schema. A file that is not
-// a knowledge store, is damaged, or has a newer schema is refused with
-// ErrNotStore, ErrCorrupt or ErrTooNew and not modified.
+// Open opens the knowledge store at path (see store.Open).
 func Open(path string, opts Options) (*Store, error) {
-	if opts.ReadConns <= 0 {
-		opts.ReadConns = 4
-	}
-	if opts.BusyTimeout <= 0 {
-		opts.BusyTimeout = 5 * time.Second
-	}
 	if opts.Embedder == nil {
 		opts.Embedder = embed.NewLocal()
 	}
 	if opts.ExactBelow <= 0 {
 		opts.ExactBelow = DefaultExactBelow
 	}
-	abs, err := filepath.Abs(path)
+	db, err := store.Open(path, store.Options{RunExists: opts.RunExists, Layer: opts.Layer,
+		ReadConns: opts.ReadConns, BusyTimeout: opts.BusyTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("open knowledge store %s: %w", path, err)
+		return nil, err
 	}
-	if strings.ContainsAny(abs, "?#") {
-		return nil, fmt.Errorf("open knowledge store %s: a store path may not contain ? or #", abs)
-	}
-	if err := checkHeader(abs); err != nil {
-		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
-	}
-	s := &Store{path: abs, opts: opts, indexes: map[string]*globIndex{}, stmts: map[string]*sql.Stmt{}}
-	if err := s.open(); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("open knowledge store %s: %w", abs, classify(err))
-	}
-	return s, nil
+	return &Store{db: db, r: db.Reader(), opts: opts, indexes: map[string]*globIndex{}}, nil
 }
 
-func (s *Store) open() error {
-	ms := s.opts.BusyTimeout.Milliseconds()
-	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)", ms)
-	var err error
-	if s.w, err = sql.Open("sqlite", s.path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=cache_size(-65536)&_txlock=immediate"); err != nil {
-		return err
-	}
-	s.w.SetMaxOpenConns(1)
-	s.w.SetConnMaxIdleTime(0)
-	if err := migrate(context.Background(), s.w); err != nil {
-		return err
-	}
-	// The header (application id, user version) is written to the WAL
-	// first; a checkpoint puts it in the main file, where checkHeader reads
-	// it, so a process killed right after creating the store leaves one the
-	// next Open accepts.
-	if _, err := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if s.r, err = sql.Open("sqlite", s.path+"?"+common+"&_pragma=query_only(1)"); err != nil {
-		return err
-	}
-	s.r.SetMaxOpenConns(s.opts.ReadConns)
-	s.r.SetMaxIdleConns(s.opts.ReadConns)
-	return nil
-}
-
-// Close closes the store's connections.
+// Close stops the vector graph's workers (writing changed graphs) and
+// closes the store's connections.
 func (s *Store) Close() error {
 	var errs []error
 	s.vgMu.Lock()
@@ -154,101 +75,15 @@ func (s *Store) Close() error {
 	if g != nil {
 		errs = append(errs, g.close())
 	}
-	s.smu.Lock()
-	for _, st := range s.stmts {
-		errs = append(errs, st.Close())
-	}
-	s.stmts = nil
-	s.smu.Unlock()
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
-	}
-	if s.w != nil {
-		errs = append(errs, s.w.Close())
-	}
+	errs = append(errs, s.db.Close())
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close knowledge store %s: %w", s.path, err)
+		return fmt.Errorf("close knowledge store %s: %w", s.db.Path(), err)
 	}
 	return nil
 }
 
 // Path is the store's absolute file path.
-func (s *Store) Path() string { return s.path }
+func (s *Store) Path() string { return s.db.Path() }
 
 // Layer is the store's layer tag (Options.Layer).
-func (s *Store) Layer() string { return s.opts.Layer }
-
-var sqliteMagic = []byte("SQLite format 3\x00")
-
-// checkHeader reads the file's 100-byte SQLite header: a missing or empty
-// file is a new store; otherwise it must be SQLite with our application id
-// (or id 0 and no tables: a database created empty) and a schema version
-// this binary knows.
-func checkHeader(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	hdr := make([]byte, 100)
-	n, err := io.ReadFull(f, hdr)
-	if n == 0 && (err == io.EOF || err == nil) {
-		return nil
-	}
-	if n < len(hdr) || !bytes.HasPrefix(hdr, sqliteMagic) {
-		return fmt.Errorf("%w: the file is not a SQLite database (left untouched; move it away or choose another path)", ErrNotStore)
-	}
-	appID := binary.BigEndian.Uint32(hdr[68:72])
-	userVersion := int(binary.BigEndian.Uint32(hdr[60:64]))
-	switch {
-	case appID == ApplicationID && userVersion > len(migrations):
-		return fmt.Errorf("%w: schema version %d, this binary knows up to %d (left untouched; use a newer pi-actors)", ErrTooNew, userVersion, len(migrations))
-	case appID == ApplicationID:
-		return nil
-	case appID != 0:
-		return fmt.Errorf("%w: a SQLite database of another application (application_id %#x; left untouched)", ErrNotStore, appID)
-	}
-	return checkEmpty(path)
-}
-
-// checkEmpty accepts a SQLite database without application id only when
-// it holds no schema at all.
-func checkEmpty(path string) error {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
-		return fmt.Errorf("%w: %v (left untouched)", ErrNotStore, err)
-	}
-	// A store whose header is still only in its WAL (a writer died before
-	// any checkpoint) reads as ours through SQLite.
-	var appID uint32
-	if n > 0 && db.QueryRow(`PRAGMA application_id`).Scan(&appID) == nil && appID == ApplicationID {
-		return nil
-	}
-	if n > 0 {
-		return fmt.Errorf("%w: a SQLite database with %d schema objects that is not a knowledge store (no application id; left untouched)", ErrNotStore, n)
-	}
-	return nil
-}
-
-// classify maps SQLite's damage reports to ErrCorrupt.
-func classify(err error) error {
-	if err == nil || errors.Is(err, ErrTooNew) || errors.Is(err, ErrNotStore) {
-		return err
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-			return fmt.Errorf("%w: %v (left untouched; restore a backup or move it away)", ErrCorrupt, err)
-		}
-	}
-	return err
-}
+func (s *Store) Layer() string { return s.db.Layer() }

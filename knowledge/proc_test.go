@@ -17,6 +17,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // helper starts this test binary as the named helper process.
@@ -109,7 +110,7 @@ func TestKillDuringWriteBurst(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "k.db")
 	s := openStore(t, path, "")
-	p, err := s.CreateProject(t.Context(), Caller{}, &graphop.ProjectCreate{Name: "p", Root: dir})
+	p, err := s.CreateProject(t.Context(), store.Caller{}, &graphop.ProjectCreate{Name: "p", Root: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func helperMain(args []string) int {
 		return 1
 	}
 	defer s.Close()
-	ctx, c := context.Background(), Caller{RunID: "helper"}
+	ctx, c := context.Background(), store.Caller{RunID: "helper"}
 	switch args[0] {
 	case "ingest":
 		_, err := Ingest(ctx, s, IngestRequest{Path: args[2]}, func(done, total int) { fmt.Printf("progress %d %d\n", done, total) })

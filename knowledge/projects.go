@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // CreateProject runs project_create. The root defaults to the caller's
 // cwd; a relative root is taken relative to it. Two projects may not share
 // a root (the cwd would not select one).
-func (s *Store) CreateProject(ctx context.Context, c Caller, req *graphop.ProjectCreate) (*graphop.Project, error) {
+func (s *Store) CreateProject(ctx context.Context, c store.Caller, req *graphop.ProjectCreate) (*graphop.Project, error) {
 	root := req.Root
 	if root == "" {
 		root = c.Cwd
@@ -30,7 +32,7 @@ func (s *Store) CreateProject(ctx context.Context, c Caller, req *graphop.Projec
 	if root != "" {
 		root = filepath.Clean(root)
 	}
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		if root != "" {
 			var other string
 			err := tx.QueryRowContext(ctx, `SELECT id FROM projects WHERE root = ?`, root).Scan(&other)
@@ -41,7 +43,7 @@ func (s *Store) CreateProject(ctx context.Context, c Caller, req *graphop.Projec
 				return nil, fmt.Errorf("read projects: %w", err)
 			}
 		}
-		p := &graphop.Project{ID: newID(), Name: req.Name, Root: root, CreatedAt: s.now(), Store: s.opts.Layer}
+		p := &graphop.Project{ID: store.NewID(), Name: req.Name, Root: root, CreatedAt: store.Now(), Store: s.db.Layer()}
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects(id, name, root, created_at) VALUES (?, ?, ?, ?)`, p.ID, p.Name, p.Root, p.CreatedAt)
 		if err != nil {
 			return nil, fmt.Errorf("create project %s: %w", p.Name, err)
@@ -67,7 +69,7 @@ func (s *Store) Projects(ctx context.Context, req *graphop.ProjectList) (*op.Pag
 	}
 	defer rows.Close()
 	for rows.Next() {
-		p := graphop.Project{Store: s.opts.Layer}
+		p := graphop.Project{Store: s.db.Layer()}
 		if err := rows.Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt); err != nil {
 			return nil, fmt.Errorf("list projects: %w", err)
 		}
@@ -77,7 +79,7 @@ func (s *Store) Projects(ctx context.Context, req *graphop.ProjectList) (*op.Pag
 }
 
 // projectRoot is a project's root ("" when it has none).
-func projectRoot(ctx context.Context, q querier, id string) (string, error) {
+func projectRoot(ctx context.Context, q store.Querier, id string) (string, error) {
 	var root string
 	if err := q.QueryRowContext(ctx, `SELECT root FROM projects WHERE id = ?`, id).Scan(&root); err != nil {
 		return "", fmt.Errorf("read project %s: %w", id, err)
@@ -88,15 +90,15 @@ func projectRoot(ctx context.Context, q querier, id string) (string, error) {
 // Status reports the store's path, schema version, size (database and
 // WAL), row counts and first projects.
 func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
-	st := &api.StoreStatus{Store: s.opts.Layer, Path: s.path}
+	st := &api.StoreStatus{Store: s.db.Layer(), Path: s.db.Path()}
 	err := s.r.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(version), 0) FROM schema_version),
 		(SELECT count(*) FROM projects), (SELECT count(*) FROM graph_molecules), (SELECT count(*) FROM graph_atoms),
 		(SELECT count(*) FROM graph_changelog), (SELECT count(*) FROM graph_history)`).Scan(&st.SchemaVersion,
 		&st.Counts.Projects, &st.Counts.Molecules, &st.Counts.Atoms, &st.Counts.Changelog, &st.Counts.Deltas)
 	if err != nil {
-		return nil, fmt.Errorf("status of %s: %w", s.path, err)
+		return nil, fmt.Errorf("status of %s: %w", s.db.Path(), err)
 	}
-	for _, p := range []string{s.path, s.path + "-wal"} {
+	for _, p := range []string{s.db.Path(), s.db.Path() + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			st.SizeBytes += fi.Size()
 		}
@@ -110,4 +112,87 @@ func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// projectExists is NOT_FOUND (naming field) unless the project exists.
+func projectExists(ctx context.Context, q store.Querier, field, id string) error {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM projects WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return op.NotFound(field, "project", id)
+	}
+	if err != nil {
+		return fmt.Errorf("read project %s: %w", id, err)
+	}
+	return nil
+}
+
+// errNoProject marks a projectId that could not be chosen from the cwd
+// (Layers skips such a store for reads that are not by id).
+var errNoProject = errors.New("no project for cwd")
+
+// noProjectError is the VALIDATION_ERROR of an unresolved projectId; it
+// matches errNoProject and unwraps to the *op.Error.
+type noProjectError struct{ e *op.Error }
+
+func (n *noProjectError) Error() string        { return n.e.Error() }
+func (n *noProjectError) Unwrap() error        { return n.e }
+func (n *noProjectError) Is(target error) bool { return target == errNoProject }
+
+// resolveProject returns the given project id after checking it exists,
+// or the one project whose root holds cwd.
+func resolveProject(ctx context.Context, q store.Querier, given, cwd string) (string, error) {
+	if given != "" {
+		return given, projectExists(ctx, q, "projectId", given)
+	}
+	ids, err := projectsAt(ctx, q, cwd)
+	if err != nil {
+		return "", err
+	}
+	switch len(ids) {
+	case 1:
+		return ids[0], nil
+	case 0:
+		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under no project's root; pass projectId (see project_list) or create one (project_create root=DIR)", cwdOrNone(cwd))
+		return "", &noProjectError{e}
+	default:
+		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under %d project roots (%s); pass one of them", cwd, len(ids), strings.Join(ids, ", "))
+		return "", &noProjectError{e}
+	}
+}
+
+func cwdOrNone(cwd string) string {
+	if cwd == "" {
+		return "(not given)"
+	}
+	return cwd
+}
+
+// projectsAt lists the ids of projects whose root is cwd or a parent of it.
+func projectsAt(ctx context.Context, q store.Querier, cwd string) ([]string, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return nil, nil
+	}
+	cwd = filepath.Clean(cwd)
+	var candidates []any
+	for d := cwd; ; d = filepath.Dir(d) {
+		candidates = append(candidates, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id FROM projects WHERE root IN (?`+strings.Repeat(",?", len(candidates)-1)+`) ORDER BY id`, candidates...)
+	if err != nil {
+		return nil, fmt.Errorf("find project for %s: %w", cwd, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("find project for %s: %w", cwd, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

@@ -8,12 +8,13 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // QueryGraph runs query_graph. req must have passed Validate. Results:
 // *graphop.Atom or *graphop.Molecule (get), *op.Page[graphop.Atom] or
 // *op.Page[graphop.Molecule] (search), *graphop.Context (context).
-func (s *Store) QueryGraph(ctx context.Context, c Caller, req *graphop.QueryGraph) (any, error) {
+func (s *Store) QueryGraph(ctx context.Context, c store.Caller, req *graphop.QueryGraph) (any, error) {
 	switch req.Operation {
 	case "get":
 		return s.get(ctx, req)
@@ -33,13 +34,13 @@ func (s *Store) get(ctx context.Context, req *graphop.QueryGraph) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Store = s.opts.Layer
+		a.Store = s.db.Layer()
 		if withLog {
 			logs, err := changelogFor(ctx, s.r, graphop.EntityAtom, []string{a.ID}, logN)
 			if err != nil {
 				return nil, err
 			}
-			a.Changelog = nonNil(logs[a.ID])
+			a.Changelog = op.NonNil(logs[a.ID])
 		}
 		return a, nil
 	}
@@ -47,7 +48,7 @@ func (s *Store) get(ctx context.Context, req *graphop.QueryGraph) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Store = s.opts.Layer
+	m.Store = s.db.Layer()
 	if m.Atoms, err = memberAtoms(ctx, s.r, m.ID); err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (s *Store) get(ctx context.Context, req *graphop.QueryGraph) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Changelog = nonNil(logs[m.ID])
+		m.Changelog = op.NonNil(logs[m.ID])
 	}
 	return m, nil
 }
@@ -74,7 +75,7 @@ func ftsQuery(text string) string {
 	return strings.Join(words, " ")
 }
 
-func (s *Store) search(ctx context.Context, c Caller, req *graphop.QueryGraph) (any, error) {
+func (s *Store) search(ctx context.Context, c store.Caller, req *graphop.QueryGraph) (any, error) {
 	pid, err := resolveProject(ctx, s.r, req.ProjectID, c.Cwd)
 	if err != nil {
 		return nil, err
@@ -123,7 +124,7 @@ func (s *Store) search(ctx context.Context, c Caller, req *graphop.QueryGraph) (
 			if err != nil {
 				return nil, fmt.Errorf("search molecules: %w", err)
 			}
-			m.Store = s.opts.Layer
+			m.Store = s.db.Layer()
 			page.Items = append(page.Items, *m)
 		}
 		if err := rows.Err(); err != nil {
@@ -140,7 +141,7 @@ func (s *Store) search(ctx context.Context, c Caller, req *graphop.QueryGraph) (
 		if err != nil {
 			return nil, fmt.Errorf("search atoms: %w", err)
 		}
-		a.Store = s.opts.Layer
+		a.Store = s.db.Layer()
 		page.Items = append(page.Items, *a)
 	}
 	if err := rows.Err(); err != nil {
@@ -163,13 +164,13 @@ func attachLogs[T any](ctx context.Context, s *Store, parentType string, items [
 	}
 	for i := range items {
 		id, dst := field(&items[i])
-		*dst = nonNil(logs[id])
+		*dst = op.NonNil(logs[id])
 	}
 	return nil
 }
 
 // changelogFor returns the newest n changelog entries of each parent.
-func changelogFor(ctx context.Context, q querier, parentType string, ids []string, n int) (map[string][]graphop.ChangelogEntry, error) {
+func changelogFor(ctx context.Context, q store.Querier, parentType string, ids []string, n int) (map[string][]graphop.ChangelogEntry, error) {
 	out := map[string][]graphop.ChangelogEntry{}
 	if n <= 0 {
 		return out, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 var (
@@ -120,11 +121,11 @@ func hasDotDotSeg(p string) bool {
 
 // TaskContext runs the spec's includeGraphContext: the Context Files of
 // text, matched with context through the layers.
-func (l *Layers) TaskContext(ctx context.Context, c Caller, text string) (*graphop.TaskContextResult, error) {
+func (l *Layers) TaskContext(ctx context.Context, c store.Caller, text string) (*graphop.TaskContextResult, error) {
 	return l.taskContext(ctx, c, &graphop.TaskContext{Text: text})
 }
 
-func (l *Layers) taskContext(ctx context.Context, c Caller, r *graphop.TaskContext) (*graphop.TaskContextResult, error) {
+func (l *Layers) taskContext(ctx context.Context, c store.Caller, r *graphop.TaskContext) (*graphop.TaskContextResult, error) {
 	text, field := r.Text, "text"
 	if r.File != "" {
 		field = "file"

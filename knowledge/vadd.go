@@ -5,13 +5,14 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // AddNode runs node_add: one node with its provenance (source, ref, the
 // task), its links, an optional node it supersedes, and the conflicts its
 // name raises with live nodes of the same name. req must have passed
 // Validate.
-func (s *Store) AddNode(ctx context.Context, c Caller, req *vectorop.NodeAdd) (*vectorop.NodeAdded, error) {
+func (s *Store) AddNode(ctx context.Context, c store.Caller, req *vectorop.NodeAdd) (*vectorop.NodeAdded, error) {
 	out, err := s.AddNodes(ctx, c, []*vectorop.NodeAdd{req})
 	if err != nil {
 		return nil, err
@@ -23,19 +24,19 @@ func (s *Store) AddNode(ctx context.Context, c Caller, req *vectorop.NodeAdd) (*
 // transaction: all of them apply or none does; the first failing request
 // aborts the batch with its error's details.index set. Bulk loads are
 // many times faster this way.
-func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*vectorop.NodeAdd) ([]*vectorop.NodeAdded, error) {
+func (s *Store) AddNodes(ctx context.Context, c store.Caller, reqs []*vectorop.NodeAdd) ([]*vectorop.NodeAdded, error) {
 	ns := make([]*nodeIn, len(reqs))
 	for i, req := range reqs {
 		if e := req.Validate(); e != nil {
 			if len(reqs) == 1 {
 				return nil, e
 			}
-			return nil, atIndex(e, i)
+			return nil, op.AtIndex(e, i)
 		}
 		n, err := s.nodeOf(c, req)
 		if err != nil {
 			if e, ok := op.AsError(err); ok && len(reqs) > 1 {
-				return nil, atIndex(e, i)
+				return nil, op.AtIndex(e, i)
 			}
 			return nil, err
 		}
@@ -48,7 +49,7 @@ func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*vectorop.NodeAdd
 			v, err := s.addNode(ctx, tx, req, ns[i])
 			if err != nil {
 				if e, ok := op.AsError(err); ok && len(reqs) > 1 {
-					return nil, atIndex(e, i)
+					return nil, op.AtIndex(e, i)
 				}
 				return nil, err
 			}
@@ -63,11 +64,11 @@ func (s *Store) AddNodes(ctx context.Context, c Caller, reqs []*vectorop.NodeAdd
 }
 
 // nodeOf makes the node a node_add request writes.
-func (s *Store) nodeOf(c Caller, req *vectorop.NodeAdd) (*nodeIn, error) {
+func (s *Store) nodeOf(c store.Caller, req *vectorop.NodeAdd) (*nodeIn, error) {
 	task := req.TaskID
 	if task != "" || c.RunID != "" {
 		var err error
-		if task, err = s.taskID("taskId", req.TaskID, c); err != nil {
+		if task, err = s.db.TaskID("taskId", req.TaskID, c); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +96,7 @@ func (s *Store) addNode(ctx context.Context, tx *vtx, req *vectorop.NodeAdd, n *
 			return nil, err
 		}
 	}
-	now := s.now()
+	now := store.Now()
 	if err := tx.insertNode(ctx, n, now); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // temporalGap is how far apart two statements on one subject must be to
@@ -51,8 +52,8 @@ func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]ve
 	out := []vectorop.ConflictRef{}
 	for _, o := range others {
 		typ, resolution := vectorop.ConflictSemantic, "needs review: which statement holds?"
-		then, _ := time.Parse(timeLayout, o.created)
-		cur, _ := time.Parse(timeLayout, now)
+		then, _ := time.Parse(store.TimeLayout, o.created)
+		cur, _ := time.Parse(store.TimeLayout, now)
 		switch {
 		case (o.domain == vectorop.DomainCode) != (n.domain == vectorop.DomainCode):
 			typ, resolution = vectorop.ConflictSourceMismatch, "code is the source of truth; the other statement may be outdated"
@@ -73,12 +74,12 @@ func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]ve
 }
 
 // conflictsOf returns the unresolved conflicts of each node id.
-func conflictsOf(ctx context.Context, q querier, ids []string) (map[string][]vectorop.ConflictRef, error) {
+func conflictsOf(ctx context.Context, q store.Querier, ids []string) (map[string][]vectorop.ConflictRef, error) {
 	out := map[string][]vectorop.ConflictRef{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	in, args := inList(ids)
+	in, args := store.In(ids)
 	rows, err := q.QueryContext(ctx, `SELECT c.id, c.type, c.node_a, a.name, c.node_b, b.name, c.description
 		FROM vg_conflicts c JOIN vg_nodes a ON a.id = c.node_a JOIN vg_nodes b ON b.id = c.node_b
 		WHERE c.resolved = 0 AND (c.node_a IN `+in+` OR c.node_b IN `+in+`) ORDER BY c.id`, append(args, args...)...)
@@ -106,19 +107,10 @@ func conflictsOf(ctx context.Context, q querier, ids []string) (map[string][]vec
 	return out, rows.Err()
 }
 
-// inList is "(?, ?, …)" for ids and the ids as arguments.
-func inList(ids []string) (string, []any) {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	return "(?" + strings.Repeat(", ?", len(ids)-1) + ")", args
-}
-
 const conflictCols = `c.id, c.type, c.subject, c.node_a, a.name, c.node_b, b.name, c.description, c.resolved, c.resolution,
 	c.detected_at, c.resolved_at`
 
-func scanConflict(sc scanner) (vectorop.ConflictRecord, error) {
+func scanConflict(sc store.Scanner) (vectorop.ConflictRecord, error) {
 	var c vectorop.ConflictRecord
 	err := sc.Scan(&c.ID, &c.Type, &c.Subject, &c.NodeA, &c.NameA, &c.NodeB, &c.NameB, &c.Description, &c.Resolved,
 		&c.Resolution, &c.DetectedAt, &c.ResolvedAt)
@@ -152,16 +144,16 @@ func (s *Store) Conflicts(ctx context.Context, req *vectorop.Conflicts) (any, er
 		if err != nil {
 			return nil, fmt.Errorf("read conflicts: %w", err)
 		}
-		c.Store = s.opts.Layer
+		c.Store = s.db.Layer()
 		page.Items = append(page.Items, c)
 	}
 	return page, rows.Err()
 }
 
 func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) (*vectorop.ConflictRecord, error) {
-	v, err := s.write(ctx, func(tx *wtx) (any, error) {
+	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE vg_conflicts SET resolved = 1, resolution = ?, resolved_at = ? WHERE id = ?`,
-			resolution, s.now(), id)
+			resolution, store.Now(), id)
 		if err != nil {
 			return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
 		}
@@ -176,7 +168,7 @@ func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) 
 		if err != nil {
 			return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
 		}
-		c.Store = s.opts.Layer
+		c.Store = s.db.Layer()
 		return &c, nil
 	})
 	if err != nil {

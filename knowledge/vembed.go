@@ -9,6 +9,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Embedding bounds.
@@ -167,7 +168,7 @@ func (g *vgraph) embedBatch(ctx context.Context, after int64) (int, int64, error
 	if err != nil {
 		return 0, 0, fmt.Errorf("embed with %s: %w", g.emb.ID(), err)
 	}
-	_, err = g.s.write(ctx, func(tx *wtx) (any, error) {
+	_, err = g.s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		for i, seq := range seqs {
 			if err := putVector(ctx, tx, seq, domains[i], types[i], g.emb.ID(), vecs[i]); err != nil {
 				return nil, err
@@ -186,7 +187,7 @@ func (g *vgraph) embedBatch(ctx context.Context, after int64) (int, int64, error
 
 // putVector stores a node's vector of embedder (unit length), unless the
 // node already has one of that embedder.
-func putVector(ctx context.Context, tx *wtx, seq int64, domain, typ, embedder string, v []float32) error {
+func putVector(ctx context.Context, tx *store.Tx, seq int64, domain, typ, embedder string, v []float32) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO vg_vectors(seq, domain, type, embedder, dim, vec) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(seq, embedder) DO NOTHING`, seq, domain, typ, embedder, len(v), encodeVec(unit(v)))
 	if err != nil {

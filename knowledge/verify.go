@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // live is an entity row as Verify compares it with its history.
@@ -21,14 +22,14 @@ type live struct {
 // state's, a live row that differs from (or outlives, or lacks) its
 // history.
 func (s *Store) Verify(ctx context.Context) (*graphop.VerifyReport, error) {
-	rep := &graphop.VerifyReport{Store: s.opts.Layer, Path: s.path, Breaks: []graphop.Break{}}
+	rep := &graphop.VerifyReport{Store: s.db.Layer(), Path: s.db.Path(), Breaks: []graphop.Break{}}
 	rows, err := s.liveRows(ctx)
 	if err != nil {
 		return nil, err
 	}
 	hist, err := s.r.QueryContext(ctx, "SELECT "+deltaCols+" FROM graph_history ORDER BY entity_id, version")
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 	}
 	defer hist.Close()
 	var chain []graphop.Delta
@@ -53,7 +54,7 @@ func (s *Store) Verify(ctx context.Context) (*graphop.VerifyReport, error) {
 		chain = append(chain, d)
 	}
 	if err := hist.Err(); err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 	}
 	flush()
 	for _, id := range sortedKeys(rows) {
@@ -68,30 +69,30 @@ func (s *Store) liveRows(ctx context.Context) (map[string]live, error) {
 	out := map[string]live{}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms")
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 	}
 	for rows.Next() {
 		a, err := scanAtom(rows)
 		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("verify %s: %w", s.path, err)
+			return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 		}
 		out[a.ID] = live{graphop.EntityAtom, a.Version, stateOf(a)}
 	}
 	rows.Close()
 	if rows, err = s.r.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules"); err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		m, err := scanMolecule(rows)
 		if err != nil {
-			return nil, fmt.Errorf("verify %s: %w", s.path, err)
+			return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 		}
 		out[m.ID] = live{graphop.EntityMolecule, m.Version, stateOf(m)}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.path, err)
+		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
 	}
 	return out, nil
 }
@@ -121,7 +122,7 @@ func verifyChain(chain []graphop.Delta, rows map[string]live) []graphop.Break {
 			next[k] = v
 		}
 		for f, ch := range d.Changes {
-			if canonical(ch[0]) != canonical(state[f]) {
+			if store.Canonical(ch[0]) != store.Canonical(state[f]) {
 				add(d, "old value of %s does not match version %d", f, d.Version-1)
 			}
 			next[f] = ch[1]
@@ -144,7 +145,7 @@ func verifyChain(chain []graphop.Delta, rows map[string]live) []graphop.Break {
 		add(last, "live row is missing without a tombstone")
 	case ok && l.version != last.Version:
 		add(last, "live row is at version %d, history at %d", l.version, last.Version)
-	case ok && canonical(l.state) != canonical(state):
+	case ok && store.Canonical(l.state) != store.Canonical(state):
 		add(last, "live row differs from its history (changed outside the store)")
 	}
 	return breaks

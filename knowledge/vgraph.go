@@ -70,7 +70,7 @@ func (s *Store) vectors(ctx context.Context) (*vgraph, error) {
 	if g == nil {
 		if s.vgClosed {
 			s.vgMu.Unlock()
-			return nil, fmt.Errorf("knowledge store %s is closed", s.path)
+			return nil, fmt.Errorf("knowledge store %s is closed", s.db.Path())
 		}
 		g = newVGraph(s)
 		s.vg = g
@@ -108,7 +108,7 @@ func (g *vgraph) persistLocked() error {
 		dirty := vi.dirty
 		vi.mu.RUnlock()
 		if dirty {
-			errs = append(errs, writeIndex(indexPath(g.s.path, d), g.emb.ID(), g.delGen, vi))
+			errs = append(errs, writeIndex(indexPath(g.s.db.Path(), d), g.emb.ID(), g.delGen, vi))
 		}
 	}
 	return errors.Join(errs...)
@@ -156,7 +156,7 @@ func (g *vgraph) refresh(ctx context.Context, force bool) error {
 		coalesce((SELECT max(seq) FROM vg_topics), 0),
 		coalesce((SELECT value FROM vg_meta WHERE key = ?), 0)`, "del:"+g.emb.ID()).Scan(&maxVid, &maxSeq, &delGen)
 	if err != nil {
-		return fmt.Errorf("refresh vectors of %s: %w", g.s.path, err)
+		return fmt.Errorf("refresh vectors of %s: %w", g.s.db.Path(), err)
 	}
 	if !g.loaded || delGen != g.delGen {
 		if err := g.loadLocked(ctx, delGen); err != nil {
@@ -211,7 +211,7 @@ func (g *vgraph) loadDomain(ctx context.Context, d string, delGen int64) (*vinde
 			h.embedder, d, h.vid).Scan(&n)
 		return err == nil && n == h.count
 	}
-	h, graph, err := readIndex(indexPath(g.s.path, d), accept)
+	h, graph, err := readIndex(indexPath(g.s.db.Path(), d), accept)
 	if err != nil {
 		return vi, nil // missing or stale: rebuilt from SQLite by catch-up
 	}
@@ -290,7 +290,7 @@ func (g *vgraph) startBuilds() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if g.loaded && g.idx[vi.domain] == vi {
-				if err := writeIndex(indexPath(g.s.path, vi.domain), g.emb.ID(), g.delGen, vi); err != nil {
+				if err := writeIndex(indexPath(g.s.db.Path(), vi.domain), g.emb.ID(), g.delGen, vi); err != nil {
 					g.setEmbedError(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
@@ -33,7 +34,7 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 	e.node("academic", "paper", "closing", "", `,"links":[`+link(chain[7].ID, "cites")+`]`)
 	// a0 → a7 closes the cycle.
 	_, err := e.layers.Project.writeGraph(t.Context(), func(tx *vtx) (any, error) {
-		return nil, tx.addEdge(t.Context(), chain[0].ID, "related_to", chain[7].ID, e.layers.Project.now())
+		return nil, tx.addEdge(t.Context(), chain[0].ID, "related_to", chain[7].ID, store.Now())
 	})
 	if err != nil {
 		t.Fatal(err)

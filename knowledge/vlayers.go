@@ -6,6 +6,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // progressKey carries an ingest progress callback in a context.
@@ -31,7 +32,7 @@ func progressOf(ctx context.Context) func(done, total int) {
 //   - recall searches every chosen store (project first) and merges;
 //   - node_get, traverse and conflicts resolve go to the store holding
 //     the id; conflicts list pages across the stores.
-func (l *Layers) vectorOp(ctx context.Context, c Caller, req op.Request) (v any, ok bool, err error) {
+func (l *Layers) vectorOp(ctx context.Context, c store.Caller, req op.Request) (v any, ok bool, err error) {
 	switch r := req.(type) {
 	case *vectorop.Search:
 		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.Search(ctx, r) })

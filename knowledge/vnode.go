@@ -14,6 +14,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 	"github.com/pi-actors/pi-actors/knowledge/filter"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // nodeIn is a node to write.
@@ -44,7 +45,8 @@ func hashOf(s string) string {
 // vtx is a write transaction of the vector graph: it collects topic keys
 // and writes them once, deduplicated, before commit.
 type vtx struct {
-	*wtx
+	*store.Tx
+	s      *Store
 	topics map[topicKey]int64
 }
 
@@ -71,8 +73,8 @@ func (s *Store) embedNodes(ns []*nodeIn) {
 // applies the new vectors and topic keys to the loaded indexes (or wakes
 // the embedding worker when the embedder is not local).
 func (s *Store) writeGraph(ctx context.Context, fn func(tx *vtx) (any, error)) (any, error) {
-	v, err := s.write(ctx, func(w *wtx) (any, error) {
-		tx := &vtx{wtx: w, topics: map[topicKey]int64{}}
+	v, err := s.db.Write(ctx, func(w *store.Tx) (any, error) {
+		tx := &vtx{Tx: w, s: s, topics: map[topicKey]int64{}}
 		v, err := fn(tx)
 		if err != nil {
 			return nil, err
@@ -108,14 +110,14 @@ func (s *Store) writeGraph(ctx context.Context, fn func(tx *vtx) (any, error)) (
 // n.id may be preset (a supersede that must point at it first).
 func (tx *vtx) insertNode(ctx context.Context, n *nodeIn, now string) error {
 	if n.id == "" {
-		n.id = newID()
+		n.id = store.NewID()
 	}
 	if n.hash == "" {
 		n.hash = hashOf(n.content)
 	}
 	meta := "{}"
 	if len(n.meta) > 0 {
-		meta = canonical(n.meta)
+		meta = store.Canonical(n.meta)
 	}
 	var key any
 	if n.key != "" {
@@ -135,7 +137,7 @@ func (tx *vtx) insertNode(ctx context.Context, n *nodeIn, now string) error {
 		return fmt.Errorf("insert provenance of %q: %w", n.name, err)
 	}
 	if n.vec != nil {
-		if err := putVector(ctx, tx.wtx, n.seq, n.domain, n.typ, tx.s.opts.Embedder.ID(), n.vec); err != nil {
+		if err := putVector(ctx, tx.Tx, n.seq, n.domain, n.typ, tx.s.opts.Embedder.ID(), n.vec); err != nil {
 			return err
 		}
 	}
@@ -157,7 +159,7 @@ func (tx *vtx) flushTopics(ctx context.Context) error {
 			return nil
 		}
 		q := `INSERT OR IGNORE INTO vg_topics(domain, key, seq) VALUES (?, ?, ?)` + strings.Repeat(", (?, ?, ?)", len(args)/3-1)
-		_, err := tx.Tx.ExecContext(ctx, q, args...)
+		_, err := tx.Tx.Tx.ExecContext(ctx, q, args...) // uncached: the statement varies
 		args = args[:0]
 		if err != nil {
 			return fmt.Errorf("insert topic keys: %w", err)
@@ -197,7 +199,7 @@ func (tx *vtx) supersede(ctx context.Context, old, newID, now string) error {
 }
 
 // liveByKey returns the id of the live node with key ("" when none).
-func liveByKey(ctx context.Context, q querier, key string) (id, hash string, err error) {
+func liveByKey(ctx context.Context, q store.Querier, key string) (id, hash string, err error) {
 	err = q.QueryRowContext(ctx, `SELECT id, content_hash FROM vg_nodes WHERE key = ? AND superseded_by IS NULL`, key).Scan(&id, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", nil
@@ -212,7 +214,7 @@ const nodeCols = `n.id, n.domain, n.type, n.name, n.path, n.created_at, coalesce
 	n.content, n.content_hash, n.metadata, n.trust, n.verified, n.updated_at,
 	coalesce((SELECT v.embedder FROM vg_vectors v WHERE v.seq = n.seq ORDER BY v.vid DESC LIMIT 1), '')`
 
-func scanNode(sc scanner) (*vectorop.Node, error) {
+func scanNode(sc store.Scanner) (*vectorop.Node, error) {
 	var n vectorop.Node
 	var meta string
 	err := sc.Scan(&n.ID, &n.Domain, &n.Type, &n.Name, &n.Path, &n.CreatedAt, &n.SupersededBy, &n.LineStart, &n.LineEnd,
@@ -229,7 +231,7 @@ func scanNode(sc scanner) (*vectorop.Node, error) {
 }
 
 // loadNode reads one node; NOT_FOUND naming field when there is none.
-func (s *Store) loadNode(ctx context.Context, q querier, field, id string) (*vectorop.Node, error) {
+func (s *Store) loadNode(ctx context.Context, q store.Querier, field, id string) (*vectorop.Node, error) {
 	n, err := scanNode(q.QueryRowContext(ctx, `SELECT `+nodeCols+` FROM vg_nodes n WHERE n.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, op.NotFound(field, "node", id)
@@ -237,20 +239,20 @@ func (s *Store) loadNode(ctx context.Context, q querier, field, id string) (*vec
 	if err != nil {
 		return nil, fmt.Errorf("read node %s: %w", id, err)
 	}
-	n.Store = s.opts.Layer
+	n.Store = s.db.Layer()
 	return n, nil
 }
 
 const refCols = `n.id, n.domain, n.type, n.name, n.path, n.created_at, coalesce(n.superseded_by, '')`
 
-func scanRef(sc scanner) (vectorop.NodeRef, error) {
+func scanRef(sc store.Scanner) (vectorop.NodeRef, error) {
 	var r vectorop.NodeRef
 	err := sc.Scan(&r.ID, &r.Domain, &r.Type, &r.Name, &r.Path, &r.CreatedAt, &r.SupersededBy)
 	return r, err
 }
 
 // queryRefs runs a query selecting refCols.
-func queryRefs(ctx context.Context, q querier, query string, args ...any) ([]vectorop.NodeRef, error) {
+func queryRefs(ctx context.Context, q store.Querier, query string, args ...any) ([]vectorop.NodeRef, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
@@ -268,7 +270,7 @@ func queryRefs(ctx context.Context, q querier, query string, args ...any) ([]vec
 }
 
 // nodeExists is NOT_FOUND (naming field) unless the node exists.
-func nodeExists(ctx context.Context, q querier, field, id string) error {
+func nodeExists(ctx context.Context, q store.Querier, field, id string) error {
 	var one int
 	err := q.QueryRowContext(ctx, `SELECT 1 FROM vg_nodes WHERE id = ?`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -2,7 +2,6 @@ package knowledge
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // addCode adds n code nodes about numbered topics, one call each.
@@ -30,7 +30,7 @@ func addCode(t *testing.T, s *Store, from, n int) {
 		if e := req.Validate(); e != nil {
 			t.Fatal(e)
 		}
-		if _, err := s.AddNode(t.Context(), Caller{}, req); err != nil {
+		if _, err := s.AddNode(t.Context(), store.Caller{}, req); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,34 +233,6 @@ func firstID(t *testing.T, s *Store) string {
 		t.Fatal(err)
 	}
 	return id
-}
-
-// A store of schema 1 (the knowledge graph only) migrates to 2 on open,
-// keeping its rows, and takes vector nodes.
-func TestMigrateFromSchema1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{migrations[0],
-		`INSERT INTO schema_version(version, applied_at) VALUES (1, '2025-01-01T00:00:00.000Z')`,
-		`INSERT INTO projects(id, name, root, created_at) VALUES ('p', 'old', '/old', '2025-01-01T00:00:00.000Z')`,
-		`PRAGMA user_version = 1`, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID)} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%.40s: %v", q, err)
-		}
-	}
-	db.Close()
-	s := openStore(t, path, "")
-	st, err := s.Status(t.Context())
-	if err != nil || st.SchemaVersion != SchemaVersion || st.Counts.Projects != 1 || st.Vectors == nil {
-		t.Fatalf("status %v %s", err, mustJSON(st))
-	}
-	addCode(t, s, 0, 3)
-	if got := topName(t, s, "topic2 requests"); got != "Handler2" {
-		t.Fatalf("search %s", got)
-	}
 }
 
 // NewEmbedder follows [knowledge.embedder]: local without a url, the

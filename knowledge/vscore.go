@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Score weights of seed 001's context quality scorer.
@@ -62,7 +64,7 @@ func (s *Store) hits(ctx context.Context, g *vgraph, cands []cand, now time.Time
 			return nil, fmt.Errorf("read hits: %w", err)
 		}
 		h.Snippet = clipRunes(content, snippetLen)
-		h.Store, h.from = s.opts.Layer, s
+		h.Store, h.from = s.db.Layer(), s
 		rank(&h.Hit, float64(sim[h.seq]), expires, now)
 		out = append(out, h)
 	}
@@ -73,7 +75,7 @@ func (s *Store) hits(ctx context.Context, g *vgraph, cands []cand, now time.Time
 // score (seed 001's trust hierarchy, freshness decay and quality score).
 func rank(h *vectorop.Hit, sim float64, expires string, now time.Time) {
 	h.Similarity = round3(math.Max(0, math.Min(1, sim)))
-	created, _ := time.Parse(timeLayout, h.CreatedAt)
+	created, _ := time.Parse(store.TimeLayout, h.CreatedAt)
 	days := now.Sub(created).Hours() / 24
 	if h.Domain == vectorop.DomainHistory && h.Verified {
 		switch {
@@ -98,7 +100,7 @@ func rank(h *vectorop.Hit, sim float64, expires string, now time.Time) {
 			h.Warning = fmt.Sprintf("%d days old: check it still holds", int(days))
 		}
 	}
-	if exp, err := time.Parse(timeLayout, expires); err == nil && now.After(exp) {
+	if exp, err := time.Parse(store.TimeLayout, expires); err == nil && now.After(exp) {
 		fresh *= 0.5
 		h.Warning = "expired: should be refreshed"
 	}
@@ -171,15 +173,15 @@ func (s *Store) enrich(ctx context.Context, hs []scored, query string) error {
 	}
 	for i := range hs {
 		h := &hs[i]
-		h.Provenance = nonNil(prov[h.ID])
+		h.Provenance = op.NonNil(prov[h.ID])
 		h.Conflicts = conf[h.ID]
 		h.Atoms = atoms[h.ID]
 	}
 	return nil
 }
 
-func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]vectorop.Provenance, error) {
-	in, args := inList(ids)
+func provenanceOf(ctx context.Context, q store.Querier, ids []string) (map[string][]vectorop.Provenance, error) {
+	in, args := store.In(ids)
 	rows, err := q.QueryContext(ctx, `SELECT node_id, source, ref, task_id, at, verified FROM vg_provenance
 		WHERE node_id IN `+in+` ORDER BY rowid`, args...)
 	if err != nil {
@@ -198,8 +200,8 @@ func provenanceOf(ctx context.Context, q querier, ids []string) (map[string][]ve
 	return out, rows.Err()
 }
 
-func atomsOf(ctx context.Context, q querier, ids []string) (map[string][]vectorop.AtomRef, error) {
-	in, args := inList(ids)
+func atomsOf(ctx context.Context, q store.Querier, ids []string) (map[string][]vectorop.AtomRef, error) {
+	in, args := store.In(ids)
 	rows, err := q.QueryContext(ctx, `SELECT l.node_id, a.id, a.name FROM vg_atom_links l JOIN graph_atoms a ON a.id = l.atom_id
 		WHERE l.node_id IN `+in+` ORDER BY a.name`, args...)
 	if err != nil {

@@ -146,7 +146,7 @@ func (s *Store) Search(ctx context.Context, req *vectorop.Search) (*vectorop.Sea
 	if err := s.enrich(ctx, all, req.Query); err != nil {
 		return nil, err
 	}
-	res := &vectorop.SearchResult{Query: req.Query, Status: vectorop.StatusOK, Domain: req.Domain, Hits: hitsOf(all), Store: s.opts.Layer}
+	res := &vectorop.SearchResult{Query: req.Query, Status: vectorop.StatusOK, Domain: req.Domain, Hits: hitsOf(all), Store: s.db.Layer()}
 	if req.Domain != "" {
 		res.AlsoExistsIn = g.filters.AlsoExistsIn(req.Query, req.Domain)
 	}
@@ -183,7 +183,7 @@ func (s *Store) SearchAll(ctx context.Context, req *vectorop.SearchAll) (*vector
 	if err := s.enrich(ctx, top, req.Query); err != nil {
 		return nil, err
 	}
-	res := &vectorop.SearchAllResult{Query: req.Query, Results: []vectorop.DomainResult{}, Store: s.opts.Layer}
+	res := &vectorop.SearchAllResult{Query: req.Query, Results: []vectorop.DomainResult{}, Store: s.db.Layer()}
 	i := 0
 	for _, d := range domains {
 		n := len(per[d])

@@ -54,7 +54,7 @@ func (s *Store) SmartSearch(ctx context.Context, req *vectorop.SmartSearch) (*ve
 		th = "moderate"
 	}
 	domains := domainsOr(req.Domains)
-	res := &vectorop.SmartSearchResult{Query: req.Query, Status: vectorop.StatusOK, TokenBudget: budget, Store: s.opts.Layer}
+	res := &vectorop.SmartSearchResult{Query: req.Query, Status: vectorop.StatusOK, TokenBudget: budget, Store: s.db.Layer()}
 	var sel []scored
 	prev := -1
 	var g *vgraph

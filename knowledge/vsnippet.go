@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // snippetFor picks the snippetLen-character window of content that holds
@@ -67,7 +69,7 @@ func (s *Store) snippets(ctx context.Context, hs []scored, query string) error {
 	for i := range hs {
 		ids[i] = hs[i].ID
 	}
-	in, args := inList(ids)
+	in, args := store.In(ids)
 	rows, err := s.r.QueryContext(ctx, `SELECT id, content FROM vg_nodes WHERE id IN `+in, args...)
 	if err != nil {
 		return fmt.Errorf("read hit contents: %w", err)

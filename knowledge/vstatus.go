@@ -18,24 +18,24 @@ func (s *Store) vectorStatus(ctx context.Context) (*vectorop.VectorStatus, error
 		(SELECT count(*) FROM vg_conflicts WHERE resolved = 0), (SELECT count(*) `+embedPendingQ+`)`, emb.ID()).
 		Scan(&st.Nodes, &st.Edges, &st.Conflicts, &st.Pending)
 	if err != nil {
-		return nil, fmt.Errorf("vector status of %s: %w", s.path, err)
+		return nil, fmt.Errorf("vector status of %s: %w", s.db.Path(), err)
 	}
 	counts := map[string]int{}
 	rows, err := s.r.QueryContext(ctx, `SELECT domain, count(*) FROM vg_nodes GROUP BY domain`)
 	if err != nil {
-		return nil, fmt.Errorf("vector status of %s: %w", s.path, err)
+		return nil, fmt.Errorf("vector status of %s: %w", s.db.Path(), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var d string
 		var n int
 		if err := rows.Scan(&d, &n); err != nil {
-			return nil, fmt.Errorf("vector status of %s: %w", s.path, err)
+			return nil, fmt.Errorf("vector status of %s: %w", s.db.Path(), err)
 		}
 		counts[d] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("vector status of %s: %w", s.path, err)
+		return nil, fmt.Errorf("vector status of %s: %w", s.db.Path(), err)
 	}
 	s.vgMu.Lock()
 	g := s.vg

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // Edge types the cross-domain questions follow (seed 001).
@@ -22,7 +23,7 @@ const maxNodeEdges = 50
 // neighbours returns up to limit nodes one edge away from id in dir
 // ("out": id is the source; "in": the target), following only types
 // (all when empty), with the edge type of each.
-func neighbours(ctx context.Context, q querier, id, dir string, types []string, limit int) ([]vectorop.NodeRef, []string, error) {
+func neighbours(ctx context.Context, q store.Querier, id, dir string, types []string, limit int) ([]vectorop.NodeRef, []string, error) {
 	self, other := "e.source_id", "e.target_id"
 	if dir == "in" {
 		self, other = other, self
@@ -70,7 +71,7 @@ func (s *Store) Traverse(ctx context.Context, req *vectorop.Traverse) (*vectorop
 	if req.Direction == "out" || req.Direction == "in" {
 		dirs = []string{req.Direction}
 	}
-	res := &vectorop.TraverseResult{Start: start.NodeRef, Nodes: []vectorop.Step{}, Store: s.opts.Layer}
+	res := &vectorop.TraverseResult{Start: start.NodeRef, Nodes: []vectorop.Step{}, Store: s.db.Layer()}
 	seen := map[string]bool{start.ID: true}
 	frontier := []string{start.ID}
 	for d := 1; d <= depth && len(frontier) > 0; d++ {
@@ -109,7 +110,7 @@ func (s *Store) Traverse(ctx context.Context, req *vectorop.Traverse) (*vectorop
 
 // versions returns id and the ids of the older versions it supersedes
 // (up to five generations back).
-func versions(ctx context.Context, q querier, id string) ([]string, error) {
+func versions(ctx context.Context, q store.Querier, id string) ([]string, error) {
 	ids := []string{id}
 	cur := []string{id}
 	for range 5 {
@@ -132,7 +133,7 @@ func versions(ctx context.Context, q querier, id string) ([]string, error) {
 }
 
 // current follows superseded_by up to five times: the live version.
-func current(ctx context.Context, q querier, r vectorop.NodeRef) (vectorop.NodeRef, error) {
+func current(ctx context.Context, q store.Querier, r vectorop.NodeRef) (vectorop.NodeRef, error) {
 	for range 5 {
 		if r.SupersededBy == "" {
 			return r, nil
@@ -148,7 +149,7 @@ func current(ctx context.Context, q querier, r vectorop.NodeRef) (vectorop.NodeR
 
 // linked returns the distinct nodes of domain one edge of types away
 // from any of ids, in dir (both when dir is "").
-func linked(ctx context.Context, q querier, ids []string, dir, domain string, types []string) ([]vectorop.NodeRef, error) {
+func linked(ctx context.Context, q store.Querier, ids []string, dir, domain string, types []string) ([]vectorop.NodeRef, error) {
 	out := []vectorop.NodeRef{}
 	seen := map[string]bool{}
 	dirs := []string{"out", "in"}
@@ -223,8 +224,8 @@ func (s *Store) NodeGet(ctx context.Context, req *vectorop.NodeGet) (*vectorop.N
 	if err != nil {
 		return nil, err
 	}
-	res := &vectorop.NodeDetail{Node: *n, Provenance: nonNil(prov[n.ID]), Conflicts: nonNil(conf[n.ID]),
-		Atoms: nonNil(atoms[n.ID]), Edges: []vectorop.EdgeRef{}}
+	res := &vectorop.NodeDetail{Node: *n, Provenance: op.NonNil(prov[n.ID]), Conflicts: op.NonNil(conf[n.ID]),
+		Atoms: op.NonNil(atoms[n.ID]), Edges: []vectorop.EdgeRef{}}
 	err = s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vg_edges WHERE source_id = ?) + (SELECT count(*) FROM vg_edges WHERE target_id = ?)`,
 		n.ID, n.ID).Scan(&res.EdgesTotal)
 	if err != nil {

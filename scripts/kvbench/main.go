@@ -22,6 +22,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 func main() {
@@ -115,7 +116,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 		for j := i; j < min(i+batch, gen.n); j++ {
 			reqs = append(reqs, gen.node(j))
 		}
-		if _, err := s.AddNodes(ctx, knowledge.Caller{}, reqs); err != nil {
+		if _, err := s.AddNodes(ctx, store.Caller{}, reqs); err != nil {
 			return err
 		}
 	}

@@ -95,3 +95,12 @@ func StoreOf(r Request) string {
 	}
 	return f.String()
 }
+
+// NonNil is s, or an empty slice for nil: results render [] rather than
+// null.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

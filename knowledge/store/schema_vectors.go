@@ -1,4 +1,4 @@
-package knowledge
+package store
 
 // migrationVectors is schema version 2: seed 001's vector graph (nodes,
 // typed edges, vectors, provenance, conflicts) next to the knowledge

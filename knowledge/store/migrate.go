@@ -1,4 +1,4 @@
-package knowledge
+package store
 
 import (
 	"context"
@@ -119,7 +119,7 @@ CREATE TRIGGER graph_molecules_au_text AFTER UPDATE OF name, knowledge ON graph_
   INSERT INTO graph_molecules_fts(rowid, name, knowledge) VALUES (new.rowid, new.name, new.knowledge);
 END;
 `,
-	// 2: the vector graph (vschema.go).
+	// 2: the vector graph (schema_vectors.go).
 	migrationVectors,
 }
 
@@ -128,7 +128,7 @@ const SchemaVersion = 2
 
 func init() {
 	if len(migrations) != SchemaVersion {
-		panic("knowledge: SchemaVersion does not match the migrations")
+		panic("store: SchemaVersion does not match the migrations")
 	}
 }
 
@@ -169,7 +169,7 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 		return false, fmt.Errorf("migration %d: %w", next, err)
 	}
 	stmts := []string{
-		fmt.Sprintf("INSERT INTO schema_version(version, applied_at) VALUES (%d, '%s')", next, time.Now().UTC().Format(timeLayout)),
+		fmt.Sprintf("INSERT INTO schema_version(version, applied_at) VALUES (%d, '%s')", next, time.Now().UTC().Format(TimeLayout)),
 		fmt.Sprintf("PRAGMA user_version = %d", next),
 		fmt.Sprintf("PRAGMA application_id = %d", ApplicationID),
 	}

@@ -1,7 +1,6 @@
 package knowledge
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,27 +8,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
-
-// timeLayout is every stored time: UTC, milliseconds, fixed width (so text
-// order is time order), as JavaScript's toISOString writes it.
-const timeLayout = "2006-01-02T15:04:05.000Z"
-
-func (s *Store) now() string { return time.Now().UTC().Format(timeLayout) }
-
-func newID() string { return uuid.NewString() }
-
-// querier is what reads need: a *sql.DB (the read pool) or a *sql.Tx.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
 
 // kind describes one entity table.
 type kind struct {
@@ -65,7 +48,7 @@ const (
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanAtom(sc scanner) (*graphop.Atom, error) {
+func scanAtom(sc store.Scanner) (*graphop.Atom, error) {
 	var a graphop.Atom
 	var mol sql.NullString
 	var paths, related string
@@ -84,7 +67,7 @@ func scanAtom(sc scanner) (*graphop.Atom, error) {
 	return &a, nil
 }
 
-func scanMolecule(sc scanner) (*graphop.Molecule, error) {
+func scanMolecule(sc store.Scanner) (*graphop.Molecule, error) {
 	var m graphop.Molecule
 	var related string
 	if err := sc.Scan(&m.ID, &m.ProjectID, &m.Name, &m.Knowledge, &related,
@@ -99,7 +82,7 @@ func scanMolecule(sc scanner) (*graphop.Molecule, error) {
 }
 
 // loadAtom reads one atom; NOT_FOUND (naming field) when there is none.
-func loadAtom(ctx context.Context, q querier, field, id string) (*graphop.Atom, error) {
+func loadAtom(ctx context.Context, q store.Querier, field, id string) (*graphop.Atom, error) {
 	a, err := scanAtom(q.QueryRowContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, op.NotFound(field, "atom", id)
@@ -111,7 +94,7 @@ func loadAtom(ctx context.Context, q querier, field, id string) (*graphop.Atom, 
 }
 
 // loadMolecule reads one molecule; NOT_FOUND (naming field) when there is none.
-func loadMolecule(ctx context.Context, q querier, field, id string) (*graphop.Molecule, error) {
+func loadMolecule(ctx context.Context, q store.Querier, field, id string) (*graphop.Molecule, error) {
 	m, err := scanMolecule(q.QueryRowContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, op.NotFound(field, "molecule", id)
@@ -146,11 +129,11 @@ func colValue(v any) any {
 	case nil, string:
 		return v
 	default:
-		return canonical(v)
+		return store.Canonical(v)
 	}
 }
 
-func insertRow(ctx context.Context, tx *wtx, k kind, id string, version int, state map[string]any) error {
+func insertRow(ctx context.Context, tx *store.Tx, k kind, id string, version int, state map[string]any) error {
 	names := sortedKeys(state)
 	cols := []string{"id", "version"}
 	args := []any{id, version}
@@ -168,7 +151,7 @@ func insertRow(ctx context.Context, tx *wtx, k kind, id string, version int, sta
 // updateRow writes the changed fields and the new version, only when the
 // row is still at version from (the caller checked it in the same
 // transaction; this is the belt to those braces).
-func updateRow(ctx context.Context, tx *wtx, k kind, id string, from int, changes map[string][2]any) error {
+func updateRow(ctx context.Context, tx *store.Tx, k kind, id string, from int, changes map[string][2]any) error {
 	var sets []string
 	var args []any
 	for _, f := range sortedKeys(changes) {
@@ -188,18 +171,6 @@ func updateRow(ctx context.Context, tx *wtx, k kind, id string, from int, change
 	return nil
 }
 
-// canonical is the canonical JSON of v: object keys sorted, no
-// insignificant whitespace, no HTML escaping.
-func canonical(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err) // decoded JSON values always encode
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -207,107 +178,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// wtx is a write transaction that runs statements it has seen before as
-// prepared statements of the writer connection (preparing is a good part
-// of a small write's cost).
-type wtx struct {
-	*sql.Tx
-	s     *Store
-	seen  []string             // statements to prepare after this transaction
-	local map[string]*sql.Stmt // statements prepared on this transaction (a big Batch reuses them)
-}
-
-// txKey carries a Batch's transaction in its context.
-type txKey struct{}
-
-// maxStmts bounds the prepared statement cache (update statements vary
-// with the changed columns).
-const maxStmts = 128
-
-func (w *wtx) stmt(ctx context.Context, q string) *sql.Stmt {
-	w.s.smu.Lock()
-	st := w.s.stmts[q]
-	w.s.smu.Unlock()
-	if st != nil {
-		return w.Tx.StmtContext(ctx, st)
-	}
-	if st := w.local[q]; st != nil {
-		return st
-	}
-	w.seen = append(w.seen, q)
-	// The store's cache fills after the transaction (the writer connection
-	// is busy until then); inside it, a statement is prepared on the
-	// transaction once, so the items of a large Batch share it.
-	st, err := w.Tx.PrepareContext(ctx, q)
-	if err != nil {
-		return nil
-	}
-	if w.local == nil {
-		w.local = map[string]*sql.Stmt{}
-	}
-	w.local[q] = st
-	return st
-}
-
-// ExecContext is sql.Tx.ExecContext through the statement cache.
-func (w *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if st := w.stmt(ctx, q); st != nil {
-		return st.ExecContext(ctx, args...)
-	}
-	return w.Tx.ExecContext(ctx, q, args...)
-}
-
-// QueryRowContext is sql.Tx.QueryRowContext through the statement cache.
-func (w *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := w.stmt(ctx, q); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return w.Tx.QueryRowContext(ctx, q, args...)
-}
-
-// prepare adds the statements a transaction used to the cache; it runs
-// when the writer connection is free again.
-func (s *Store) prepare(ctx context.Context, qs []string) {
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	if s.stmts == nil {
-		return // closed
-	}
-	for _, q := range qs {
-		if _, ok := s.stmts[q]; ok || len(s.stmts) >= maxStmts {
-			continue
-		}
-		if st, err := s.w.PrepareContext(ctx, q); err == nil {
-			s.stmts[q] = st
-		}
-	}
-}
-
-// write runs fn in one write transaction (BEGIN IMMEDIATE through the
-// single writer connection) and commits when fn succeeds.
-// Inside Batch (ctx carries the batch's transaction) fn joins it.
-func (s *Store) write(ctx context.Context, fn func(tx *wtx) (any, error)) (any, error) {
-	if w, ok := ctx.Value(txKey{}).(*wtx); ok && w.s == s {
-		return fn(w)
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("begin write %s: %w", s.path, err)
-	}
-	w := &wtx{Tx: tx, s: s}
-	v, err := fn(w)
-	if err != nil {
-		tx.Rollback()
-	} else if err = tx.Commit(); err != nil {
-		err = fmt.Errorf("commit %s: %w", s.path, err)
-	}
-	if len(w.seen) > 0 {
-		s.prepare(ctx, w.seen)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
 }

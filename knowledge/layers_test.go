@@ -1,0 +1,80 @@
+package knowledge
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+)
+
+func TestLayers(t *testing.T) {
+	e := newEnv(t)
+	pp := e.ok("project_create", `{"name":"mine","root":"`+e.repo+`","store":"personal"}`).(*graphop.Project)
+	if pp.Store != "personal" {
+		t.Fatalf("personal project %+v", pp)
+	}
+	e.fail(op.CodeValidation, "root", "project_create", `{"name":"dup","root":"`+e.repo+`","store":"personal"}`)
+	pa := e.atom("P", `["src/**"]`, `,"knowledge":"personal note","store":"personal"`)
+	ja := e.atom("J", `["src/**"]`, `,"knowledge":"project note"`)
+	if pa.Store != "personal" || ja.Store != "project" || pa.ProjectID != pp.ID {
+		t.Fatalf("stores %s %s", pa.Store, ja.Store)
+	}
+	// By id: found in whichever store holds it.
+	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`"}`).(*graphop.Atom)
+	if got.Store != "personal" {
+		t.Fatalf("get personal by id: %+v", got)
+	}
+	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`","store":"project"}`)
+	u := e.ok("manage_graph", `{"operation":"update","entityType":"atom","id":"`+pa.ID+`","version":1,"name":"P2"}`).(*graphop.Atom)
+	if u.Store != "personal" || u.Version != 2 {
+		t.Fatalf("update routed: %+v", u)
+	}
+	e.ok("manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+pa.ID+`","summary":"s"}`)
+	// Search spans both, project first, with one page across them.
+	p := e.ok("query_graph", `{"operation":"search","entityType":"atom","query":"note"}`).(*op.Page[graphop.Atom])
+	if p.Total != 2 || p.Items[0].Store != "project" || p.Items[1].Store != "personal" {
+		t.Fatalf("layered search %s", mustJSON(p))
+	}
+	p = e.ok("query_graph", `{"operation":"search","entityType":"atom","limit":1,"offset":1}`).(*op.Page[graphop.Atom])
+	if p.Total != 2 || len(p.Items) != 1 || p.Items[0].Store != "personal" {
+		t.Fatalf("layered page 2 %s", mustJSON(p))
+	}
+	c := e.ok("query_graph", `{"operation":"context","paths":"src/x.go,other.txt"}`).(*graphop.Context)
+	if len(c.OrphanAtoms) != 2 || c.OrphanAtoms[0].Store != "project" || c.OrphanAtoms[1].Store != "personal" || len(c.UnmatchedPaths) != 1 {
+		t.Fatalf("layered context %s", mustJSON(c))
+	}
+	// An explicit projectId lives in one store: the other is skipped.
+	p = e.ok("query_graph", `{"operation":"search","entityType":"atom","projectId":"`+pp.ID+`"}`).(*op.Page[graphop.Atom])
+	if p.Total != 1 || p.Items[0].Store != "personal" {
+		t.Fatalf("personal project search %s", mustJSON(p))
+	}
+	pl := e.ok("project_list", `{}`).(*op.Page[graphop.Project])
+	if pl.Total != 2 || pl.Items[0].Store != "project" {
+		t.Fatalf("projects %s", mustJSON(pl))
+	}
+	st := e.ok("status", `{}`).(*api.StatusResult)
+	if len(st.Stores) != 2 || st.Stores[0].Counts.Atoms != 1 || st.Stores[1].Counts.Atoms != 1 || st.Stores[1].Counts.Changelog != 1 {
+		t.Fatalf("status %s", mustJSON(st))
+	}
+	// init again is idempotent and reuses the open project store.
+	in := e.ok("init", `{}`).(*api.InitResult)
+	if in.Created || in.Project.Root != e.repo {
+		t.Fatalf("re-init %+v", in)
+	}
+	// Without a project store.
+	e.layers.Project = nil
+	e.fail(op.CodeValidation, "store", "query_graph", `{"operation":"search","entityType":"atom","store":"project"}`)
+	a := e.atom("Q", `["q/**"]`, "")
+	if a.Store != "personal" {
+		t.Fatalf("fallback create: %+v", a)
+	}
+	if store.FindProject(filepath.Join(e.repo, "src", "deep")) != filepath.Join(e.repo, store.ProjectFile) || store.FindProject(e.dir) != "" {
+		t.Fatal("store.FindProject")
+	}
+	if store.PersonalPath("/a") != "/a/knowledge/knowledge.db" {
+		t.Fatal("store.PersonalPath")
+	}
+}
