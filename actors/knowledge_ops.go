@@ -170,7 +170,7 @@ func (k *Kernel) knowledgeBatch(ctx context.Context, c store.Caller, call verbs.
 	}
 	o := targets[0]
 	defaultProject(ctx, o.st, c.Cwd, reqs)
-	v, err := k.storeDo(o, func(s *knowledge.Store) (any, error) { return s.Batch(ctx, c, reqs) })
+	v, err := k.storeDo(o, func(s *knowledge.Store) (any, error) { return s.Graph().Batch(ctx, c, reqs) })
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func defaultProject(ctx context.Context, s *knowledge.Store, cwd string, reqs []
 	cwd = filepath.Clean(cwd)
 	var found []string
 	for off := 0; ; off += op.MaxLimit {
-		page, err := s.Projects(ctx, &graphop.ProjectList{Limit: new(op.MaxLimit), Offset: new(off)})
+		page, err := s.Graph().Projects(ctx, &graphop.ProjectList{Limit: new(op.MaxLimit), Offset: new(off)})
 		if err != nil {
 			return
 		}

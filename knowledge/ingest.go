@@ -60,7 +60,7 @@ func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done
 	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.db.Layer()}
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
-	in := &ingester{s: s, root: root, res: res, projects: map[string][]string{}}
+	in := &ingester{s: s, root: root, res: res, atoms: s.graph.AtomMatcher()}
 	if progress != nil {
 		progress(0, len(files))
 	}
@@ -138,10 +138,10 @@ func collectFiles(root, glob string) ([]string, int, error) {
 
 // ingester is one Ingest call's state.
 type ingester struct {
-	s        *Store
-	root     string
-	res      *vectorop.IngestResult
-	projects map[string][]string // dir → project ids whose root holds it
+	s     *Store
+	root  string
+	res   *vectorop.IngestResult
+	atoms func(ctx context.Context, abs string) ([]string, error) // atoms whose patterns match a file
 }
 
 // fileWork is one changed or new file of a batch.

@@ -110,30 +110,9 @@ func (in *ingester) methods(ctx context.Context, tx *vtx, w *fileWork, now strin
 // linkAtoms links the nodes of a file to the atoms whose patterns match
 // the file's path relative to each project root that holds it.
 func (in *ingester) linkAtoms(ctx context.Context, tx *vtx, abs string, ids []string) error {
-	dir := filepath.Dir(abs)
-	pids, ok := in.projects[dir]
-	if !ok {
-		var err error
-		if pids, err = projectsAt(ctx, in.s.r, dir); err != nil {
-			return err
-		}
-		in.projects[dir] = pids
-	}
-	var atoms []string
-	for _, pid := range pids {
-		root, err := projectRoot(ctx, in.s.r, pid)
-		if err != nil {
-			return err
-		}
-		rel, ok := normalizePath(abs, root)
-		if !ok {
-			continue
-		}
-		ix, err := in.s.index(ctx, pid)
-		if err != nil {
-			return err
-		}
-		ix.match(rel, func(a int32) { atoms = append(atoms, ix.atoms[a]) })
+	atoms, err := in.atoms(ctx, abs)
+	if err != nil {
+		return err
 	}
 	for _, a := range atoms {
 		for _, id := range ids {

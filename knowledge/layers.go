@@ -2,7 +2,6 @@ package knowledge
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/graph"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
@@ -85,7 +85,7 @@ func notFoundBy(err error, fields ...string) bool {
 // skippable is an error that only means "this store has nothing for the
 // caller's project": the project is not in it or the cwd selects none.
 func skippable(err error) bool {
-	return errors.Is(err, errNoProject) || notFoundBy(err, "projectId")
+	return errors.Is(err, graph.ErrNoProject) || notFoundBy(err, "projectId")
 }
 
 // byID runs fn on each store in turn until one has the id (field).
@@ -155,6 +155,18 @@ func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Sto
 	return out, nil
 }
 
+// pagesOf is pages over an operation that answers a page of T: run gets
+// each store's limit and offset.
+func pagesOf[T any](l *Layers, choice string, limit, offset int, run func(s *Store, limit, offset *int) (any, error)) (*op.Page[T], error) {
+	return pages(l, choice, limit, offset, func(s *Store, limit, offset int) (*op.Page[T], error) {
+		v, err := run(s, &limit, &offset)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*op.Page[T]), nil
+	})
+}
+
 // Execute runs one request through the layers. The request is validated
 // (again) first. Errors of the operation are *op.Error; others are I/O.
 func (l *Layers) Execute(ctx context.Context, c store.Caller, req op.Request) (any, error) {
@@ -173,24 +185,24 @@ func (l *Layers) Execute(ctx context.Context, c store.Caller, req op.Request) (a
 			if err != nil {
 				return nil, err
 			}
-			return s.ManageGraph(ctx, c, r)
+			return s.graph.ManageGraph(ctx, c, r)
 		}
-		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.ManageGraph(ctx, c, r) })
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.graph.ManageGraph(ctx, c, r) })
 	case *graphop.ManageChangelog:
-		return l.byID(r.Store, "parentId", func(s *Store) (any, error) { return s.ManageChangelog(ctx, c, r) })
+		return l.byID(r.Store, "parentId", func(s *Store) (any, error) { return s.graph.ManageChangelog(ctx, c, r) })
 	case *graphop.ProjectCreate:
 		s, err := l.writeStore(r.Store)
 		if err != nil {
 			return nil, err
 		}
-		return s.CreateProject(ctx, c, r)
+		return s.graph.CreateProject(ctx, c, r)
 	case *graphop.ProjectList:
 		return pages(l, r.Store, op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0),
 			func(s *Store, limit, offset int) (*op.Page[graphop.Project], error) {
-				return s.Projects(ctx, &graphop.ProjectList{Limit: &limit, Offset: &offset})
+				return s.graph.Projects(ctx, &graphop.ProjectList{Limit: &limit, Offset: &offset})
 			})
 	case *graphop.History:
-		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.History(ctx, r) })
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.graph.History(ctx, r) })
 	case *graphop.Verify:
 		return l.verify(ctx, r)
 	case *graphop.TaskContext:
@@ -206,33 +218,21 @@ func (l *Layers) Execute(ctx context.Context, c store.Caller, req op.Request) (a
 func (l *Layers) queryGraph(ctx context.Context, c store.Caller, r *graphop.QueryGraph) (any, error) {
 	switch r.Operation {
 	case "get":
-		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.get(ctx, r) })
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.graph.QueryGraph(ctx, c, r) })
 	case "context":
 		return l.context(ctx, c, r.Store, r.ProjectID, r.Paths, op.BoolOr(r.IncludeChangelog, true),
 			op.LimitOr(r.ChangelogLimit, graphop.DefaultChangelogLimit))
 	}
-	fetch := func(s *Store, limit, offset int) (*op.Page[graphop.Atom], error) {
-		q := *r
-		q.Limit, q.Offset = &limit, &offset
-		v, err := s.search(ctx, c, &q)
-		if err != nil {
-			return nil, err
-		}
-		return v.(*op.Page[graphop.Atom]), nil
-	}
 	limit, offset := op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0)
-	if r.EntityType == graphop.EntityAtom {
-		return pages(l, r.Store, limit, offset, fetch)
-	}
-	return pages(l, r.Store, limit, offset, func(s *Store, limit, offset int) (*op.Page[graphop.Molecule], error) {
+	search := func(s *Store, limit, offset *int) (any, error) {
 		q := *r
-		q.Limit, q.Offset = &limit, &offset
-		v, err := s.search(ctx, c, &q)
-		if err != nil {
-			return nil, err
-		}
-		return v.(*op.Page[graphop.Molecule]), nil
-	})
+		q.Limit, q.Offset = limit, offset
+		return s.graph.QueryGraph(ctx, c, &q)
+	}
+	if r.EntityType == graphop.EntityAtom {
+		return pagesOf[graphop.Atom](l, r.Store, limit, offset, search)
+	}
+	return pagesOf[graphop.Molecule](l, r.Store, limit, offset, search)
 }
 
 // context runs context in each store and merges: molecules and orphans
@@ -243,7 +243,7 @@ func (l *Layers) context(ctx context.Context, c store.Caller, choice, projectID 
 	var order []string
 	ran := 0
 	err := l.each(choice, func(s *Store) error {
-		res, err := s.Context(ctx, c, projectID, paths, withLog, logN)
+		res, err := s.graph.Context(ctx, c, projectID, paths, withLog, logN)
 		if err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func (l *Layers) verify(ctx context.Context, r *graphop.Verify) (*graphop.Verify
 	}
 	out := &graphop.VerifyResult{OK: true, Stores: []graphop.VerifyReport{}}
 	for _, s := range ss {
-		rep, err := s.Verify(ctx)
+		rep, err := s.graph.Verify(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +314,7 @@ func (l *Layers) init(ctx context.Context, c store.Caller, r *api.Init) (*api.In
 	}
 	opts.Layer = op.StoreProject
 	if l.Project != nil && l.Project.Path() == store.FindProject(c.Cwd) {
-		return l.Project.ensureProject(ctx, filepath.Dir(filepath.Dir(l.Project.Path())), r.Name, false)
+		return l.Project.initProject(ctx, r.Name, false)
 	}
 	return Init(ctx, c.Cwd, r, opts)
 }
@@ -333,25 +333,15 @@ func Init(ctx context.Context, cwd string, req *api.Init, opts Options) (*api.In
 		return nil, err
 	}
 	defer s.Close()
-	return s.ensureProject(ctx, filepath.Dir(filepath.Dir(path)), req.Name, created)
+	return s.initProject(ctx, req.Name, created)
 }
 
-// ensureProject returns the project with root, creating it when missing.
-func (s *Store) ensureProject(ctx context.Context, root, name string, created bool) (*api.InitResult, error) {
-	p := graphop.Project{Store: s.db.Layer()}
-	err := s.r.QueryRowContext(ctx, `SELECT id, name, root, created_at FROM projects WHERE root = ?`, root).Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt)
-	if err == nil {
-		return &api.InitResult{Path: s.db.Path(), Created: created, Project: p}, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("init %s: %w", s.db.Path(), err)
-	}
-	if name == "" {
-		name = filepath.Base(root)
-	}
-	np, err := s.CreateProject(ctx, store.Caller{Cwd: root}, &graphop.ProjectCreate{Name: name, Root: root})
+// initProject returns init's result for the project store s: its project
+// (rooted at the directory holding .pi/), created when missing.
+func (s *Store) initProject(ctx context.Context, name string, created bool) (*api.InitResult, error) {
+	p, err := s.graph.EnsureProject(ctx, filepath.Dir(filepath.Dir(s.Path())), name)
 	if err != nil {
-		return nil, fmt.Errorf("init %s: %w", s.db.Path(), err)
+		return nil, fmt.Errorf("init %s: %w", s.Path(), err)
 	}
-	return &api.InitResult{Path: s.db.Path(), Created: created, Project: *np}, nil
+	return &api.InitResult{Path: s.Path(), Created: created, Project: *p}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge/embed"
+	"github.com/pi-actors/pi-actors/knowledge/graph"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
@@ -39,8 +40,7 @@ type Store struct {
 	r    *sql.DB
 	opts Options
 
-	mu      sync.Mutex
-	indexes map[string]*globIndex // context match index per project id
+	graph *graph.Store
 
 	vgMu     sync.Mutex
 	vg       *vgraph // the vector graph's in-memory side, made on first use
@@ -61,7 +61,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, r: db.Reader(), opts: opts, indexes: map[string]*globIndex{}}, nil
+	return &Store{db: db, r: db.Reader(), opts: opts, graph: graph.New(db)}, nil
 }
 
 // Close stops the vector graph's workers (writing changed graphs) and
@@ -87,3 +87,6 @@ func (s *Store) Path() string { return s.db.Path() }
 
 // Layer is the store's layer tag (Options.Layer).
 func (s *Store) Layer() string { return s.db.Layer() }
+
+// Graph is the store's knowledge graph.
+func (s *Store) Graph() *graph.Store { return s.graph }

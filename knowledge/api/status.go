@@ -47,22 +47,13 @@ type InitResult struct {
 	Project graphop.Project `json:"project"`
 }
 
-// Counts are a store's row counts.
-type Counts struct {
-	Projects  int `json:"projects"`
-	Molecules int `json:"molecules"`
-	Atoms     int `json:"atoms"`
-	Changelog int `json:"changelog"`
-	Deltas    int `json:"deltas"`
-}
-
 // StoreStatus is one store's status. Projects lists at most op.MaxLimit.
 type StoreStatus struct {
 	Store         string            `json:"store,omitempty"`
 	Path          string            `json:"path"`
 	SchemaVersion int               `json:"schemaVersion"`
 	SizeBytes     int64             `json:"sizeBytes"`
-	Counts        Counts            `json:"counts"`
+	Counts        graphop.Counts    `json:"counts"`
 	Projects      []graphop.Project `json:"projects"`
 	// Vectors is the vector graph's state (nil when it was never loaded
 	// in this process and the store has no nodes).

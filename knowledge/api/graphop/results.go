@@ -164,3 +164,12 @@ type GraphHints struct {
 	Message          string   `json:"message"`
 	SuggestedActions []string `json:"suggestedActions"`
 }
+
+// Counts are a store's row counts.
+type Counts struct {
+	Projects  int `json:"projects"`
+	Molecules int `json:"molecules"`
+	Atoms     int `json:"atoms"`
+	Changelog int `json:"changelog"`
+	Deltas    int `json:"deltas"`
+}

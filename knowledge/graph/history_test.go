@@ -1,4 +1,4 @@
-package knowledge
+package graph
 
 import (
 	"database/sql"
@@ -76,7 +76,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			for v := 1; v <= 2; v++ {
 				e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d"}`, a.ID, v, v+1))
 			}
-			db, err := sql.Open("sqlite", e.layers.Project.Path())
+			db, err := sql.Open("sqlite", e.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			v := e.ok("verify", `{"store":"project"}`).(*graphop.VerifyResult)
+			v := e.ok("verify", `{}`).(*graphop.VerifyResult)
 			if v.OK || len(v.Stores[0].Breaks) == 0 {
 				t.Fatalf("tampering not detected: %s", mustJSON(v))
 			}

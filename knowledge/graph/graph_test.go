@@ -1,13 +1,13 @@
-package knowledge
+package graph
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 func TestCreateValidation(t *testing.T) {
@@ -75,12 +75,7 @@ func related(key, id string, n int) string {
 func TestTaskIDs(t *testing.T) {
 	e := newEnv(t)
 	runs := map[string]bool{"live": true}
-	p, err := Open(e.layers.Project.Path(), Options{Layer: op.StoreProject, RunExists: func(id string) bool { return runs[id] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	e.layers.Project = p
+	e.g = openGraph(t, e.path, store.Options{Layer: op.StoreProject, RunExists: func(id string) bool { return runs[id] }})
 	e.caller.RunID = ""
 	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
 	e.fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)
@@ -220,9 +215,8 @@ func TestDelete(t *testing.T) {
 	if d.DeletedChangelog != 1 {
 		t.Fatalf("delete atom: %+v", d)
 	}
-	st := e.ok("status", `{"store":"project"}`).(*api.StatusResult).Stores[0]
-	if st.Counts.Atoms != 1 || st.Counts.Molecules != 0 || st.Counts.Changelog != 0 {
-		t.Fatalf("counts after deletes: %+v", st.Counts)
+	if c := e.counts(); c.Atoms != 1 || c.Molecules != 0 || c.Changelog != 0 {
+		t.Fatalf("counts after deletes: %+v", c)
 	}
 	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatalf("verify after deletes: %s", mustJSON(v))
@@ -344,7 +338,7 @@ func TestSearch(t *testing.T) {
 
 func TestBatchIsAllOrNothing(t *testing.T) {
 	e := newEnv(t)
-	s := e.layers.Project
+	s := e.g
 	name, bad := "ok", "bad"
 	mk := func(n *string, paths graphop.Patterns) *graphop.ManageGraph {
 		return &graphop.ManageGraph{Operation: "create", EntityType: "atom", Name: n, Paths: paths}
@@ -354,8 +348,8 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 	if !ok || ae.Code != op.CodeInvariant || ae.Details["index"] != 1 || ae.Details["field"] != "paths" {
 		t.Fatalf("batch error %v", err)
 	}
-	if st, _ := s.Status(t.Context()); st.Counts.Atoms != 0 || st.Counts.Deltas != 0 {
-		t.Fatalf("a failed batch left rows: %+v", st.Counts)
+	if c := e.counts(); c.Atoms != 0 || c.Deltas != 0 {
+		t.Fatalf("a failed batch left rows: %+v", c)
 	}
 	vs, err := s.Batch(t.Context(), e.caller, []*graphop.ManageGraph{mk(&name, graphop.Patterns{"a/**"}), mk(&bad, graphop.Patterns{"b/**"})})
 	if err != nil || len(vs) != 2 || vs[1].(*graphop.Atom).Name != "bad" {

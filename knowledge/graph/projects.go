@@ -1,15 +1,13 @@
-package knowledge
+package graph
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/store"
@@ -87,31 +85,33 @@ func projectRoot(ctx context.Context, q store.Querier, id string) (string, error
 	return root, nil
 }
 
-// Status reports the store's path, schema version, size (database and
-// WAL), row counts and first projects.
-func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
-	st := &api.StoreStatus{Store: s.db.Layer(), Path: s.db.Path()}
-	err := s.r.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(version), 0) FROM schema_version),
-		(SELECT count(*) FROM projects), (SELECT count(*) FROM graph_molecules), (SELECT count(*) FROM graph_atoms),
-		(SELECT count(*) FROM graph_changelog), (SELECT count(*) FROM graph_history)`).Scan(&st.SchemaVersion,
-		&st.Counts.Projects, &st.Counts.Molecules, &st.Counts.Atoms, &st.Counts.Changelog, &st.Counts.Deltas)
+// Counts are the store's row counts.
+func (s *Store) Counts(ctx context.Context) (*graphop.Counts, error) {
+	c := &graphop.Counts{}
+	err := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM projects), (SELECT count(*) FROM graph_molecules),
+		(SELECT count(*) FROM graph_atoms), (SELECT count(*) FROM graph_changelog), (SELECT count(*) FROM graph_history)`).
+		Scan(&c.Projects, &c.Molecules, &c.Atoms, &c.Changelog, &c.Deltas)
 	if err != nil {
-		return nil, fmt.Errorf("status of %s: %w", s.db.Path(), err)
+		return nil, fmt.Errorf("count rows of %s: %w", s.db.Path(), err)
 	}
-	for _, p := range []string{s.db.Path(), s.db.Path() + "-wal"} {
-		if fi, err := os.Stat(p); err == nil {
-			st.SizeBytes += fi.Size()
-		}
+	return c, nil
+}
+
+// EnsureProject returns the project with root, creating it (named name,
+// default the root's base name) when missing.
+func (s *Store) EnsureProject(ctx context.Context, root, name string) (*graphop.Project, error) {
+	p := graphop.Project{Store: s.db.Layer()}
+	err := s.r.QueryRowContext(ctx, `SELECT id, name, root, created_at FROM projects WHERE root = ?`, root).Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt)
+	if err == nil {
+		return &p, nil
 	}
-	page, err := s.Projects(ctx, &graphop.ProjectList{Limit: new(op.MaxLimit)})
-	if err != nil {
-		return nil, err
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read project of %s: %w", root, err)
 	}
-	st.Projects = page.Items
-	if st.Vectors, err = s.vectorStatus(ctx); err != nil {
-		return nil, err
+	if name == "" {
+		name = filepath.Base(root)
 	}
-	return st, nil
+	return s.CreateProject(ctx, store.Caller{Cwd: root}, &graphop.ProjectCreate{Name: name, Root: root})
 }
 
 // projectExists is NOT_FOUND (naming field) unless the project exists.
@@ -127,17 +127,17 @@ func projectExists(ctx context.Context, q store.Querier, field, id string) error
 	return nil
 }
 
-// errNoProject marks a projectId that could not be chosen from the cwd
-// (Layers skips such a store for reads that are not by id).
-var errNoProject = errors.New("no project for cwd")
+// ErrNoProject marks a projectId that could not be chosen from the cwd
+// (package knowledge skips such a store for reads that are not by id).
+var ErrNoProject = errors.New("no project for cwd")
 
 // noProjectError is the VALIDATION_ERROR of an unresolved projectId; it
-// matches errNoProject and unwraps to the *op.Error.
+// matches ErrNoProject and unwraps to the *op.Error.
 type noProjectError struct{ e *op.Error }
 
 func (n *noProjectError) Error() string        { return n.e.Error() }
 func (n *noProjectError) Unwrap() error        { return n.e }
-func (n *noProjectError) Is(target error) bool { return target == errNoProject }
+func (n *noProjectError) Is(target error) bool { return target == ErrNoProject }
 
 // resolveProject returns the given project id after checking it exists,
 // or the one project whose root holds cwd.

@@ -1,4 +1,4 @@
-package knowledge
+package graph
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // contextOf runs context and returns atom name → matched paths (molecule
@@ -104,7 +105,7 @@ func TestContextFollowsWrites(t *testing.T) {
 		t.Fatalf("after paths update: %v", got)
 	}
 	// A write by another Store on the same file (another process's view).
-	other := openStore(t, e.layers.Project.Path(), "project")
+	other := openGraph(t, e.path, store.Options{Layer: op.StoreProject})
 	name := "B"
 	_, err := other.ManageGraph(t.Context(), e.caller, &graphop.ManageGraph{Operation: "create", EntityType: "atom", Name: &name, Paths: graphop.Patterns{"old/**"}})
 	if err != nil {
@@ -152,15 +153,15 @@ func TestContextFiles(t *testing.T) {
 
 func TestTaskContextAndHints(t *testing.T) {
 	e := newEnv(t)
-	if _, ok := e.layers.GraphHints(t.Context(), e.repo); ok {
+	if _, ok := e.g.Hints(t.Context(), e.repo); ok {
 		t.Fatal("hints for a project without atoms")
 	}
 	e.atom("Pay", `["src/pay/**"]`, "")
-	h, ok := e.layers.GraphHints(t.Context(), e.repo+"/src")
+	h, ok := e.g.Hints(t.Context(), e.repo+"/src")
 	if !ok || h.Message != "Task completed. Consider updating the knowledge graph." || len(h.SuggestedActions) != 3 {
 		t.Fatalf("hints %+v %v", h, ok)
 	}
-	if _, ok := e.layers.GraphHints(t.Context(), "/elsewhere"); ok {
+	if _, ok := e.g.Hints(t.Context(), "/elsewhere"); ok {
 		t.Fatal("hints outside every project")
 	}
 	r := e.ok("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*graphop.TaskContextResult)
