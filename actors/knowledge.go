@@ -14,6 +14,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -139,7 +140,7 @@ func (k *Kernel) acquireStore(path, layer string, mustExist bool) (*openStore, e
 // openStore opens the store at abs, with the configured embedder.
 func (k *Kernel) openStore(abs, layer string) (*knowledge.Store, error) {
 	opts := knowledge.Options{Layer: layer, RunExists: k.runExists}
-	emb, err := knowledge.NewEmbedder(k.cfg.Settings.Knowledge.Embedder)
+	emb, err := vector.NewEmbedder(k.cfg.Settings.Knowledge.Embedder)
 	if err != nil {
 		return nil, err
 	}

@@ -8,19 +8,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
-
-func TestMain(m *testing.M) {
-	if os.Getenv(testproc.EnvVar) != "" {
-		os.Exit(helperMain(os.Args[1:]))
-	}
-	os.Exit(m.Run())
-}
 
 // env is one test's stores: a personal store and, optionally, a project
 // store under a fake repository.
@@ -121,4 +114,9 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
+	e.t.Helper()
+	return &e.ok("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
 }

@@ -2,12 +2,15 @@ package knowledge
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 )
 
 func TestLayers(t *testing.T) {
@@ -78,3 +81,49 @@ func TestLayers(t *testing.T) {
 		t.Fatal("store.PersonalPath")
 	}
 }
+
+// recall asks the project store, then the personal one: a node in both
+// (same natural key) comes once, from the project; each hit says where
+// it is from.
+func TestRecallLayering(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	exit := 0
+	rec := vector.RunRecord{RunID: "bench-3", Recipe: "benchmark", Status: "exited", ExitCode: &exit,
+		LastOutput: []string{"p99 latency 41ms for the checkout service"}}
+	for _, s := range []*Store{e.layers.Project, e.layers.Personal} {
+		if err := s.Vectors().CaptureRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
+	r := e.ok("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
+	if len(r.Stores) != 2 || r.Stores[0] != "project" {
+		t.Fatalf("stores %v", r.Stores)
+	}
+	var runs, personal int
+	for _, h := range r.Hits {
+		if strings.HasPrefix(h.Name, "run bench-3") {
+			runs++
+			if h.Store != "project" {
+				t.Fatalf("duplicate run kept from %s", h.Store)
+			}
+		}
+		if h.Name == "checkout latency budget" && h.Store == "personal" {
+			personal++
+		}
+	}
+	if runs != 1 || personal != 1 {
+		t.Fatalf("recall: %s", api.Text(r))
+	}
+	only := e.ok("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*vectorop.RecallResult)
+	if len(only.Stores) != 1 || only.Hits[0].Store != "personal" {
+		t.Fatalf("personal recall: %s", api.Text(only))
+	}
+	if none := e.ok("recall", `{"query":"zebra"}`).(*vectorop.RecallResult); none.Status != vectorop.StatusNoMatches {
+		t.Fatalf("zebra recall: %s", api.Text(none))
+	}
+}
+
+// smart_search widens until confident or out of budget, and never spends
+// more than the budget.

@@ -1,15 +1,13 @@
 package knowledge
 
 import (
-	"database/sql"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge/embed"
 	"github.com/pi-actors/pi-actors/knowledge/graph"
 	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 )
 
 // Options configure a Store.
@@ -30,56 +28,35 @@ type Options struct {
 	// in the background.
 	Embedder embed.Embedder
 	// ExactBelow is the vector count below which a domain is searched by
-	// an exact scan rather than an HNSW graph (default DefaultExactBelow).
+	// an exact scan rather than an HNSW graph (default
+	// vector.DefaultExactBelow).
 	ExactBelow int
 }
 
 // Store is one knowledge database. It is safe for concurrent use.
 type Store struct {
 	db   *store.DB
-	r    *sql.DB
 	opts Options
 
-	graph *graph.Store
-
-	vgMu     sync.Mutex
-	vg       *vgraph // the vector graph's in-memory side, made on first use
-	vgClosed bool
-	ingestMu sync.Mutex // one Ingest at a time
+	graph   *graph.Store
+	vectors *vector.Store
 }
 
 // Open opens the knowledge store at path (see store.Open).
 func Open(path string, opts Options) (*Store, error) {
-	if opts.Embedder == nil {
-		opts.Embedder = embed.NewLocal()
-	}
-	if opts.ExactBelow <= 0 {
-		opts.ExactBelow = DefaultExactBelow
-	}
 	db, err := store.Open(path, store.Options{RunExists: opts.RunExists, Layer: opts.Layer,
 		ReadConns: opts.ReadConns, BusyTimeout: opts.BusyTimeout})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, r: db.Reader(), opts: opts, graph: graph.New(db)}, nil
+	return &Store{db: db, opts: opts, graph: graph.New(db),
+		vectors: vector.New(db, vector.Options{Embedder: opts.Embedder, ExactBelow: opts.ExactBelow})}, nil
 }
 
 // Close stops the vector graph's workers (writing changed graphs) and
 // closes the store's connections.
 func (s *Store) Close() error {
-	var errs []error
-	s.vgMu.Lock()
-	g := s.vg
-	s.vg, s.vgClosed = nil, true
-	s.vgMu.Unlock()
-	if g != nil {
-		errs = append(errs, g.close())
-	}
-	errs = append(errs, s.db.Close())
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close knowledge store %s: %w", s.db.Path(), err)
-	}
-	return nil
+	return errors.Join(s.vectors.Close(), s.db.Close())
 }
 
 // Path is the store's absolute file path.
@@ -90,3 +67,6 @@ func (s *Store) Layer() string { return s.db.Layer() }
 
 // Graph is the store's knowledge graph.
 func (s *Store) Graph() *graph.Store { return s.graph }
+
+// Vectors is the store's vector graph.
+func (s *Store) Vectors() *vector.Store { return s.vectors }

@@ -23,7 +23,7 @@ func (s *Store) Status(ctx context.Context) (*api.StoreStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	vectors, err := s.vectorStatus(ctx)
+	vectors, err := s.vectors.Status(ctx)
 	if err != nil {
 		return nil, err
 	}

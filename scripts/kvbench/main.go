@@ -23,6 +23,7 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 )
 
 func main() {
@@ -77,7 +78,7 @@ func run(dir string, n, queries, captures int) error {
 		return err
 	}
 	defer s.Close()
-	if err := s.SyncIndexes(ctx); err != nil {
+	if err := s.Vectors().SyncIndexes(ctx); err != nil {
 		return err
 	}
 	out("load_ms", ms(time.Since(t0)))
@@ -96,10 +97,10 @@ func run(dir string, n, queries, captures int) error {
 	for _, d := range st.Vectors.Domains {
 		out("index_"+d.Domain, fmt.Sprintf("%s/%d", d.Index, d.Vectors))
 	}
-	if err := timeSearches(ctx, s, gen, queries); err != nil {
+	if err := timeSearches(ctx, s.Vectors(), gen, queries); err != nil {
 		return err
 	}
-	return timeCaptures(ctx, s, captures)
+	return timeCaptures(ctx, s.Vectors(), captures)
 }
 
 // build fills a new store with the corpus and writes its indexes.
@@ -116,7 +117,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 		for j := i; j < min(i+batch, gen.n); j++ {
 			reqs = append(reqs, gen.node(j))
 		}
-		if _, err := s.AddNodes(ctx, store.Caller{}, reqs); err != nil {
+		if _, err := s.Vectors().AddNodes(ctx, store.Caller{}, reqs); err != nil {
 			return err
 		}
 	}
@@ -124,7 +125,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 	out("insert_s", fmt.Sprintf("%.1f", ins.Seconds()))
 	out("insert_nodes_per_s", fmt.Sprintf("%.0f", float64(gen.n)/ins.Seconds()))
 	t1 := time.Now()
-	if err := s.SyncIndexes(ctx); err != nil {
+	if err := s.Vectors().SyncIndexes(ctx); err != nil {
 		return err
 	}
 	out("index_build_s", fmt.Sprintf("%.1f", time.Since(t1).Seconds()))
@@ -133,7 +134,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 
 // timeSearches times search_all (the target), one-domain search, and
 // queries that every filter rules out.
-func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries int) error {
+func timeSearches(ctx context.Context, s *vector.Store, gen *corpus, queries int) error {
 	qs := make([]string, queries)
 	for i := range qs {
 		qs[i] = gen.query(i)
@@ -181,12 +182,12 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 }
 
 // timeCaptures times CaptureRun on the loaded store.
-func timeCaptures(ctx context.Context, s *knowledge.Store, n int) error {
+func timeCaptures(ctx context.Context, s *vector.Store, n int) error {
 	var ds []time.Duration
 	code := 0
 	start := time.Now()
 	for i := range n {
-		r := knowledge.RunRecord{RunID: fmt.Sprintf("bench-%d-%d", start.UnixNano(), i), Recipe: "bench-recipe", Status: "exited",
+		r := vector.RunRecord{RunID: fmt.Sprintf("bench-%d-%d", start.UnixNano(), i), Recipe: "bench-recipe", Status: "exited",
 			ExitCode: &code, StartedAt: start, EndedAt: start.Add(time.Second), Template: "go test ./...",
 			LastOutput: []string{"ok  github.com/pi-actors/pi-actors/knowledge 2.3s", "PASS"}, Cwd: "/tmp"}
 		t := time.Now()

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -110,6 +110,9 @@ func (in *ingester) methods(ctx context.Context, tx *vtx, w *fileWork, now strin
 // linkAtoms links the nodes of a file to the atoms whose patterns match
 // the file's path relative to each project root that holds it.
 func (in *ingester) linkAtoms(ctx context.Context, tx *vtx, abs string, ids []string) error {
+	if in.atoms == nil {
+		return nil
+	}
 	atoms, err := in.atoms(ctx, abs)
 	if err != nil {
 		return err
@@ -130,9 +133,9 @@ func (in *ingester) linkAtoms(ctx context.Context, tx *vtx, abs string, ids []st
 
 // syncIfLoaded writes changed graphs when the vector graph is loaded.
 func (s *Store) syncIfLoaded(ctx context.Context) error {
-	s.vgMu.Lock()
-	g := s.vg
-	s.vgMu.Unlock()
+	s.mu.Lock()
+	g := s.mirror
+	s.mu.Unlock()
 	if g == nil || !g.loadedFast() {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ func TestKillDuringIngest(t *testing.T) {
 	}
 	writeFiles(t, repo, src)
 	path := filepath.Join(dir, "k.db")
-	openStore(t, path, "").Close()
+	openStore(t, path, Options{}).Close()
 	cmd, _, out := helper(t, "ingest", path, repo)
 	for {
 		line := readLine(t, out)
@@ -38,7 +38,7 @@ func TestKillDuringIngest(t *testing.T) {
 	}
 	cmd.Wait()
 
-	s := openStore(t, path, "")
+	s := openStore(t, path, Options{})
 	var integrity string
 	s.r.QueryRow(`PRAGMA integrity_check`).Scan(&integrity)
 	if integrity != "ok" {
@@ -51,12 +51,12 @@ func TestKillDuringIngest(t *testing.T) {
 	if live < 3*ingestBatch || live >= files || live%ingestBatch != 0 || dups != 0 || decls != 3*live {
 		t.Fatalf("after the kill: %d files, %d duplicate keys, %d declarations", live, dups, decls)
 	}
-	res := ingest(t, s, repo, "")
+	res := ingest(t, s, repo, "", nil)
 	if res.Unchanged != live || res.Indexed != files-live {
 		t.Fatalf("second ingest %+v (had %d)", res, live)
 	}
 	st, err := s.Status(t.Context())
-	if err != nil || st.Vectors.Pending != 0 || st.Vectors.Nodes != files*4+16 {
+	if err != nil || st.Pending != 0 || st.Nodes != files*4+16 {
 		t.Fatalf("status %v %s", err, mustJSON(st))
 	}
 	if got := topName(t, s, "Gamma600 type"); !strings.HasPrefix(got, "Gamma600") {

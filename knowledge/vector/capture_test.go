@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"path/filepath"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
@@ -40,7 +39,7 @@ func edgeTypes(d *vectorop.NodeDetail, dir string) []string {
 // run gets linked when the run is captured; recall finds the run.
 func TestCaptureRun(t *testing.T) {
 	e := newEnv(t)
-	s := e.layers.Project
+	s := e.s
 	ctx := t.Context()
 	start := time.Now().Add(-90 * time.Second).UTC()
 	msg := MessageRecord{ID: "m-1", RunID: "deploy-7", Type: "task.result", From: "run:deploy-7", To: "session:s1",
@@ -106,9 +105,8 @@ func TestCaptureRun(t *testing.T) {
 	if got := edgeTypes(dd, "out"); !slices.Equal(got, []string{"produced_by:outcome", "produced_by:outcome"}) {
 		t.Fatalf("decision edges %v", got)
 	}
-	st := e.ok("status", `{"store":"project"}`).(*api.StatusResult)
-	v := st.Stores[0].Vectors
-	if v == nil || v.Nodes != 7 || v.Pending != 0 || v.Embedder != "local-hash-384-v1" {
-		t.Fatalf("status %s", mustJSON(st))
+	v := status(t, s)
+	if v.Nodes != 7 || v.Pending != 0 || v.Embedder != "local-hash-384-v1" {
+		t.Fatalf("status %s", mustJSON(v))
 	}
 }

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"bytes"
@@ -29,25 +29,30 @@ const (
 // skipDirs are directories ingest never enters (besides hidden ones).
 var skipDirs = map[string]bool{"node_modules": true, "vendor": true}
 
+// AtomMatcher lists the knowledge-graph atoms whose path patterns match
+// an absolute file path (package knowledge/graph makes one).
+type AtomMatcher func(ctx context.Context, abs string) ([]string, error)
+
 // IngestRequest names what Ingest indexes.
 type IngestRequest struct {
-	Path string // a file or directory
-	Glob string // only files whose path below Path matches; "" for all
+	Path  string      // a file or directory
+	Glob  string      // only files whose path below Path matches; "" for all
+	Atoms AtomMatcher // the atoms to link code nodes to; nil links none
 }
 
-// Ingest indexes files into the code domain of s, ingestBatch files per
+// Ingest indexes files into the code domain, ingestBatch files per
 // transaction (a crash keeps every finished batch; running it again
 // skips them). A file whose content hash is unchanged is skipped; a new
 // file gets a file node and one node per piece (Go: per top-level
 // declaration, with a package node per directory; others: chunks); a
 // changed file's new nodes supersede the old ones (supersedes edges),
 // except pieces whose content is unchanged, which are kept and relinked.
-// Every code node is linked to the knowledge-graph atoms whose path
-// patterns match its file (in every project whose root holds it).
+// Every code node is linked to the knowledge-graph atoms req.Atoms
+// matches to its file.
 // Hidden directories, node_modules and vendor, binary files and files
 // over 1 MiB are skipped. progress (may be nil) gets files done of total
 // after each batch.
-func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done, total int)) (*vectorop.IngestResult, error) {
+func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(done, total int)) (*vectorop.IngestResult, error) {
 	start := time.Now()
 	root, err := filepath.Abs(req.Path)
 	if err != nil {
@@ -60,7 +65,7 @@ func Ingest(ctx context.Context, s *Store, req IngestRequest, progress func(done
 	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.db.Layer()}
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
-	in := &ingester{s: s, root: root, res: res, atoms: s.graph.AtomMatcher()}
+	in := &ingester{s: s, root: root, res: res, atoms: req.Atoms}
 	if progress != nil {
 		progress(0, len(files))
 	}

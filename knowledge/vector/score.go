@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -36,7 +36,7 @@ const rowCols = `n.seq, n.id, coalesce(n.key, ''), n.domain, n.type, n.name, n.p
 	substr(n.content, 1, 400), n.content_hash, n.trust, n.verified, n.created_at, n.expires_at, coalesce(n.superseded_by, '')`
 
 // hits reads the nodes of the candidates and scores them (unsorted).
-func (s *Store) hits(ctx context.Context, g *vgraph, cands []cand, now time.Time) ([]scored, error) {
+func (s *Store) hits(ctx context.Context, g *mirror, cands []cand, now time.Time) ([]scored, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}

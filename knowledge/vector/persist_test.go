@@ -1,7 +1,6 @@
-package knowledge
+package vector
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,9 +44,9 @@ func topName(t *testing.T, s *Store, q string) string {
 	return r.Hits[0].Name
 }
 
-func loaded(t *testing.T, s *Store) *vgraph {
+func loaded(t *testing.T, s *Store) *mirror {
 	t.Helper()
-	g, err := s.vectors(t.Context())
+	g, err := s.load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,14 +59,7 @@ func loaded(t *testing.T, s *Store) *vgraph {
 func TestIndexPersistsAcrossReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.db")
 	opts := Options{ExactBelow: 50}
-	open := func() *Store {
-		s, err := Open(path, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *Store { return openStore(t, path, opts) }
 	s := open()
 	addCode(t, s, 0, 120)
 	g := loaded(t, s)
@@ -173,10 +165,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // progress in the store's status; searches then use the new vectors.
 func TestSwitchEmbedderReembeds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path, Options{})
 	addCode(t, s, 0, 130)
 	s.Close()
 
@@ -186,18 +175,8 @@ func TestSwitchEmbedderReembeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(path, Options{Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	status := func() *vectorop.VectorStatus {
-		st, err := s.Status(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.Vectors
-	}
+	s = openStore(t, path, Options{Embedder: emb})
+	status := func() *vectorop.VectorStatus { return status(t, s) }
 	if v := status(); v.Pending != 130 || v.Embedder != emb.ID() {
 		t.Fatalf("before: %s", mustJSON(v))
 	}

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 	}
 	e.node("academic", "paper", "closing", "", `,"links":[`+link(chain[7].ID, "cites")+`]`)
 	// a0 → a7 closes the cycle.
-	_, err := e.layers.Project.writeGraph(t.Context(), func(tx *vtx) (any, error) {
+	_, err := e.s.writeGraph(t.Context(), func(tx *vtx) (any, error) {
 		return nil, tx.addEdge(t.Context(), chain[0].ID, "related_to", chain[7].ID, store.Now())
 	})
 	if err != nil {
@@ -87,10 +87,10 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 // domains that may have it.
 func TestFilterEarlyExit(t *testing.T) {
 	e := newEnv(t)
-	s := e.layers.Project
+	s := e.s
 	e.node("academic", "documentation", "Raft leader election", "a candidate becomes leader with a quorum of votes", `,"source":"academic"`)
 	e.node("code", "function", "StartElection", "func StartElection() starts a raft election", `,"source":"code","verified":true`)
-	g, err := s.vectors(t.Context())
+	g, err := s.load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,50 +177,6 @@ func TestConflicts(t *testing.T) {
 	}
 }
 
-// recall asks the project store, then the personal one: a node in both
-// (same natural key) comes once, from the project; each hit says where
-// it is from.
-func TestRecallLayering(t *testing.T) {
-	e := newEnv(t)
-	ctx := t.Context()
-	rec := RunRecord{RunID: "bench-3", Recipe: "benchmark", Status: "exited", ExitCode: exitCode(0),
-		LastOutput: []string{"p99 latency 41ms for the checkout service"}}
-	for _, s := range []*Store{e.layers.Project, e.layers.Personal} {
-		if err := s.CaptureRun(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
-	r := e.ok("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
-	if len(r.Stores) != 2 || r.Stores[0] != "project" {
-		t.Fatalf("stores %v", r.Stores)
-	}
-	var runs, personal int
-	for _, h := range r.Hits {
-		if strings.HasPrefix(h.Name, "run bench-3") {
-			runs++
-			if h.Store != "project" {
-				t.Fatalf("duplicate run kept from %s", h.Store)
-			}
-		}
-		if h.Name == "checkout latency budget" && h.Store == "personal" {
-			personal++
-		}
-	}
-	if runs != 1 || personal != 1 {
-		t.Fatalf("recall: %s", api.Text(r))
-	}
-	only := e.ok("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*vectorop.RecallResult)
-	if len(only.Stores) != 1 || only.Hits[0].Store != "personal" {
-		t.Fatalf("personal recall: %s", api.Text(only))
-	}
-	if none := e.ok("recall", `{"query":"zebra"}`).(*vectorop.RecallResult); none.Status != vectorop.StatusNoMatches {
-		t.Fatalf("zebra recall: %s", api.Text(none))
-	}
-}
-
-// smart_search widens until confident or out of budget, and never spends
-// more than the budget.
 func TestSmartSearch(t *testing.T) {
 	e := newEnv(t)
 	for i := range 40 {

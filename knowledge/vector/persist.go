@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"bufio"
@@ -55,7 +55,7 @@ func indexPath(db, domain string) string { return db + "." + domain + ".hnsw" }
 
 // writeIndex writes vi's graph atomically (temp file, fsync, rename,
 // fsync dir). It holds vi's read lock while writing.
-func writeIndex(path, embedder string, delGen int64, vi *vindex) error {
+func writeIndex(path, embedder string, delGen int64, vi *domainIndex) error {
 	vi.mu.RLock()
 	defer vi.mu.RUnlock()
 	if vi.graph == nil || vi.building {
@@ -111,7 +111,7 @@ func writeIndex(path, embedder string, delGen int64, vi *vindex) error {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // typeSection encodes the node types of vi's vectors.
-func typeSection(vi *vindex) []byte {
+func typeSection(vi *domainIndex) []byte {
 	b := binary.LittleEndian.AppendUint16(nil, uint16(len(typeNames)))
 	for _, n := range typeNames {
 		b = append(append(b, byte(len(n))), n...)

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"container/heap"
@@ -14,11 +14,11 @@ import (
 // searched by an exact scan instead of an HNSW graph.
 const DefaultExactBelow = 20000
 
-// vindex is one domain's vectors of the current embedder: a flat array
+// domainIndex is one domain's vectors of the current embedder: a flat array
 // scanned exactly while the domain is small, an HNSW graph (keyed by node
 // seq) once it holds exactBelow vectors. The graph is built in the
 // background from the flat array; searches scan the flat array meanwhile.
-type vindex struct {
+type domainIndex struct {
 	domain string
 
 	mu       sync.RWMutex
@@ -39,11 +39,11 @@ type cand struct {
 	sim float32
 }
 
-func (vi *vindex) has(seq uint64) bool {
+func (vi *domainIndex) has(seq uint64) bool {
 	return seq < uint64(len(vi.types)) && vi.types[seq] != 0
 }
 
-func (vi *vindex) setType(seq uint64, code uint8) {
+func (vi *domainIndex) setType(seq uint64, code uint8) {
 	if seq >= uint64(len(vi.types)) {
 		n := max(2*len(vi.types), int(seq)+1, 1024)
 		t := make([]uint8, n)
@@ -56,7 +56,7 @@ func (vi *vindex) setType(seq uint64, code uint8) {
 // add appends vectors (already L2-normalised by the embedder; hnsw
 // normalises again for Cosine) under the write lock. Vectors of a seq
 // already present are skipped: a re-read after a catch-up race.
-func (vi *vindex) add(seqs []uint64, codes []uint8, vecs [][]float32, vid int64) error {
+func (vi *domainIndex) add(seqs []uint64, codes []uint8, vecs [][]float32, vid int64) error {
 	vi.mu.Lock()
 	defer vi.mu.Unlock()
 	if vid > vi.vid {
@@ -95,7 +95,7 @@ func (vi *vindex) add(seqs []uint64, codes []uint8, vecs [][]float32, vid int64)
 
 // needsBuild reports whether the domain outgrew the exact scan and no
 // graph exists or is being built; it marks the build as started.
-func (vi *vindex) needsBuild(exactBelow int) bool {
+func (vi *domainIndex) needsBuild(exactBelow int) bool {
 	vi.mu.Lock()
 	defer vi.mu.Unlock()
 	if vi.graph != nil || vi.building || vi.count < exactBelow {
@@ -108,7 +108,7 @@ func (vi *vindex) needsBuild(exactBelow int) bool {
 // build makes the HNSW graph from the flat rows without holding the
 // lock (the rows are append-only), then adds the rows that arrived
 // meanwhile and swaps it in.
-func (vi *vindex) build() error {
+func (vi *domainIndex) build() error {
 	vi.mu.RLock()
 	n, dim := len(vi.seqs), vi.dim
 	seqs, vecs := vi.seqs[:n], vi.vecs[:n*dim]
@@ -131,7 +131,7 @@ func (vi *vindex) build() error {
 }
 
 // mode names the index kind for status.
-func (vi *vindex) mode() string {
+func (vi *domainIndex) mode() string {
 	vi.mu.RLock()
 	defer vi.mu.RUnlock()
 	switch {
@@ -143,7 +143,7 @@ func (vi *vindex) mode() string {
 	return "exact"
 }
 
-func (vi *vindex) len() int {
+func (vi *domainIndex) len() int {
 	vi.mu.RLock()
 	defer vi.mu.RUnlock()
 	return vi.count
@@ -151,7 +151,7 @@ func (vi *vindex) len() int {
 
 // search returns up to k candidates nearest to q (unit length), best
 // first; typ > 0 keeps only nodes of type code typ-1.
-func (vi *vindex) search(q []float32, k int, typ uint8) []cand {
+func (vi *domainIndex) search(q []float32, k int, typ uint8) []cand {
 	vi.mu.RLock()
 	defer vi.mu.RUnlock()
 	if vi.count == 0 || len(q) != vi.dim || k <= 0 {

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // helper starts this test binary as the named helper process.
@@ -55,13 +56,15 @@ func helperMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: ingest DB DIR")
 		return 2
 	}
-	s, err := Open(args[1], Options{})
+	db, err := store.Open(args[1], store.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer db.Close()
+	s := New(db, Options{})
 	defer s.Close()
-	_, err = Ingest(context.Background(), s, IngestRequest{Path: args[2]}, func(done, total int) { fmt.Printf("progress %d %d\n", done, total) })
+	_, err = s.Ingest(context.Background(), IngestRequest{Path: args[2]}, func(done, total int) { fmt.Printf("progress %d %d\n", done, total) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

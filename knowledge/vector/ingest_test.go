@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"fmt"
@@ -73,10 +73,10 @@ func guideMD() string {
 	return b.String()
 }
 
-func ingest(t *testing.T, s *Store, path, glob string) *vectorop.IngestResult {
+func ingest(t *testing.T, s *Store, path, glob string, atoms AtomMatcher) *vectorop.IngestResult {
 	t.Helper()
 	var calls, last, total int
-	res, err := Ingest(t.Context(), s, IngestRequest{Path: path, Glob: glob}, func(done, tot int) { calls, last, total = calls+1, done, tot })
+	res, err := s.Ingest(t.Context(), IngestRequest{Path: path, Glob: glob, Atoms: atoms}, func(done, tot int) { calls, last, total = calls+1, done, tot })
 	if err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
@@ -96,7 +96,7 @@ func searchCode(t *testing.T, e *env, query, extra string) *vectorop.SearchResul
 // the changed declarations only; code nodes link to matching atoms.
 func TestIngestSearchSupersede(t *testing.T) {
 	e := newEnv(t)
-	s := e.layers.Project
+	s := e.s
 	e.atom("Retry policy", `["retry/**"]`, "")
 	writeFiles(t, e.repo, map[string]string{
 		"retry/policy.go":       policyGo,
@@ -109,7 +109,7 @@ func TestIngestSearchSupersede(t *testing.T) {
 		"broken/broken.go":      "package broken\nfunc {",
 		"retry/policy_test.txt": "see policy.go",
 	})
-	res := ingest(t, s, e.repo, "")
+	res := ingest(t, s, e.repo, "", e.g.AtomMatcher())
 	if res.Indexed != 6 || res.Skipped != 1 || res.Changed != 0 || res.AtomLinks == 0 {
 		t.Fatalf("first ingest %+v", res)
 	}
@@ -138,14 +138,14 @@ func TestIngestSearchSupersede(t *testing.T) {
 	fix := e.ok("node_add", `{"domain":"history","type":"entry","name":"fixed overflow in backoff","content":"Next overflowed for attempt 64",
 		"source":"history","verified":true,"links":[{"to":"`+next.ID+`","type":"modified"}]}`).(*vectorop.NodeAdded)
 
-	again := ingest(t, s, e.repo, "")
+	again := ingest(t, s, e.repo, "", e.g.AtomMatcher())
 	if again.Unchanged != 6 || again.Nodes != 0 {
 		t.Fatalf("unchanged ingest %+v", again)
 	}
 	changed := strings.Replace(policyGo, "return p.Base << attempt", "return p.Base << min(attempt, 16)", 1)
 	changed = strings.Replace(changed, "// Jitter spreads retries apart.\nfunc Jitter(d time.Duration) time.Duration { return d + d/10 }\n", "", 1)
 	writeFiles(t, e.repo, map[string]string{"retry/policy.go": changed})
-	third := ingest(t, s, e.repo, "")
+	third := ingest(t, s, e.repo, "", e.g.AtomMatcher())
 	// file, Next (changed) and Jitter (gone) are superseded; Policy and NewPolicy stay.
 	if third.Changed != 1 || third.Unchanged != 5 || third.Superseded != 3 || third.Nodes != 2 {
 		t.Fatalf("changed ingest %+v", third)
@@ -177,11 +177,11 @@ func TestIngestSearchSupersede(t *testing.T) {
 		t.Fatalf("unchanged struct superseded: %s", mustJSON(p))
 	}
 	// A glob narrows the files.
-	md := ingest(t, s, e.repo, "**/*.md")
+	md := ingest(t, s, e.repo, "**/*.md", e.g.AtomMatcher())
 	if md.Files != 1 || md.Unchanged != 1 {
 		t.Fatalf("glob ingest %+v", md)
 	}
-	if _, err := Ingest(t.Context(), s, IngestRequest{Path: filepath.Join(e.repo, "nope")}, nil); !isCode(err, op.CodeNotFound) {
+	if _, err := s.Ingest(t.Context(), IngestRequest{Path: filepath.Join(e.repo, "nope")}, nil); !isCode(err, op.CodeNotFound) {
 		t.Fatalf("missing path: %v", err)
 	}
 }

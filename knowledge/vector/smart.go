@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (s *Store) SmartSearch(ctx context.Context, req *vectorop.SmartSearch) (*ve
 	res := &vectorop.SmartSearchResult{Query: req.Query, Status: vectorop.StatusOK, TokenBudget: budget, Store: s.db.Layer()}
 	var sel []scored
 	prev := -1
-	var g *vgraph
+	var g *mirror
 	for i, kc := range smartRounds {
 		res.Rounds = i + 1
 		per, _, gg, err := s.ranked(ctx, req.Query, domains, "", kc)

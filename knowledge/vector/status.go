@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
-// vectorStatus reports the vector graph: embedder, counts, each domain's
+// Status reports the vector graph: embedder, counts, each domain's
 // index and filter, and the background embedding's progress. It does not
 // load the indexes: a store whose vector graph was not used in this
 // process reports its domains as unloaded.
-func (s *Store) vectorStatus(ctx context.Context) (*vectorop.VectorStatus, error) {
+func (s *Store) Status(ctx context.Context) (*vectorop.VectorStatus, error) {
 	emb := s.opts.Embedder
 	st := &vectorop.VectorStatus{Embedder: emb.ID(), Dim: emb.Dim(), Domains: []vectorop.IndexStatus{}}
 	err := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vg_nodes), (SELECT count(*) FROM vg_edges),
@@ -37,10 +37,10 @@ func (s *Store) vectorStatus(ctx context.Context) (*vectorop.VectorStatus, error
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("vector status of %s: %w", s.db.Path(), err)
 	}
-	s.vgMu.Lock()
-	g := s.vg
-	s.vgMu.Unlock()
-	var idx map[string]*vindex
+	s.mu.Lock()
+	g := s.mirror
+	s.mu.Unlock()
+	var idx map[string]*domainIndex
 	if g != nil && g.loadedFast() {
 		idx = g.indexes()
 		g.emu.Lock()

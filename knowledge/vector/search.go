@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"cmp"
@@ -23,7 +23,7 @@ const minSimilarity = 0.1
 func candidates(k int) int { return min(max(3*k, 30), 300) }
 
 // embedQuery makes the query's vector (unit length).
-func (g *vgraph) embedQuery(ctx context.Context, query string) ([]float32, error) {
+func (g *mirror) embedQuery(ctx context.Context, query string) ([]float32, error) {
 	if l, ok := g.emb.(*embed.Local); ok {
 		return l.Vector(query), nil
 	}
@@ -39,8 +39,8 @@ func (g *vgraph) embedQuery(ctx context.Context, query string) ([]float32, error
 // touching the index or SQLite), then the index for kc candidates, then
 // their rows, scored. Each domain's hits are sorted by score; a domain
 // without hits has status no_matches.
-func (s *Store) ranked(ctx context.Context, query string, domains []string, typ string, kc int) (map[string][]scored, map[string]string, *vgraph, error) {
-	g, err := s.vectors(ctx)
+func (s *Store) ranked(ctx context.Context, query string, domains []string, typ string, kc int) (map[string][]scored, map[string]string, *mirror, error) {
+	g, err := s.load(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func embedText(name, path, content string) string {
 
 // wake asks the embedding worker to look for nodes without a vector of
 // the current embedder.
-func (g *vgraph) wake() {
+func (g *mirror) wake() {
 	select {
 	case g.kick <- struct{}{}:
 	default:
@@ -71,7 +71,7 @@ func (g *vgraph) wake() {
 // in batches, every node whose vector is missing or was made by another
 // embedder (a switch of embedders re-embeds the whole store), replacing
 // old vectors. A failing embedder is retried after embedRetry.
-func (g *vgraph) embedLoop() {
+func (g *mirror) embedLoop() {
 	defer g.wg.Done()
 	var retry <-chan time.Time
 	for {
@@ -89,14 +89,14 @@ func (g *vgraph) embedLoop() {
 	}
 }
 
-func (g *vgraph) setEmbedError(err error) {
+func (g *mirror) setEmbedError(err error) {
 	g.emu.Lock()
 	defer g.emu.Unlock()
 	g.eprog.Running = false
 	g.eprog.Error = err.Error()
 }
 
-func (g *vgraph) pendingCount(ctx context.Context) (int, error) {
+func (g *mirror) pendingCount(ctx context.Context) (int, error) {
 	var n int
 	err := g.s.r.QueryRowContext(ctx, `SELECT count(*) `+embedPendingQ, g.emb.ID()).Scan(&n)
 	if err != nil {
@@ -105,7 +105,7 @@ func (g *vgraph) pendingCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (g *vgraph) embedPending(ctx context.Context) error {
+func (g *mirror) embedPending(ctx context.Context) error {
 	total, err := g.pendingCount(ctx)
 	if err != nil || total == 0 {
 		return err
@@ -139,7 +139,7 @@ func (g *vgraph) embedPending(ctx context.Context) error {
 
 // embedBatch embeds the next batch of pending nodes after seq after and
 // writes their vectors; it returns how many and the last seq.
-func (g *vgraph) embedBatch(ctx context.Context, after int64) (int, int64, error) {
+func (g *mirror) embedBatch(ctx context.Context, after int64) (int, int64, error) {
 	rows, err := g.s.r.QueryContext(ctx, `SELECT n.seq, n.domain, n.type, n.name, n.path, n.content `+embedPendingQ+
 		` AND n.seq > ? ORDER BY n.seq LIMIT ?`, g.emb.ID(), after, embedBatch)
 	if err != nil {

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -84,15 +84,15 @@ func (s *Store) writeGraph(ctx context.Context, fn func(tx *vtx) (any, error)) (
 	if err != nil {
 		return nil, err
 	}
-	s.vgMu.Lock()
-	g := s.vg
-	if g == nil && !s.vgClosed {
+	s.mu.Lock()
+	g := s.mirror
+	if g == nil && !s.closed {
 		if _, local := s.opts.Embedder.(*embed.Local); !local {
-			g = newVGraph(s)
-			s.vg = g
+			g = newMirror(s)
+			s.mirror = g
 		}
 	}
-	s.vgMu.Unlock()
+	s.mu.Unlock()
 	if g != nil {
 		if !g.inline {
 			g.wake()

@@ -1,4 +1,4 @@
-package knowledge
+package vector
 
 import (
 	"context"
@@ -31,11 +31,11 @@ var typeCodes = func() map[string]uint8 {
 	return m
 }()
 
-// vgraph is a store's vector graph in memory: one vindex per domain, the
+// mirror is a store's vector graph in memory: one domainIndex per domain, the
 // topic filters, and the background workers (graph builds, embedding).
 // It mirrors SQLite, which stays the truth: everything here is rebuilt
 // from it when missing or stale.
-type vgraph struct {
+type mirror struct {
 	s          *Store
 	emb        embed.Embedder
 	inline     bool // the embedder is local: embed on the write path
@@ -43,7 +43,7 @@ type vgraph struct {
 
 	mu       sync.Mutex // serialises loading and catch-up
 	loaded   bool
-	idx      map[string]*vindex
+	idx      map[string]*domainIndex
 	filters  filter.Domains
 	topicSeq int64 // highest vg_topics.seq applied to the filters
 	delGen   int64 // vg_meta del:<embedder> when loaded
@@ -62,25 +62,25 @@ type vgraph struct {
 	builds   atomic.Int64
 }
 
-// vectors returns the store's vector graph, loaded and caught up with
+// load returns the store's vector graph in memory, loaded and caught up with
 // SQLite (at most every refreshEvery for other processes' writes).
-func (s *Store) vectors(ctx context.Context) (*vgraph, error) {
-	s.vgMu.Lock()
-	g := s.vg
+func (s *Store) load(ctx context.Context) (*mirror, error) {
+	s.mu.Lock()
+	g := s.mirror
 	if g == nil {
-		if s.vgClosed {
-			s.vgMu.Unlock()
+		if s.closed {
+			s.mu.Unlock()
 			return nil, fmt.Errorf("knowledge store %s is closed", s.db.Path())
 		}
-		g = newVGraph(s)
-		s.vg = g
+		g = newMirror(s)
+		s.mirror = g
 	}
-	s.vgMu.Unlock()
+	s.mu.Unlock()
 	return g, g.refresh(ctx, false)
 }
 
-func newVGraph(s *Store) *vgraph {
-	g := &vgraph{s: s, emb: s.opts.Embedder, exactBelow: s.opts.ExactBelow, kick: make(chan struct{}, 1)}
+func newMirror(s *Store) *mirror {
+	g := &mirror{s: s, emb: s.opts.Embedder, exactBelow: s.opts.ExactBelow, kick: make(chan struct{}, 1)}
 	_, g.inline = g.emb.(*embed.Local)
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.wg.Add(1)
@@ -89,7 +89,7 @@ func newVGraph(s *Store) *vgraph {
 }
 
 // close stops the workers and writes every graph that changed.
-func (g *vgraph) close() error {
+func (g *mirror) close() error {
 	g.cancel()
 	g.wg.Wait()
 	g.mu.Lock()
@@ -97,7 +97,7 @@ func (g *vgraph) close() error {
 	return g.persistLocked()
 }
 
-func (g *vgraph) persistLocked() error {
+func (g *mirror) persistLocked() error {
 	if !g.loaded {
 		return nil
 	}
@@ -118,7 +118,7 @@ func (g *vgraph) persistLocked() error {
 // graph that changed next to the store, so the next Open loads them
 // instead of rebuilding. Close does the same.
 func (s *Store) SyncIndexes(ctx context.Context) error {
-	g, err := s.vectors(ctx)
+	g, err := s.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (s *Store) SyncIndexes(ctx context.Context) error {
 // gained since: vectors with a higher vid, topic keys with a higher seq.
 // A changed delete generation reloads everything. force skips the
 // time-based throttle (after this process's own writes).
-func (g *vgraph) refresh(ctx context.Context, force bool) error {
+func (g *mirror) refresh(ctx context.Context, force bool) error {
 	if !force && g.loadedFast() && time.Since(time.Unix(0, g.checked.Load())) < refreshEvery {
 		return nil
 	}
@@ -178,12 +178,12 @@ func (g *vgraph) refresh(ctx context.Context, force bool) error {
 	return nil
 }
 
-func (g *vgraph) loadedFast() bool { return g.checked.Load() != 0 }
+func (g *mirror) loadedFast() bool { return g.checked.Load() != 0 }
 
 // loadLocked (re)builds the in-memory side: each domain's graph from its
 // file when the file matches SQLite, the filters from vg_topics.
-func (g *vgraph) loadLocked(ctx context.Context, delGen int64) error {
-	g.idx = map[string]*vindex{}
+func (g *mirror) loadLocked(ctx context.Context, delGen int64) error {
+	g.idx = map[string]*domainIndex{}
 	for _, d := range vectorop.AllDomains {
 		vi, err := g.loadDomain(ctx, d, delGen)
 		if err != nil {
@@ -200,8 +200,8 @@ func (g *vgraph) loadLocked(ctx context.Context, delGen int64) error {
 	return nil
 }
 
-func (g *vgraph) loadDomain(ctx context.Context, d string, delGen int64) (*vindex, error) {
-	vi := &vindex{domain: d}
+func (g *mirror) loadDomain(ctx context.Context, d string, delGen int64) (*domainIndex, error) {
+	vi := &domainIndex{domain: d}
 	accept := func(h indexHeader) bool {
 		if h.embedder != g.emb.ID() || h.delGen != delGen {
 			return false
@@ -224,7 +224,7 @@ func (g *vgraph) loadDomain(ctx context.Context, d string, delGen int64) (*vinde
 
 // catchUp adds the domain's vectors of the current embedder with a vid
 // above what the index holds, in batches.
-func (g *vgraph) catchUp(ctx context.Context, vi *vindex, maxVid int64) error {
+func (g *mirror) catchUp(ctx context.Context, vi *domainIndex, maxVid int64) error {
 	vi.mu.RLock()
 	from := vi.vid
 	vi.mu.RUnlock()
@@ -274,14 +274,14 @@ func (g *vgraph) catchUp(ctx context.Context, vi *vindex, maxVid int64) error {
 
 // startBuilds starts a background graph build for each domain that
 // outgrew the exact scan.
-func (g *vgraph) startBuilds() {
+func (g *mirror) startBuilds() {
 	for _, vi := range g.idx {
 		if !vi.needsBuild(g.exactBelow) {
 			continue
 		}
 		g.builds.Add(1)
 		g.wg.Add(1)
-		go func(vi *vindex) {
+		go func(vi *domainIndex) {
 			defer g.wg.Done()
 			if err := vi.build(); err != nil {
 				g.setEmbedError(fmt.Errorf("build %s index: %w", vi.domain, err))
@@ -299,7 +299,7 @@ func (g *vgraph) startBuilds() {
 }
 
 // loadTopics rebuilds every domain's filter from vg_topics.
-func (g *vgraph) loadTopics(ctx context.Context) error {
+func (g *mirror) loadTopics(ctx context.Context) error {
 	keys := map[string][]uint64{}
 	err := g.s.r.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM vg_topics`).Scan(&g.topicSeq)
 	if err != nil {
@@ -332,7 +332,7 @@ func (g *vgraph) loadTopics(ctx context.Context) error {
 // catchUpTopics adds the topic keys written since the last look; when a
 // domain's pending keys grow past an eighth of its filter, the filter is
 // rebuilt in the background.
-func (g *vgraph) catchUpTopics(ctx context.Context) error {
+func (g *mirror) catchUpTopics(ctx context.Context) error {
 	rows, err := g.s.r.QueryContext(ctx, `SELECT domain, key, seq FROM vg_topics WHERE seq > ?`, g.topicSeq)
 	if err != nil {
 		return fmt.Errorf("read topics: %w", err)
@@ -360,7 +360,7 @@ func (g *vgraph) catchUpTopics(ctx context.Context) error {
 	return nil
 }
 
-func (g *vgraph) rebuildFilter(d string) {
+func (g *mirror) rebuildFilter(d string) {
 	defer g.wg.Done()
 	rows, err := g.s.r.QueryContext(g.ctx, `SELECT key FROM vg_topics WHERE domain = ?`, d)
 	if err != nil {
@@ -413,7 +413,7 @@ func unit(v []float32) []float32 {
 }
 
 // indexes returns the current per-domain indexes.
-func (g *vgraph) indexes() map[string]*vindex {
+func (g *mirror) indexes() map[string]*domainIndex {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.idx
