@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -227,15 +226,10 @@ func defaultProject(ctx context.Context, s *knowledge.Store, cwd string, reqs []
 
 // batchError names the request of a batch an error is about.
 func batchError(err error, i int) error {
-	e, ok := op.AsError(err)
-	if !ok {
-		return err
+	if e, ok := op.AsError(err); ok {
+		return op.AtIndex(e, i)
 	}
-	d := map[string]any{"index": i}
-	for k, v := range e.Details {
-		d[k] = v
-	}
-	return &op.Error{Code: e.Code, Message: "request " + strconv.Itoa(i) + ": " + e.Message, Details: d}
+	return err
 }
 
 // knowledgeInspect is inspect target=knowledge view=status: the open

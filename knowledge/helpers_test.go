@@ -2,7 +2,6 @@ package knowledge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +11,14 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
 // env is one test's stores: a personal store and, optionally, a project
 // store under a fake repository.
 type env struct {
+	knowledgetest.Ops
 	t      *testing.T
 	dir    string
 	repo   string
@@ -45,8 +46,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, repo: repo, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e.Ops = knowledgetest.Ops{T: t, Exec: func(ctx context.Context, req op.Request) (any, error) { return e.layers.Execute(ctx, e.caller, req) }}
 	e.layers = &Layers{Personal: openStore(t, store.PersonalPath(filepath.Join(dir, "agent")), op.StorePersonal)}
-	res := e.ok("init", `{}`).(*api.InitResult)
+	res := e.OK("init", `{}`).(*api.InitResult)
 	if !res.Created || res.Project.Root != repo {
 		t.Fatalf("init: %+v", res)
 	}
@@ -54,69 +56,19 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// do decodes raw as op and executes it through the layers.
-func (e *env) do(opName, raw string) (any, *op.Error) {
-	e.t.Helper()
-	req, err := api.Decode(opName, json.RawMessage(raw))
-	if err != nil {
-		ae, ok := op.AsError(err)
-		if !ok {
-			e.t.Fatalf("%s %s: decode: %v", opName, raw, err)
-		}
-		return nil, ae
-	}
-	v, err := e.layers.Execute(context.Background(), e.caller, req)
-	if err != nil {
-		ae, ok := op.AsError(err)
-		if !ok {
-			e.t.Fatalf("%s %s: %v", opName, raw, err)
-		}
-		return nil, ae
-	}
-	return v, nil
-}
-
-func (e *env) ok(opName, raw string) any {
-	e.t.Helper()
-	v, ae := e.do(opName, raw)
-	if ae != nil {
-		e.t.Fatalf("%s %s: %v", opName, raw, ae)
-	}
-	return v
-}
-
-// fail runs op and wants an error with code about field.
-func (e *env) fail(code op.Code, field, opName, raw string) *op.Error {
-	e.t.Helper()
-	v, ae := e.do(opName, raw)
-	if ae == nil {
-		e.t.Fatalf("%s %s: got %+v, want %s on %s", opName, raw, v, code, field)
-	}
-	if ae.Code != code || (field != "*" && ae.Details["field"] != field) {
-		e.t.Fatalf("%s %s: got %s on %v (%s), want %s on %s", opName, raw, ae.Code, ae.Details["field"], ae.Message, code, field)
-	}
-	return ae
-}
-
 func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
+	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
 }
 
 func (e *env) molecule(name, extra string) *graphop.Molecule {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
+	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
 }
 
 func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
 	e.t.Helper()
-	return &e.ok("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
+	return &e.OK("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
 }
+
+var mustJSON = knowledgetest.JSON

@@ -15,61 +15,61 @@ import (
 
 func TestLayers(t *testing.T) {
 	e := newEnv(t)
-	pp := e.ok("project_create", `{"name":"mine","root":"`+e.repo+`","store":"personal"}`).(*graphop.Project)
+	pp := e.OK("project_create", `{"name":"mine","root":"`+e.repo+`","store":"personal"}`).(*graphop.Project)
 	if pp.Store != "personal" {
 		t.Fatalf("personal project %+v", pp)
 	}
-	e.fail(op.CodeValidation, "root", "project_create", `{"name":"dup","root":"`+e.repo+`","store":"personal"}`)
+	e.Fail(op.CodeValidation, "root", "project_create", `{"name":"dup","root":"`+e.repo+`","store":"personal"}`)
 	pa := e.atom("P", `["src/**"]`, `,"knowledge":"personal note","store":"personal"`)
 	ja := e.atom("J", `["src/**"]`, `,"knowledge":"project note"`)
 	if pa.Store != "personal" || ja.Store != "project" || pa.ProjectID != pp.ID {
 		t.Fatalf("stores %s %s", pa.Store, ja.Store)
 	}
 	// By id: found in whichever store holds it.
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`"}`).(*graphop.Atom)
+	got := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`"}`).(*graphop.Atom)
 	if got.Store != "personal" {
 		t.Fatalf("get personal by id: %+v", got)
 	}
-	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`","store":"project"}`)
-	u := e.ok("manage_graph", `{"operation":"update","entityType":"atom","id":"`+pa.ID+`","version":1,"name":"P2"}`).(*graphop.Atom)
+	e.Fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`","store":"project"}`)
+	u := e.OK("manage_graph", `{"operation":"update","entityType":"atom","id":"`+pa.ID+`","version":1,"name":"P2"}`).(*graphop.Atom)
 	if u.Store != "personal" || u.Version != 2 {
 		t.Fatalf("update routed: %+v", u)
 	}
-	e.ok("manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+pa.ID+`","summary":"s"}`)
+	e.OK("manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+pa.ID+`","summary":"s"}`)
 	// Search spans both, project first, with one page across them.
-	p := e.ok("query_graph", `{"operation":"search","entityType":"atom","query":"note"}`).(*op.Page[graphop.Atom])
+	p := e.OK("query_graph", `{"operation":"search","entityType":"atom","query":"note"}`).(*op.Page[graphop.Atom])
 	if p.Total != 2 || p.Items[0].Store != "project" || p.Items[1].Store != "personal" {
 		t.Fatalf("layered search %s", mustJSON(p))
 	}
-	p = e.ok("query_graph", `{"operation":"search","entityType":"atom","limit":1,"offset":1}`).(*op.Page[graphop.Atom])
+	p = e.OK("query_graph", `{"operation":"search","entityType":"atom","limit":1,"offset":1}`).(*op.Page[graphop.Atom])
 	if p.Total != 2 || len(p.Items) != 1 || p.Items[0].Store != "personal" {
 		t.Fatalf("layered page 2 %s", mustJSON(p))
 	}
-	c := e.ok("query_graph", `{"operation":"context","paths":"src/x.go,other.txt"}`).(*graphop.Context)
+	c := e.OK("query_graph", `{"operation":"context","paths":"src/x.go,other.txt"}`).(*graphop.Context)
 	if len(c.OrphanAtoms) != 2 || c.OrphanAtoms[0].Store != "project" || c.OrphanAtoms[1].Store != "personal" || len(c.UnmatchedPaths) != 1 {
 		t.Fatalf("layered context %s", mustJSON(c))
 	}
 	// An explicit projectId lives in one store: the other is skipped.
-	p = e.ok("query_graph", `{"operation":"search","entityType":"atom","projectId":"`+pp.ID+`"}`).(*op.Page[graphop.Atom])
+	p = e.OK("query_graph", `{"operation":"search","entityType":"atom","projectId":"`+pp.ID+`"}`).(*op.Page[graphop.Atom])
 	if p.Total != 1 || p.Items[0].Store != "personal" {
 		t.Fatalf("personal project search %s", mustJSON(p))
 	}
-	pl := e.ok("project_list", `{}`).(*op.Page[graphop.Project])
+	pl := e.OK("project_list", `{}`).(*op.Page[graphop.Project])
 	if pl.Total != 2 || pl.Items[0].Store != "project" {
 		t.Fatalf("projects %s", mustJSON(pl))
 	}
-	st := e.ok("status", `{}`).(*api.StatusResult)
+	st := e.OK("status", `{}`).(*api.StatusResult)
 	if len(st.Stores) != 2 || st.Stores[0].Counts.Atoms != 1 || st.Stores[1].Counts.Atoms != 1 || st.Stores[1].Counts.Changelog != 1 {
 		t.Fatalf("status %s", mustJSON(st))
 	}
 	// init again is idempotent and reuses the open project store.
-	in := e.ok("init", `{}`).(*api.InitResult)
+	in := e.OK("init", `{}`).(*api.InitResult)
 	if in.Created || in.Project.Root != e.repo {
 		t.Fatalf("re-init %+v", in)
 	}
 	// Without a project store.
 	e.layers.Project = nil
-	e.fail(op.CodeValidation, "store", "query_graph", `{"operation":"search","entityType":"atom","store":"project"}`)
+	e.Fail(op.CodeValidation, "store", "query_graph", `{"operation":"search","entityType":"atom","store":"project"}`)
 	a := e.atom("Q", `["q/**"]`, "")
 	if a.Store != "personal" {
 		t.Fatalf("fallback create: %+v", a)
@@ -97,7 +97,7 @@ func TestRecallLayering(t *testing.T) {
 		}
 	}
 	e.node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
-	r := e.ok("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
+	r := e.OK("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
 	if len(r.Stores) != 2 || r.Stores[0] != "project" {
 		t.Fatalf("stores %v", r.Stores)
 	}
@@ -116,11 +116,11 @@ func TestRecallLayering(t *testing.T) {
 	if runs != 1 || personal != 1 {
 		t.Fatalf("recall: %s", api.Text(r))
 	}
-	only := e.ok("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*vectorop.RecallResult)
+	only := e.OK("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*vectorop.RecallResult)
 	if len(only.Stores) != 1 || only.Hits[0].Store != "personal" {
 		t.Fatalf("personal recall: %s", api.Text(only))
 	}
-	if none := e.ok("recall", `{"query":"zebra"}`).(*vectorop.RecallResult); none.Status != vectorop.StatusNoMatches {
+	if none := e.OK("recall", `{"query":"zebra"}`).(*vectorop.RecallResult); none.Status != vectorop.StatusNoMatches {
 		t.Fatalf("zebra recall: %s", api.Text(none))
 	}
 }

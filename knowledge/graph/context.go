@@ -93,12 +93,12 @@ func normalizePath(p, root string) (string, bool) {
 // assemble loads the matched atoms, their molecules, related atom names
 // and changelogs, and fills res in the spec's order.
 func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string, matched map[string][]string, withLog bool, logN int) error {
-	atoms, err := atomsByID(ctx, s.r, ids)
+	found, err := byIDs(ctx, s.r, atoms, ids)
 	if err != nil {
 		return err
 	}
 	var molIDs, relIDs []string
-	for _, a := range atoms {
+	for _, a := range found {
 		if a.MoleculeID != nil {
 			molIDs = append(molIDs, *a.MoleculeID)
 		}
@@ -110,7 +110,7 @@ func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string
 	if err != nil {
 		return err
 	}
-	mols, err := moleculesByID(ctx, s.r, molIDs)
+	mols, err := byIDs(ctx, s.r, molecules, molIDs)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string
 	}
 	groups := map[string]*graphop.ContextMolecule{}
 	for _, id := range ids {
-		a, ok := atoms[id]
+		a, ok := found[id]
 		if !ok {
 			continue // deleted since the index was built
 		}
@@ -158,46 +158,6 @@ func (s *Store) assemble(ctx context.Context, res *graphop.Context, ids []string
 	})
 	slices.SortFunc(res.OrphanAtoms, byName)
 	return nil
-}
-
-func atomsByID(ctx context.Context, q store.Querier, ids []string) (map[string]*graphop.Atom, error) {
-	out := map[string]*graphop.Atom{}
-	err := store.InChunks(ids, func(in string, args []any) error {
-		rows, err := q.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id IN "+in, args...)
-		if err != nil {
-			return fmt.Errorf("read atoms: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			a, err := scanAtom(rows)
-			if err != nil {
-				return fmt.Errorf("read atoms: %w", err)
-			}
-			out[a.ID] = a
-		}
-		return rows.Err()
-	})
-	return out, err
-}
-
-func moleculesByID(ctx context.Context, q store.Querier, ids []string) (map[string]*graphop.Molecule, error) {
-	out := map[string]*graphop.Molecule{}
-	err := store.InChunks(ids, func(in string, args []any) error {
-		rows, err := q.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id IN "+in, args...)
-		if err != nil {
-			return fmt.Errorf("read molecules: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			m, err := scanMolecule(rows)
-			if err != nil {
-				return fmt.Errorf("read molecules: %w", err)
-			}
-			out[m.ID] = m
-		}
-		return rows.Err()
-	})
-	return out, err
 }
 
 func atomNames(ctx context.Context, q store.Querier, ids []string) (map[string]string, error) {

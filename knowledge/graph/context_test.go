@@ -14,7 +14,7 @@ import (
 // atoms as "Molecule/Atom"), and the unmatched paths.
 func contextOf(e *env, paths string) (map[string][]string, []string, *graphop.Context) {
 	e.t.Helper()
-	c := e.ok("query_graph", fmt.Sprintf(`{"operation":"context","paths":%s}`, paths)).(*graphop.Context)
+	c := e.OK("query_graph", fmt.Sprintf(`{"operation":"context","paths":%s}`, paths)).(*graphop.Context)
 	got := map[string][]string{}
 	for _, m := range c.Molecules {
 		for _, a := range m.Atoms {
@@ -86,10 +86,10 @@ func TestContextGlobs(t *testing.T) {
 		t.Fatalf("related %s", mustJSON(gw))
 	}
 
-	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context"}`)
-	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":" , "}`)
-	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":5}`)
-	e.fail(op.CodeValidation, "entityType", "query_graph", `{"operation":"context","paths":"a","entityType":"molecule"}`)
+	e.Fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context"}`)
+	e.Fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":" , "}`)
+	e.Fail(op.CodeValidation, "paths", "query_graph", `{"operation":"context","paths":5}`)
+	e.Fail(op.CodeValidation, "entityType", "query_graph", `{"operation":"context","paths":"a","entityType":"molecule"}`)
 }
 
 func TestContextFollowsWrites(t *testing.T) {
@@ -99,7 +99,7 @@ func TestContextFollowsWrites(t *testing.T) {
 	if !slices.Equal(got["A"], []string{"old/x.go"}) {
 		t.Fatalf("before: %v", got)
 	}
-	e.ok("manage_graph", `{"operation":"update","entityType":"atom","id":"`+a.ID+`","version":1,"paths":["new/**"]}`)
+	e.OK("manage_graph", `{"operation":"update","entityType":"atom","id":"`+a.ID+`","version":1,"paths":["new/**"]}`)
 	got, _, _ = contextOf(e, `"old/x.go,new/x.go"`)
 	if !slices.Equal(got["A"], []string{"new/x.go"}) {
 		t.Fatalf("after paths update: %v", got)
@@ -115,7 +115,7 @@ func TestContextFollowsWrites(t *testing.T) {
 	if !slices.Equal(got["B"], []string{"old/x.go"}) {
 		t.Fatalf("after another store's create: %v", got)
 	}
-	e.ok("manage_graph", `{"operation":"delete","entityType":"atom","id":"`+a.ID+`","version":2}`)
+	e.OK("manage_graph", `{"operation":"delete","entityType":"atom","id":"`+a.ID+`","version":2}`)
 	got, un, _ := contextOf(e, `"new/x.go"`)
 	if len(got) != 0 || !slices.Equal(un, []string{"new/x.go"}) {
 		t.Fatalf("after delete: %v %v", got, un)
@@ -164,14 +164,14 @@ func TestTaskContextAndHints(t *testing.T) {
 	if _, ok := e.g.Hints(t.Context(), "/elsewhere"); ok {
 		t.Fatal("hints outside every project")
 	}
-	r := e.ok("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*graphop.TaskContextResult)
+	r := e.OK("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*graphop.TaskContextResult)
 	if len(r.GraphContext.OrphanAtoms) != 1 || !slices.Equal(r.GraphContext.UnmatchedPaths, []string{"src/other.ts"}) {
 		t.Fatalf("task context %s", mustJSON(r))
 	}
 	if s := mustJSON(r); s[:16] != `{"graphContext":` {
 		t.Fatalf("shape %s", s)
 	}
-	e.fail(op.CodeValidation, "text", "task_context", `{"text":"no section"}`)
-	e.fail(op.CodeValidation, "file", "task_context", `{}`)
-	e.fail(op.CodeNotFound, "file", "task_context", `{"file":"missing.md"}`)
+	e.Fail(op.CodeValidation, "text", "task_context", `{"text":"no section"}`)
+	e.Fail(op.CodeValidation, "file", "task_context", `{}`)
+	e.Fail(op.CodeNotFound, "file", "task_context", `{"file":"missing.md"}`)
 }

@@ -14,23 +14,99 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
-// kind describes one entity table.
-type kind struct {
+// entityTable describes one entity table.
+type entityTable struct {
 	name  string // "atom" or "molecule"
 	table string
 	fts   string
 }
 
-var (
-	atomKind     = kind{graphop.EntityAtom, "graph_atoms", "graph_atoms_fts"}
-	moleculeKind = kind{graphop.EntityMolecule, "graph_molecules", "graph_molecules_fts"}
-)
-
-func kindOf(entityType string) kind {
+func tableOf(entityType string) entityTable {
 	if entityType == graphop.EntityMolecule {
-		return moleculeKind
+		return molecules.entityTable
 	}
-	return atomKind
+	return atoms.entityTable
+}
+
+// fields points at the fields every entity has.
+type fields struct {
+	id, projectID, name, knowledge, createdBy, lastTask, createdAt, updatedAt, store *string
+	version                                                                          *int
+	changelog                                                                        *[]graphop.ChangelogEntry
+}
+
+// kind is an entity type T (graphop.Atom or graphop.Molecule): its table
+// and columns, how a row scans into T, where T's common fields are, and
+// what only it has.
+type kind[T any] struct {
+	entityTable
+	cols   string
+	scan   func(store.Scanner) (*T, error)
+	fields func(*T) fields
+	// zero is a new entity with its arrays empty (not null).
+	zero func() *T
+	// set applies a create's or update's own fields of the kind (those
+	// that are not name or knowledge) to e of project pid.
+	set func(ctx context.Context, tx *store.Tx, req *graphop.ManageGraph, pid string, e *T) error
+	// more fills what get adds (a molecule's atoms); nil when nothing.
+	more func(ctx context.Context, q store.Querier, e *T) error
+	// members deletes or orphans what depends on the entity being
+	// deleted (a molecule's atoms); nil when nothing.
+	members func(ctx context.Context, s *Store, tx *store.Tx, req *graphop.ManageGraph, id, task, now string, res *graphop.Deleted) error
+}
+
+var atoms = &kind[graphop.Atom]{
+	entityTable: entityTable{graphop.EntityAtom, "graph_atoms", "graph_atoms_fts"},
+	cols:        "id, project_id, molecule_id, name, paths, knowledge, related_atoms, created_by_task_id, last_task_id, version, created_at, updated_at",
+	scan:        scanAtom,
+	fields: func(a *graphop.Atom) fields {
+		return fields{&a.ID, &a.ProjectID, &a.Name, &a.Knowledge, &a.CreatedByTaskID, &a.LastTaskID, &a.CreatedAt, &a.UpdatedAt, &a.Store,
+			&a.Version, &a.Changelog}
+	},
+	zero: func() *graphop.Atom { return &graphop.Atom{Paths: []string{}, RelatedAtoms: []graphop.RelatedAtom{}} },
+	set:  setAtom,
+}
+
+var molecules = &kind[graphop.Molecule]{
+	entityTable: entityTable{graphop.EntityMolecule, "graph_molecules", "graph_molecules_fts"},
+	cols:        "id, project_id, name, knowledge, related_molecules, created_by_task_id, last_task_id, version, created_at, updated_at",
+	scan:        scanMolecule,
+	fields: func(m *graphop.Molecule) fields {
+		return fields{&m.ID, &m.ProjectID, &m.Name, &m.Knowledge, &m.CreatedByTaskID, &m.LastTaskID, &m.CreatedAt, &m.UpdatedAt, &m.Store,
+			&m.Version, &m.Changelog}
+	},
+	zero: func() *graphop.Molecule { return &graphop.Molecule{RelatedMolecules: []graphop.RelatedMolecule{}} },
+	set: func(_ context.Context, _ *store.Tx, req *graphop.ManageGraph, _ string, m *graphop.Molecule) error {
+		if req.RelatedMolecules != nil {
+			m.RelatedMolecules = req.RelatedMolecules
+		}
+		return nil
+	},
+	more: func(ctx context.Context, q store.Querier, m *graphop.Molecule) (err error) {
+		m.Atoms, err = memberAtoms(ctx, q, m.ID)
+		return err
+	},
+	members: deleteMembers,
+}
+
+// setAtom applies paths, relatedAtoms and moleculeId (the molecule must
+// exist and be in the atom's project).
+func setAtom(ctx context.Context, tx *store.Tx, req *graphop.ManageGraph, pid string, a *graphop.Atom) error {
+	if req.Paths != nil {
+		a.Paths = req.Paths
+	}
+	if req.RelatedAtoms != nil {
+		a.RelatedAtoms = req.RelatedAtoms
+	}
+	if req.Unassign() {
+		a.MoleculeID = nil
+	} else if id := deref(req.MoleculeID); id != "" {
+		if err := checkMolecule(ctx, tx, id, pid); err != nil {
+			return err
+		}
+		a.MoleculeID = &id
+	}
+	return nil
 }
 
 // columns maps state fields to table columns.
@@ -40,13 +116,6 @@ var columns = map[string]string{
 	"createdByTaskId": "created_by_task_id", "lastTaskId": "last_task_id",
 	"createdAt": "created_at", "updatedAt": "updated_at",
 }
-
-const (
-	atomCols     = "id, project_id, molecule_id, name, paths, knowledge, related_atoms, created_by_task_id, last_task_id, version, created_at, updated_at"
-	moleculeCols = "id, project_id, name, knowledge, related_molecules, created_by_task_id, last_task_id, version, created_at, updated_at"
-)
-
-type scanner interface{ Scan(dest ...any) error }
 
 func scanAtom(sc store.Scanner) (*graphop.Atom, error) {
 	var a graphop.Atom
@@ -81,28 +150,59 @@ func scanMolecule(sc store.Scanner) (*graphop.Molecule, error) {
 	return &m, nil
 }
 
-// loadAtom reads one atom; NOT_FOUND (naming field) when there is none.
-func loadAtom(ctx context.Context, q store.Querier, field, id string) (*graphop.Atom, error) {
-	a, err := scanAtom(q.QueryRowContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE id = ?", id))
+// load reads one entity; NOT_FOUND (naming field) when there is none.
+func load[T any](ctx context.Context, q store.Querier, k *kind[T], field, id string) (*T, error) {
+	e, err := k.scan(q.QueryRowContext(ctx, "SELECT "+k.cols+" FROM "+k.table+" WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, op.NotFound(field, "atom", id)
+		return nil, op.NotFound(field, k.name, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read atom %s: %w", id, err)
+		return nil, fmt.Errorf("read %s %s: %w", k.name, id, err)
 	}
-	return a, nil
+	return e, nil
 }
 
-// loadMolecule reads one molecule; NOT_FOUND (naming field) when there is none.
-func loadMolecule(ctx context.Context, q store.Querier, field, id string) (*graphop.Molecule, error) {
-	m, err := scanMolecule(q.QueryRowContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, op.NotFound(field, "molecule", id)
-	}
+// queryAll runs a query selecting k.cols and scans every row.
+func queryAll[T any](ctx context.Context, q store.Querier, k *kind[T], query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read molecule %s: %w", id, err)
+		return nil, err
 	}
-	return m, nil
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		e, err := k.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+// byIDs reads the entities with the given ids (missing ones are left out).
+func byIDs[T any](ctx context.Context, q store.Querier, k *kind[T], ids []string) (map[string]*T, error) {
+	out := map[string]*T{}
+	err := store.InChunks(ids, func(in string, args []any) error {
+		items, err := queryAll(ctx, q, k, "SELECT "+k.cols+" FROM "+k.table+" WHERE id IN "+in, args...)
+		if err != nil {
+			return fmt.Errorf("read %ss: %w", k.name, err)
+		}
+		for i := range items {
+			out[*k.fields(&items[i]).id] = &items[i]
+		}
+		return nil
+	})
+	return out, err
+}
+
+// memberAtoms lists a molecule's atoms by name.
+func memberAtoms(ctx context.Context, q store.Querier, moleculeID string) ([]graphop.Atom, error) {
+	out, err := queryAll(ctx, q, atoms, "SELECT "+atoms.cols+" FROM graph_atoms WHERE molecule_id = ? ORDER BY name, id", moleculeID)
+	if err != nil {
+		return nil, fmt.Errorf("read atoms of molecule %s: %w", moleculeID, err)
+	}
+	return out, nil
 }
 
 // stateOf is an entity's hashed state: its fields as decoded JSON, minus
@@ -133,7 +233,7 @@ func colValue(v any) any {
 	}
 }
 
-func insertRow(ctx context.Context, tx *store.Tx, k kind, id string, version int, state map[string]any) error {
+func insertRow(ctx context.Context, tx *store.Tx, k entityTable, id string, version int, state map[string]any) error {
 	names := sortedKeys(state)
 	cols := []string{"id", "version"}
 	args := []any{id, version}
@@ -151,7 +251,7 @@ func insertRow(ctx context.Context, tx *store.Tx, k kind, id string, version int
 // updateRow writes the changed fields and the new version, only when the
 // row is still at version from (the caller checked it in the same
 // transaction; this is the belt to those braces).
-func updateRow(ctx context.Context, tx *store.Tx, k kind, id string, from int, changes map[string][2]any) error {
+func updateRow(ctx context.Context, tx *store.Tx, k entityTable, id string, from int, changes map[string][2]any) error {
 	var sets []string
 	var args []any
 	for _, f := range sortedKeys(changes) {

@@ -15,34 +15,24 @@ import (
 // molecules). req must have passed Validate. Results: *graphop.Atom or
 // *graphop.Molecule for create and update, *graphop.Deleted for delete.
 func (s *Store) ManageGraph(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (any, error) {
-	var v any
-	var err error
+	if req.EntityType == graphop.EntityMolecule {
+		return manage(ctx, s, c, req, molecules)
+	}
+	return manage(ctx, s, c, req, atoms)
+}
+
+// manage runs one manage_graph operation on an entity of kind k (store.DB.Write
+// answers nil with every error).
+func manage[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.ManageGraph, k *kind[T]) (any, error) {
 	switch req.Operation {
 	case "create":
-		if req.EntityType == graphop.EntityAtom {
-			v, err = s.createAtom(ctx, c, req)
-		} else {
-			v, err = s.createMolecule(ctx, c, req)
-		}
+		return create(ctx, s, c, req, k)
 	case "update":
-		if req.EntityType == graphop.EntityAtom {
-			v, err = s.updateAtom(ctx, c, req)
-		} else {
-			v, err = s.updateMolecule(ctx, c, req)
-		}
+		return update(ctx, s, c, req, k)
 	case "delete":
-		if req.EntityType == graphop.EntityAtom {
-			v, err = s.deleteAtom(ctx, c, req)
-		} else {
-			v, err = s.deleteMolecule(ctx, c, req)
-		}
-	default:
-		return nil, op.Invalid("operation", "unknown operation %q", req.Operation)
+		return remove(ctx, s, c, req, k)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return nil, op.Invalid("operation", "unknown operation %q", req.Operation)
 }
 
 func deref(p *string) string {
@@ -55,73 +45,46 @@ func deref(p *string) string {
 // checkMolecule is the membership rule: the molecule exists (NOT_FOUND)
 // and belongs to the atom's project (INVARIANT_VIOLATION).
 func checkMolecule(ctx context.Context, q store.Querier, moleculeID, projectID string) error {
-	m, err := loadMolecule(ctx, q, "moleculeId", moleculeID)
-	if err != nil {
-		return err
+	var pid string
+	err := q.QueryRowContext(ctx, `SELECT project_id FROM graph_molecules WHERE id = ?`, moleculeID).Scan(&pid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return op.NotFound("moleculeId", graphop.EntityMolecule, moleculeID)
 	}
-	if m.ProjectID != projectID {
+	if err != nil {
+		return fmt.Errorf("read molecule %s: %w", moleculeID, err)
+	}
+	if pid != projectID {
 		return op.Invariant("moleculeId", "molecule %s belongs to project %s, the atom to project %s: an atom's molecule must be in the same project",
-			moleculeID, m.ProjectID, projectID)
+			moleculeID, pid, projectID)
 	}
 	return nil
 }
 
-func (s *Store) createAtom(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
+// create writes a new entity of kind k in the project req names (or the
+// caller's cwd selects), with its first delta.
+func create[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.ManageGraph, k *kind[T]) (any, error) {
 	task, err := s.db.TaskID("createdByTaskId", req.CreatedByTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
+	return s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		pid, err := resolveProject(ctx, tx, req.ProjectID, c.Cwd)
 		if err != nil {
 			return nil, err
 		}
-		var mol *string
-		if id := deref(req.MoleculeID); id != "" {
-			if err := checkMolecule(ctx, tx, id, pid); err != nil {
-				return nil, err
-			}
-			mol = &id
-		}
-		now := store.Now()
-		a := &graphop.Atom{ID: store.NewID(), ProjectID: pid, MoleculeID: mol, Name: *req.Name, Paths: req.Paths,
-			Knowledge: deref(req.Knowledge), RelatedAtoms: op.NonNil(req.RelatedAtoms), CreatedByTaskID: task,
-			LastTaskID: task, Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.db.Layer()}
-		return a, s.insertEntity(ctx, tx, atomKind, a.ID, stateOf(a), task, now)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*graphop.Atom), nil
-}
-
-func (s *Store) createMolecule(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
-	task, err := s.db.TaskID("createdByTaskId", req.CreatedByTaskID, c)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-		pid, err := resolveProject(ctx, tx, req.ProjectID, c.Cwd)
-		if err != nil {
+		e, now := k.zero(), store.Now()
+		f := k.fields(e)
+		*f.id, *f.projectID, *f.name, *f.knowledge = store.NewID(), pid, *req.Name, deref(req.Knowledge)
+		*f.createdBy, *f.lastTask, *f.version, *f.createdAt, *f.updatedAt, *f.store = task, task, 1, now, now, s.db.Layer()
+		if err := k.set(ctx, tx, req, pid, e); err != nil {
 			return nil, err
 		}
-		now := store.Now()
-		m := &graphop.Molecule{ID: store.NewID(), ProjectID: pid, Name: *req.Name, Knowledge: deref(req.Knowledge),
-			RelatedMolecules: op.NonNil(req.RelatedMolecules), CreatedByTaskID: task, LastTaskID: task,
-			Version: 1, CreatedAt: now, UpdatedAt: now, Store: s.db.Layer()}
-		return m, s.insertEntity(ctx, tx, moleculeKind, m.ID, stateOf(m), task, now)
+		state := stateOf(e)
+		if err := insertRow(ctx, tx, k.entityTable, *f.id, 1, state); err != nil {
+			return nil, err
+		}
+		return e, appendDelta(ctx, tx, k.entityTable, *f.id, 1, "create", nil, state, task, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*graphop.Molecule), nil
-}
-
-func (s *Store) insertEntity(ctx context.Context, tx *store.Tx, k kind, id string, state map[string]any, task, now string) error {
-	if err := insertRow(ctx, tx, k, id, 1, state); err != nil {
-		return err
-	}
-	return appendDelta(ctx, tx, k, id, 1, "create", nil, state, task, now)
 }
 
 // newKnowledge applies knowledgeMode: overwrite replaces, append adds the
@@ -137,86 +100,101 @@ func newKnowledge(old string, req *graphop.ManageGraph, now, task string) (strin
 	return k, nil
 }
 
-func (s *Store) updateAtom(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Atom, error) {
+// change runs fn in one write transaction on entity req.ID of kind k,
+// after checking the caller read its current version (CONFLICT
+// otherwise); task is the lastTaskId doing it (update and delete).
+func change[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.ManageGraph, k *kind[T],
+	fn func(tx *store.Tx, cur *T, f fields, task string) (any, error)) (any, error) {
 	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-		cur, err := loadAtom(ctx, tx, "id", req.ID)
+	return s.db.Write(ctx, func(tx *store.Tx) (any, error) {
+		cur, err := load(ctx, tx, k, "id", req.ID)
 		if err != nil {
 			return nil, err
 		}
-		if cur.Version != *req.Version {
-			return nil, op.Conflict("atom", cur.ID, *req.Version, cur.Version)
+		f := k.fields(cur)
+		if *f.version != *req.Version {
+			return nil, op.Conflict(k.name, *f.id, *req.Version, *f.version)
 		}
-		next, now := *cur, store.Now()
-		if req.Name != nil {
-			next.Name = *req.Name
-		}
-		if req.Paths != nil {
-			next.Paths = req.Paths
-		}
-		if req.RelatedAtoms != nil {
-			next.RelatedAtoms = req.RelatedAtoms
-		}
-		if req.Knowledge != nil {
-			if next.Knowledge, err = newKnowledge(cur.Knowledge, req, now, task); err != nil {
-				return nil, err
-			}
-		}
-		if req.Unassign() {
-			next.MoleculeID = nil
-		} else if id := deref(req.MoleculeID); id != "" {
-			if err := checkMolecule(ctx, tx, id, cur.ProjectID); err != nil {
-				return nil, err
-			}
-			next.MoleculeID = &id
-		}
-		next.LastTaskID, next.UpdatedAt, next.Version, next.Store = task, now, cur.Version+1, s.db.Layer()
-		return &next, s.updateEntity(ctx, tx, atomKind, cur.ID, cur.Version, stateOf(cur), stateOf(&next), task, now)
+		return fn(tx, cur, f, task)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*graphop.Atom), nil
 }
 
-func (s *Store) updateMolecule(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Molecule, error) {
-	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-		cur, err := loadMolecule(ctx, tx, "id", req.ID)
-		if err != nil {
+// update changes entity req.ID of kind k at the version the caller read:
+// name, knowledge (overwritten or appended) and the kind's own fields; a
+// new version and its delta.
+func update[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.ManageGraph, k *kind[T]) (any, error) {
+	return change(ctx, s, c, req, k, func(tx *store.Tx, cur *T, cf fields, task string) (any, error) {
+		next, now := *cur, store.Now()
+		nf := k.fields(&next)
+		if req.Name != nil {
+			*nf.name = *req.Name
+		}
+		if req.Knowledge != nil {
+			var err error
+			if *nf.knowledge, err = newKnowledge(*cf.knowledge, req, now, task); err != nil {
+				return nil, err
+			}
+		}
+		if err := k.set(ctx, tx, req, *cf.projectID, &next); err != nil {
 			return nil, err
 		}
-		if cur.Version != *req.Version {
-			return nil, op.Conflict("molecule", cur.ID, *req.Version, cur.Version)
-		}
-		next, now := *cur, store.Now()
-		if req.Name != nil {
-			next.Name = *req.Name
-		}
-		if req.RelatedMolecules != nil {
-			next.RelatedMolecules = req.RelatedMolecules
-		}
-		if req.Knowledge != nil {
-			if next.Knowledge, err = newKnowledge(cur.Knowledge, req, now, task); err != nil {
+		*nf.lastTask, *nf.updatedAt, *nf.version, *nf.store = task, now, *cf.version+1, s.db.Layer()
+		return &next, s.updateEntity(ctx, tx, k.entityTable, *cf.id, *cf.version, stateOf(cur), stateOf(&next), task, now)
+	})
+}
+
+// remove deletes entity req.ID of kind k at the version the caller read,
+// with its changelog and what depends on it (k.members), and appends its
+// tombstone delta.
+func remove[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.ManageGraph, k *kind[T]) (any, error) {
+	return change(ctx, s, c, req, k, func(tx *store.Tx, cur *T, f fields, task string) (any, error) {
+		now := store.Now()
+		res := &graphop.Deleted{EntityType: k.name, ID: *f.id, Deleted: true, Version: *f.version + 1, Store: s.db.Layer()}
+		if k.members != nil {
+			if err := k.members(ctx, s, tx, req, *f.id, task, now, res); err != nil {
 				return nil, err
 			}
 		}
-		next.LastTaskID, next.UpdatedAt, next.Version, next.Store = task, now, cur.Version+1, s.db.Layer()
-		return &next, s.updateEntity(ctx, tx, moleculeKind, cur.ID, cur.Version, stateOf(cur), stateOf(&next), task, now)
+		n, err := removeEntity(ctx, tx, k.entityTable, *f.id, *f.version, stateOf(cur), task, now)
+		res.DeletedChangelog += n
+		return res, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*graphop.Molecule), nil
 }
 
-func (s *Store) updateEntity(ctx context.Context, tx *store.Tx, k kind, id string, from int, before, after map[string]any, task, now string) error {
+// deleteMembers handles the atoms of a molecule being deleted: without
+// cascade they become orphans (moleculeId null, lastTaskId and updatedAt
+// set, a new version each); with cascade they are deleted with their
+// changelog.
+func deleteMembers(ctx context.Context, s *Store, tx *store.Tx, req *graphop.ManageGraph, id, task, now string, res *graphop.Deleted) error {
+	members, err := memberAtoms(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	for i := range members {
+		a := &members[i]
+		if req.Cascade {
+			n, err := removeEntity(ctx, tx, atoms.entityTable, a.ID, a.Version, stateOf(a), task, now)
+			if err != nil {
+				return err
+			}
+			res.DeletedAtoms = append(res.DeletedAtoms, a.ID)
+			res.DeletedChangelog += n
+			continue
+		}
+		next := *a
+		next.MoleculeID, next.LastTaskID, next.UpdatedAt = nil, task, now
+		if err := s.updateEntity(ctx, tx, atoms.entityTable, a.ID, a.Version, stateOf(a), stateOf(&next), task, now); err != nil {
+			return err
+		}
+		res.OrphanedAtoms = append(res.OrphanedAtoms, a.ID)
+	}
+	return nil
+}
+
+func (s *Store) updateEntity(ctx context.Context, tx *store.Tx, k entityTable, id string, from int, before, after map[string]any, task, now string) error {
 	if err := updateRow(ctx, tx, k, id, from, diff(before, after, false)); err != nil {
 		return err
 	}
@@ -225,7 +203,7 @@ func (s *Store) updateEntity(ctx context.Context, tx *store.Tx, k kind, id strin
 
 // removeEntity deletes an entity's changelog and row and appends its
 // tombstone delta; it returns how many changelog entries went.
-func removeEntity(ctx context.Context, tx *store.Tx, k kind, id string, version int, state map[string]any, task, now string) (int, error) {
+func removeEntity(ctx context.Context, tx *store.Tx, k entityTable, id string, version int, state map[string]any, task, now string) (int, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM graph_changelog WHERE parent_type = ? AND parent_id = ?`, k.name, id)
 	if err != nil {
 		return 0, fmt.Errorf("delete changelog of %s %s: %w", k.name, id, err)
@@ -235,97 +213,6 @@ func removeEntity(ctx context.Context, tx *store.Tx, k kind, id string, version 
 		return 0, fmt.Errorf("delete %s %s: %w", k.name, id, err)
 	}
 	return int(n), appendDelta(ctx, tx, k, id, version+1, "delete", state, nil, task, now)
-}
-
-func (s *Store) deleteAtom(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
-	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-		cur, err := loadAtom(ctx, tx, "id", req.ID)
-		if err != nil {
-			return nil, err
-		}
-		if cur.Version != *req.Version {
-			return nil, op.Conflict("atom", cur.ID, *req.Version, cur.Version)
-		}
-		n, err := removeEntity(ctx, tx, atomKind, cur.ID, cur.Version, stateOf(cur), task, store.Now())
-		return &graphop.Deleted{EntityType: graphop.EntityAtom, ID: cur.ID, Deleted: true, Version: cur.Version + 1,
-			DeletedChangelog: n, Store: s.db.Layer()}, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*graphop.Deleted), nil
-}
-
-// deleteMolecule deletes a molecule and its changelog. Without cascade its
-// atoms become orphans (moleculeId null, lastTaskId and updatedAt set, a
-// new version each); with cascade they are deleted with their changelog.
-func (s *Store) deleteMolecule(ctx context.Context, c store.Caller, req *graphop.ManageGraph) (*graphop.Deleted, error) {
-	task, err := s.db.TaskID("lastTaskId", req.LastTaskID, c)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-		cur, err := loadMolecule(ctx, tx, "id", req.ID)
-		if err != nil {
-			return nil, err
-		}
-		if cur.Version != *req.Version {
-			return nil, op.Conflict("molecule", cur.ID, *req.Version, cur.Version)
-		}
-		members, err := memberAtoms(ctx, tx, cur.ID)
-		if err != nil {
-			return nil, err
-		}
-		now := store.Now()
-		res := &graphop.Deleted{EntityType: graphop.EntityMolecule, ID: cur.ID, Deleted: true, Version: cur.Version + 1, Store: s.db.Layer()}
-		for i := range members {
-			a := &members[i]
-			if req.Cascade {
-				n, err := removeEntity(ctx, tx, atomKind, a.ID, a.Version, stateOf(a), task, now)
-				if err != nil {
-					return nil, err
-				}
-				res.DeletedAtoms = append(res.DeletedAtoms, a.ID)
-				res.DeletedChangelog += n
-				continue
-			}
-			next := *a
-			next.MoleculeID, next.LastTaskID, next.UpdatedAt = nil, task, now
-			if err := s.updateEntity(ctx, tx, atomKind, a.ID, a.Version, stateOf(a), stateOf(&next), task, now); err != nil {
-				return nil, err
-			}
-			res.OrphanedAtoms = append(res.OrphanedAtoms, a.ID)
-		}
-		n, err := removeEntity(ctx, tx, moleculeKind, cur.ID, cur.Version, stateOf(cur), task, now)
-		res.DeletedChangelog += n
-		return res, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*graphop.Deleted), nil
-}
-
-// memberAtoms lists a molecule's atoms by name.
-func memberAtoms(ctx context.Context, q store.Querier, moleculeID string) ([]graphop.Atom, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms WHERE molecule_id = ? ORDER BY name, id", moleculeID)
-	if err != nil {
-		return nil, fmt.Errorf("read atoms of molecule %s: %w", moleculeID, err)
-	}
-	defer rows.Close()
-	out := []graphop.Atom{}
-	for rows.Next() {
-		a, err := scanAtom(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read atoms of molecule %s: %w", moleculeID, err)
-		}
-		out = append(out, *a)
-	}
-	return out, rows.Err()
 }
 
 // Batch runs many manage_graph requests (each validated) in one write
@@ -363,14 +250,14 @@ func (s *Store) Batch(ctx context.Context, c store.Caller, reqs []*graphop.Manag
 // Results: *graphop.ChangelogEntry (append), *op.Page[graphop.ChangelogEntry]
 // (search: newest first).
 func (s *Store) ManageChangelog(ctx context.Context, c store.Caller, req *graphop.ManageChangelog) (any, error) {
-	k := kindOf(req.ParentType)
+	k := tableOf(req.ParentType)
 	if req.Operation == "append" {
 		task, err := s.db.TaskID("taskId", req.TaskID, c)
 		if err != nil {
 			return nil, err
 		}
 		return s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-			if err := parentExists(ctx, tx, k, req.ParentID); err != nil {
+			if err := store.Exists(ctx, tx, k.table, k.name, "parentId", req.ParentID); err != nil {
 				return nil, err
 			}
 			e := &graphop.ChangelogEntry{ID: store.NewID(), ParentType: k.name, ParentID: req.ParentID, TaskID: task,
@@ -386,20 +273,8 @@ func (s *Store) ManageChangelog(ctx context.Context, c store.Caller, req *grapho
 	return s.changelogPage(ctx, k, req)
 }
 
-func parentExists(ctx context.Context, q store.Querier, k kind, id string) error {
-	var one int
-	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+k.table+" WHERE id = ?", id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return op.NotFound("parentId", k.name, id)
-	}
-	if err != nil {
-		return fmt.Errorf("read %s %s: %w", k.name, id, err)
-	}
-	return nil
-}
-
-func (s *Store) changelogPage(ctx context.Context, k kind, req *graphop.ManageChangelog) (*op.Page[graphop.ChangelogEntry], error) {
-	if err := parentExists(ctx, s.r, k, req.ParentID); err != nil {
+func (s *Store) changelogPage(ctx context.Context, k entityTable, req *graphop.ManageChangelog) (*op.Page[graphop.ChangelogEntry], error) {
+	if err := store.Exists(ctx, s.r, k.table, k.name, "parentId", req.ParentID); err != nil {
 		return nil, err
 	}
 	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)

@@ -59,7 +59,7 @@ func TestCreateValidation(t *testing.T) {
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			e.t = t
-			e.fail(c.code, c.field, "manage_graph", c.raw)
+			e.Fail(c.code, c.field, "manage_graph", c.raw)
 		})
 	}
 }
@@ -77,9 +77,9 @@ func TestTaskIDs(t *testing.T) {
 	runs := map[string]bool{"live": true}
 	e.g = openGraph(t, e.path, store.Options{Layer: op.StoreProject, RunExists: func(id string) bool { return runs[id] }})
 	e.caller.RunID = ""
-	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
-	e.fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)
-	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:"}`)
+	e.Fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
+	e.Fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)
+	e.Fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:"}`)
 	m := e.molecule("a", `,"createdByTaskId":"run:live"`)
 	if m.CreatedByTaskID != "run:live" || m.LastTaskID != "run:live" {
 		t.Fatalf("%+v", m)
@@ -94,9 +94,9 @@ func TestTaskIDs(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 	e.caller.RunID = "gone"
-	e.fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
-	e.fail(op.CodeNotFound, "lastTaskId", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1,"name":"x"}`, m.ID))
-	e.fail(op.CodeNotFound, "taskId", "manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"molecule","parentId":%q,"summary":"s"}`, m.ID))
+	e.Fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
+	e.Fail(op.CodeNotFound, "lastTaskId", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1,"name":"x"}`, m.ID))
+	e.Fail(op.CodeNotFound, "taskId", "manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"molecule","parentId":%q,"summary":"s"}`, m.ID))
 }
 
 func TestUpdate(t *testing.T) {
@@ -109,62 +109,62 @@ func TestUpdate(t *testing.T) {
 	upd := func(version int, rest string) string {
 		return fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d%s}`, a.ID, version, rest)
 	}
-	e.fail(op.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"name":"x"}`, a.ID))
-	e.fail(op.CodeValidation, "version", "manage_graph", upd(0, `,"name":"x"`))
-	e.fail(op.CodeValidation, "", "manage_graph", upd(1, ``))
-	e.fail(op.CodeValidation, "projectId", "manage_graph", upd(1, `,"projectId":"`+a.ProjectID+`","name":"x"`))
-	e.fail(op.CodeValidation, "createdByTaskId", "manage_graph", upd(1, `,"createdByTaskId":"t","name":"x"`))
-	e.fail(op.CodeValidation, "knowledge", "manage_graph", upd(1, `,"knowledgeMode":"append"`))
-	e.fail(op.CodeValidation, "knowledgeMode", "manage_graph", upd(1, `,"knowledgeMode":"prepend","knowledge":"x"`))
-	e.fail(op.CodeInvariant, "paths", "manage_graph", upd(1, `,"paths":[]`))
-	e.fail(op.CodeNotFound, "id", "manage_graph", `{"operation":"update","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","version":1,"name":"x"}`)
-	e.fail(op.CodeNotFound, "moleculeId", "manage_graph", upd(1, `,"moleculeId":"00000000-0000-4000-8000-000000000000"`))
-	ce := e.fail(op.CodeConflict, "version", "manage_graph", upd(7, `,"name":"x"`))
+	e.Fail(op.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"name":"x"}`, a.ID))
+	e.Fail(op.CodeValidation, "version", "manage_graph", upd(0, `,"name":"x"`))
+	e.Fail(op.CodeValidation, "", "manage_graph", upd(1, ``))
+	e.Fail(op.CodeValidation, "projectId", "manage_graph", upd(1, `,"projectId":"`+a.ProjectID+`","name":"x"`))
+	e.Fail(op.CodeValidation, "createdByTaskId", "manage_graph", upd(1, `,"createdByTaskId":"t","name":"x"`))
+	e.Fail(op.CodeValidation, "knowledge", "manage_graph", upd(1, `,"knowledgeMode":"append"`))
+	e.Fail(op.CodeValidation, "knowledgeMode", "manage_graph", upd(1, `,"knowledgeMode":"prepend","knowledge":"x"`))
+	e.Fail(op.CodeInvariant, "paths", "manage_graph", upd(1, `,"paths":[]`))
+	e.Fail(op.CodeNotFound, "id", "manage_graph", `{"operation":"update","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","version":1,"name":"x"}`)
+	e.Fail(op.CodeNotFound, "moleculeId", "manage_graph", upd(1, `,"moleculeId":"00000000-0000-4000-8000-000000000000"`))
+	ce := e.Fail(op.CodeConflict, "version", "manage_graph", upd(7, `,"name":"x"`))
 	if ce.Details["currentVersion"] != 1 || ce.Exit() != 75 {
 		t.Fatalf("conflict details %+v", ce)
 	}
 
-	a = e.ok("manage_graph", upd(1, `,"name":"A2","moleculeId":"`+m1.ID+`","lastTaskId":"T-1","relatedAtoms":[]`)).(*graphop.Atom)
+	a = e.OK("manage_graph", upd(1, `,"name":"A2","moleculeId":"`+m1.ID+`","lastTaskId":"T-1","relatedAtoms":[]`)).(*graphop.Atom)
 	if a.Version != 2 || a.Name != "A2" || *a.MoleculeID != m1.ID || a.LastTaskID != "T-1" || a.CreatedByTaskID != "run:r1" {
 		t.Fatalf("update: %+v", a)
 	}
-	a = e.ok("manage_graph", upd(2, `,"knowledge":"second","knowledgeMode":"append","lastTaskId":"T-2"`)).(*graphop.Atom)
+	a = e.OK("manage_graph", upd(2, `,"knowledge":"second","knowledgeMode":"append","lastTaskId":"T-2"`)).(*graphop.Atom)
 	sep := "\n\n---[" + a.UpdatedAt + " task:T-2]---\n"
 	if a.Knowledge != "first"+sep+"second" {
 		t.Fatalf("append: %q", a.Knowledge)
 	}
-	a = e.ok("manage_graph", upd(3, `,"knowledge":"third"`)).(*graphop.Atom)
+	a = e.OK("manage_graph", upd(3, `,"knowledge":"third"`)).(*graphop.Atom)
 	if a.Knowledge != "third" || a.Version != 4 {
 		t.Fatalf("overwrite: %+v", a)
 	}
 	big := strings.Repeat("k", 20<<10)
-	a = e.ok("manage_graph", upd(4, `,"knowledge":"`+big+`"`)).(*graphop.Atom)
-	e.fail(op.CodeValidation, "knowledge", "manage_graph", upd(5, `,"knowledgeMode":"append","knowledge":"`+big+`"`))
-	a = e.ok("manage_graph", upd(5, `,"moleculeId":null`)).(*graphop.Atom)
+	a = e.OK("manage_graph", upd(4, `,"knowledge":"`+big+`"`)).(*graphop.Atom)
+	e.Fail(op.CodeValidation, "knowledge", "manage_graph", upd(5, `,"knowledgeMode":"append","knowledge":"`+big+`"`))
+	a = e.OK("manage_graph", upd(5, `,"moleculeId":null`)).(*graphop.Atom)
 	if a.MoleculeID != nil {
 		t.Fatalf("unassign: %+v", a)
 	}
-	a = e.ok("manage_graph", upd(6, `,"moleculeId":"`+m2.ID+`"`)).(*graphop.Atom)
-	a = e.ok("manage_graph", upd(7, `,"moleculeId":""`)).(*graphop.Atom)
+	a = e.OK("manage_graph", upd(6, `,"moleculeId":"`+m2.ID+`"`)).(*graphop.Atom)
+	a = e.OK("manage_graph", upd(7, `,"moleculeId":""`)).(*graphop.Atom)
 	if a.MoleculeID != nil || a.Version != 8 {
 		t.Fatalf("unassign by empty: %+v", a)
 	}
 
 	// Cross-project membership.
-	p2 := e.ok("project_create", `{"name":"other","root":"/elsewhere"}`).(*graphop.Project)
+	p2 := e.OK("project_create", `{"name":"other","root":"/elsewhere"}`).(*graphop.Project)
 	mo := e.molecule("Other", `,"projectId":"`+p2.ID+`"`)
-	e.fail(op.CodeInvariant, "moleculeId", "manage_graph", upd(8, `,"moleculeId":"`+mo.ID+`"`))
-	e.fail(op.CodeInvariant, "moleculeId", "manage_graph", `{"operation":"create","entityType":"atom","name":"x","paths":["x"],"moleculeId":"`+mo.ID+`"}`)
+	e.Fail(op.CodeInvariant, "moleculeId", "manage_graph", upd(8, `,"moleculeId":"`+mo.ID+`"`))
+	e.Fail(op.CodeInvariant, "moleculeId", "manage_graph", `{"operation":"create","entityType":"atom","name":"x","paths":["x"],"moleculeId":"`+mo.ID+`"}`)
 
 	// Molecule update: only knowledge, name, relatedMolecules.
 	mu := fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1`, m1.ID)
-	e.fail(op.CodeValidation, "paths", "manage_graph", mu+`,"paths":["x"]}`)
-	e.fail(op.CodeValidation, "relatedAtoms", "manage_graph", mu+`,"relatedAtoms":[]}`)
-	m := e.ok("manage_graph", mu+`,"relatedMolecules":[{"moleculeId":"`+m2.ID+`","reason":"uses"}],"knowledge":"k"}`).(*graphop.Molecule)
+	e.Fail(op.CodeValidation, "paths", "manage_graph", mu+`,"paths":["x"]}`)
+	e.Fail(op.CodeValidation, "relatedAtoms", "manage_graph", mu+`,"relatedAtoms":[]}`)
+	m := e.OK("manage_graph", mu+`,"relatedMolecules":[{"moleculeId":"`+m2.ID+`","reason":"uses"}],"knowledge":"k"}`).(*graphop.Molecule)
 	if m.Version != 2 || len(m.RelatedMolecules) != 1 || m.RelatedMolecules[0].Reason != "uses" || m.Knowledge != "k" {
 		t.Fatalf("molecule update: %+v", m)
 	}
-	m = e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":2,"knowledge":"more","knowledgeMode":"append","lastTaskId":"T"}`, m1.ID)).(*graphop.Molecule)
+	m = e.OK("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":2,"knowledge":"more","knowledgeMode":"append","lastTaskId":"T"}`, m1.ID)).(*graphop.Molecule)
 	if !strings.HasPrefix(m.Knowledge, "k\n\n---[") || !strings.HasSuffix(m.Knowledge, " task:T]---\nmore") {
 		t.Fatalf("molecule append: %q", m.Knowledge)
 	}
@@ -177,48 +177,48 @@ func TestDelete(t *testing.T) {
 	a2 := e.atom("a2", `["a2/**"]`, `,"moleculeId":"`+gone.ID+`"`)
 	a3 := e.atom("a3", `["a3/**"]`, `,"moleculeId":"`+gone.ID+`"`)
 	for _, id := range []string{keep.ID, gone.ID} {
-		e.ok("manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+id+`","summary":"m"}`)
+		e.OK("manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+id+`","summary":"m"}`)
 	}
 	for _, id := range []string{a1.ID, a2.ID} {
-		e.ok("manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+id+`","summary":"a"}`)
+		e.OK("manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+id+`","summary":"a"}`)
 	}
 	del := func(kind, id string, v int, rest string) string {
 		return fmt.Sprintf(`{"operation":"delete","entityType":%q,"id":%q,"version":%d%s}`, kind, id, v, rest)
 	}
-	e.fail(op.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"delete","entityType":"atom","id":%q}`, a1.ID))
-	e.fail(op.CodeConflict, "version", "manage_graph", del("atom", a1.ID, 2, ""))
-	e.fail(op.CodeValidation, "cascade", "manage_graph", del("atom", a1.ID, 1, `,"cascade":true`))
-	e.fail(op.CodeValidation, "name", "manage_graph", del("atom", a1.ID, 1, `,"name":"x"`))
+	e.Fail(op.CodeValidation, "version", "manage_graph", fmt.Sprintf(`{"operation":"delete","entityType":"atom","id":%q}`, a1.ID))
+	e.Fail(op.CodeConflict, "version", "manage_graph", del("atom", a1.ID, 2, ""))
+	e.Fail(op.CodeValidation, "cascade", "manage_graph", del("atom", a1.ID, 1, `,"cascade":true`))
+	e.Fail(op.CodeValidation, "name", "manage_graph", del("atom", a1.ID, 1, `,"name":"x"`))
 
 	// Without cascade: the molecule's atoms become orphans with a new version.
-	d := e.ok("manage_graph", del("molecule", gone.ID, 1, `,"lastTaskId":"T-del"`)).(*graphop.Deleted)
+	d := e.OK("manage_graph", del("molecule", gone.ID, 1, `,"lastTaskId":"T-del"`)).(*graphop.Deleted)
 	if len(d.OrphanedAtoms) != 2 || d.DeletedChangelog != 1 || d.Version != 2 {
 		t.Fatalf("delete molecule: %+v", d)
 	}
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a2.ID+`"}`).(*graphop.Atom)
+	got := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a2.ID+`"}`).(*graphop.Atom)
 	if got.MoleculeID != nil || got.LastTaskID != "T-del" || got.Version != 2 || got.UpdatedAt < a2.UpdatedAt || len(got.Changelog) != 1 {
 		t.Fatalf("orphaned atom: %+v", got)
 	}
-	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+gone.ID+`"}`)
-	e.fail(op.CodeNotFound, "parentId", "manage_changelog", `{"operation":"search","parentType":"molecule","parentId":"`+gone.ID+`"}`)
+	e.Fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+gone.ID+`"}`)
+	e.Fail(op.CodeNotFound, "parentId", "manage_changelog", `{"operation":"search","parentType":"molecule","parentId":"`+gone.ID+`"}`)
 	_ = a3
 
 	// With cascade: atoms and their changelog go too.
-	d = e.ok("manage_graph", del("molecule", keep.ID, 1, `,"cascade":true`)).(*graphop.Deleted)
+	d = e.OK("manage_graph", del("molecule", keep.ID, 1, `,"cascade":true`)).(*graphop.Deleted)
 	if len(d.DeletedAtoms) != 1 || d.DeletedAtoms[0] != a1.ID || d.DeletedChangelog != 2 {
 		t.Fatalf("cascade: %+v", d)
 	}
-	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a1.ID+`"}`)
+	e.Fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a1.ID+`"}`)
 
 	// Delete atom takes its changelog.
-	d = e.ok("manage_graph", del("atom", a2.ID, 2, "")).(*graphop.Deleted)
+	d = e.OK("manage_graph", del("atom", a2.ID, 2, "")).(*graphop.Deleted)
 	if d.DeletedChangelog != 1 {
 		t.Fatalf("delete atom: %+v", d)
 	}
 	if c := e.counts(); c.Atoms != 1 || c.Molecules != 0 || c.Changelog != 0 {
 		t.Fatalf("counts after deletes: %+v", c)
 	}
-	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
+	if v := e.OK("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatalf("verify after deletes: %s", mustJSON(v))
 	}
 }
@@ -228,44 +228,44 @@ func TestChangelogAndGet(t *testing.T) {
 	m := e.molecule("M", "")
 	a := e.atom("A", `["a/**"]`, `,"moleculeId":"`+m.ID+`"`)
 	b := e.atom("B", `["b/**"]`, `,"moleculeId":"`+m.ID+`"`)
-	e.fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`"}`)
-	e.fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"  "}`)
-	e.fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"`+strings.Repeat("s", 4097)+`"}`)
-	e.fail(op.CodeValidation, "parentType", "manage_changelog", `{"operation":"append","parentType":"feature","parentId":"`+a.ID+`","summary":"s"}`)
-	e.fail(op.CodeValidation, "limit", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"s","limit":3}`)
-	e.fail(op.CodeNotFound, "parentId", "manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+a.ID+`","summary":"s"}`)
+	e.Fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`"}`)
+	e.Fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"  "}`)
+	e.Fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"`+strings.Repeat("s", 4097)+`"}`)
+	e.Fail(op.CodeValidation, "parentType", "manage_changelog", `{"operation":"append","parentType":"feature","parentId":"`+a.ID+`","summary":"s"}`)
+	e.Fail(op.CodeValidation, "limit", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"s","limit":3}`)
+	e.Fail(op.CodeNotFound, "parentId", "manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+a.ID+`","summary":"s"}`)
 	for i := range 8 {
-		e.ok("manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"summary":"entry %d","taskId":"T-%d"}`, a.ID, i, i))
+		e.OK("manage_changelog", fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"summary":"entry %d","taskId":"T-%d"}`, a.ID, i, i))
 	}
-	p := e.ok("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":3,"offset":2}`).(*op.Page[graphop.ChangelogEntry])
+	p := e.OK("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":3,"offset":2}`).(*op.Page[graphop.ChangelogEntry])
 	if p.Total != 8 || len(p.Items) != 3 || p.Items[0].Summary != "entry 5" || p.Items[2].Summary != "entry 3" || p.Items[0].Store != "project" {
 		t.Fatalf("changelog page: %s", mustJSON(p))
 	}
-	p = e.ok("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":"100","offset":"6"}`).(*op.Page[graphop.ChangelogEntry])
+	p = e.OK("manage_changelog", `{"operation":"search","parentType":"atom","parentId":"`+a.ID+`","limit":"100","offset":"6"}`).(*op.Page[graphop.ChangelogEntry])
 	if len(p.Items) != 2 || p.Items[1].Summary != "entry 0" {
 		t.Fatalf("last page: %s", mustJSON(p))
 	}
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
+	got := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
 	if len(got.Changelog) != 5 || got.Changelog[0].Summary != "entry 7" {
 		t.Fatalf("default inline changelog: %s", mustJSON(got.Changelog))
 	}
-	got = e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":2}`).(*graphop.Atom)
+	got = e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":2}`).(*graphop.Atom)
 	if len(got.Changelog) != 2 {
 		t.Fatalf("changelogLimit: %d", len(got.Changelog))
 	}
-	got = e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","includeChangelog":false}`).(*graphop.Atom)
+	got = e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","includeChangelog":false}`).(*graphop.Atom)
 	if got.Changelog != nil || strings.Contains(mustJSON(got), "changelog") {
 		t.Fatalf("includeChangelog=false: %s", mustJSON(got))
 	}
-	mol := e.ok("query_graph", `{"operation":"get","entityType":"molecule","id":"`+m.ID+`"}`).(*graphop.Molecule)
+	mol := e.OK("query_graph", `{"operation":"get","entityType":"molecule","id":"`+m.ID+`"}`).(*graphop.Molecule)
 	if len(mol.Atoms) != 2 || mol.Atoms[0].ID != a.ID || mol.Atoms[1].ID != b.ID || mol.Changelog == nil || !strings.Contains(mustJSON(mol), `"changelog":[]`) {
 		t.Fatalf("molecule get: %s", mustJSON(mol))
 	}
-	e.fail(op.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom"}`)
-	e.fail(op.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"abc"}`)
-	e.fail(op.CodeValidation, "entityType", "query_graph", `{"operation":"get","id":"`+a.ID+`"}`)
-	e.fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+a.ID+`"}`)
-	e.fail(op.CodeValidation, "changelogLimit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":-1}`)
+	e.Fail(op.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom"}`)
+	e.Fail(op.CodeValidation, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"abc"}`)
+	e.Fail(op.CodeValidation, "entityType", "query_graph", `{"operation":"get","id":"`+a.ID+`"}`)
+	e.Fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"molecule","id":"`+a.ID+`"}`)
+	e.Fail(op.CodeValidation, "changelogLimit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","changelogLimit":-1}`)
 }
 
 func TestSearch(t *testing.T) {
@@ -280,7 +280,7 @@ func TestSearch(t *testing.T) {
 	}
 	e.atom("Checkout Page", `["src/pages/checkout/**"]`, `,"knowledge":"Locales come from the registry, not local i18n files"`)
 	page := func(raw string) *op.Page[graphop.Atom] {
-		return e.ok("query_graph", raw).(*op.Page[graphop.Atom])
+		return e.OK("query_graph", raw).(*op.Page[graphop.Atom])
 	}
 	p := page(`{"operation":"search","entityType":"atom"}`)
 	if p.Total != 26 || len(p.Items) != 20 || p.Limit != 20 || p.Offset != 0 || p.Items[0].Name != "Checkout Page" {
@@ -318,22 +318,22 @@ func TestSearch(t *testing.T) {
 	if p.Total != 11 || p.Items[0].Changelog == nil || p.Items[0].Name != "atom 01" {
 		t.Fatalf("changelog in search: %s", mustJSON(p))
 	}
-	mp := e.ok("query_graph", `{"operation":"search","entityType":"molecule","query":"idempotent"}`).(*op.Page[graphop.Molecule])
+	mp := e.OK("query_graph", `{"operation":"search","entityType":"molecule","query":"idempotent"}`).(*op.Page[graphop.Molecule])
 	if mp.Total != 1 || mp.Items[0].ID != m.ID || mp.Items[0].Store != "project" {
 		t.Fatalf("molecule search: %s", mustJSON(mp))
 	}
-	e.fail(op.CodeValidation, "orphansOnly", "query_graph", `{"operation":"search","entityType":"atom","orphansOnly":true,"moleculeId":"`+m.ID+`"}`)
-	e.fail(op.CodeValidation, "moleculeId", "query_graph", `{"operation":"search","entityType":"molecule","moleculeId":"`+m.ID+`"}`)
-	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":0}`)
-	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":101}`)
-	e.fail(op.CodeValidation, "offset", "query_graph", `{"operation":"search","entityType":"atom","offset":-1}`)
-	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":"ten"}`)
-	e.fail(op.CodeValidation, "query", "query_graph", `{"operation":"search","entityType":"atom","query":"*** ---"}`)
-	e.fail(op.CodeValidation, "limit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+m.ID+`","limit":3}`)
-	e.fail(op.CodeValidation, "paths", "query_graph", `{"operation":"search","entityType":"atom","paths":"a"}`)
-	e.fail(op.CodeNotFound, "projectId", "query_graph", `{"operation":"search","entityType":"atom","projectId":"00000000-0000-4000-8000-000000000000"}`)
+	e.Fail(op.CodeValidation, "orphansOnly", "query_graph", `{"operation":"search","entityType":"atom","orphansOnly":true,"moleculeId":"`+m.ID+`"}`)
+	e.Fail(op.CodeValidation, "moleculeId", "query_graph", `{"operation":"search","entityType":"molecule","moleculeId":"`+m.ID+`"}`)
+	e.Fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":0}`)
+	e.Fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":101}`)
+	e.Fail(op.CodeValidation, "offset", "query_graph", `{"operation":"search","entityType":"atom","offset":-1}`)
+	e.Fail(op.CodeValidation, "limit", "query_graph", `{"operation":"search","entityType":"atom","limit":"ten"}`)
+	e.Fail(op.CodeValidation, "query", "query_graph", `{"operation":"search","entityType":"atom","query":"*** ---"}`)
+	e.Fail(op.CodeValidation, "limit", "query_graph", `{"operation":"get","entityType":"atom","id":"`+m.ID+`","limit":3}`)
+	e.Fail(op.CodeValidation, "paths", "query_graph", `{"operation":"search","entityType":"atom","paths":"a"}`)
+	e.Fail(op.CodeNotFound, "projectId", "query_graph", `{"operation":"search","entityType":"atom","projectId":"00000000-0000-4000-8000-000000000000"}`)
 	e.caller.Cwd = "/nowhere"
-	e.fail(op.CodeValidation, "projectId", "query_graph", `{"operation":"search","entityType":"atom"}`)
+	e.Fail(op.CodeValidation, "projectId", "query_graph", `{"operation":"search","entityType":"atom"}`)
 }
 
 func TestBatchIsAllOrNothing(t *testing.T) {
@@ -359,7 +359,7 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 	if len(got["bad"]) != 1 {
 		t.Fatalf("context after batch %v", got)
 	}
-	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
+	if v := e.OK("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatal("verify after batch")
 	}
 }

@@ -2,16 +2,15 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pi-actors/pi-actors/internal/testproc"
-	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
@@ -26,6 +25,7 @@ func TestMain(m *testing.M) {
 // with a project rooted at the repo, and a caller in the repo with a task
 // id.
 type env struct {
+	knowledgetest.Ops
 	t      *testing.T
 	dir    string
 	repo   string
@@ -68,7 +68,9 @@ func newEnv(t *testing.T) *env {
 	if _, err := g.EnsureProject(t.Context(), repo, ""); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, dir: dir, repo: repo, path: path, g: g, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e := &env{t: t, dir: dir, repo: repo, path: path, g: g, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e.Ops = knowledgetest.Ops{T: t, Exec: func(ctx context.Context, req op.Request) (any, error) { return e.g.exec(ctx, e.caller, req) }}
+	return e
 }
 
 // exec runs a decoded knowledge graph request on s, as package
@@ -108,45 +110,6 @@ func (s *Store) exec(ctx context.Context, c store.Caller, req op.Request) (any, 
 	return nil, fmt.Errorf("%s is not a knowledge graph operation", req.Op())
 }
 
-// do decodes raw as the operation name and runs it on the env's graph.
-func (e *env) do(name, raw string) (any, *op.Error) {
-	e.t.Helper()
-	req, err := api.Decode(name, json.RawMessage(raw))
-	if err == nil {
-		var v any
-		if v, err = e.g.exec(context.Background(), e.caller, req); err == nil {
-			return v, nil
-		}
-	}
-	ae, ok := op.AsError(err)
-	if !ok {
-		e.t.Fatalf("%s %s: %v", name, raw, err)
-	}
-	return nil, ae
-}
-
-func (e *env) ok(name, raw string) any {
-	e.t.Helper()
-	v, ae := e.do(name, raw)
-	if ae != nil {
-		e.t.Fatalf("%s %s: %v", name, raw, ae)
-	}
-	return v
-}
-
-// fail runs the operation and wants an error with code about field.
-func (e *env) fail(code op.Code, field, name, raw string) *op.Error {
-	e.t.Helper()
-	v, ae := e.do(name, raw)
-	if ae == nil {
-		e.t.Fatalf("%s %s: got %+v, want %s on %s", name, raw, v, code, field)
-	}
-	if ae.Code != code || (field != "*" && ae.Details["field"] != field) {
-		e.t.Fatalf("%s %s: got %s on %v (%s), want %s on %s", name, raw, ae.Code, ae.Details["field"], ae.Message, code, field)
-	}
-	return ae
-}
-
 // counts are the env's row counts.
 func (e *env) counts() *graphop.Counts {
 	e.t.Helper()
@@ -159,18 +122,12 @@ func (e *env) counts() *graphop.Counts {
 
 func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
+	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
 }
 
 func (e *env) molecule(name, extra string) *graphop.Molecule {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
+	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
 }
 
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+var mustJSON = knowledgetest.JSON

@@ -48,7 +48,7 @@ func diff(before, after map[string]any, all bool) map[string][2]any {
 // appendDelta records version of an entity: op create (before nil),
 // update, or delete (after nil: a tombstone). It chains onto the previous
 // version's hash.
-func appendDelta(ctx context.Context, tx *store.Tx, k kind, id string, version int, op string,
+func appendDelta(ctx context.Context, tx *store.Tx, k entityTable, id string, version int, op string,
 	before, after map[string]any, taskID, at string) error {
 	prev := ""
 	if version > 1 {
@@ -153,27 +153,26 @@ func (s *Store) reconstruct(ctx context.Context, id string, v int, h *graphop.Hi
 	if last.Op == "delete" {
 		return nil, op.Invalid("version", "version %d of %s %s is its deletion (tombstone); ask for version %d", v, h.EntityType, id, v-1)
 	}
-	return entityFromState(h.EntityType, id, v, state, s.db.Layer())
+	if h.EntityType == graphop.EntityMolecule {
+		return fromState(molecules, id, v, state, s.db.Layer())
+	}
+	return fromState(atoms, id, v, state, s.db.Layer())
 }
 
-// entityFromState turns a state map back into an *graphop.Atom or *graphop.Molecule.
-func entityFromState(entityType, id string, version int, state map[string]any, layer string) (any, error) {
+// fromState turns a state map back into an entity of kind k.
+func fromState[T any](k *kind[T], id string, version int, state map[string]any, layer string) (any, error) {
 	full := map[string]any{"id": id, "version": version}
-	for k, v := range state {
-		full[k] = v
+	for f, v := range state {
+		full[f] = v
 	}
 	b, err := json.Marshal(full)
 	if err != nil {
-		return nil, fmt.Errorf("rebuild %s %s v%d: %w", entityType, id, version, err)
+		return nil, fmt.Errorf("rebuild %s %s v%d: %w", k.name, id, version, err)
 	}
-	if entityType == graphop.EntityMolecule {
-		m := &graphop.Molecule{}
-		err = json.Unmarshal(b, m)
-		m.Store = layer
-		return m, err
+	e := k.zero()
+	if err := json.Unmarshal(b, e); err != nil {
+		return nil, fmt.Errorf("rebuild %s %s v%d: %w", k.name, id, version, err)
 	}
-	a := &graphop.Atom{}
-	err = json.Unmarshal(b, a)
-	a.Store = layer
-	return a, err
+	*k.fields(e).store = layer
+	return e, nil
 }

@@ -15,10 +15,10 @@ func TestHistoryReconstructVerify(t *testing.T) {
 	m := e.molecule("M", `,"knowledge":"mk"`)
 	a := e.atom("A", `["a/**"]`, `,"knowledge":"v1","moleculeId":"`+m.ID+`"`)
 	for v := 1; v <= 3; v++ {
-		e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d","lastTaskId":"T-%d"}`, a.ID, v, v+1, v+1))
+		e.OK("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d","lastTaskId":"T-%d"}`, a.ID, v, v+1, v+1))
 	}
-	e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":4,"paths":["b/**","c/*.go"]}`, a.ID))
-	h := e.ok("history", `{"id":"`+a.ID+`"}`).(*graphop.HistoryResult)
+	e.OK("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":4,"paths":["b/**","c/*.go"]}`, a.ID))
+	h := e.OK("history", `{"id":"`+a.ID+`"}`).(*graphop.HistoryResult)
 	if h.Total != 5 || h.Version != 5 || h.Deleted || h.EntityType != "atom" || h.Items[0].Version != 5 || h.Items[4].Op != "create" || h.Store != "project" {
 		t.Fatalf("history %s", mustJSON(h))
 	}
@@ -30,30 +30,30 @@ func TestHistoryReconstructVerify(t *testing.T) {
 			t.Fatalf("chain link %d", i)
 		}
 	}
-	old := e.ok("history", `{"id":"`+a.ID+`","version":2}`).(*graphop.HistoryResult).State.(*graphop.Atom)
+	old := e.OK("history", `{"id":"`+a.ID+`","version":2}`).(*graphop.HistoryResult).State.(*graphop.Atom)
 	if old.Knowledge != "v2" || old.LastTaskID != "T-2" || old.Version != 2 || *old.MoleculeID != m.ID || old.Paths[0] != "a/**" {
 		t.Fatalf("v2 %s", mustJSON(old))
 	}
-	cur := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","includeChangelog":false}`).(*graphop.Atom)
-	rec := e.ok("history", `{"id":"`+a.ID+`","version":5}`).(*graphop.HistoryResult).State.(*graphop.Atom)
+	cur := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`","includeChangelog":false}`).(*graphop.Atom)
+	rec := e.OK("history", `{"id":"`+a.ID+`","version":5}`).(*graphop.HistoryResult).State.(*graphop.Atom)
 	if mustJSON(rec) != mustJSON(cur) {
 		t.Fatalf("v5 rebuilt %s\nlive %s", mustJSON(rec), mustJSON(cur))
 	}
-	p := e.ok("history", `{"id":"`+a.ID+`","limit":2,"offset":1}`).(*graphop.HistoryResult)
+	p := e.OK("history", `{"id":"`+a.ID+`","limit":2,"offset":1}`).(*graphop.HistoryResult)
 	if len(p.Items) != 2 || p.Items[0].Version != 4 {
 		t.Fatalf("paged history %s", mustJSON(p))
 	}
-	e.fail(op.CodeValidation, "version", "history", `{"id":"`+a.ID+`","version":9}`)
-	e.fail(op.CodeNotFound, "id", "history", `{"id":"00000000-0000-4000-8000-000000000000"}`)
+	e.Fail(op.CodeValidation, "version", "history", `{"id":"`+a.ID+`","version":9}`)
+	e.Fail(op.CodeNotFound, "id", "history", `{"id":"00000000-0000-4000-8000-000000000000"}`)
 
 	// Deletes leave a tombstone; the deleted entity still verifies.
-	e.ok("manage_graph", `{"operation":"delete","entityType":"molecule","id":"`+m.ID+`","version":1,"cascade":true}`)
-	h = e.ok("history", `{"id":"`+a.ID+`"}`).(*graphop.HistoryResult)
+	e.OK("manage_graph", `{"operation":"delete","entityType":"molecule","id":"`+m.ID+`","version":1,"cascade":true}`)
+	h = e.OK("history", `{"id":"`+a.ID+`"}`).(*graphop.HistoryResult)
 	if !h.Deleted || h.Version != 6 || h.Items[0].Op != "delete" {
 		t.Fatalf("tombstone %s", mustJSON(h.Items[0]))
 	}
-	e.fail(op.CodeValidation, "version", "history", `{"id":"`+a.ID+`","version":6}`)
-	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK || v.Stores[0].Entities != 2 || v.Stores[0].Deltas != 8 {
+	e.Fail(op.CodeValidation, "version", "history", `{"id":"`+a.ID+`","version":6}`)
+	if v := e.OK("verify", `{}`).(*graphop.VerifyResult); !v.OK || v.Stores[0].Entities != 2 || v.Stores[0].Deltas != 8 {
 		t.Fatalf("verify %s", mustJSON(v))
 	}
 }
@@ -74,7 +74,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			e := newEnv(t)
 			a := e.atom("A", `["a/**"]`, `,"knowledge":"v1"`)
 			for v := 1; v <= 2; v++ {
-				e.ok("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d"}`, a.ID, v, v+1))
+				e.OK("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d"}`, a.ID, v, v+1))
 			}
 			db, err := sql.Open("sqlite", e.path)
 			if err != nil {
@@ -84,7 +84,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			v := e.ok("verify", `{}`).(*graphop.VerifyResult)
+			v := e.OK("verify", `{}`).(*graphop.VerifyResult)
 			if v.OK || len(v.Stores[0].Breaks) == 0 {
 				t.Fatalf("tampering not detected: %s", mustJSON(v))
 			}

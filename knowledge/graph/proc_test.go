@@ -7,51 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
-
-// helper starts this test binary as the named helper process.
-func helper(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), testproc.EnvVar+"=1")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return cmd, stdin, bufio.NewReader(stdout)
-}
-
-func readLine(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	line, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatalf("read helper output: %v (got %q)", err, line)
-	}
-	return strings.TrimSpace(line)
-}
 
 // Two processes update the same atom with the same version: exactly one
 // wins, the other gets CONFLICT with the current version.
@@ -66,8 +32,8 @@ func TestConcurrentUpdatesFromTwoProcesses(t *testing.T) {
 		}
 		var ps []proc
 		for range 2 {
-			_, in, out := helper(t, "update", path, a.ID, fmt.Sprint(round))
-			if got := readLine(t, out); got != "ready" {
+			_, in, out := knowledgetest.Helper(t, "update", path, a.ID, fmt.Sprint(round))
+			if got := knowledgetest.ReadLine(t, out); got != "ready" {
 				t.Fatalf("helper said %q", got)
 			}
 			ps = append(ps, proc{in, out})
@@ -77,7 +43,7 @@ func TestConcurrentUpdatesFromTwoProcesses(t *testing.T) {
 		}
 		oks, conflicts := 0, 0
 		for _, p := range ps {
-			line := readLine(t, p.out)
+			line := knowledgetest.ReadLine(t, p.out)
 			if line == "ok" {
 				oks++
 				continue
@@ -95,11 +61,11 @@ func TestConcurrentUpdatesFromTwoProcesses(t *testing.T) {
 			t.Fatalf("round %d: %d ok, %d conflicts", round, oks, conflicts)
 		}
 	}
-	got := e.ok("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
+	got := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
 	if got.Version != 5 || !strings.HasPrefix(got.Knowledge, "from pid ") {
 		t.Fatalf("final atom %+v", got)
 	}
-	if v := e.ok("verify", `{}`).(*graphop.VerifyResult); !v.OK {
+	if v := e.OK("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatalf("verify %s", mustJSON(v))
 	}
 }
@@ -118,10 +84,10 @@ func TestKillDuringWriteBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeDB()
-	cmd, _, out := helper(t, "burst", path, p.ID)
+	cmd, _, out := knowledgetest.Helper(t, "burst", path, p.ID)
 	var ids []string
 	for len(ids) < 200 {
-		ids = append(ids, readLine(t, out))
+		ids = append(ids, knowledgetest.ReadLine(t, out))
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -138,7 +104,7 @@ func TestKillDuringWriteBurst(t *testing.T) {
 		if !op.IsID(id) {
 			continue // a torn last line
 		}
-		if _, err := loadAtom(t.Context(), s2.r, "id", id); err != nil {
+		if _, err := load(t.Context(), s2.r, atoms, "id", id); err != nil {
 			t.Fatalf("committed atom %s lost: %v", id, err)
 		}
 	}

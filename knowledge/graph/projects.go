@@ -114,19 +114,6 @@ func (s *Store) EnsureProject(ctx context.Context, root, name string) (*graphop.
 	return s.CreateProject(ctx, store.Caller{Cwd: root}, &graphop.ProjectCreate{Name: name, Root: root})
 }
 
-// projectExists is NOT_FOUND (naming field) unless the project exists.
-func projectExists(ctx context.Context, q store.Querier, field, id string) error {
-	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM projects WHERE id = ?`, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return op.NotFound(field, "project", id)
-	}
-	if err != nil {
-		return fmt.Errorf("read project %s: %w", id, err)
-	}
-	return nil
-}
-
 // ErrNoProject marks a projectId that could not be chosen from the cwd
 // (package knowledge skips such a store for reads that are not by id).
 var ErrNoProject = errors.New("no project for cwd")
@@ -143,7 +130,7 @@ func (n *noProjectError) Is(target error) bool { return target == ErrNoProject }
 // or the one project whose root holds cwd.
 func resolveProject(ctx context.Context, q store.Querier, given, cwd string) (string, error) {
 	if given != "" {
-		return given, projectExists(ctx, q, "projectId", given)
+		return given, store.Exists(ctx, q, "projects", "project", "projectId", given)
 	}
 	ids, err := projectsAt(ctx, q, cwd)
 	if err != nil {

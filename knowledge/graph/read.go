@@ -17,9 +17,15 @@ import (
 func (s *Store) QueryGraph(ctx context.Context, c store.Caller, req *graphop.QueryGraph) (any, error) {
 	switch req.Operation {
 	case "get":
-		return s.get(ctx, req)
+		if req.EntityType == graphop.EntityMolecule {
+			return get(ctx, s, req, molecules)
+		}
+		return get(ctx, s, req, atoms)
 	case "search":
-		return s.search(ctx, c, req)
+		if req.EntityType == graphop.EntityMolecule {
+			return search(ctx, s, c, req, molecules)
+		}
+		return search(ctx, s, c, req, atoms)
 	case "context":
 		return s.Context(ctx, c, req.ProjectID, req.Paths, op.BoolOr(req.IncludeChangelog, true),
 			op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit))
@@ -27,39 +33,28 @@ func (s *Store) QueryGraph(ctx context.Context, c store.Caller, req *graphop.Que
 	return nil, op.Invalid("operation", "unknown operation %q", req.Operation)
 }
 
-func (s *Store) get(ctx context.Context, req *graphop.QueryGraph) (any, error) {
-	withLog, logN := op.BoolOr(req.IncludeChangelog, true), op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit)
-	if req.EntityType == graphop.EntityAtom {
-		a, err := loadAtom(ctx, s.r, "id", req.ID)
-		if err != nil {
-			return nil, err
-		}
-		a.Store = s.db.Layer()
-		if withLog {
-			logs, err := changelogFor(ctx, s.r, graphop.EntityAtom, []string{a.ID}, logN)
-			if err != nil {
-				return nil, err
-			}
-			a.Changelog = op.NonNil(logs[a.ID])
-		}
-		return a, nil
-	}
-	m, err := loadMolecule(ctx, s.r, "id", req.ID)
+// get reads one entity of kind k with (unless asked not to) its newest
+// changelog entries and what k adds (a molecule's atoms).
+func get[T any](ctx context.Context, s *Store, req *graphop.QueryGraph, k *kind[T]) (any, error) {
+	e, err := load(ctx, s.r, k, "id", req.ID)
 	if err != nil {
 		return nil, err
 	}
-	m.Store = s.db.Layer()
-	if m.Atoms, err = memberAtoms(ctx, s.r, m.ID); err != nil {
-		return nil, err
+	f := k.fields(e)
+	*f.store = s.db.Layer()
+	if k.more != nil {
+		if err := k.more(ctx, s.r, e); err != nil {
+			return nil, err
+		}
 	}
-	if withLog {
-		logs, err := changelogFor(ctx, s.r, graphop.EntityMolecule, []string{m.ID}, logN)
+	if op.BoolOr(req.IncludeChangelog, true) {
+		logs, err := changelogFor(ctx, s.r, k.name, []string{*f.id}, op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit))
 		if err != nil {
 			return nil, err
 		}
-		m.Changelog = op.NonNil(logs[m.ID])
+		*f.changelog = op.NonNil(logs[*f.id])
 	}
-	return m, nil
+	return e, nil
 }
 
 // prefixed turns "a, b" into "e.a, e.b".
@@ -75,12 +70,13 @@ func ftsQuery(text string) string {
 	return strings.Join(words, " ")
 }
 
-func (s *Store) search(ctx context.Context, c store.Caller, req *graphop.QueryGraph) (any, error) {
+// search pages through the project's entities of kind k: by FTS5 rank
+// and name with a query, by name without.
+func search[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.QueryGraph, k *kind[T]) (any, error) {
 	pid, err := resolveProject(ctx, s.r, req.ProjectID, c.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	k := kindOf(req.EntityType)
 	limit, offset := op.LimitOr(req.Limit, op.DefaultLimit), op.LimitOr(req.Offset, 0)
 	from, order := k.table+" e", "e.name, e.id"
 	var where []string
@@ -102,69 +98,39 @@ func (s *Store) search(ctx context.Context, c store.Caller, req *graphop.QueryGr
 		where = append(where, "e.molecule_id IS NULL")
 	}
 	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+from+" WHERE "+cond, args...).Scan(&total); err != nil {
+	page := &op.Page[T]{Limit: limit, Offset: offset}
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+from+" WHERE "+cond, args...).Scan(&page.Total); err != nil {
 		return nil, fmt.Errorf("search %ss: %w", k.name, err)
 	}
-	cols := prefixed(atomCols)
-	if k == moleculeKind {
-		cols = prefixed(moleculeCols)
-	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+cols+" FROM "+from+" WHERE "+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?",
+	page.Items, err = queryAll(ctx, s.r, k, "SELECT "+prefixed(k.cols)+" FROM "+from+" WHERE "+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?",
 		append(args, limit, offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("search %ss: %w", k.name, err)
 	}
-	defer rows.Close()
-	withLog, logN := op.BoolOr(req.IncludeChangelog, false), op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit)
-	if k == moleculeKind {
-		page := &op.Page[graphop.Molecule]{Items: []graphop.Molecule{}, Total: total, Limit: limit, Offset: offset}
-		for rows.Next() {
-			m, err := scanMolecule(rows)
-			if err != nil {
-				return nil, fmt.Errorf("search molecules: %w", err)
-			}
-			m.Store = s.db.Layer()
-			page.Items = append(page.Items, *m)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("search molecules: %w", err)
-		}
-		if withLog {
-			err = attachLogs(ctx, s, graphop.EntityMolecule, page.Items, logN, func(m *graphop.Molecule) (string, *[]graphop.ChangelogEntry) { return m.ID, &m.Changelog })
-		}
-		return page, err
+	for i := range page.Items {
+		*k.fields(&page.Items[i]).store = s.db.Layer()
 	}
-	page := &op.Page[graphop.Atom]{Items: []graphop.Atom{}, Total: total, Limit: limit, Offset: offset}
-	for rows.Next() {
-		a, err := scanAtom(rows)
-		if err != nil {
-			return nil, fmt.Errorf("search atoms: %w", err)
+	if op.BoolOr(req.IncludeChangelog, false) {
+		if err := attachLogs(ctx, s, k, page.Items, op.LimitOr(req.ChangelogLimit, graphop.DefaultChangelogLimit)); err != nil {
+			return nil, err
 		}
-		a.Store = s.db.Layer()
-		page.Items = append(page.Items, *a)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search atoms: %w", err)
-	}
-	if withLog {
-		err = attachLogs(ctx, s, graphop.EntityAtom, page.Items, logN, func(a *graphop.Atom) (string, *[]graphop.ChangelogEntry) { return a.ID, &a.Changelog })
-	}
-	return page, err
+	return page, nil
 }
 
-func attachLogs[T any](ctx context.Context, s *Store, parentType string, items []T, n int, field func(*T) (string, *[]graphop.ChangelogEntry)) error {
+// attachLogs gives each item its newest n changelog entries.
+func attachLogs[T any](ctx context.Context, s *Store, k *kind[T], items []T, n int) error {
 	ids := make([]string, len(items))
 	for i := range items {
-		ids[i], _ = field(&items[i])
+		ids[i] = *k.fields(&items[i]).id
 	}
-	logs, err := changelogFor(ctx, s.r, parentType, ids, n)
+	logs, err := changelogFor(ctx, s.r, k.name, ids, n)
 	if err != nil {
 		return err
 	}
 	for i := range items {
-		id, dst := field(&items[i])
-		*dst = op.NonNil(logs[id])
+		f := k.fields(&items[i])
+		*f.changelog = op.NonNil(logs[*f.id])
 	}
 	return nil
 }
@@ -175,32 +141,26 @@ func changelogFor(ctx context.Context, q store.Querier, parentType string, ids [
 	if n <= 0 {
 		return out, nil
 	}
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		args := []any{parentType}
-		for _, id := range chunk {
-			args = append(args, id)
-		}
-		args = append(args, n)
+	err := store.InChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, `SELECT id, parent_type, parent_id, task_id, summary, created_at FROM (
 			SELECT *, ROW_NUMBER() OVER (PARTITION BY parent_id ORDER BY created_at DESC, rowid DESC) AS rn
-			FROM graph_changelog WHERE parent_type = ? AND parent_id IN (?`+strings.Repeat(",?", len(chunk)-1)+`))
-			WHERE rn <= ? ORDER BY parent_id, rn`, args...)
+			FROM graph_changelog WHERE parent_type = ? AND parent_id IN `+in+`)
+			WHERE rn <= ? ORDER BY parent_id, rn`, append(append([]any{parentType}, args...), n)...)
 		if err != nil {
-			return nil, fmt.Errorf("read changelog: %w", err)
+			return fmt.Errorf("read changelog: %w", err)
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var e graphop.ChangelogEntry
 			if err := rows.Scan(&e.ID, &e.ParentType, &e.ParentID, &e.TaskID, &e.Summary, &e.CreatedAt); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read changelog: %w", err)
+				return fmt.Errorf("read changelog: %w", err)
 			}
 			out[e.ParentID] = append(out[e.ParentID], e)
 		}
-		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read changelog: %w", err)
+			return fmt.Errorf("read changelog: %w", err)
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }

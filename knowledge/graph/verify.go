@@ -67,34 +67,26 @@ func (s *Store) Verify(ctx context.Context) (*graphop.VerifyReport, error) {
 
 func (s *Store) liveRows(ctx context.Context) (map[string]live, error) {
 	out := map[string]live{}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+atomCols+" FROM graph_atoms")
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
+	if err := collectLive(ctx, s, atoms, out); err != nil {
+		return nil, err
 	}
-	for rows.Next() {
-		a, err := scanAtom(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
-		}
-		out[a.ID] = live{graphop.EntityAtom, a.Version, stateOf(a)}
-	}
-	rows.Close()
-	if rows, err = s.r.QueryContext(ctx, "SELECT "+moleculeCols+" FROM graph_molecules"); err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		m, err := scanMolecule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
-		}
-		out[m.ID] = live{graphop.EntityMolecule, m.Version, stateOf(m)}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("verify %s: %w", s.db.Path(), err)
+	if err := collectLive(ctx, s, molecules, out); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// collectLive adds every entity of kind k to out.
+func collectLive[T any](ctx context.Context, s *Store, k *kind[T], out map[string]live) error {
+	items, err := queryAll(ctx, s.r, k, "SELECT "+k.cols+" FROM "+k.table)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", s.db.Path(), err)
+	}
+	for i := range items {
+		f := k.fields(&items[i])
+		out[*f.id] = live{k.name, *f.version, stateOf(&items[i])}
+	}
+	return nil
 }
 
 // verifyChain checks one entity's deltas (in version order) and its live

@@ -5,11 +5,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // TimeLayout is every stored time: UTC, milliseconds, fixed width (so text
@@ -62,6 +66,20 @@ func InChunks(ids []string, fn func(in string, args []any) error) error {
 		if err := fn(in, args); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Exists is nil when table has a row with id, else a NOT_FOUND for the
+// entity kind ("project", "atom", "node", …) naming field.
+func Exists(ctx context.Context, q Querier, table, kind, field, id string) error {
+	var one int
+	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ?", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return op.NotFound(field, kind, id)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s %s: %w", kind, id, err)
 	}
 	return nil
 }

@@ -87,12 +87,12 @@ func (s *Store) nodeOf(c store.Caller, req *vectorop.NodeAdd) (*nodeIn, error) {
 // addNode writes one node_add request's node in tx.
 func (s *Store) addNode(ctx context.Context, tx *vtx, req *vectorop.NodeAdd, n *nodeIn) (*vectorop.NodeAdded, error) {
 	if req.Supersedes != "" {
-		if err := nodeExists(ctx, tx, "supersedes", req.Supersedes); err != nil {
+		if err := store.Exists(ctx, tx, "vg_nodes", "node", "supersedes", req.Supersedes); err != nil {
 			return nil, err
 		}
 	}
 	for _, l := range req.Links {
-		if err := nodeExists(ctx, tx, "links", l.To); err != nil {
+		if err := store.Exists(ctx, tx, "vg_nodes", "node", "links", l.To); err != nil {
 			return nil, err
 		}
 	}

@@ -57,7 +57,7 @@ func TestCaptureRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := e.ok("recall", `{"query":"deploy staging lock timeout orders","domain":"history"}`).(*vectorop.RecallResult)
+	res := e.OK("recall", `{"query":"deploy staging lock timeout orders","domain":"history"}`).(*vectorop.RecallResult)
 	run := findHit(res.Hits, "run deploy-7")
 	if run == nil || run.Store != op.StoreProject || run.Type != "outcome" || run.Trust != vectorop.TrustRecent || !run.Verified {
 		t.Fatalf("recall hits: %s", mustJSON(res))
@@ -74,7 +74,7 @@ func TestCaptureRun(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d run nodes after two captures", n)
 	}
-	d := e.ok("node_get", `{"id":"`+run.ID+`"}`).(*vectorop.NodeDetail)
+	d := e.OK("node_get", `{"id":"`+run.ID+`"}`).(*vectorop.NodeDetail)
 	if got, want := edgeTypes(d, "out"), []string{"created:file", "created:file", "produced_by:workflow"}; !slices.Equal(got, want) {
 		t.Fatalf("out edges %v, want %v", got, want)
 	}
@@ -89,7 +89,7 @@ func TestCaptureRun(t *testing.T) {
 	if err := s.CaptureRun(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	tr := e.ok("traverse", `{"id":"`+run.ID+`","direction":"out","edgeTypes":"followed_by"}`).(*vectorop.TraverseResult)
+	tr := e.OK("traverse", `{"id":"`+run.ID+`","direction":"out","edgeTypes":"followed_by"}`).(*vectorop.TraverseResult)
 	if len(tr.Nodes) != 1 || tr.Nodes[0].Type != "outcome" {
 		t.Fatalf("followed_by %s", mustJSON(tr))
 	}
@@ -97,11 +97,11 @@ func TestCaptureRun(t *testing.T) {
 	if err := s.CaptureMessage(ctx, MessageRecord{ID: "o-9", RunID: "deploy-7", Type: "outbox.decision", Text: "roll back 0042"}); err != nil {
 		t.Fatal(err)
 	}
-	dec := e.ok("search", `{"query":"roll back 0042","type":"decision"}`).(*vectorop.SearchResult)
+	dec := e.OK("search", `{"query":"roll back 0042","type":"decision"}`).(*vectorop.SearchResult)
 	if len(dec.Hits) != 1 || dec.Hits[0].Trust != vectorop.TrustModel || dec.Hits[0].Warning == "" {
 		t.Fatalf("decision %s", mustJSON(dec))
 	}
-	dd := e.ok("node_get", `{"id":"`+dec.Hits[0].ID+`"}`).(*vectorop.NodeDetail)
+	dd := e.OK("node_get", `{"id":"`+dec.Hits[0].ID+`"}`).(*vectorop.NodeDetail)
 	if got := edgeTypes(dd, "out"); !slices.Equal(got, []string{"produced_by:outcome", "produced_by:outcome"}) {
 		t.Fatalf("decision edges %v", got)
 	}

@@ -13,7 +13,7 @@ import (
 
 func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
 	e.t.Helper()
-	return &e.ok("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
+	return &e.OK("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
 }
 
 func link(to, typ string) string { return fmt.Sprintf(`{"to":%q,"type":%q}`, to, typ) }
@@ -42,7 +42,7 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 
 	walk := func(raw string) *vectorop.TraverseResult {
 		t.Helper()
-		return e.ok("traverse", raw).(*vectorop.TraverseResult)
+		return e.OK("traverse", raw).(*vectorop.TraverseResult)
 	}
 	// in direction from a0: a1 (depth 1) … a5 (depth 5), never past 5.
 	r := walk(`{"id":"` + chain[0].ID + `","direction":"in","depth":5,"edgeTypes":"related_to"}`)
@@ -77,9 +77,9 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 	if len(r.Nodes) != 7 || !r.Truncated {
 		t.Fatalf("limit 7: %d nodes, truncated %t", len(r.Nodes), r.Truncated)
 	}
-	e.fail(op.CodeValidation, "depth", "traverse", `{"id":"`+hub.ID+`","depth":6}`)
-	e.fail(op.CodeValidation, "edgeTypes", "traverse", `{"id":"`+hub.ID+`","edgeTypes":"calls,eats"}`)
-	e.fail(op.CodeNotFound, "id", "traverse", `{"id":"00000000-0000-4000-8000-000000000000"}`)
+	e.Fail(op.CodeValidation, "depth", "traverse", `{"id":"`+hub.ID+`","depth":6}`)
+	e.Fail(op.CodeValidation, "edgeTypes", "traverse", `{"id":"`+hub.ID+`","edgeTypes":"calls,eats"}`)
+	e.Fail(op.CodeNotFound, "id", "traverse", `{"id":"00000000-0000-4000-8000-000000000000"}`)
 }
 
 // A query whose topics no domain filter holds answers no_matches without
@@ -95,7 +95,7 @@ func TestFilterEarlyExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	searches, reads := g.searches.Load(), g.rowReads.Load()
-	r := e.ok("search_all", `{"query":"zebra giraffe"}`).(*vectorop.SearchAllResult)
+	r := e.OK("search_all", `{"query":"zebra giraffe"}`).(*vectorop.SearchAllResult)
 	for _, d := range r.Results {
 		if d.Status != vectorop.StatusNoMatches || len(d.Hits) != 0 {
 			t.Fatalf("zebra: %s", api.Text(r))
@@ -104,7 +104,7 @@ func TestFilterEarlyExit(t *testing.T) {
 	if g.searches.Load() != searches || g.rowReads.Load() != reads {
 		t.Fatalf("the filter did not stop the search: %d searches, %d row reads", g.searches.Load()-searches, g.rowReads.Load()-reads)
 	}
-	one := e.ok("search", `{"query":"quorum votes","domain":"code"}`).(*vectorop.SearchResult)
+	one := e.OK("search", `{"query":"quorum votes","domain":"code"}`).(*vectorop.SearchResult)
 	if one.Status != vectorop.StatusNoMatches || len(one.AlsoExistsIn) != 1 || one.AlsoExistsIn[0] != "academic" ||
 		!strings.Contains(one.Hint, "domain=academic") {
 		t.Fatalf("quorum in code: %s", mustJSON(one))
@@ -112,12 +112,12 @@ func TestFilterEarlyExit(t *testing.T) {
 	if g.searches.Load() != searches {
 		t.Fatal("a filtered-out domain was searched")
 	}
-	hit := e.ok("search", `{"query":"quorum votes","domain":"academic"}`).(*vectorop.SearchResult)
+	hit := e.OK("search", `{"query":"quorum votes","domain":"academic"}`).(*vectorop.SearchResult)
 	if hit.Status != vectorop.StatusOK || hit.Hits[0].Name != "Raft leader election" || hit.Hits[0].Trust != vectorop.TrustStandard {
 		t.Fatalf("quorum in academic: %s", mustJSON(hit))
 	}
 	// Every domain, one list: the topic is in code and academic.
-	both := e.ok("search", `{"query":"raft election"}`).(*vectorop.SearchResult)
+	both := e.OK("search", `{"query":"raft election"}`).(*vectorop.SearchResult)
 	if len(both.Hits) != 2 || both.Hits[0].Domain != "code" {
 		t.Fatalf("raft election: %s", api.Text(both))
 	}
@@ -128,48 +128,48 @@ func TestFilterEarlyExit(t *testing.T) {
 func TestConflicts(t *testing.T) {
 	e := newEnv(t)
 	a := e.node("history", "decision", "session storage", "we use redis for sessions", "")
-	b := e.ok("node_add", `{"domain":"history","type":"decision","name":"Session Storage","content":"we use postgres for sessions"}`).(*vectorop.NodeAdded)
+	b := e.OK("node_add", `{"domain":"history","type":"decision","name":"Session Storage","content":"we use postgres for sessions"}`).(*vectorop.NodeAdded)
 	if len(b.Conflicts) != 1 || b.Conflicts[0].With != a.ID || b.Conflicts[0].Type != vectorop.ConflictSemantic {
 		t.Fatalf("conflicts: %s", mustJSON(b))
 	}
-	code := e.ok("node_add", `{"domain":"code","type":"function","name":"session storage","content":"func sessions() *sql.DB","source":"code"}`).(*vectorop.NodeAdded)
+	code := e.OK("node_add", `{"domain":"code","type":"function","name":"session storage","content":"func sessions() *sql.DB","source":"code"}`).(*vectorop.NodeAdded)
 	if len(code.Conflicts) != 2 || code.Conflicts[0].Type != vectorop.ConflictSourceMismatch {
 		t.Fatalf("code conflicts: %s", mustJSON(code))
 	}
-	r := e.ok("search", `{"query":"sessions redis postgres","domain":"history"}`).(*vectorop.SearchResult)
+	r := e.OK("search", `{"query":"sessions redis postgres","domain":"history"}`).(*vectorop.SearchResult)
 	for _, h := range r.Hits {
 		if (h.ID == a.ID || h.ID == b.Node.ID) && len(h.Conflicts) != 2 {
 			t.Fatalf("hit %s conflicts %+v", h.Name, h.Conflicts)
 		}
 	}
-	page := e.ok("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord])
+	page := e.OK("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord])
 	if page.Total != 3 {
 		t.Fatalf("conflicts page %s", mustJSON(page))
 	}
 	id := b.Conflicts[0].ID
-	res := e.ok("conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"postgres since the June migration"}`, id)).(*vectorop.ConflictRecord)
+	res := e.OK("conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"postgres since the June migration"}`, id)).(*vectorop.ConflictRecord)
 	if !res.Resolved || res.Resolution == "" {
 		t.Fatalf("resolved %s", mustJSON(res))
 	}
-	if page = e.ok("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 2 {
+	if page = e.OK("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 2 {
 		t.Fatalf("after resolve %s", mustJSON(page))
 	}
-	if page = e.ok("conflicts", `{"all":true}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 3 {
+	if page = e.OK("conflicts", `{"all":true}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 3 {
 		t.Fatalf("all %s", mustJSON(page))
 	}
-	d := e.ok("node_get", `{"id":"`+a.ID+`"}`).(*vectorop.NodeDetail)
+	d := e.OK("node_get", `{"id":"`+a.ID+`"}`).(*vectorop.NodeDetail)
 	if len(d.Conflicts) != 1 || d.Conflicts[0].Type != vectorop.ConflictSourceMismatch {
 		t.Fatalf("a's open conflicts %s", mustJSON(d.Conflicts))
 	}
-	e.fail(op.CodeNotFound, "id", "conflicts", `{"operation":"resolve","id":999,"resolution":"x","store":"project"}`)
-	e.fail(op.CodeValidation, "resolution", "conflicts", `{"operation":"resolve","id":1}`)
+	e.Fail(op.CodeNotFound, "id", "conflicts", `{"operation":"resolve","id":999,"resolution":"x","store":"project"}`)
+	e.Fail(op.CodeValidation, "resolution", "conflicts", `{"operation":"resolve","id":1}`)
 	// A superseding statement ends nothing silently: the old conflicts stay.
-	c := e.ok("node_add", `{"domain":"history","type":"decision","name":"session storage","content":"we use postgres","supersedes":"`+a.ID+`"}`).(*vectorop.NodeAdded)
-	if d = e.ok("node_get", `{"id":"`+a.ID+`"}`).(*vectorop.NodeDetail); d.Node.SupersededBy != c.Node.ID || len(d.Conflicts) != 1 {
+	c := e.OK("node_add", `{"domain":"history","type":"decision","name":"session storage","content":"we use postgres","supersedes":"`+a.ID+`"}`).(*vectorop.NodeAdded)
+	if d = e.OK("node_get", `{"id":"`+a.ID+`"}`).(*vectorop.NodeDetail); d.Node.SupersededBy != c.Node.ID || len(d.Conflicts) != 1 {
 		t.Fatalf("superseded a: %s", mustJSON(d))
 	}
 	// Same content is no conflict.
-	same := e.ok("node_add", `{"domain":"history","type":"entry","name":"session storage","content":"we use postgres"}`).(*vectorop.NodeAdded)
+	same := e.OK("node_add", `{"domain":"history","type":"entry","name":"session storage","content":"we use postgres"}`).(*vectorop.NodeAdded)
 	for _, x := range same.Conflicts {
 		if x.With == c.Node.ID {
 			t.Fatalf("same content: %s", mustJSON(same))
@@ -183,19 +183,19 @@ func TestSmartSearch(t *testing.T) {
 		e.node("history", "entry", fmt.Sprintf("cache eviction note %d", i),
 			fmt.Sprintf("the LRU cache evicted hot keys during run %d; raise the cache size", i), `,"verified":true,"source":"history"`)
 	}
-	quick := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"quick"}`).(*vectorop.SmartSearchResult)
+	quick := e.OK("smart_search", `{"query":"LRU cache eviction","thoroughness":"quick"}`).(*vectorop.SmartSearchResult)
 	if !quick.Confident || quick.Rounds != 1 || len(quick.Hits) == 0 {
 		t.Fatalf("quick: %s", api.Text(quick))
 	}
-	thorough := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":400}`).(*vectorop.SmartSearchResult)
+	thorough := e.OK("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":400}`).(*vectorop.SmartSearchResult)
 	if thorough.Confident || thorough.TokensUsed > 400 || len(thorough.Hits) <= len(quick.Hits)/2 {
 		t.Fatalf("thorough: %s", api.Text(thorough))
 	}
-	big := e.ok("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":32000}`).(*vectorop.SmartSearchResult)
+	big := e.OK("smart_search", `{"query":"LRU cache eviction","thoroughness":"thorough","tokenBudget":32000}`).(*vectorop.SmartSearchResult)
 	if big.Rounds < 2 || len(big.Hits) != 40 {
 		t.Fatalf("big budget: %d hits in %d rounds", len(big.Hits), big.Rounds)
 	}
-	if none := e.ok("smart_search", `{"query":"zebra"}`).(*vectorop.SmartSearchResult); none.Status != vectorop.StatusNoMatches || none.Rounds != 1 {
+	if none := e.OK("smart_search", `{"query":"zebra"}`).(*vectorop.SmartSearchResult); none.Status != vectorop.StatusNoMatches || none.Rounds != 1 {
 		t.Fatalf("zebra: %s", api.Text(none))
 	}
 }

@@ -2,18 +2,17 @@ package vector
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pi-actors/pi-actors/internal/testproc"
-	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/graph"
+	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
@@ -28,6 +27,7 @@ func TestMain(m *testing.M) {
 // graph for the atoms code nodes link to, over <repo>/.pi/knowledge.db
 // with a project rooted at the repo; a caller in the repo with a task id.
 type env struct {
+	knowledgetest.Ops
 	t      *testing.T
 	dir    string
 	repo   string
@@ -72,7 +72,9 @@ func newEnv(t *testing.T) *env {
 	}
 	s := New(db, Options{})
 	t.Cleanup(func() { s.Close() })
-	return &env{t: t, dir: dir, repo: repo, path: path, s: s, g: g, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e := &env{t: t, dir: dir, repo: repo, path: path, s: s, g: g, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e.Ops = knowledgetest.Ops{T: t, Exec: e.exec}
+	return e
 }
 
 // exec runs a decoded request on the env's store: the vector graph's
@@ -103,48 +105,9 @@ func (e *env) exec(ctx context.Context, req op.Request) (any, error) {
 	return nil, fmt.Errorf("%s is not an operation of this harness", req.Op())
 }
 
-// do decodes raw as the operation name and runs it.
-func (e *env) do(name, raw string) (any, *op.Error) {
-	e.t.Helper()
-	req, err := api.Decode(name, json.RawMessage(raw))
-	if err == nil {
-		var v any
-		if v, err = e.exec(context.Background(), req); err == nil {
-			return v, nil
-		}
-	}
-	ae, ok := op.AsError(err)
-	if !ok {
-		e.t.Fatalf("%s %s: %v", name, raw, err)
-	}
-	return nil, ae
-}
-
-func (e *env) ok(name, raw string) any {
-	e.t.Helper()
-	v, ae := e.do(name, raw)
-	if ae != nil {
-		e.t.Fatalf("%s %s: %v", name, raw, ae)
-	}
-	return v
-}
-
-// fail runs the operation and wants an error with code about field.
-func (e *env) fail(code op.Code, field, name, raw string) *op.Error {
-	e.t.Helper()
-	v, ae := e.do(name, raw)
-	if ae == nil {
-		e.t.Fatalf("%s %s: got %+v, want %s on %s", name, raw, v, code, field)
-	}
-	if ae.Code != code || (field != "*" && ae.Details["field"] != field) {
-		e.t.Fatalf("%s %s: got %s on %v (%s), want %s on %s", name, raw, ae.Code, ae.Details["field"], ae.Message, code, field)
-	}
-	return ae
-}
-
 func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
 	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
+	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
 }
 
 // status is the vector graph's status.
@@ -157,10 +120,4 @@ func status(t testing.TB, s *Store) *vectorop.VectorStatus {
 	return st
 }
 
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+var mustJSON = knowledgetest.JSON

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
 )
 
 // A process killed with SIGKILL in the middle of an ingest leaves a
@@ -22,9 +24,9 @@ func TestKillDuringIngest(t *testing.T) {
 	writeFiles(t, repo, src)
 	path := filepath.Join(dir, "k.db")
 	openStore(t, path, Options{}).Close()
-	cmd, _, out := helper(t, "ingest", path, repo)
+	cmd, _, out := knowledgetest.Helper(t, "ingest", path, repo)
 	for {
-		line := readLine(t, out)
+		line := knowledgetest.ReadLine(t, out)
 		var done, total int
 		if _, err := fmt.Sscanf(line, "progress %d %d", &done, &total); err != nil {
 			t.Fatalf("helper said %q", line)

@@ -88,7 +88,7 @@ func ingest(t *testing.T, s *Store, path, glob string, atoms AtomMatcher) *vecto
 
 func searchCode(t *testing.T, e *env, query, extra string) *vectorop.SearchResult {
 	t.Helper()
-	return e.ok("search", fmt.Sprintf(`{"query":%q,"domain":"code"%s}`, query, extra)).(*vectorop.SearchResult)
+	return e.OK("search", fmt.Sprintf(`{"query":%q,"domain":"code"%s}`, query, extra)).(*vectorop.SearchResult)
 }
 
 // Ingest a temp repository, then search finds the right declaration in
@@ -130,12 +130,12 @@ func TestIngestSearchSupersede(t *testing.T) {
 		t.Fatalf("webhook search: %s", api.Text(wh))
 	}
 	policy := searchCode(t, e, "Policy struct", `,"type":"struct"`).Hits[0]
-	d := e.ok("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail)
+	d := e.OK("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail)
 	if got := strings.Join(edgeTypes(d, "out"), " "); got != "has_method:method" {
 		t.Fatalf("struct edges out %q", got)
 	}
 	// A history node about Next, made before the change.
-	fix := e.ok("node_add", `{"domain":"history","type":"entry","name":"fixed overflow in backoff","content":"Next overflowed for attempt 64",
+	fix := e.OK("node_add", `{"domain":"history","type":"entry","name":"fixed overflow in backoff","content":"Next overflowed for attempt 64",
 		"source":"history","verified":true,"links":[{"to":"`+next.ID+`","type":"modified"}]}`).(*vectorop.NodeAdded)
 
 	again := ingest(t, s, e.repo, "", e.g.AtomMatcher())
@@ -166,14 +166,14 @@ func TestIngestSearchSupersede(t *testing.T) {
 	if newNext < 0 || oldNext < 0 || newNext > oldNext {
 		t.Fatalf("new Next at %d, old at %d:\n%s", newNext, oldNext, api.Text(r))
 	}
-	nd := e.ok("node_get", `{"id":"`+r.Hits[newNext].ID+`"}`).(*vectorop.NodeDetail)
+	nd := e.OK("node_get", `{"id":"`+r.Hits[newNext].ID+`"}`).(*vectorop.NodeDetail)
 	if len(nd.History) != 1 || nd.History[0].ID != fix.Node.ID {
 		t.Fatalf("history of the new Next (through its old version): %s", mustJSON(nd))
 	}
-	if cd := e.ok("node_get", `{"id":"`+fix.Node.ID+`"}`).(*vectorop.NodeDetail); len(cd.Code) != 1 || cd.Code[0].ID != r.Hits[newNext].ID {
+	if cd := e.OK("node_get", `{"id":"`+fix.Node.ID+`"}`).(*vectorop.NodeDetail); len(cd.Code) != 1 || cd.Code[0].ID != r.Hits[newNext].ID {
 		t.Fatalf("code of the history node resolves to the current Next: %s", mustJSON(cd))
 	}
-	if p := e.ok("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail); p.Node.SupersededBy != "" {
+	if p := e.OK("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail); p.Node.SupersededBy != "" {
 		t.Fatalf("unchanged struct superseded: %s", mustJSON(p))
 	}
 	// A glob narrows the files.

@@ -268,16 +268,3 @@ func queryRefs(ctx context.Context, q store.Querier, query string, args ...any) 
 	}
 	return out, rows.Err()
 }
-
-// nodeExists is NOT_FOUND (naming field) unless the node exists.
-func nodeExists(ctx context.Context, q store.Querier, field, id string) error {
-	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM vg_nodes WHERE id = ?`, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return op.NotFound(field, "node", id)
-	}
-	if err != nil {
-		return fmt.Errorf("read node %s: %w", id, err)
-	}
-	return nil
-}

@@ -159,63 +159,65 @@ func (s *Store) enrich(ctx context.Context, hs []scored, query string) error {
 	for i := range hs {
 		ids[i] = hs[i].ID
 	}
-	prov, err := provenanceOf(ctx, s.r, ids)
-	if err != nil {
-		return err
-	}
-	conf, err := conflictsOf(ctx, s.r, ids)
-	if err != nil {
-		return err
-	}
-	atoms, err := atomsOf(ctx, s.r, ids)
+	x, err := extrasOf(ctx, s.r, ids)
 	if err != nil {
 		return err
 	}
 	for i := range hs {
 		h := &hs[i]
-		h.Provenance = op.NonNil(prov[h.ID])
-		h.Conflicts = conf[h.ID]
-		h.Atoms = atoms[h.ID]
+		h.Provenance = op.NonNil(x.prov[h.ID])
+		h.Conflicts = x.conflicts[h.ID]
+		h.Atoms = x.atoms[h.ID]
 	}
 	return nil
 }
 
-func provenanceOf(ctx context.Context, q store.Querier, ids []string) (map[string][]vectorop.Provenance, error) {
-	in, args := store.In(ids)
-	rows, err := q.QueryContext(ctx, `SELECT node_id, source, ref, task_id, at, verified FROM vg_provenance
-		WHERE node_id IN `+in+` ORDER BY rowid`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read provenance: %w", err)
-	}
-	defer rows.Close()
-	out := map[string][]vectorop.Provenance{}
-	for rows.Next() {
-		var id string
-		var p vectorop.Provenance
-		if err := rows.Scan(&id, &p.Source, &p.Ref, &p.TaskID, &p.At, &p.Verified); err != nil {
-			return nil, fmt.Errorf("read provenance: %w", err)
-		}
-		out[id] = append(out[id], p)
-	}
-	return out, rows.Err()
+// extras are what a hit or a node carries besides its row: provenance,
+// unresolved conflicts and linked atoms, by node id.
+type extras struct {
+	prov      map[string][]vectorop.Provenance
+	conflicts map[string][]vectorop.ConflictRef
+	atoms     map[string][]vectorop.AtomRef
 }
 
-func atomsOf(ctx context.Context, q store.Querier, ids []string) (map[string][]vectorop.AtomRef, error) {
+// extrasOf reads the extras of the nodes ids (three queries for all).
+func extrasOf(ctx context.Context, q store.Querier, ids []string) (*extras, error) {
 	in, args := store.In(ids)
-	rows, err := q.QueryContext(ctx, `SELECT l.node_id, a.id, a.name FROM vg_atom_links l JOIN graph_atoms a ON a.id = l.atom_id
-		WHERE l.node_id IN `+in+` ORDER BY a.name`, args...)
+	prov, err := grouped(ctx, q, "provenance", `SELECT node_id, source, ref, task_id, at, verified FROM vg_provenance
+		WHERE node_id IN `+in+` ORDER BY rowid`, args, func(p *vectorop.Provenance) []any {
+		return []any{&p.Source, &p.Ref, &p.TaskID, &p.At, &p.Verified}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read linked atoms: %w", err)
+		return nil, err
+	}
+	conflicts, err := conflictsOf(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	atoms, err := grouped(ctx, q, "linked atoms", `SELECT l.node_id, a.id, a.name FROM vg_atom_links l JOIN graph_atoms a ON a.id = l.atom_id
+		WHERE l.node_id IN `+in+` ORDER BY a.name`, args, func(a *vectorop.AtomRef) []any { return []any{&a.ID, &a.Name} })
+	if err != nil {
+		return nil, err
+	}
+	return &extras{prov: prov, conflicts: conflicts, atoms: atoms}, nil
+}
+
+// grouped runs a query whose rows are a node id and the columns dest
+// points into, and collects the values by node id.
+func grouped[T any](ctx context.Context, q store.Querier, what, query string, args []any, dest func(*T) []any) (map[string][]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer rows.Close()
-	out := map[string][]vectorop.AtomRef{}
+	out := map[string][]T{}
 	for rows.Next() {
 		var id string
-		var a vectorop.AtomRef
-		if err := rows.Scan(&id, &a.ID, &a.Name); err != nil {
-			return nil, fmt.Errorf("read linked atoms: %w", err)
+		var v T
+		if err := rows.Scan(append([]any{&id}, dest(&v)...)...); err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
-		out[id] = append(out[id], a)
+		out[id] = append(out[id], v)
 	}
 	return out, rows.Err()
 }

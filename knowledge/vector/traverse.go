@@ -211,21 +211,12 @@ func (s *Store) NodeGet(ctx context.Context, req *vectorop.NodeGet) (*vectorop.N
 	if err != nil {
 		return nil, err
 	}
-	ids := []string{n.ID}
-	prov, err := provenanceOf(ctx, s.r, ids)
+	x, err := extrasOf(ctx, s.r, []string{n.ID})
 	if err != nil {
 		return nil, err
 	}
-	conf, err := conflictsOf(ctx, s.r, ids)
-	if err != nil {
-		return nil, err
-	}
-	atoms, err := atomsOf(ctx, s.r, ids)
-	if err != nil {
-		return nil, err
-	}
-	res := &vectorop.NodeDetail{Node: *n, Provenance: op.NonNil(prov[n.ID]), Conflicts: op.NonNil(conf[n.ID]),
-		Atoms: op.NonNil(atoms[n.ID]), Edges: []vectorop.EdgeRef{}}
+	res := &vectorop.NodeDetail{Node: *n, Provenance: op.NonNil(x.prov[n.ID]), Conflicts: op.NonNil(x.conflicts[n.ID]),
+		Atoms: op.NonNil(x.atoms[n.ID]), Edges: []vectorop.EdgeRef{}}
 	err = s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vg_edges WHERE source_id = ?) + (SELECT count(*) FROM vg_edges WHERE target_id = ?)`,
 		n.ID, n.ID).Scan(&res.EdgesTotal)
 	if err != nil {

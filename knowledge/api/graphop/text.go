@@ -79,13 +79,9 @@ func textMolecule(b *strings.Builder, m *Molecule) {
 		fmt.Fprintf(b, "related: %s %s\n", r.MoleculeID, r.Reason)
 	}
 	op.Block(b, m.Knowledge, true)
-	for i, a := range m.Atoms {
-		if i == op.TextItems {
-			fmt.Fprintf(b, "… %d more atoms (--json for all)\n", len(m.Atoms)-i)
-			break
-		}
+	op.List(b, m.Atoms, "… %d more atoms (--json for all)\n", func(a Atom) {
 		fmt.Fprintf(b, "atom %s %q v%d paths=%s\n", a.ID, a.Name, a.Version, strings.Join(a.Paths, ","))
-	}
+	})
 	changelog(b, m.Changelog, "molecule", m.ID)
 }
 
@@ -167,13 +163,9 @@ func textVerify(b *strings.Builder, v *VerifyResult) {
 	fmt.Fprintf(b, "ok=%t stores=%d\n", v.OK, len(v.Stores))
 	for _, s := range v.Stores {
 		fmt.Fprintf(b, "  %s ok=%t entities=%d deltas=%d breaks=%d path=%s\n", op.OrDash(s.Store), s.OK, s.Entities, s.Deltas, len(s.Breaks), s.Path)
-		for i, br := range s.Breaks {
-			if i == op.TextItems {
-				fmt.Fprintf(b, "    … %d more breaks (--json for all)\n", len(s.Breaks)-i)
-				break
-			}
+		op.List(b, s.Breaks, "    … %d more breaks (--json for all)\n", func(br Break) {
 			fmt.Fprintf(b, "    %s %s v%d: %s\n", br.EntityType, br.EntityID, br.Version, br.Reason)
-		}
+		})
 	}
 }
 

@@ -143,10 +143,16 @@ func (m *ManageGraph) validateFields(create, atom bool) *op.Error {
 	if e := ValidatePatterns(m.Paths); e != nil {
 		return e
 	}
-	if e := checkRelatedAtoms(m.RelatedAtoms); e != nil {
+	// An input relatedAtoms entry's name is output only: dropped.
+	if e := checkRelated("relatedAtoms", "atomId", m.RelatedAtoms, func(r *RelatedAtom) (*string, *string) {
+		r.Name = ""
+		return &r.AtomID, &r.Reason
+	}); e != nil {
 		return e
 	}
-	if e := checkRelatedMolecules(m.RelatedMolecules); e != nil {
+	if e := checkRelated("relatedMolecules", "moleculeId", m.RelatedMolecules, func(r *RelatedMolecule) (*string, *string) {
+		return &r.MoleculeID, &r.Reason
+	}); e != nil {
 		return e
 	}
 	if !create && m.Name == nil && m.Knowledge == nil && m.Paths == nil && !m.SetsMolecule() &&
@@ -198,39 +204,23 @@ func hasDotDot(pat string) bool {
 	return false
 }
 
-func checkRelatedAtoms(r RelatedAtoms) *op.Error {
+// checkRelated checks a related array (at most MaxRelated entries; ids
+// UUIDs, lower-cased; reasons trimmed, at most MaxReason characters).
+// entry points at an entry's id and reason; idName names the id field.
+func checkRelated[E any](field, idName string, r []E, entry func(*E) (id, reason *string)) *op.Error {
 	if len(r) > MaxRelated {
-		return op.Invalid("relatedAtoms", "%d entries; at most %d", len(r), MaxRelated)
+		return op.Invalid(field, "%d entries; at most %d", len(r), MaxRelated)
 	}
 	for i := range r {
-		r[i].Name = ""
-		if e := checkRelated("relatedAtoms", i, &r[i].AtomID, "atomId", &r[i].Reason); e != nil {
-			return e
+		id, reason := entry(&r[i])
+		*id = strings.ToLower(strings.TrimSpace(*id))
+		if !op.IsID(*id) {
+			return op.Invalid(field, "%s entry %d: %s must be an entity id (a UUID), got %q", field, i+1, idName, *id)
 		}
-	}
-	return nil
-}
-
-func checkRelatedMolecules(r RelatedMolecules) *op.Error {
-	if len(r) > MaxRelated {
-		return op.Invalid("relatedMolecules", "%d entries; at most %d", len(r), MaxRelated)
-	}
-	for i := range r {
-		if e := checkRelated("relatedMolecules", i, &r[i].MoleculeID, "moleculeId", &r[i].Reason); e != nil {
-			return e
+		*reason = strings.TrimSpace(*reason)
+		if n := utf8.RuneCountInString(*reason); n > MaxReason {
+			return op.Invalid(field, "%s entry %d: reason is %d characters; at most %d", field, i+1, n, MaxReason)
 		}
-	}
-	return nil
-}
-
-func checkRelated(field string, i int, id *string, idName string, reason *string) *op.Error {
-	*id = strings.ToLower(strings.TrimSpace(*id))
-	if !op.IsID(*id) {
-		return op.Invalid(field, "%s entry %d: %s must be an entity id (a UUID), got %q", field, i+1, idName, *id)
-	}
-	*reason = strings.TrimSpace(*reason)
-	if n := utf8.RuneCountInString(*reason); n > MaxReason {
-		return op.Invalid(field, "%s entry %d: reason is %d characters; at most %d", field, i+1, n, MaxReason)
 	}
 	return nil
 }

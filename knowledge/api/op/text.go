@@ -13,17 +13,23 @@ const (
 	TextFull    = 2000
 )
 
+// List renders at most TextItems items (line renders one); when there
+// are more it writes more, a format whose %d is how many were left out.
+func List[T any](b *strings.Builder, items []T, more string, line func(T)) {
+	for i, it := range items {
+		if i == TextItems {
+			fmt.Fprintf(b, more, len(items)-i)
+			return
+		}
+		line(it)
+	}
+}
+
 // TextPage renders a page: a fact line (total, limit, offset, shown), at
 // most TextItems entries (line renders one), and where the next page is.
 func TextPage[T any](b *strings.Builder, p *Page[T], line func(T) string) {
 	fmt.Fprintf(b, "total=%d limit=%d offset=%d shown=%d\n", p.Total, p.Limit, p.Offset, min(len(p.Items), TextItems))
-	for i, it := range p.Items {
-		if i == TextItems {
-			fmt.Fprintf(b, "… %d more on this page (--json for all)\n", len(p.Items)-i)
-			break
-		}
-		fmt.Fprintf(b, "  %s\n", line(it))
-	}
+	List(b, p.Items, "… %d more on this page (--json for all)\n", func(it T) { fmt.Fprintf(b, "  %s\n", line(it)) })
 	if next := p.Offset + len(p.Items); next < p.Total {
 		fmt.Fprintf(b, "next page: offset=%d\n", next)
 	}

@@ -47,17 +47,9 @@ func render(b *strings.Builder, result any) bool {
 		textDetail(b, r)
 	case *TraverseResult:
 		fmt.Fprintf(b, "start=%s nodes=%d truncated=%t%s\n", refText(&r.Start), len(r.Nodes), r.Truncated, op.StoreFact(r.Store))
-		for i, s := range r.Nodes {
-			if i == op.TextItems {
-				fmt.Fprintf(b, "… %d more (--json for all, or a smaller depth)\n", len(r.Nodes)-i)
-				break
-			}
-			arrow := "→"
-			if s.Direction == "in" {
-				arrow = "←"
-			}
-			fmt.Fprintf(b, "  %s%s %s %s\n", strings.Repeat("  ", s.Depth-1), arrow, s.Via, refText(&s.NodeRef))
-		}
+		op.List(b, r.Nodes, "… %d more (--json for all, or a smaller depth)\n", func(s Step) {
+			fmt.Fprintf(b, "  %s%s %s %s\n", strings.Repeat("  ", s.Depth-1), arrow(s.Direction), s.Via, refText(&s.NodeRef))
+		})
 	case *op.Page[ConflictRecord]:
 		op.TextPage(b, r, func(c ConflictRecord) string {
 			return fmt.Sprintf("#%d %s resolved=%t %q: %s vs %s%s\n    %s", c.ID, c.Type, c.Resolved, c.Subject, c.NodeA, c.NodeB,
@@ -100,41 +92,47 @@ func textHints(b *strings.Builder, also []string, hint string) {
 // freshness, store) and one snippet line each, then warnings and
 // conflicts.
 func textHits(b *strings.Builder, hs []Hit) {
-	for i, h := range hs {
-		if i == op.TextItems {
-			fmt.Fprintf(b, "  … %d more hits (--json for all)\n", len(hs)-i)
-			break
-		}
-		where := ""
-		if h.Path != "" {
-			where = " " + h.Path
-			if h.LineStart > 0 {
-				where += fmt.Sprintf(":%d-%d", h.LineStart, h.LineEnd)
-			}
-		}
-		fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s\n", h.Score, h.Domain, h.Type, op.Clip(h.Name, op.TextPreview),
-			where, h.ID, h.Similarity, h.Trust, h.Freshness, op.StoreFact(h.Store))
-		if s := op.OneLine(h.Snippet); s != "" {
-			fmt.Fprintf(b, "    %s\n", s)
-		}
-		if len(h.Provenance) > 0 {
-			p := h.Provenance[0]
-			fmt.Fprintf(b, "    from %s %s at %s\n", p.Source, orText(p.Ref, p.TaskID), p.At)
-		}
-		if h.Warning != "" {
-			fmt.Fprintf(b, "    ! %s\n", h.Warning)
-		}
-		for _, c := range h.Conflicts {
-			fmt.Fprintf(b, "    ! conflict #%d (%s) with %s %q\n", c.ID, c.Type, c.With, op.Clip(c.WithName, op.TextPreview))
-		}
-		if len(h.Atoms) > 0 {
-			names := make([]string, len(h.Atoms))
-			for j, a := range h.Atoms {
-				names[j] = a.Name
-			}
-			fmt.Fprintf(b, "    atoms: %s\n", op.Clip(strings.Join(names, ", "), op.TextPreview))
+	op.List(b, hs, "  … %d more hits (--json for all)\n", func(h Hit) { textHit(b, &h) })
+}
+
+func textHit(b *strings.Builder, h *Hit) {
+	where := ""
+	if h.Path != "" {
+		where = " " + h.Path
+		if h.LineStart > 0 {
+			where += fmt.Sprintf(":%d-%d", h.LineStart, h.LineEnd)
 		}
 	}
+	fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s\n", h.Score, h.Domain, h.Type, op.Clip(h.Name, op.TextPreview),
+		where, h.ID, h.Similarity, h.Trust, h.Freshness, op.StoreFact(h.Store))
+	if s := op.OneLine(h.Snippet); s != "" {
+		fmt.Fprintf(b, "    %s\n", s)
+	}
+	if len(h.Provenance) > 0 {
+		p := h.Provenance[0]
+		fmt.Fprintf(b, "    from %s %s at %s\n", p.Source, orText(p.Ref, p.TaskID), p.At)
+	}
+	if h.Warning != "" {
+		fmt.Fprintf(b, "    ! %s\n", h.Warning)
+	}
+	for _, c := range h.Conflicts {
+		fmt.Fprintf(b, "    ! conflict #%d (%s) with %s %q\n", c.ID, c.Type, c.With, op.Clip(c.WithName, op.TextPreview))
+	}
+	if len(h.Atoms) > 0 {
+		names := make([]string, len(h.Atoms))
+		for j, a := range h.Atoms {
+			names[j] = a.Name
+		}
+		fmt.Fprintf(b, "    atoms: %s\n", op.Clip(strings.Join(names, ", "), op.TextPreview))
+	}
+}
+
+// arrow shows an edge's direction: → out of the node, ← into it.
+func arrow(direction string) string {
+	if direction == "in" {
+		return "←"
+	}
+	return "→"
 }
 
 func refText(r *NodeRef) string {
@@ -180,28 +178,14 @@ func textDetail(b *strings.Builder, d *NodeDetail) {
 		fmt.Fprintf(b, "atom: %s %q\n", a.ID, a.Name)
 	}
 	fmt.Fprintf(b, "edges (%d of %d; traverse id=%s for more):\n", len(d.Edges), d.EdgesTotal, d.Node.ID)
-	for i, e := range d.Edges {
-		if i == op.TextItems {
-			fmt.Fprintf(b, "  … %d more (--json)\n", len(d.Edges)-i)
-			break
-		}
-		arrow := "→"
-		if e.Direction == "in" {
-			arrow = "←"
-		}
-		fmt.Fprintf(b, "  %s %s %s\n", arrow, e.Type, refText(&e.Node))
-	}
+	op.List(b, d.Edges, "  … %d more (--json)\n", func(e EdgeRef) {
+		fmt.Fprintf(b, "  %s %s %s\n", arrow(e.Direction), e.Type, refText(&e.Node))
+	})
 	for _, x := range []struct {
 		name string
 		refs []NodeRef
 	}{{"history", d.History}, {"code", d.Code}, {"academic", d.Academic}} {
-		for i, r := range x.refs {
-			if i == op.TextItems {
-				fmt.Fprintf(b, "%s: … %d more (--json)\n", x.name, len(x.refs)-i)
-				break
-			}
-			fmt.Fprintf(b, "%s: %s\n", x.name, refText(&r))
-		}
+		op.List(b, x.refs, x.name+": … %d more (--json)\n", func(r NodeRef) { fmt.Fprintf(b, "%s: %s\n", x.name, refText(&r)) })
 	}
 }
 

@@ -119,22 +119,3 @@ func DefaultTrust(domain, typ, source string, verified bool) int {
 	}
 	return TrustAcademic
 }
-
-// TrustName is a trust level's name, as seed 001 words it.
-func TrustName(level int) string {
-	switch {
-	case level >= TrustCode:
-		return "ground truth (code)"
-	case level >= TrustRecent:
-		return "recent verified"
-	case level >= TrustStandard:
-		return "authoritative"
-	case level >= TrustAcademic:
-		return "academic"
-	case level >= TrustOldHistory:
-		return "old history"
-	case level >= TrustBlog:
-		return "informal"
-	}
-	return "unverified / inferred"
-}
