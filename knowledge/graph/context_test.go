@@ -136,17 +136,17 @@ func TestContextFiles(t *testing.T) {
 		"- src/a.go\n" +
 		"```\nsrc/fenced.ts\n```\n" +
 		"## Implementation Plan\n- src/after.ts\n"
-	got, found := ContextFiles(text)
+	got, found := contextFiles(text)
 	want := []string{"src/payments/webhook-handler.ts", "src/payments/stripe-gateway.ts", "src/shared/retry-utils.ts",
 		"src/payments/gateway/index.ts", "docs/payments.md", "src/a.go", "src/b.go", "src/c.go", "src/fenced.ts"}
 	if !found || !slices.Equal(got, want) {
 		t.Fatalf("got %q (found %v)\nwant %q", got, found, want)
 	}
-	got, found = ContextFiles("**Context Files:**\nsrc/x.ts\n\nNotes:\nsrc/y.ts\n")
+	got, found = contextFiles("**Context Files:**\nsrc/x.ts\n\nNotes:\nsrc/y.ts\n")
 	if !found || !slices.Equal(got, []string{"src/x.ts"}) {
 		t.Fatalf("label form: %q %v", got, found)
 	}
-	if _, found := ContextFiles("# Task\nsrc/x.ts\n"); found {
+	if _, found := contextFiles("# Task\nsrc/x.ts\n"); found {
 		t.Fatal("found a section in a task without one")
 	}
 }

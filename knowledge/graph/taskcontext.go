@@ -22,7 +22,7 @@ var (
 	contextName = "context files"
 )
 
-// ContextFiles extracts the file paths of a task's "Context Files"
+// contextFiles extracts the file paths of a task's "Context Files"
 // section: a markdown heading (any level) or a "Context Files:" label
 // line, up to the next heading or label. Entries may be one per line, a
 // list, comma-separated, or mixed; backticks, quotes and markdown links
@@ -30,7 +30,7 @@ var (
 // entries that do not look like a relative file path (no "/" or ".", a
 // URL, "..", glob characters, spaces) are skipped. found is false when
 // there is no such section. Paths are returned once each, in order.
-func ContextFiles(text string) (paths []string, found bool) {
+func contextFiles(text string) (paths []string, found bool) {
 	seen := map[string]bool{}
 	in, fence := false, false
 	for _, line := range strings.Split(text, "\n") {
@@ -130,7 +130,7 @@ func TaskPaths(r *graphop.TaskContext, cwd string) ([]string, error) {
 			return nil, err
 		}
 	}
-	paths, found := ContextFiles(text)
+	paths, found := contextFiles(text)
 	if !found {
 		return nil, op.Invalid(field, `the task has no "Context Files" section: add a "## Context Files" heading with one path per line (or comma-separated)`)
 	}

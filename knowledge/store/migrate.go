@@ -171,7 +171,7 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 	stmts := []string{
 		fmt.Sprintf("INSERT INTO schema_version(version, applied_at) VALUES (%d, '%s')", next, time.Now().UTC().Format(TimeLayout)),
 		fmt.Sprintf("PRAGMA user_version = %d", next),
-		fmt.Sprintf("PRAGMA application_id = %d", ApplicationID),
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
 	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

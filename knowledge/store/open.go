@@ -18,9 +18,9 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// ApplicationID is written to every knowledge store's header (PRAGMA
+// applicationID is written to every knowledge store's header (PRAGMA
 // application_id): "piKG".
-const ApplicationID = 0x70694b47
+const applicationID = 0x70694b47
 
 // Sentinel errors of Open.
 var (
@@ -198,9 +198,9 @@ func checkHeader(path string) error {
 	appID := binary.BigEndian.Uint32(hdr[68:72])
 	userVersion := int(binary.BigEndian.Uint32(hdr[60:64]))
 	switch {
-	case appID == ApplicationID && userVersion > len(migrations):
+	case appID == applicationID && userVersion > len(migrations):
 		return fmt.Errorf("%w: schema version %d, this binary knows up to %d (left untouched; use a newer pi-actors)", ErrTooNew, userVersion, len(migrations))
-	case appID == ApplicationID:
+	case appID == applicationID:
 		return nil
 	case appID != 0:
 		return fmt.Errorf("%w: a SQLite database of another application (application_id %#x; left untouched)", ErrNotStore, appID)
@@ -223,7 +223,7 @@ func checkEmpty(path string) error {
 	// A store whose header is still only in its WAL (a writer died before
 	// any checkpoint) reads as ours through SQLite.
 	var appID uint32
-	if n > 0 && db.QueryRow(`PRAGMA application_id`).Scan(&appID) == nil && appID == ApplicationID {
+	if n > 0 && db.QueryRow(`PRAGMA application_id`).Scan(&appID) == nil && appID == applicationID {
 		return nil
 	}
 	if n > 0 {

@@ -157,7 +157,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 	for _, q := range []string{migrations[0],
 		`INSERT INTO schema_version(version, applied_at) VALUES (1, '2025-01-01T00:00:00.000Z')`,
 		`INSERT INTO projects(id, name, root, created_at) VALUES ('p', 'old', '/old', '2025-01-01T00:00:00.000Z')`,
-		`PRAGMA user_version = 1`, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID)} {
+		`PRAGMA user_version = 1`, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%.40s: %v", q, err)
 		}

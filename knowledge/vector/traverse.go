@@ -173,10 +173,10 @@ func linked(ctx context.Context, q store.Querier, ids []string, dir, domain stri
 	return out, nil
 }
 
-// HistoryForCode returns the history nodes that modified, created or
+// historyForCode returns the history nodes that modified, created or
 // deleted a code node or any of its older versions (seed 001's "have we
 // had issues with this function before?").
-func (s *Store) HistoryForCode(ctx context.Context, codeID string) ([]vectorop.NodeRef, error) {
+func (s *Store) historyForCode(ctx context.Context, codeID string) ([]vectorop.NodeRef, error) {
 	ids, err := versions(ctx, s.r, codeID)
 	if err != nil {
 		return nil, err
@@ -184,9 +184,9 @@ func (s *Store) HistoryForCode(ctx context.Context, codeID string) ([]vectorop.N
 	return linked(ctx, s.r, ids, "in", vectorop.DomainHistory, touchEdges)
 }
 
-// CodeForHistory returns the code a history node touched, each resolved
+// codeForHistory returns the code a history node touched, each resolved
 // to its current version.
-func (s *Store) CodeForHistory(ctx context.Context, historyID string) ([]vectorop.NodeRef, error) {
+func (s *Store) codeForHistory(ctx context.Context, historyID string) ([]vectorop.NodeRef, error) {
 	refs, err := linked(ctx, s.r, []string{historyID}, "out", vectorop.DomainCode, touchEdges)
 	if err != nil {
 		return nil, err
@@ -199,9 +199,9 @@ func (s *Store) CodeForHistory(ctx context.Context, historyID string) ([]vectoro
 	return refs, nil
 }
 
-// AcademicForCode returns the documents about a code node (documents,
+// academicForCode returns the documents about a code node (documents,
 // implements_pattern and uses_library edges, either way).
-func (s *Store) AcademicForCode(ctx context.Context, codeID string) ([]vectorop.NodeRef, error) {
+func (s *Store) academicForCode(ctx context.Context, codeID string) ([]vectorop.NodeRef, error) {
 	return linked(ctx, s.r, []string{codeID}, "", vectorop.DomainAcademic, docEdges)
 }
 
@@ -239,11 +239,11 @@ func (s *Store) crossDomain(ctx context.Context, res *vectorop.NodeDetail) error
 	id := res.Node.ID
 	switch res.Node.Domain {
 	case vectorop.DomainCode:
-		if res.History, err = s.HistoryForCode(ctx, id); err == nil {
-			res.Academic, err = s.AcademicForCode(ctx, id)
+		if res.History, err = s.historyForCode(ctx, id); err == nil {
+			res.Academic, err = s.academicForCode(ctx, id)
 		}
 	case vectorop.DomainHistory:
-		if res.Code, err = s.CodeForHistory(ctx, id); err == nil {
+		if res.Code, err = s.codeForHistory(ctx, id); err == nil {
 			res.Academic, err = linked(ctx, s.r, []string{id}, "out", vectorop.DomainAcademic, decisionEdges)
 		}
 	case vectorop.DomainAcademic:

@@ -140,7 +140,7 @@ func (m *ManageGraph) validateFields(create, atom bool) *op.Error {
 	if create && atom && m.Paths == nil {
 		return op.Invalid("paths", `paths is required to create an atom: a JSON array of glob patterns, e.g. ["src/pages/checkout/**"]`)
 	}
-	if e := ValidatePatterns(m.Paths); e != nil {
+	if e := validatePatterns(m.Paths); e != nil {
 		return e
 	}
 	// An input relatedAtoms entry's name is output only: dropped.
@@ -163,10 +163,10 @@ func (m *ManageGraph) validateFields(create, atom bool) *op.Error {
 	return nil
 }
 
-// ValidatePatterns checks an atom's glob patterns (nil is "not given" and
+// validatePatterns checks an atom's glob patterns (nil is "not given" and
 // passes): at least one (INVARIANT_VIOLATION otherwise), at most 20 of at
 // most 512 characters, each relative, without "..", valid glob syntax.
-func ValidatePatterns(p Patterns) *op.Error {
+func validatePatterns(p Patterns) *op.Error {
 	if p == nil {
 		return nil
 	}

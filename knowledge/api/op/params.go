@@ -11,14 +11,14 @@ import (
 	"sync"
 )
 
-// Shaped is a parameter type that says what shape of value it takes: a
+// shaped is a parameter type that says what shape of value it takes: a
 // value of another shape is the VALIDATION_ERROR "<field> must be
 // <Shape>".
-type Shaped interface{ Shape() string }
+type shaped interface{ Shape() string }
 
-// NullAware is a request that learns which parameters were given as JSON
+// nullAware is a request that learns which parameters were given as JSON
 // null (Unmarshal skips them otherwise).
-type NullAware interface{ NullParam(name string) }
+type nullAware interface{ NullParam(name string) }
 
 // errShape is a parameter value of the wrong JSON shape; Unmarshal turns
 // it into a VALIDATION_ERROR naming the field.
@@ -65,7 +65,7 @@ func unmarshal(data []byte, v Request) *Error {
 		}
 		raw := bytes.TrimSpace(obj[k])
 		if string(raw) == "null" {
-			if n, ok := v.(NullAware); ok {
+			if n, ok := v.(nullAware); ok {
 				n.NullParam(k)
 			}
 			continue
@@ -130,7 +130,7 @@ func coerce(raw []byte, t reflect.Type) []byte {
 }
 
 func describe(t reflect.Type) string {
-	if s, ok := reflect.Zero(t).Interface().(Shaped); ok {
+	if s, ok := reflect.Zero(t).Interface().(shaped); ok {
 		return s.Shape()
 	}
 	if t.Kind() == reflect.Pointer {

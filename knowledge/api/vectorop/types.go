@@ -59,8 +59,8 @@ const (
 	SourceUser     = "user"     // given by a person
 )
 
-// SourceTypes lists the source types.
-var SourceTypes = []string{SourceCode, SourceHistory, SourceAcademic, SourceModel, SourceUser}
+// sourceTypes lists the source types.
+var sourceTypes = []string{SourceCode, SourceHistory, SourceAcademic, SourceModel, SourceUser}
 
 // Conflict types of seed 001.
 const (
@@ -69,20 +69,20 @@ const (
 	ConflictSemantic       = "semantic"        // contradictory claims
 )
 
-// IsDomain reports whether d names a domain.
-func IsDomain(d string) bool { return slices.Contains(AllDomains, d) }
+// isDomain reports whether d names a domain.
+func isDomain(d string) bool { return slices.Contains(AllDomains, d) }
 
-// IsNodeType reports whether t is a node type of domain d (of any domain
+// isNodeType reports whether t is a node type of domain d (of any domain
 // when d is empty).
-func IsNodeType(d, t string) bool {
+func isNodeType(d, t string) bool {
 	if d != "" {
 		return slices.Contains(NodeTypes[d], t)
 	}
-	return DomainOf(t) != ""
+	return domainOf(t) != ""
 }
 
-// DomainOf returns the domain a node type belongs to ("" when none).
-func DomainOf(t string) string {
+// domainOf returns the domain a node type belongs to ("" when none).
+func domainOf(t string) string {
 	for _, d := range AllDomains {
 		if slices.Contains(NodeTypes[d], t) {
 			return d
@@ -91,8 +91,8 @@ func DomainOf(t string) string {
 	return ""
 }
 
-// IsEdgeType reports whether t is an edge type.
-func IsEdgeType(t string) bool { return slices.Contains(EdgeTypes, t) }
+// isEdgeType reports whether t is an edge type.
+func isEdgeType(t string) bool { return slices.Contains(EdgeTypes, t) }
 
 // DefaultTrust is a new node's trust level when the caller gives none:
 // code 100; history 80 when verified, else 20; academic by type (rfc and

@@ -24,20 +24,20 @@ func checkQuery(q *string) *op.Error {
 // checkDomainType checks domain and type; a type without a domain sets
 // the domain to the type's.
 func checkDomainType(domain, typ *string) *op.Error {
-	if *domain != "" && !IsDomain(*domain) {
+	if *domain != "" && !isDomain(*domain) {
 		return op.Invalid("domain", "domain must be one of %s, not %q", strings.Join(AllDomains, ", "), *domain)
 	}
 	if *typ == "" {
 		return nil
 	}
 	if *domain == "" {
-		if *domain = DomainOf(*typ); *domain == "" {
+		if *domain = domainOf(*typ); *domain == "" {
 			return op.Invalid("type", "type %q is no node type; code: %s; history: %s; academic: %s", *typ,
 				strings.Join(NodeTypes[DomainCode], ", "), strings.Join(NodeTypes[DomainHistory], ", "), strings.Join(NodeTypes[DomainAcademic], ", "))
 		}
 		return nil
 	}
-	if !IsNodeType(*domain, *typ) {
+	if !isNodeType(*domain, *typ) {
 		return op.Invalid("type", "type %q is not a %s node type; use one of %s", *typ, *domain, strings.Join(NodeTypes[*domain], ", "))
 	}
 	return nil
@@ -45,7 +45,7 @@ func checkDomainType(domain, typ *string) *op.Error {
 
 func checkDomains(l op.StringList) *op.Error {
 	for _, d := range l {
-		if !IsDomain(d) {
+		if !isDomain(d) {
 			return op.Invalid("domains", "domain %q is unknown; use a comma-separated list of %s", d, strings.Join(AllDomains, ", "))
 		}
 	}
@@ -119,7 +119,7 @@ func (n *NodeAdd) Validate() *op.Error {
 	if n.Source == "" {
 		n.Source = SourceModel
 	}
-	if e := op.First(op.OneOf("source", n.Source, SourceTypes...), op.CheckRange("trust", n.Trust, 0, 100),
+	if e := op.First(op.OneOf("source", n.Source, sourceTypes...), op.CheckRange("trust", n.Trust, 0, 100),
 		op.CheckID("supersedes", &n.Supersedes, false), op.CheckTaskID("taskId", n.TaskID), op.CheckStore(n.Store)); e != nil {
 		return e
 	}
@@ -129,7 +129,7 @@ func (n *NodeAdd) Validate() *op.Error {
 		if !op.IsID(l.To) {
 			return op.Invalid("links", "link %d: to must be a node id (a UUID), got %q", i+1, l.To)
 		}
-		if !IsEdgeType(l.Type) {
+		if !isEdgeType(l.Type) {
 			return op.Invalid("links", "link %d: type %q is no edge type; use one of %s", i+1, l.Type, strings.Join(EdgeTypes, ", "))
 		}
 	}
@@ -149,7 +149,7 @@ func (t *Traverse) Validate() *op.Error {
 		return e
 	}
 	for _, et := range t.EdgeTypes {
-		if !IsEdgeType(et) {
+		if !isEdgeType(et) {
 			return op.Invalid("edgeTypes", "edge type %q is unknown; use a comma-separated list of %s", et, strings.Join(EdgeTypes, ", "))
 		}
 	}
