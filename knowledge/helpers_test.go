@@ -2,15 +2,12 @@ package knowledge
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
-	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
-	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
@@ -54,21 +51,6 @@ func newEnv(t *testing.T) *env {
 	}
 	e.layers.Project = openStore(t, res.Path, op.StoreProject)
 	return e
-}
-
-func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
-	e.t.Helper()
-	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
-}
-
-func (e *env) molecule(name, extra string) *graphop.Molecule {
-	e.t.Helper()
-	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
-}
-
-func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
-	e.t.Helper()
-	return &e.OK("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
 }
 
 var mustJSON = knowledgetest.JSON

@@ -20,8 +20,8 @@ func TestLayers(t *testing.T) {
 		t.Fatalf("personal project %+v", pp)
 	}
 	e.Fail(op.CodeValidation, "root", "project_create", `{"name":"dup","root":"`+e.repo+`","store":"personal"}`)
-	pa := e.atom("P", `["src/**"]`, `,"knowledge":"personal note","store":"personal"`)
-	ja := e.atom("J", `["src/**"]`, `,"knowledge":"project note"`)
+	pa := e.Atom("P", `["src/**"]`, `,"knowledge":"personal note","store":"personal"`)
+	ja := e.Atom("J", `["src/**"]`, `,"knowledge":"project note"`)
 	if pa.Store != "personal" || ja.Store != "project" || pa.ProjectID != pp.ID {
 		t.Fatalf("stores %s %s", pa.Store, ja.Store)
 	}
@@ -70,7 +70,7 @@ func TestLayers(t *testing.T) {
 	// Without a project store.
 	e.layers.Project = nil
 	e.Fail(op.CodeValidation, "store", "query_graph", `{"operation":"search","entityType":"atom","store":"project"}`)
-	a := e.atom("Q", `["q/**"]`, "")
+	a := e.Atom("Q", `["q/**"]`, "")
 	if a.Store != "personal" {
 		t.Fatalf("fallback create: %+v", a)
 	}
@@ -96,7 +96,7 @@ func TestRecallLayering(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
+	e.Node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
 	r := e.OK("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
 	if len(r.Stores) != 2 || r.Stores[0] != "project" {
 		t.Fatalf("stores %v", r.Stores)

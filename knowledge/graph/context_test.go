@@ -29,16 +29,16 @@ func contextOf(e *env, paths string) (map[string][]string, []string, *graphop.Co
 
 func TestContextGlobs(t *testing.T) {
 	e := newEnv(t)
-	auth, pay := e.molecule("Auth", `,"knowledge":"auth k"`), e.molecule("Payments", "")
-	e.atom("AnyTS", `["**/*.ts"]`, "")                                     // ** at the start
-	e.atom("Tests", `["src/**/test/*.go"]`, "")                            // ** in the middle
-	e.atom("Checkout", `["src/pages/checkout/**"]`, "")                    // ** at the end
-	e.atom("Star", `["src/*.md"]`, "")                                     // * within one segment
-	e.atom("Dot", `["config/.*"]`, "")                                     // dotfiles
-	e.atom("Exact", `["src/shared/email-client.ts", "docs/{a,b}.md"]`, "") // literal and braces
-	shared := e.atom("Shared Retry", `["src/shared/retry-*.ts"]`, `,"moleculeId":"`+auth.ID+`"`)
-	e.atom("Shared Retry Pay", `["src/shared/*.ts"]`, `,"moleculeId":"`+pay.ID+`"`)
-	e.atom("Gateway", `["src/payments/gateway/**", "src/payments/stripe-*.ts"]`, `,"moleculeId":"`+pay.ID+`","relatedAtoms":[{"atomId":"`+shared.ID+`","reason":"retries calls"}]`)
+	auth, pay := e.Molecule("Auth", `,"knowledge":"auth k"`), e.Molecule("Payments", "")
+	e.Atom("AnyTS", `["**/*.ts"]`, "")                                     // ** at the start
+	e.Atom("Tests", `["src/**/test/*.go"]`, "")                            // ** in the middle
+	e.Atom("Checkout", `["src/pages/checkout/**"]`, "")                    // ** at the end
+	e.Atom("Star", `["src/*.md"]`, "")                                     // * within one segment
+	e.Atom("Dot", `["config/.*"]`, "")                                     // dotfiles
+	e.Atom("Exact", `["src/shared/email-client.ts", "docs/{a,b}.md"]`, "") // literal and braces
+	shared := e.Atom("Shared Retry", `["src/shared/retry-*.ts"]`, `,"moleculeId":"`+auth.ID+`"`)
+	e.Atom("Shared Retry Pay", `["src/shared/*.ts"]`, `,"moleculeId":"`+pay.ID+`"`)
+	e.Atom("Gateway", `["src/payments/gateway/**", "src/payments/stripe-*.ts"]`, `,"moleculeId":"`+pay.ID+`","relatedAtoms":[{"atomId":"`+shared.ID+`","reason":"retries calls"}]`)
 
 	got, unmatched, c := contextOf(e, `["src/a.ts","x.ts","src/deep/er/test/a_test.go","src/test/b.go","src/x/test/sub/c.go",
 		"src/pages/checkout","src/pages/checkout/a/b.tsx","src/README.md","src/sub/README.md","config/.env","config/sub/.env",
@@ -94,7 +94,7 @@ func TestContextGlobs(t *testing.T) {
 
 func TestContextFollowsWrites(t *testing.T) {
 	e := newEnv(t)
-	a := e.atom("A", `["old/**"]`, "")
+	a := e.Atom("A", `["old/**"]`, "")
 	got, _, _ := contextOf(e, `"old/x.go,new/x.go"`)
 	if !slices.Equal(got["A"], []string{"old/x.go"}) {
 		t.Fatalf("before: %v", got)
@@ -156,7 +156,7 @@ func TestTaskContextAndHints(t *testing.T) {
 	if _, ok := e.g.Hints(t.Context(), e.repo); ok {
 		t.Fatal("hints for a project without atoms")
 	}
-	e.atom("Pay", `["src/pay/**"]`, "")
+	e.Atom("Pay", `["src/pay/**"]`, "")
 	h, ok := e.g.Hints(t.Context(), e.repo+"/src")
 	if !ok || h.Message != "Task completed. Consider updating the knowledge graph." || len(h.SuggestedActions) != 3 {
 		t.Fatalf("hints %+v %v", h, ok)

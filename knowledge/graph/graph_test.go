@@ -12,7 +12,7 @@ import (
 
 func TestCreateValidation(t *testing.T) {
 	e := newEnv(t)
-	m := e.molecule("M", "")
+	m := e.Molecule("M", "")
 	long := strings.Repeat("x", 256)
 	cases := []struct {
 		code  op.Code
@@ -80,16 +80,16 @@ func TestTaskIDs(t *testing.T) {
 	e.Fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
 	e.Fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)
 	e.Fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:"}`)
-	m := e.molecule("a", `,"createdByTaskId":"run:live"`)
+	m := e.Molecule("a", `,"createdByTaskId":"run:live"`)
 	if m.CreatedByTaskID != "run:live" || m.LastTaskID != "run:live" {
 		t.Fatalf("%+v", m)
 	}
-	m = e.molecule("b", `,"createdByTaskId":"TASK-42"`)
+	m = e.Molecule("b", `,"createdByTaskId":"TASK-42"`)
 	if m.CreatedByTaskID != "TASK-42" {
 		t.Fatalf("%+v", m)
 	}
 	e.caller.RunID = "live"
-	m = e.molecule("c", "")
+	m = e.Molecule("c", "")
 	if m.CreatedByTaskID != "run:live" {
 		t.Fatalf("%+v", m)
 	}
@@ -101,8 +101,8 @@ func TestTaskIDs(t *testing.T) {
 
 func TestUpdate(t *testing.T) {
 	e := newEnv(t)
-	m1, m2 := e.molecule("M1", ""), e.molecule("M2", "")
-	a := e.atom("A", `"[\"src/a/**\"]"`, `,"knowledge":"  first  "`)
+	m1, m2 := e.Molecule("M1", ""), e.Molecule("M2", "")
+	a := e.Atom("A", `"[\"src/a/**\"]"`, `,"knowledge":"  first  "`)
 	if a.Knowledge != "first" || a.MoleculeID != nil || len(a.Paths) != 1 {
 		t.Fatalf("create: %+v", a)
 	}
@@ -152,7 +152,7 @@ func TestUpdate(t *testing.T) {
 
 	// Cross-project membership.
 	p2 := e.OK("project_create", `{"name":"other","root":"/elsewhere"}`).(*graphop.Project)
-	mo := e.molecule("Other", `,"projectId":"`+p2.ID+`"`)
+	mo := e.Molecule("Other", `,"projectId":"`+p2.ID+`"`)
 	e.Fail(op.CodeInvariant, "moleculeId", "manage_graph", upd(8, `,"moleculeId":"`+mo.ID+`"`))
 	e.Fail(op.CodeInvariant, "moleculeId", "manage_graph", `{"operation":"create","entityType":"atom","name":"x","paths":["x"],"moleculeId":"`+mo.ID+`"}`)
 
@@ -172,10 +172,10 @@ func TestUpdate(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	e := newEnv(t)
-	keep, gone := e.molecule("Keep", ""), e.molecule("Gone", "")
-	a1 := e.atom("a1", `["a1/**"]`, `,"moleculeId":"`+keep.ID+`"`)
-	a2 := e.atom("a2", `["a2/**"]`, `,"moleculeId":"`+gone.ID+`"`)
-	a3 := e.atom("a3", `["a3/**"]`, `,"moleculeId":"`+gone.ID+`"`)
+	keep, gone := e.Molecule("Keep", ""), e.Molecule("Gone", "")
+	a1 := e.Atom("a1", `["a1/**"]`, `,"moleculeId":"`+keep.ID+`"`)
+	a2 := e.Atom("a2", `["a2/**"]`, `,"moleculeId":"`+gone.ID+`"`)
+	a3 := e.Atom("a3", `["a3/**"]`, `,"moleculeId":"`+gone.ID+`"`)
 	for _, id := range []string{keep.ID, gone.ID} {
 		e.OK("manage_changelog", `{"operation":"append","parentType":"molecule","parentId":"`+id+`","summary":"m"}`)
 	}
@@ -225,9 +225,9 @@ func TestDelete(t *testing.T) {
 
 func TestChangelogAndGet(t *testing.T) {
 	e := newEnv(t)
-	m := e.molecule("M", "")
-	a := e.atom("A", `["a/**"]`, `,"moleculeId":"`+m.ID+`"`)
-	b := e.atom("B", `["b/**"]`, `,"moleculeId":"`+m.ID+`"`)
+	m := e.Molecule("M", "")
+	a := e.Atom("A", `["a/**"]`, `,"moleculeId":"`+m.ID+`"`)
+	b := e.Atom("B", `["b/**"]`, `,"moleculeId":"`+m.ID+`"`)
 	e.Fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`"}`)
 	e.Fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"  "}`)
 	e.Fail(op.CodeValidation, "summary", "manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+a.ID+`","summary":"`+strings.Repeat("s", 4097)+`"}`)
@@ -270,15 +270,15 @@ func TestChangelogAndGet(t *testing.T) {
 
 func TestSearch(t *testing.T) {
 	e := newEnv(t)
-	m := e.molecule("Payments Domain", `,"knowledge":"Stripe webhooks are idempotent"`)
+	m := e.Molecule("Payments Domain", `,"knowledge":"Stripe webhooks are idempotent"`)
 	for i := range 25 {
 		mol := ""
 		if i%2 == 0 {
 			mol = `,"moleculeId":"` + m.ID + `"`
 		}
-		e.atom(fmt.Sprintf("atom %02d", i), fmt.Sprintf(`["src/%d/**"]`, i), fmt.Sprintf(`,"knowledge":"handler number%d for locales"%s`, i, mol))
+		e.Atom(fmt.Sprintf("atom %02d", i), fmt.Sprintf(`["src/%d/**"]`, i), fmt.Sprintf(`,"knowledge":"handler number%d for locales"%s`, i, mol))
 	}
-	e.atom("Checkout Page", `["src/pages/checkout/**"]`, `,"knowledge":"Locales come from the registry, not local i18n files"`)
+	e.Atom("Checkout Page", `["src/pages/checkout/**"]`, `,"knowledge":"Locales come from the registry, not local i18n files"`)
 	page := func(raw string) *op.Page[graphop.Atom] {
 		return e.OK("query_graph", raw).(*op.Page[graphop.Atom])
 	}

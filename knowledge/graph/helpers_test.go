@@ -120,14 +120,4 @@ func (e *env) counts() *graphop.Counts {
 	return c
 }
 
-func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
-	e.t.Helper()
-	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
-}
-
-func (e *env) molecule(name, extra string) *graphop.Molecule {
-	e.t.Helper()
-	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
-}
-
 var mustJSON = knowledgetest.JSON

@@ -12,8 +12,8 @@ import (
 
 func TestHistoryReconstructVerify(t *testing.T) {
 	e := newEnv(t)
-	m := e.molecule("M", `,"knowledge":"mk"`)
-	a := e.atom("A", `["a/**"]`, `,"knowledge":"v1","moleculeId":"`+m.ID+`"`)
+	m := e.Molecule("M", `,"knowledge":"mk"`)
+	a := e.Atom("A", `["a/**"]`, `,"knowledge":"v1","moleculeId":"`+m.ID+`"`)
 	for v := 1; v <= 3; v++ {
 		e.OK("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d","lastTaskId":"T-%d"}`, a.ID, v, v+1, v+1))
 	}
@@ -72,7 +72,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 	for _, tc := range tamper {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			a := e.atom("A", `["a/**"]`, `,"knowledge":"v1"`)
+			a := e.Atom("A", `["a/**"]`, `,"knowledge":"v1"`)
 			for v := 1; v <= 2; v++ {
 				e.OK("manage_graph", fmt.Sprintf(`{"operation":"update","entityType":"atom","id":%q,"version":%d,"knowledge":"v%d"}`, a.ID, v, v+1))
 			}

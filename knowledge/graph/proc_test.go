@@ -24,7 +24,7 @@ import (
 func TestConcurrentUpdatesFromTwoProcesses(t *testing.T) {
 	e := newEnv(t)
 	path := e.path
-	a := e.atom("Contended", `["c/**"]`, "")
+	a := e.Atom("Contended", `["c/**"]`, "")
 	for round := 1; round <= 4; round++ {
 		type proc struct {
 			in  io.WriteCloser

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
 // Ops runs knowledge operations for a test: Exec runs a decoded request.
@@ -106,4 +109,23 @@ func ReadLine(t testing.TB, r *bufio.Reader) string {
 		t.Fatalf("read helper output: %v (got %q)", err, line)
 	}
 	return strings.TrimSpace(line)
+}
+
+// Atom creates an atom (manage_graph); extra adds JSON members
+// (`,"moleculeId":"…"`).
+func (o *Ops) Atom(name, paths, extra string) *graphop.Atom {
+	o.T.Helper()
+	return o.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
+}
+
+// Molecule creates a molecule (manage_graph).
+func (o *Ops) Molecule(name, extra string) *graphop.Molecule {
+	o.T.Helper()
+	return o.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*graphop.Molecule)
+}
+
+// Node adds a vector graph node (node_add).
+func (o *Ops) Node(domain, typ, name, content, extra string) *vectorop.Node {
+	o.T.Helper()
+	return &o.OK("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
 }

@@ -11,11 +11,6 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
-func (e *env) node(domain, typ, name, content, extra string) *vectorop.Node {
-	e.t.Helper()
-	return &e.OK("node_add", fmt.Sprintf(`{"domain":%q,"type":%q,"name":%q,"content":%q%s}`, domain, typ, name, content, extra)).(*vectorop.NodeAdded).Node
-}
-
 func link(to, typ string) string { return fmt.Sprintf(`{"to":%q,"type":%q}`, to, typ) }
 
 // Walks stop at the depth, the fan-out and the limit, visit every node
@@ -29,9 +24,9 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 		if i > 0 {
 			extra = `,"links":[` + link(chain[i-1].ID, "related_to") + `]`
 		}
-		chain[i] = e.node("academic", "paper", fmt.Sprintf("paper %d", i), "on consensus", extra)
+		chain[i] = e.Node("academic", "paper", fmt.Sprintf("paper %d", i), "on consensus", extra)
 	}
-	e.node("academic", "paper", "closing", "", `,"links":[`+link(chain[7].ID, "cites")+`]`)
+	e.Node("academic", "paper", "closing", "", `,"links":[`+link(chain[7].ID, "cites")+`]`)
 	// a0 → a7 closes the cycle.
 	_, err := e.s.writeGraph(t.Context(), func(tx *vtx) (any, error) {
 		return nil, tx.addEdge(t.Context(), chain[0].ID, "related_to", chain[7].ID, store.Now())
@@ -65,9 +60,9 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 		t.Fatalf("cites from a0: %s", api.Text(r))
 	}
 	// Fan-out: a hub with 30 spokes.
-	hub := e.node("history", "decision", "hub decision", "", "")
+	hub := e.Node("history", "decision", "hub decision", "", "")
 	for i := range 30 {
-		e.node("academic", "rfc", fmt.Sprintf("rfc %d", i), "", `,"source":"academic","links":[`+link(hub.ID, "references")+`]`)
+		e.Node("academic", "rfc", fmt.Sprintf("rfc %d", i), "", `,"source":"academic","links":[`+link(hub.ID, "references")+`]`)
 	}
 	r = walk(`{"id":"` + hub.ID + `","fanOut":10}`)
 	if len(r.Nodes) != 10 || !r.Truncated {
@@ -88,8 +83,8 @@ func TestTraverseBoundsAndCycles(t *testing.T) {
 func TestFilterEarlyExit(t *testing.T) {
 	e := newEnv(t)
 	s := e.s
-	e.node("academic", "documentation", "Raft leader election", "a candidate becomes leader with a quorum of votes", `,"source":"academic"`)
-	e.node("code", "function", "StartElection", "func StartElection() starts a raft election", `,"source":"code","verified":true`)
+	e.Node("academic", "documentation", "Raft leader election", "a candidate becomes leader with a quorum of votes", `,"source":"academic"`)
+	e.Node("code", "function", "StartElection", "func StartElection() starts a raft election", `,"source":"code","verified":true`)
 	g, err := s.load(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +122,7 @@ func TestFilterEarlyExit(t *testing.T) {
 // conflict; both stay, hits carry it until it is resolved.
 func TestConflicts(t *testing.T) {
 	e := newEnv(t)
-	a := e.node("history", "decision", "session storage", "we use redis for sessions", "")
+	a := e.Node("history", "decision", "session storage", "we use redis for sessions", "")
 	b := e.OK("node_add", `{"domain":"history","type":"decision","name":"Session Storage","content":"we use postgres for sessions"}`).(*vectorop.NodeAdded)
 	if len(b.Conflicts) != 1 || b.Conflicts[0].With != a.ID || b.Conflicts[0].Type != vectorop.ConflictSemantic {
 		t.Fatalf("conflicts: %s", mustJSON(b))
@@ -180,7 +175,7 @@ func TestConflicts(t *testing.T) {
 func TestSmartSearch(t *testing.T) {
 	e := newEnv(t)
 	for i := range 40 {
-		e.node("history", "entry", fmt.Sprintf("cache eviction note %d", i),
+		e.Node("history", "entry", fmt.Sprintf("cache eviction note %d", i),
 			fmt.Sprintf("the LRU cache evicted hot keys during run %d; raise the cache size", i), `,"verified":true,"source":"history"`)
 	}
 	quick := e.OK("smart_search", `{"query":"LRU cache eviction","thoroughness":"quick"}`).(*vectorop.SmartSearchResult)

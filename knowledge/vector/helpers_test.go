@@ -105,11 +105,6 @@ func (e *env) exec(ctx context.Context, req op.Request) (any, error) {
 	return nil, fmt.Errorf("%s is not an operation of this harness", req.Op())
 }
 
-func (e *env) atom(name string, paths string, extra string) *graphop.Atom {
-	e.t.Helper()
-	return e.OK("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*graphop.Atom)
-}
-
 // status is the vector graph's status.
 func status(t testing.TB, s *Store) *vectorop.VectorStatus {
 	t.Helper()

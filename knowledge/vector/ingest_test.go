@@ -97,7 +97,7 @@ func searchCode(t *testing.T, e *env, query, extra string) *vectorop.SearchResul
 func TestIngestSearchSupersede(t *testing.T) {
 	e := newEnv(t)
 	s := e.s
-	e.atom("Retry policy", `["retry/**"]`, "")
+	e.Atom("Retry policy", `["retry/**"]`, "")
 	writeFiles(t, e.repo, map[string]string{
 		"retry/policy.go":       policyGo,
 		"ledger/invoice.go":     invoiceGo,
