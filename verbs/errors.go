@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pi-actors/pi-actors/internal/config"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -51,7 +51,7 @@ func Classify(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if ke, ok := api.AsError(err); ok {
+	if ke, ok := op.AsError(err); ok {
 		return knowledgeError(ke)
 	}
 	if ce := classifyRuns(err); ce != nil {
