@@ -57,8 +57,12 @@ func runFiles(dir runs.Dir) []string {
 // terminalFollowup describes a terminal transition.
 func terminalFollowup(agentDir string, in *runs.Info) Followup {
 	m := in.Meta
+	id := fmt.Sprintf("%s.%d.%s", m.Run, m.CreatedAt.UnixNano(), in.Status)
+	if m.Resumes > 0 {
+		id += fmt.Sprintf(".r%d", m.Resumes) // a resumed run ends anew
+	}
 	f := Followup{
-		ID:   fmt.Sprintf("%s.%d.%s", m.Run, m.CreatedAt.UnixNano(), in.Status),
+		ID:   id,
 		Kind: "transition", Run: m.Run, Address: m.Address, Status: in.Status, Reason: in.Reason,
 		Delivery: "followup", Event: "run." + in.Status, StateDir: string(in.Dir), RunFiles: runFiles(in.Dir), TS: time.Now().UTC(),
 	}
@@ -104,6 +108,11 @@ func terminalFollowup(agentDir string, in *runs.Info) Followup {
 	}
 	if len(m.Artifacts) > 0 {
 		lines = append(lines, "Artifacts: "+artifactList(m.Artifacts))
+	}
+	if m.Workflow != nil {
+		if line := workflowSummary(in); line != "" {
+			lines = append(lines, line)
+		}
 	}
 	lines = append(lines, "Run files: "+string(in.Dir)+"/{stdout.log, stderr.log, result.json, events.jsonl, outbox.jsonl}")
 	lines = append(lines, "Next: "+strings.Join(f.NextActions, " | "))
