@@ -132,6 +132,8 @@ func persistenceNote(agentDir string, in *runs.Info) string {
 	}
 	user := recipes.UserRoot(agentDir) + string(filepath.Separator)
 	switch {
+	case m.Workflow != nil && m.RecipeFile == "":
+		return "Agent note: this workflow was given inline and succeeded. If it recurs, ask the operator before saving it as a recipe (a file <agent>/recipes/<name>.json holding {\"workflow\": …}); do not save it unasked."
 	case m.RecipeFile != "" && !strings.HasPrefix(m.RecipeFile, user) && !recipes.IsPackaged(m.RecipeFile):
 		return fmt.Sprintf("Agent note: this run succeeded from recipe %s. If it fits a recurring workflow on this machine, ask the operator before copying or registering it under ~/.pi/agent/recipes; do not save it unasked.", m.RecipeFile)
 	case m.RecipeFile == "" && m.LaunchSource == "spawn":

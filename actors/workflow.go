@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -331,14 +330,7 @@ func workflowSummary(in *runs.Info) string {
 	if err != nil {
 		return ""
 	}
-	c := st.Counts()
-	var parts []string
-	for _, s := range []string{workflows.NodeDone, workflows.NodeFailed, workflows.NodeSkipped, workflows.NodeKilled, workflows.NodeCancelled} {
-		if c[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
-		}
-	}
-	line := fmt.Sprintf("Workflow: %d nodes: %s", len(st.Nodes), strings.Join(parts, ", "))
+	line := fmt.Sprintf("Workflow: %d nodes: %s", len(st.Nodes), st.CountText())
 	if len(st.Failed) > 0 {
 		line += "; failed nodes: " + shortList(st.Failed, 10) + " (message type=control.retry body:={\"node\":\"<id>\"} runs one again)"
 	}

@@ -130,7 +130,7 @@ func (h *workflowHost) Observe(c workflows.Child) workflows.Observation {
 		k = &kid{dir: dir, meta: m, attempt: c.Attempt, alive: time.Now()}
 		h.kids[c.Run] = k
 	}
-	obs := workflows.Observation{State: workflows.ChildRunning, StateDir: string(k.dir)}
+	obs := workflows.Observation{State: workflows.ChildRunning, StateDir: string(k.dir), StartedAt: k.meta.CreatedAt}
 	if res := k.dir.Result(); res != nil {
 		return ended(obs, res.Status, res.Code, res.Reason, res.Error, res.CompletedAt)
 	}

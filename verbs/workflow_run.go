@@ -111,7 +111,7 @@ func nodeFailed(dir runs.Dir, meta *runs.Meta, n *workflows.NodeState, out io.Wr
 		ID:       fmt.Sprintf("%s.%d.node.%s.%d.failed", meta.Run, meta.CreatedAt.UnixNano(), n.ID, n.Attempts),
 		Delivery: mailbox.DeliveryFollowup, Level: mailbox.LevelError, Type: "workflow.node_failed", Event: "workflow.node_failed",
 		From: meta.Address, To: "coordinator", Body: body,
-		Summary: fmt.Sprintf("workflow node %s failed (exit %d, %d attempt(s)): %s; retry: %s", n.ID, code, n.Attempts, preview(n.Error, 200), retry),
+		Summary: fmt.Sprintf("workflow node %s failed (exit %d, %d attempt(s)): %s; retry: %s", n.ID, code, n.Attempts, oneLine(n.Error, 200), retry),
 	}
 	if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
 		fmt.Fprintf(out, "node %s: follow-up not written: %v\n", n.ID, err)

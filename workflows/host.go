@@ -52,8 +52,9 @@ const (
 
 // Observation is a child run as its files show it now.
 type Observation struct {
-	State    string
-	StateDir string
+	State     string
+	StateDir  string
+	StartedAt time.Time // the run's createdAt
 	// Status, Code, Reason and Error describe an ended run (its
 	// result.json, or how it was lost).
 	Status  string

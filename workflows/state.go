@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -128,6 +129,19 @@ func (s *State) Counts() map[string]int {
 	return c
 }
 
+// CountText is "3 done, 1 failed, …": the nodes by status, in a fixed
+// order.
+func (s *State) CountText() string {
+	c := s.Counts()
+	var out []string
+	for _, st := range []string{NodeDone, NodeFailed, NodeSkipped, NodeKilled, NodeCancelled, NodeRunning, NodeStarting, NodeBackoff, NodePending} {
+		if c[st] > 0 {
+			out = append(out, fmt.Sprintf("%d %s", c[st], st))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // Load reads workflow.json from a state directory; a missing file is
 // fs.ErrNotExist.
 func Load(dir string) (*State, error) {
@@ -184,7 +198,7 @@ func Finish(dir string, reason string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if st.Ended() && st.Status != StatusRunning {
+	if st.Ended() {
 		return nil
 	}
 	now := time.Now().UTC()

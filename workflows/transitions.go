@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ func (e *Engine) observe(n *NodeState, now time.Time) {
 		return
 	}
 	if obs.StateDir != "" && n.StateDir != obs.StateDir {
-		n.StateDir, n.OutputFile, e.dirty = obs.StateDir, obs.StateDir+"/stdout.log", true
+		n.StateDir, n.OutputFile, e.dirty = obs.StateDir, filepath.Join(obs.StateDir, "stdout.log"), true
 	}
 	if n.Status == NodeStarting {
 		// Asked for by an earlier scheduler (or an earlier try of this
@@ -30,6 +31,9 @@ func (e *Engine) observe(n *NodeState, now time.Time) {
 		delete(e.again, n.ID)
 		n.Status, n.StartedAt, e.dirty = NodeRunning, now, true
 		e.logf("node %s running run:%s (attempt %d, found)", n.ID, n.Run, n.Attempts)
+	}
+	if !obs.StartedAt.IsZero() && !n.StartedAt.Equal(obs.StartedAt) {
+		n.StartedAt, e.dirty = obs.StartedAt, true // when its run started: its timeout counts from there
 	}
 	if obs.State == ChildEnded {
 		e.ended(n, obs, now)
@@ -213,7 +217,7 @@ func (e *Engine) finish(now time.Time) {
 	default:
 		e.St.Status, e.St.Reason = StatusDone, ""
 	}
-	e.logf("workflow %s: %d nodes %s", e.St.Status, len(e.St.Nodes), e.St.Reason)
+	e.logf("workflow %s: %d nodes (%s)", e.St.Status, len(e.St.Nodes), e.St.CountText())
 }
 
 // retry resets a node that ended badly, the dependents it kept from
