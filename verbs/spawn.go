@@ -130,6 +130,9 @@ Examples:
 		Internal: []string{"tool", "launch_source", "verbose", "workflow_node"},
 		New:      func() Request { return new(Spawn) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			if err := req.(*Spawn).readWorkflow(env.Cwd); err != nil {
+				return nil, err
+			}
 			var res SpawnResult
 			if err := env.Call("spawn", req, &res); err != nil {
 				return nil, err

@@ -50,6 +50,25 @@ func (s *Spawn) validateWorkflow() error {
 	return Invalidf("spawn: workflow must be a workflow object (workflow:='{\"nodes\":[…]}') or a JSON file path (workflow=plan.json), got %s", template.CompactJSON(s.Workflow))
 }
 
+// readWorkflow reads a workflow given as a file path and checks it whole
+// before anything is sent to the kernel (it would read the file itself,
+// relative to the caller's directory).
+func (s *Spawn) readWorkflow(cwd string) error {
+	path, ok := s.Workflow.(string)
+	if !ok {
+		return nil
+	}
+	obj, err := ReadWorkflow(path, cwd)
+	if err != nil {
+		return err
+	}
+	if _, err := workflows.Parse(obj, WorkflowOptions(s.runID())); err != nil {
+		return err
+	}
+	s.Workflow = obj
+	return nil
+}
+
 // runID is the run id the request names (as=run:<id> or run_id), "" when
 // it names none.
 func (s *Spawn) runID() string {
