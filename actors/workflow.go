@@ -173,7 +173,7 @@ func (k *Kernel) nodeSpawn(req wire.Request, p *verbs.Spawn) (done *verbs.SpawnR
 		return nil, nil, &wire.Error{Code: "invalid_data", Exit: 65, Message: fmt.Sprintf("spawn: workflow_node names run:%s, which is not a workflow run", ref.Workflow)}
 	case !parent.Live() || k.wf.killing[ref.Workflow] || verbs.WorkflowInstance(parent.Meta) != ref.Instance:
 		release()
-		return nil, nil, &wire.Error{Code: "conflict", Exit: 65, Message: fmt.Sprintf("spawn: workflow run:%s (instance %s) is %s; its node %s does not start", ref.Workflow, ref.Instance, parent.Status, ref.Node)}
+		return nil, nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("spawn: workflow run:%s (instance %s) is %s or being stopped; its node %s does not start", ref.Workflow, ref.Instance, parent.Status, ref.Node)}
 	}
 	return nil, release, nil
 }

@@ -134,9 +134,12 @@ func (e *Engine) killAll(ctx context.Context, reason string) {
 	var stops []string
 	for i := range e.St.Nodes {
 		n := &e.St.Nodes[i]
-		if n.Stopping == "kill" {
+		switch {
+		case n.Stopping == "kill":
 			stops = append(stops, n.Run)
 			n.Status, n.Reason, n.Stopping, n.EndedAt = NodeKilled, reason, "", now
+		case n.Status == NodeCancelled && n.Reason == "kill":
+			n.Reason = reason
 		}
 	}
 	if len(stops) > 0 {
