@@ -37,6 +37,9 @@ func (s *Spawn) validateWorkflow() error {
 	if s.Restart != nil {
 		return Usagef("spawn: workflow= takes no restart: the workflow's scheduler restarts itself; give nodes their own restart")
 	}
+	if len(s.Values) > 0 || len(s.Artifacts) > 0 || len(s.Controls()) > 0 {
+		return Usagef("spawn: workflow= takes no values, artifacts or template controls; put them on the nodes that need them")
+	}
 	switch w := s.Workflow.(type) {
 	case string:
 		if strings.TrimSpace(w) == "" {
