@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -82,7 +83,17 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	if st.Status == workflows.StatusFailed {
 		fmt.Fprintf(errw, "workflow run:%s %s\n", meta.Run, st.Reason)
 	}
+	fmt.Fprintf(out, "scheduler cpu_ms=%d\n", cpuMS())
 	return exitOf(st), err
+}
+
+// cpuMS is the CPU this process used so far (user and system), in ms.
+func cpuMS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
 }
 
 // WorkflowInstance names one workflow run instance (its createdAt): a
