@@ -33,5 +33,8 @@
 //
 // A run survives the kernel: its supervisor is its own process. A
 // supervisor that dies is detected by pid and start time and its run is
-// recorded as exited with a reason; its process groups are killed.
+// recorded as exited with a reason; its process groups are killed — or,
+// for a run that keeps its own durable state (a workflow), Resume starts
+// a new supervisor on the same state directory. A kernel that a run's
+// process started on demand is never part of the run's tree.
 package runs

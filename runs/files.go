@@ -107,6 +107,13 @@ type Meta struct {
 	ActorContext   bool            `json:"actor_context,omitempty"`
 	Limits         Limits          `json:"limits"`
 	DraftRecipe    string          `json:"draft_recipe,omitempty"`
+	// Workflow is a workflow run's DAG as given (package workflows reads
+	// it); WorkflowNode names the node a child run of a workflow carries
+	// out; Resumes counts the times the kernel resumed the run on its
+	// state dir (a workflow whose supervisor was lost, or retried).
+	Workflow     any      `json:"workflow,omitempty"`
+	WorkflowNode *NodeRef `json:"workflow_node,omitempty"`
+	Resumes      int      `json:"resumes,omitempty"`
 }
 
 // Limits are the engine limits a supervisor applies.

@@ -43,6 +43,9 @@ type Spec struct {
 	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
 	// the caller), "" for a run started from outside any run.
 	Parent string
+	// Workflow and WorkflowNode go to run.json as given (see Meta).
+	Workflow     any
+	WorkflowNode *NodeRef
 }
 
 // starting holds the state dirs being started.
@@ -97,6 +100,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		Template: spec.Template, Values: spec.Values, Artifacts: spec.Artifacts, Mailbox: spec.Mailbox, Restart: spec.Restart,
 		RetireWhen: spec.RetireWhen, Depth: spec.Depth, ContextRecords: spec.ContextRecords, ActorContext: spec.ActorContext,
 		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent,
+		Workflow: spec.Workflow, WorkflowNode: spec.WorkflowNode,
 	}
 	if meta.Values == nil {
 		meta.Values = map[string]any{}

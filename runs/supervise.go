@@ -501,9 +501,10 @@ func (s *supervisor) killTreeGraceful(grace time.Duration) {
 	}
 }
 
-// others lists the live descendants of the supervisor.
+// others lists the live descendants of the supervisor: the run's tree
+// (a kernel one of its processes started is not the run's).
 func (s *supervisor) others() []int {
-	return Descendants(os.Getpid())
+	return DescendantsBut(os.Getpid(), kernelPid())
 }
 
 // watchInbox applies control messages when the kernel rings (SIGUSR1,

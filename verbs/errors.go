@@ -11,6 +11,7 @@ import (
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
+	"github.com/pi-actors/pi-actors/workflows"
 )
 
 // Exit codes: sysexits for pi-actors' own errors; exec and call pass the
@@ -59,6 +60,10 @@ func Classify(err error) *Error {
 	}
 	if ce := classifyRecipes(err); ce != nil {
 		return ce
+	}
+	var we *workflows.Error
+	if errors.As(err, &we) {
+		return workflowError(we)
 	}
 	var me *mailbox.AddressError
 	var ee *mailbox.EnvelopeError

@@ -66,7 +66,9 @@ func init() {
 		Usage: `pi-actors ps [--all] [--status=S] [--lines=N] [--json]
 pi-actors ls …                (the same)
 
-A table of live runs (with --all ended ones too, newest first): ID,
+A table of live runs (with --all ended ones too, newest first; child
+runs — a workflow's nodes, runs a run spawned — indented under their
+parent): ID,
 STATUS, ELAPSED, RESTARTS, CPU (average since the run started, summed
 over its process tree; 100% is one core), RSS, and the recipe or command.
 The table fits the terminal; status words are coloured on a terminal
@@ -91,7 +93,7 @@ func runPs(_ context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	list = orderRuns(list)
+	list = treeOrder(orderRuns(list))
 	session := strings.TrimSpace(env.Session)
 	if session == "" {
 		session = "all"
@@ -170,10 +172,14 @@ func psTable(res *PsResult, now time.Time, width int) string {
 	for i, c := range cols {
 		widths[i] = len(c.head)
 	}
+	ids := treeIDs(res.Runs) // child runs indented under their parent
 	for j := range res.Runs {
 		cells[j] = make([]string, len(cols))
 		for i, c := range cols {
 			cells[j][i] = c.cell(&res.Runs[j])
+			if i == 0 {
+				cells[j][i] = ids[j]
+			}
 			widths[i] = max(widths[i], runeLen(cells[j][i]))
 		}
 	}

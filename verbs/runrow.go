@@ -84,6 +84,9 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 	if m.Recipe == "" && m.Template != nil {
 		r.Command = commandOf(m.Template)
 	}
+	if m.Workflow != nil && m.Recipe == "" {
+		r.Command = workflowCommand(m.Workflow)
+	}
 	if p := in.Progress; p != nil {
 		r.Restarts = p.Restarts
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 // Spawn starts a detached, supervised run actor.
@@ -33,6 +34,10 @@ type Spawn struct {
 	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (stop|continue|branch)"`
 	Recover  any `json:"recover,omitempty" jsonschema:"inline template: a template run when the node fails"`
 	Repeat   any `json:"repeat,omitempty" jsonschema:"inline template: repeat count"`
+	// A workflow run.
+	Workflow any `json:"workflow,omitempty" jsonschema:"a workflow to run: seed 001's DAG {id, model, nodes: [{id, depends_on, metadata: {timeout_ms, retry: {max, backoff_ms}, priority}, context, and one of recipe+values, template, or agent+prompt}], execution_order, policy: {max_concurrency, fail_fast, default_retry}}, or the path of a JSON file holding one; each node runs as a child run <id>-<node> (docs/workflows.md)"`
+	// Set by a workflow's scheduler for its nodes' runs.
+	WorkflowNode *runs.NodeRef `json:"workflow_node,omitempty" jsonschema:"internal: the workflow node attempt the run carries out"`
 	// Set by call for an async recipe tool.
 	Tool         string `json:"tool,omitempty" jsonschema:"internal: the tool that launched the run"`
 	LaunchSource string `json:"launch_source,omitempty" jsonschema:"internal: spawn or tool"`
@@ -52,10 +57,13 @@ func (s *Spawn) Controls() map[string]any {
 	return out
 }
 
-// Validate checks the request's shape.
+// Validate checks the request's shape (and an inline workflow whole).
 func (s *Spawn) Validate() error {
+	if s.Workflow != nil {
+		return s.validateWorkflow()
+	}
 	if s.Recipe == "" && s.File == "" && s.Template == nil {
-		return Usagef("spawn needs file=<recipe>, recipe=<name> or template=<template>")
+		return Usagef("spawn needs file=<recipe>, recipe=<name>, template=<template> or workflow=<file.json>")
 	}
 	if s.As != "" {
 		a, err := mailbox.Parse(s.As)
@@ -101,6 +109,7 @@ func init() {
 		Batch:   true,
 		Tool:    &Annotations{},
 		Usage: `pi-actors spawn as=run:<id> (recipe=<name> | file=<path> | template=… ) [values:='{…}'] [artifacts:='{…}'] [state_dir=…] [restart:='{…}'] [--json]
+pi-actors spawn as=run:<id> workflow=<file.json> | workflow:='{"nodes":[…]}'
 pi-actors spawn -        (a JSON array or JSON lines on stdin: a batch, one run per object)
 
 Starts a run under its own supervisor process (it survives the kernel) and
@@ -109,12 +118,21 @@ belongs to your session ($PI_ACTORS_SESSION or session=). restart is
 {policy: never|on-failure|always, backoff_ms, max_backoff_ms, jitter,
 reset_after_ms, burst, window_ms}.
 
+A workflow (seed 001's DAG) runs each node as a child run <id>-<node>
+under the workflow run, in dependency order, with retries, timeouts,
+fail_fast and max_concurrency; it survives kill -9 of its scheduler, its
+supervisor or the kernel. See docs/workflows.md; inspect view=dag shows it.
+
 Examples:
   pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
+  pi-actors spawn as=run:build workflow=plan.json
   pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
-		Internal: []string{"tool", "launch_source", "verbose"},
+		Internal: []string{"tool", "launch_source", "verbose", "workflow_node"},
 		New:      func() Request { return new(Spawn) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			if err := req.(*Spawn).readWorkflow(env.Cwd); err != nil {
+				return nil, err
+			}
 			var res SpawnResult
 			if err := env.Call("spawn", req, &res); err != nil {
 				return nil, err
