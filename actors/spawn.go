@@ -115,6 +115,9 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	if spec.Restart, err = runs.ParseRestart(restartRaw); err != nil {
 		return spec, nil, invalidErr("spawn: %v", err)
 	}
+	if spec.Health, err = k.spawnHealth(p, &spec, values, req.Cwd); err != nil {
+		return spec, nil, err
+	}
 	depth, err := k.spawnLimits(req, id, dir)
 	if err != nil {
 		return spec, nil, err
