@@ -305,16 +305,16 @@ func (h *Health) ReadyTimeout() time.Duration {
 	return DefaultReadyTimeout
 }
 
-// livenessEvery is the liveness period.
-func (h *Health) livenessEvery() time.Duration {
+// LivenessPeriod is the liveness period.
+func (h *Health) LivenessPeriod() time.Duration {
 	if h.LivenessEveryMS > 0 {
 		return time.Duration(h.LivenessEveryMS) * time.Millisecond
 	}
 	return DefaultLivenessEvery
 }
 
-// livenessFailures is how many failures in a row make a run unhealthy.
-func (h *Health) livenessFailures() int {
+// LivenessLimit is how many failures in a row make a run unhealthy.
+func (h *Health) LivenessLimit() int {
 	if h.LivenessFailures > 0 {
 		return h.LivenessFailures
 	}

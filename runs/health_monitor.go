@@ -35,7 +35,7 @@ func healthKill(reason string) bool { return reason == reasonLiveness || reason 
 // Timing of the checks.
 const (
 	readyFirstEvery  = 100 * time.Millisecond // the readiness probe's first pause; it doubles …
-	readyMaxEvery    = time.Second            // … up to this
+	readyMaxEvery    = 250 * time.Millisecond // … up to this
 	readyLateEvery   = 5 * time.Second        // after a timeout the probe goes on this slowly
 	readyTryTimeout  = 10 * time.Second       // one readiness try at most
 	livenessTryLimit = 30 * time.Second       // one liveness try at most (and at most its period)
@@ -113,7 +113,7 @@ func (s *supervisor) startHealth(ctx context.Context, attempt int) (stdout, stde
 	}
 }
 
-// readiness tries the probe (pausing 100 ms, doubling up to 1 s) until it
+// readiness tries the probe (pausing 100 ms, then 200, then 250 ms) until it
 // passes or ready_timeout is up; after a timeout it goes on every 5 s, so
 // a run that comes up late still becomes ready.
 func (m *monitor) readiness(ctx context.Context) {
@@ -223,7 +223,7 @@ func (m *monitor) liveness(ctx context.Context) {
 		return
 	case <-m.verdict:
 	}
-	every, limit := m.h.livenessEvery(), m.h.livenessFailures()
+	every, limit := m.h.LivenessPeriod(), m.h.LivenessLimit()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	fails := 0

@@ -164,7 +164,7 @@ func psTable(res *PsResult, now time.Time, width int) string {
 		}
 		return fmt.Sprintf("(no %s; pi-actors ps --all lists ended runs too)", what)
 	}
-	cols := psColumns(now)
+	cols := withReadyColumn(psColumns(now), res.Runs, now)
 	cells := make([][]string, len(res.Runs))
 	widths := make([]int, len(cols))
 	for i, c := range cols {

@@ -21,14 +21,14 @@ type Spawn struct {
 	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
 	RunID     string         `json:"run_id,omitempty" jsonschema:"the run id (as as=run:<id>)"`
 	// Services (spawn_health.go): probes, memory cap, watched files.
-	Ready            string `json:"ready,omitempty" jsonschema:"readiness probe: http://host:port/path (a 2xx answer), tcp:host:port (a connection), log:<regex> (a line of the run's output) or exec:<command template> (exit 0)"`
-	ReadyTimeout     Text   `json:"ready_timeout,omitempty" jsonschema:"how long the readiness probe may take before the run counts as not ready (default 60s; 30s, 500ms, or seconds)"`
-	Wait             string `json:"wait,omitempty" jsonschema:"ready: answer only once the readiness probe passed (exit 75 with the probe's last error after ready_timeout; the run keeps going)"`
-	Liveness         string `json:"liveness,omitempty" jsonschema:"liveness probe (the forms of ready), checked every liveness_every once ready: liveness_failures failures in a row restart the run through its restart policy (on-failure when none is given)"`
-	LivenessEvery    Text   `json:"liveness_every,omitempty" jsonschema:"the liveness probe's period (default 10s)"`
-	LivenessFailures Int    `json:"liveness_failures,omitempty" jsonschema:"liveness failures in a row that make the run unhealthy (default 3)"`
-	MaxRSS           Text   `json:"max_rss,omitempty" jsonschema:"restart the run when its whole process tree's RSS passes this (512M, 1.5G, or bytes), through its restart policy (on-failure when none is given)"`
-	Watch            Globs  `json:"watch,omitempty" jsonschema:"restart the run when a file matching one of these globs changes (comma-separated or an array; relative to the run's directory; ** matches across directories; .git/ and the state dir are ignored; debounced)"`
+	Ready            string   `json:"ready,omitempty" jsonschema:"readiness probe: http://host:port/path (a 2xx answer), tcp:host:port (a connection), log:<regex> (a line of the run's output) or exec:<command template> (exit 0)"`
+	ReadyTimeout     Text     `json:"ready_timeout,omitempty" jsonschema:"how long the readiness probe may take before the run counts as not ready (default 60s; 30s, 500ms, or seconds)"`
+	Wait             string   `json:"wait,omitempty" jsonschema:"ready: answer only once the readiness probe passed (exit 75 with the probe's last error after ready_timeout; the run keeps going)"`
+	Liveness         string   `json:"liveness,omitempty" jsonschema:"liveness probe (the forms of ready), checked every liveness_every once ready: liveness_failures failures in a row restart the run through its restart policy (on-failure when none is given)"`
+	LivenessEvery    Text     `json:"liveness_every,omitempty" jsonschema:"the liveness probe's period (default 10s)"`
+	LivenessFailures LooseInt `json:"liveness_failures,omitzero" jsonschema:"liveness failures in a row that make the run unhealthy (default 3)"`
+	MaxRSS           Text     `json:"max_rss,omitempty" jsonschema:"restart the run when its whole process tree's RSS passes this (512M, 1.5G, or bytes), through its restart policy (on-failure when none is given)"`
+	Watch            Globs    `json:"watch,omitempty" jsonschema:"restart the run when a file matching one of these globs changes (comma-separated or an array; relative to the run's directory; ** matches across directories; .git/ and the state dir are ignored; debounced)"`
 	// Template controls merged into an inline template node.
 	Args     any `json:"args,omitempty" jsonschema:"inline template: argument declarations"`
 	Defaults any `json:"defaults,omitempty" jsonschema:"inline template: placeholder defaults"`

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 )
 
@@ -66,9 +69,17 @@ func splitGlobs(s string) []string {
 // given). Errors name the parameter: 65 for a value that does not parse,
 // 64 for a parameter that needs another one.
 func (s *Spawn) HealthSpec() (*runs.Health, error) {
+	failures := 0
+	if v := s.LivenessFailures.V; s.LivenessFailures.Set && v != nil {
+		n, err := strconv.Atoi(strings.TrimSpace(template.Stringify(v)))
+		if err != nil {
+			return nil, Invalidf("spawn: liveness_failures must be a positive count (got %s)", template.CompactJSON(v))
+		}
+		failures = n
+	}
 	h, err := runs.ParseHealth(runs.HealthParams{
 		Ready: trimmed(s.Ready), ReadyTimeout: trimmed(string(s.ReadyTimeout)),
-		Liveness: trimmed(s.Liveness), LivenessEvery: trimmed(string(s.LivenessEvery)), LivenessFailures: int(s.LivenessFailures),
+		Liveness: trimmed(s.Liveness), LivenessEvery: trimmed(string(s.LivenessEvery)), LivenessFailures: failures,
 		MaxRSS: trimmed(string(s.MaxRSS)), Watch: s.Watch,
 	})
 	var fe *runs.FieldError
