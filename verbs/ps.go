@@ -68,7 +68,9 @@ pi-actors ls …                (the same)
 
 A table of live runs (with --all ended ones too, newest first): ID,
 STATUS, ELAPSED, RESTARTS, CPU (average since the run started, summed
-over its process tree; 100% is one core), RSS, and the recipe or command.
+over its process tree; 100% is one core), RSS, and the recipe or command;
+READY (ready, not ready or timed out, and for how long) when a listed
+run has a readiness probe.
 The table fits the terminal; status words are coloured on a terminal
 (NO_COLOR or --no-color turn that off). Runs of your session
 ($PI_ACTORS_SESSION or session=<id>) when you have one, of every session

@@ -127,8 +127,18 @@ belongs to your session ($PI_ACTORS_SESSION or session=). restart is
 {policy: never|on-failure|always, backoff_ms, max_backoff_ms, jitter,
 reset_after_ms, burst, window_ms}.
 
+Services: ready=<probe> (http://host:port/path, tcp:host:port, log:<regex>,
+exec:<template>) with ready_timeout (60s) and wait=ready (answer once
+ready; 75 with the probe's last error after ready_timeout, the run goes
+on); liveness=<probe> (liveness_every 10s, liveness_failures 3) and
+max_rss=<size> restart an unhealthy run through its restart policy
+(on-failure when none is given); watch=<glob,…> restarts it when a
+matching file changes. See docs/runs.md.
+
 Examples:
   pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
+  pi-actors spawn as=run:web template='python3 -m http.server 8000' ready=http://127.0.0.1:8000/ wait=ready
+  pi-actors spawn as=run:api template='go run ./cmd/api' ready=log:'listening on' watch='**/*.go,go.mod'
   pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
 		Internal: []string{"tool", "launch_source", "verbose"},
 		New:      func() Request { return new(Spawn) },
