@@ -145,6 +145,9 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if spec.Restart, err = runs.ParseRestart(restartRaw); err != nil {
 		return spec, src, invalidErr("spawn: %v", err)
 	}
+	if spec.Health, err = k.spawnHealth(p, &spec, values, req.Cwd); err != nil {
+		return spec, src, err
+	}
 	depth, err := k.spawnLimits(req, id, dir)
 	if err != nil {
 		return spec, src, err

@@ -100,6 +100,7 @@ type Meta struct {
 	Artifacts      map[string]any  `json:"artifacts,omitempty"`
 	Mailbox        any             `json:"mailbox,omitempty"`
 	Restart        *Restart        `json:"restart,omitempty"`
+	Health         *Health         `json:"health,omitempty"`
 	RetireWhen     string          `json:"retire_when,omitempty"`
 	Depth          int             `json:"depth"`
 	Parent         string          `json:"parent,omitempty"`
@@ -136,6 +137,9 @@ type Progress struct {
 	Restarts  int       `json:"restarts,omitempty"`
 	NextStart string    `json:"next_start_at,omitempty"`
 	Leaves    []Leaf    `json:"leaves,omitempty"`
+	// Health is what the run's probes found (runs with a health
+	// declaration only).
+	Health *HealthState `json:"health,omitempty"`
 }
 
 // Leaf is a running leaf process group (for cleanup after a crash).

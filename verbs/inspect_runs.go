@@ -160,6 +160,7 @@ func runStatusView(env *Env, in *runs.Info) *inspectOutput {
 	m := in.Meta
 	var b strings.Builder
 	fmt.Fprintf(&b, "run=%s status=%s", m.Run, in.Status)
+	b.WriteString(statusHealthText(in))
 	kv := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(&b, " %s=%s", k, inspectPreview(v, previewChars))
@@ -288,6 +289,7 @@ func runStatusDetails(env *Env, s *runStatus) map[string]any {
 		out["usage"] = map[string]any{"pids": s.usage.Pids, "cpu_percent": s.usage.CPUPercent, "rss_bytes": s.usage.RSSBytes,
 			"cpu_basis": "sum over the process tree of each process's average CPU since it started"}
 	}
+	statusHealthDetails(in, out)
 	out["next_actions"] = s.next
 	return out
 }

@@ -70,7 +70,9 @@ A table of live runs (with --all ended ones too, newest first; child
 runs — a workflow's nodes, runs a run spawned — indented under their
 parent): ID,
 STATUS, ELAPSED, RESTARTS, CPU (average since the run started, summed
-over its process tree; 100% is one core), RSS, and the recipe or command.
+over its process tree; 100% is one core), RSS, and the recipe or command;
+READY (ready, not ready or timed out, and for how long) when a listed
+run has a readiness probe.
 The table fits the terminal; status words are coloured on a terminal
 (NO_COLOR or --no-color turn that off). Runs of your session
 ($PI_ACTORS_SESSION or session=<id>) when you have one, of every session
@@ -166,7 +168,7 @@ func psTable(res *PsResult, now time.Time, width int) string {
 		}
 		return fmt.Sprintf("(no %s; pi-actors ps --all lists ended runs too)", what)
 	}
-	cols := psColumns(now)
+	cols := withReadyColumn(psColumns(now), res.Runs, now)
 	cells := make([][]string, len(res.Runs))
 	widths := make([]int, len(cols))
 	for i, c := range cols {

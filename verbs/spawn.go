@@ -21,6 +21,15 @@ type Spawn struct {
 	StateDir  string         `json:"state_dir,omitempty" jsonschema:"the run's state directory (default <agent>/tmp/pi-actors/runs/<id>)"`
 	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
 	RunID     string         `json:"run_id,omitempty" jsonschema:"the run id (as as=run:<id>)"`
+	// Services (spawn_health.go): probes, memory cap, watched files.
+	Ready            string   `json:"ready,omitempty" jsonschema:"readiness probe: http://host:port/path (a 2xx answer), tcp:host:port (a connection), log:<regex> (a line of the run's output) or exec:<command template> (exit 0)"`
+	ReadyTimeout     Text     `json:"ready_timeout,omitempty" jsonschema:"how long the readiness probe may take before the run counts as not ready (default 60s; 30s, 500ms, or seconds)"`
+	Wait             string   `json:"wait,omitempty" jsonschema:"ready: answer only once the readiness probe passed (exit 75 with the probe's last error after ready_timeout; the run keeps going)"`
+	Liveness         string   `json:"liveness,omitempty" jsonschema:"liveness probe (the forms of ready), checked every liveness_every once ready: liveness_failures failures in a row restart the run through its restart policy (on-failure when none is given)"`
+	LivenessEvery    Text     `json:"liveness_every,omitempty" jsonschema:"the liveness probe's period (default 10s)"`
+	LivenessFailures LooseInt `json:"liveness_failures,omitzero" jsonschema:"liveness failures in a row that make the run unhealthy (default 3)"`
+	MaxRSS           Text     `json:"max_rss,omitempty" jsonschema:"restart the run when its whole process tree's RSS passes this (512M, 1.5G, or bytes), through its restart policy (on-failure when none is given)"`
+	Watch            Globs    `json:"watch,omitempty" jsonschema:"restart the run when a file matching one of these globs changes (comma-separated or an array; relative to the run's directory; ** matches across directories; .git/ and the state dir are ignored; debounced)"`
 	// Template controls merged into an inline template node.
 	Args     any `json:"args,omitempty" jsonschema:"inline template: argument declarations"`
 	Defaults any `json:"defaults,omitempty" jsonschema:"inline template: placeholder defaults"`
@@ -65,6 +74,9 @@ func (s *Spawn) Validate() error {
 	if s.Recipe == "" && s.File == "" && s.Template == nil {
 		return Usagef("spawn needs file=<recipe>, recipe=<name>, template=<template> or workflow=<file.json>")
 	}
+	if _, err := s.HealthSpec(); err != nil {
+		return err
+	}
 	if s.As != "" {
 		a, err := mailbox.Parse(s.As)
 		if err != nil {
@@ -87,11 +99,17 @@ type SpawnResult struct {
 	StateDir    string   `json:"state_dir"`
 	Status      string   `json:"status"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Ready and ReadyAt answer wait=ready.
+	Ready   *bool  `json:"ready,omitempty"`
+	ReadyAt string `json:"ready_at,omitempty"`
 }
 
 // Text is the compact line.
 func (r *SpawnResult) Text() string {
 	s := fmt.Sprintf("address=%s status=%s pid=%d state_dir=%s", r.Address, r.Status, r.Pid, r.StateDir)
+	if r.Ready != nil {
+		s = fmt.Sprintf("address=%s status=%s ready=%t ready_at=%s pid=%d state_dir=%s", r.Address, r.Status, *r.Ready, r.ReadyAt, r.Pid, r.StateDir)
+	}
 	if r.DraftRecipe != "" {
 		s += " draft_recipe=" + r.DraftRecipe
 	}
@@ -123,9 +141,19 @@ under the workflow run, in dependency order, with retries, timeouts,
 fail_fast and max_concurrency; it survives kill -9 of its scheduler, its
 supervisor or the kernel. See docs/workflows.md; inspect view=dag shows it.
 
+Services: ready=<probe> (http://host:port/path, tcp:host:port, log:<regex>,
+exec:<template>) with ready_timeout (60s) and wait=ready (answer once
+ready; 75 with the probe's last error after ready_timeout, the run goes
+on); liveness=<probe> (liveness_every 10s, liveness_failures 3) and
+max_rss=<size> restart an unhealthy run through its restart policy
+(on-failure when none is given); watch=<glob,…> restarts it when a
+matching file changes. See docs/runs.md.
+
 Examples:
   pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
   pi-actors spawn as=run:build workflow=plan.json
+  pi-actors spawn as=run:web template='python3 -m http.server 8000' ready=http://127.0.0.1:8000/ wait=ready
+  pi-actors spawn as=run:api template='go run ./cmd/api' ready=log:'listening on' watch='**/*.go,go.mod'
   pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
 		Internal: []string{"tool", "launch_source", "verbose", "workflow_node"},
 		New:      func() Request { return new(Spawn) },
@@ -135,6 +163,9 @@ Examples:
 			}
 			var res SpawnResult
 			if err := env.Call("spawn", req, &res); err != nil {
+				return nil, err
+			}
+			if err := req.(*Spawn).awaitReady(ctx, &res); err != nil {
 				return nil, err
 			}
 			return &Outcome{Result: &res, Text: res.Text()}, nil
@@ -174,6 +205,15 @@ func RunBatch(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error, error)
 			continue
 		}
 		outs[i], errs[i] = batchOutcome(spec.Name, &one)
+	}
+	for i, r := range reqs {
+		if sp, ok := r.(*Spawn); ok && errs[i] == nil && outs[i] != nil {
+			// wait=ready: every run of the batch is already starting.
+			res := outs[i].Result.(*SpawnResult)
+			if errs[i] = sp.awaitReady(context.Background(), res); errs[i] == nil {
+				outs[i].Text = res.Text()
+			}
+		}
 	}
 	return outs, errs, nil
 }

@@ -122,7 +122,10 @@ func run(name string, args []string) int {
 		io.WriteString(os.Stdout, strings.Repeat("x", n))
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "unknown helper %q\n%s\n", name, Usage)
+	if code, ok := runService(name, args); ok {
+		return code
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper %q\n%s\n%s\n", name, Usage, ServiceUsage)
 	return 2
 }
 

@@ -91,7 +91,9 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[verbs.LooseBool]():   {Type: "boolean"},
 		reflect.TypeFor[verbs.LooseInt]():    {Type: "integer"},
 		reflect.TypeFor[json.RawMessage]():   {},
-		reflect.TypeFor[any]():               {},
+		// spawn's watch: "a,b" or ["a","b"].
+		reflect.TypeFor[verbs.Globs](): {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[any]():         {},
 		// The knowledge graph's array parameters: the spec's JSON-array
 		// strings, or the arrays themselves.
 		reflect.TypeFor[graphop.Patterns]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
