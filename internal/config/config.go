@@ -29,6 +29,7 @@ type Config struct {
 	Output    Output    `toml:"output"`
 	Runs      Runs      `toml:"runs"`
 	Knowledge Knowledge `toml:"knowledge"`
+	Pi        Pi        `toml:"pi"`
 }
 
 // Knowledge configures the knowledge store's vector graph.
@@ -99,6 +100,7 @@ func Defaults() Config {
 		Runs: Runs{MaxDepth: 8, MaxLivePerSession: 64, LogMaxBytes: 10 << 20, LogKeep: 1, RetentionDays: 7,
 			StalledAfterS: 300, CaptureDrafts: true},
 		Knowledge: Knowledge{Capture: true},
+		Pi:        piDefaults(),
 	}
 }
 
@@ -133,7 +135,7 @@ func Load(agentDir string) (Config, error) {
 			for i, k := range und {
 				keys[i] = k.String()
 			}
-			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts, knowledge.capture, knowledge.embedder.url, knowledge.embedder.model, knowledge.embedder.api_key_env, knowledge.embedder.dim)", ErrInvalid, path, strings.Join(keys, ", "))
+			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts, knowledge.capture, knowledge.embedder.url, knowledge.embedder.model, knowledge.embedder.api_key_env, knowledge.embedder.dim, %s)", ErrInvalid, path, strings.Join(keys, ", "), piKeys)
 		}
 	}
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
@@ -143,6 +145,7 @@ func Load(agentDir string) (Config, error) {
 		}
 		c.Exec.MaxParallelBranches = n
 	}
+	c.Pi.applyEnv()
 	if err := c.check(path); err != nil {
 		return c, err
 	}
@@ -170,6 +173,9 @@ func (c Config) check(path string) error {
 		if f.v < f.min {
 			return fmt.Errorf("%w: %s: %s must be at least %d (got %d)", ErrInvalid, path, f.key, f.min, f.v)
 		}
+	}
+	if err := c.Pi.check(path); err != nil {
+		return err
 	}
 	return c.Knowledge.Embedder.check(path)
 }
