@@ -25,13 +25,14 @@ func TestExtension(t *testing.T) {
 	node, _ := pitest.Node(t)
 	modules := pitest.NodeModules(t)
 	work := t.TempDir()
+	sources, _ := filepath.Glob("*.ts")
 	tests, _ := filepath.Glob(filepath.Join("test", "*.test.mjs"))
 	fakes, _ := filepath.Glob(filepath.Join("testdata", "*"))
 	if len(tests) == 0 || len(fakes) == 0 {
 		t.Fatalf("no node tests (%v) or fakes (%v)", tests, fakes)
 	}
 	var runTests []string
-	for _, name := range append([]string{"index.ts", "tsconfig.json", "package.json"}, append(tests, fakes...)...) {
+	for _, name := range append(append(sources, "tsconfig.json", "package.json"), append(tests, fakes...)...) {
 		copyFile(t, name, filepath.Join(work, name))
 	}
 	for _, name := range tests {

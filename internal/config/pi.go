@@ -15,17 +15,17 @@ type Pi struct {
 	// inspect, the knowledge tools query_graph, manage_graph,
 	// manage_changelog, search_all, recall, and every recipe).
 	// $PI_ACTORS_PI_TOOLS (comma-separated) replaces it.
-	Tools []string `toml:"tools"`
+	Tools []string `toml:"tools" json:"tools"`
 	// KnowledgeBudget bounds the knowledge added when pi's read, edit or
 	// write touches a path, in tokens (about four characters each);
 	// 0 turns path knowledge off.
-	KnowledgeBudget int `toml:"knowledge_budget"`
+	KnowledgeBudget int `toml:"knowledge_budget" json:"knowledge_budget"`
 	// Recall adds the top recall hits for the prompt before each agent
 	// start (off by default).
-	Recall bool `toml:"recall"`
+	Recall bool `toml:"recall" json:"recall"`
 	// RecordSummary records a pi session's final assistant message as a
 	// history node when the session ends (off by default).
-	RecordSummary bool `toml:"record_summary"`
+	RecordSummary bool `toml:"record_summary" json:"record_summary"`
 }
 
 // piKeys are the [pi] keys, for the unknown-key error.

@@ -93,11 +93,40 @@ function verb(name, recipe) {
 	process.stdout.write(JSON.stringify({ ok: true, result, text: `${recipe ?? name} ok session=${session}` }) + "\n");
 }
 
+// bridge: the hello carries $FAKE_STATE/settings.json (else the defaults);
+// each request is logged and answered from $FAKE_STATE/bridge-<verb>.json
+// ({reply, delayMs}) or with an empty ok.
+function bridge() {
+	const file = join(state, "settings.json");
+	const pi = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { tools: null, knowledge_budget: 1500, recall: false, record_summary: false };
+	const hello = { ok: true, result: { version: "fake", agent_dir: join(state, "agent"), pi } };
+	process.stdout.write(JSON.stringify({ id: 0, ...hello }) + "\n");
+	let buf = "";
+	process.stdin.on("data", (b) => {
+		buf += b.toString("utf8");
+		for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+			const line = buf.slice(0, i);
+			buf = buf.slice(i + 1);
+			const req = JSON.parse(line);
+			log({ bridge: req });
+			if (req.op === "hello") {
+				process.stdout.write(JSON.stringify({ id: req.id, ...hello }) + "\n");
+				continue;
+			}
+			const canned = join(state, `bridge-${req.verb}.json`);
+			const { reply, delayMs } = existsSync(canned) ? JSON.parse(readFileSync(canned, "utf8")) : { reply: { ok: true, result: {} } };
+			setTimeout(() => process.stdout.write(JSON.stringify({ id: req.id, ...reply }) + "\n"), delayMs ?? 0);
+		}
+	});
+}
+
 if (args[0] === "schema") {
 	log({});
 	process.stdout.write(JSON.stringify(schema()) + "\n");
 } else if (args[0] === "watch") {
 	watch();
+} else if (args[0] === "bridge") {
+	bridge();
 } else if (args[0] === "call") {
 	verb("call", args[1]);
 } else {
