@@ -99,9 +99,23 @@ func runBridge(ctx context.Context, a *app, r *request) int {
 			break
 		}
 	}
-	wg.Wait()
+	// Calls in flight answer (each within its timeout_ms); a call without
+	// one that hangs (a stopped kernel) does not keep the bridge alive.
+	drained := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(bridgeDrain):
+	case <-ctx.Done():
+	}
 	return exitOK
 }
+
+// bridgeDrain bounds the wait for calls in flight after stdin's EOF.
+const bridgeDrain = 10 * time.Second
 
 // hello reports the version, the agent root and the [pi] config.
 func (b *bridge) hello(id int) *bridgeReply {
@@ -176,14 +190,34 @@ func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, 
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	if req.TimeoutMS > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMS)*time.Millisecond)
-		defer cancel()
+	if req.TimeoutMS <= 0 {
+		return runVerb(ctx, spec, &env, r)
 	}
-	out, err := spec.Run(ctx, &env, r)
+	// The kernel client has no read deadline: a call past its timeout is
+	// answered as timed out and left to finish (or not) on its own.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutMS)*time.Millisecond)
+	defer cancel()
+	type ran struct {
+		out *verbs.Outcome
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		out, err := runVerb(ctx, spec, &env, r)
+		done <- ran{out, err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, &verbs.Error{Code: "timeout", Message: fmt.Sprintf("%s: no answer within %d ms (is the kernel busy or stopped? pi-actors kernel status)", req.Verb, req.TimeoutMS), Exit: verbs.ExitTempFail}
+	}
+}
+
+func runVerb(ctx context.Context, spec *verbs.Spec, env *verbs.Env, r verbs.Request) (*verbs.Outcome, error) {
+	out, err := spec.Run(ctx, env, r)
 	if err == nil && out == nil {
-		err = errors.New(req.Verb + ": no outcome")
+		err = errors.New(spec.Name + ": no outcome")
 	}
 	return out, err
 }

@@ -44,6 +44,21 @@ export class TimeoutError extends Error {}
 const HELLO_TIMEOUT_MS = 10_000;
 const RESPAWN_AFTER_MS = 1_000; // a bridge that died is restarted at most this often
 
+/** Bridge processes still running: killed when pi exits, whatever the sessions did. */
+const live = new Set<ChildProcess>();
+let exitHook = false;
+
+function track(child: ChildProcess): void {
+	live.add(child);
+	child.once("close", () => live.delete(child));
+	if (!exitHook) {
+		exitHook = true;
+		process.once("exit", () => {
+			for (const c of live) c.kill("SIGKILL");
+		});
+	}
+}
+
 export class Bridge {
 	private child: ChildProcess | undefined;
 	private readonly pending = new Map<number, (r: BridgeReply) => void>();
@@ -71,6 +86,7 @@ export class Bridge {
 				return;
 			}
 			this.child = child;
+			track(child);
 			const timer = setTimeout(() => reject(new Error(`pi-actors bridge: no hello within ${HELLO_TIMEOUT_MS} ms`)), HELLO_TIMEOUT_MS);
 			timer.unref();
 			child.stdin?.on("error", () => {});
@@ -173,13 +189,6 @@ export class Bridge {
 			t.unref();
 			child.once("close", () => clearTimeout(t));
 		}
-	}
-
-	/** Kills the bridge at once (pi is exiting). */
-	kill(): void {
-		this.closed = true;
-		this.child?.kill("SIGKILL");
-		this.child = undefined;
 	}
 
 	private gone(child: ChildProcess): void {

@@ -220,20 +220,9 @@ class Extension {
 	}
 }
 
-/** Bridges that must not outlive pi (a pi that exits without session_shutdown). */
-const liveBridges = new Set<Bridge>();
-let exitHook = false;
-
 /** The pi extension factory. */
 export default async function piActors(pi: ExtensionAPI): Promise<void> {
 	const ext = new Extension(pi);
-	liveBridges.add(ext.bridge);
-	if (!exitHook) {
-		exitHook = true;
-		process.once("exit", () => {
-			for (const b of liveBridges) b.kill();
-		});
-	}
 	await ext.load();
 	pi.on("session_start", (_event, ctx) => ext.sessionStart(ctx));
 	pi.on("agent_start", (_event, ctx) => ext.touch(ctx));
@@ -259,8 +248,5 @@ export default async function piActors(pi: ExtensionAPI): Promise<void> {
 			}
 		}
 	});
-	pi.on("session_shutdown", async (event, ctx) => {
-		await ext.shutdown(event.reason, ctx);
-		liveBridges.delete(ext.bridge);
-	});
+	pi.on("session_shutdown", (event, ctx) => ext.shutdown(event.reason, ctx));
 }

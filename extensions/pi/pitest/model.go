@@ -157,7 +157,7 @@ func (m *Model) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, step.Error.Status, step.Error.Message)
 		return
 	}
-	a := answer{id: fmt.Sprintf("chatcmpl-%d", req.N), model: req.Model, text: step.text(req), calls: step.Tools, n: req.N,
+	a := answer{id: fmt.Sprintf("chatcmpl-%d", req.N), model: req.Model, text: step.text(req), calls: step.calls(req), n: req.N,
 		promptTokens: len(body) / 4}
 	if req.Stream {
 		a.stream(w, usage)

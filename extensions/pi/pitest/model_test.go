@@ -40,9 +40,14 @@ func post(t *testing.T, m *Model, body string) (int, string) {
 func TestModelAnswersByScript(t *testing.T) {
 	m := startModel(t,
 		Call("read", map[string]string{"path": "a.go"}).On("^go$"),
+		Step{Match: `id=(\w+) "q`, Tools: []ToolCall{{Name: "get", Args: json.RawMessage(`{"id":"{{1}}"}`)}}, Text: "getting {{1}}"},
 		Step{Prompt: "review", Text: "saw {{last}}", Times: -1},
 	)
-	code, body := post(t, m, `{"model":"x","stream":false,"messages":[{"role":"user","content":"review"},{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"done"}]}]}`)
+	code, body := post(t, m, `{"model":"x","messages":[{"role":"user","content":"made id=a1 \"q"}]}`)
+	if code != 200 || !strings.Contains(body, `"arguments":"{\"id\":\"a1\"}"`) || !strings.Contains(body, `"content":"getting a1"`) {
+		t.Fatalf("capture groups: %d %s", code, body)
+	}
+	code, body = post(t, m, `{"model":"x","stream":false,"messages":[{"role":"user","content":"review"},{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"done"}]}]}`)
 	if code != 200 || !strings.Contains(body, `"content":"saw done"`) || !strings.Contains(body, `"finish_reason":"stop"`) {
 		t.Fatalf("text answer: %d %s", code, body)
 	}
@@ -53,11 +58,11 @@ func TestModelAnswersByScript(t *testing.T) {
 	}
 	// The tool-call step was used up: "go" now fits nothing.
 	code, body = post(t, m, `{"model":"x","messages":[{"role":"user","content":"go"}]}`)
-	if code != 400 || !strings.Contains(body, "no step fits request 3") {
+	if code != 400 || !strings.Contains(body, "no step fits request 4") {
 		t.Fatalf("unscripted request: %d %s", code, body)
 	}
-	reqs := m.Requests()
-	if len(reqs) != 3 || reqs[0].Step != 1 || reqs[1].Step != 0 || reqs[2].Step != -1 || !reqs[1].HasTool("read") || reqs[0].Last() != "done" {
+	reqs := m.Requests()[1:]
+	if len(reqs) != 3 || reqs[0].Step != 2 || reqs[1].Step != 0 || reqs[2].Step != -1 || !reqs[1].HasTool("read") || reqs[0].Last() != "done" {
 		t.Fatalf("requests: %+v", reqs)
 	}
 	if u := m.Unused(); len(u) != 0 {
@@ -69,7 +74,7 @@ func TestModelAnswersByScript(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	var served []Request
-	if err := json.NewDecoder(resp.Body).Decode(&served); err != nil || len(served) != 3 {
+	if err := json.NewDecoder(resp.Body).Decode(&served); err != nil || len(served) != 4 {
 		t.Fatalf("GET /requests: %v %d", err, len(served))
 	}
 }

@@ -18,10 +18,13 @@ type Step struct {
 	Prompt string `json:"prompt,omitempty"`
 	Match  string `json:"match,omitempty"`
 	// Text is the assistant's text. "{{last}}" is replaced with the last
-	// message's text and "{{prompt}}" with the first user message's.
+	// message's text, "{{prompt}}" with the first user message's, and
+	// "{{1}}" … "{{9}}" with Match's capture groups.
 	Text string `json:"text,omitempty"`
 	// Tools are tool calls the assistant makes (several: in parallel); a
-	// step may carry text and tool calls.
+	// step may carry text and tool calls. "{{1}}" … "{{9}}" in a call's
+	// args are replaced with Match's capture groups (JSON-escaped), so a
+	// call can name an id an earlier tool result printed.
 	Tools []ToolCall `json:"tools,omitempty"`
 	// Error answers with an HTTP error instead (pi retries 429 and 5xx).
 	Error *HTTPError `json:"error,omitempty"`
@@ -119,7 +122,43 @@ func (s *Step) fits(req *Request) bool {
 
 // text is the step's text with its placeholders filled.
 func (s *Step) text(req *Request) string {
-	return strings.NewReplacer("{{last}}", req.Last(), "{{prompt}}", req.Prompt()).Replace(s.Text)
+	pairs := []string{"{{last}}", req.Last(), "{{prompt}}", req.Prompt()}
+	for i, g := range s.groups(req) {
+		pairs = append(pairs, fmt.Sprintf("{{%d}}", i+1), g)
+	}
+	return strings.NewReplacer(pairs...).Replace(s.Text)
+}
+
+// calls are the step's tool calls with Match's groups filled into their
+// args.
+func (s *Step) calls(req *Request) []ToolCall {
+	groups := s.groups(req)
+	if len(groups) == 0 {
+		return s.Tools
+	}
+	var pairs []string
+	for i, g := range groups {
+		esc, _ := json.Marshal(g)
+		pairs = append(pairs, fmt.Sprintf("{{%d}}", i+1), string(esc[1:len(esc)-1]))
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]ToolCall, len(s.Tools))
+	for i, c := range s.Tools {
+		out[i] = ToolCall{Name: c.Name, Args: json.RawMessage(r.Replace(string(c.Args)))}
+	}
+	return out
+}
+
+// groups are Match's capture groups in the last message (at most 9).
+func (s *Step) groups(req *Request) []string {
+	if s.match == nil {
+		return nil
+	}
+	m := s.match.FindStringSubmatch(req.Last())
+	if len(m) < 2 {
+		return nil
+	}
+	return m[1:min(len(m), 10)]
 }
 
 // Request is one recorded chat completion request.
@@ -149,7 +188,7 @@ type Message struct {
 }
 
 // Prompt is the text of the first user message.
-func (r *Request) Prompt() string {
+func (r Request) Prompt() string {
 	for _, m := range r.Messages {
 		if m.Role == "user" {
 			return m.Text
@@ -159,7 +198,7 @@ func (r *Request) Prompt() string {
 }
 
 // Last is the text of the last message.
-func (r *Request) Last() string {
+func (r Request) Last() string {
 	if len(r.Messages) == 0 {
 		return ""
 	}
@@ -167,7 +206,7 @@ func (r *Request) Last() string {
 }
 
 // Count is how many times s occurs in the request's messages.
-func (r *Request) Count(s string) int {
+func (r Request) Count(s string) int {
 	n := 0
 	for _, m := range r.Messages {
 		n += strings.Count(m.Text, s)
@@ -176,7 +215,7 @@ func (r *Request) Count(s string) int {
 }
 
 // HasTool reports whether the request offered the tool name.
-func (r *Request) HasTool(name string) bool {
+func (r Request) HasTool(name string) bool {
 	for _, t := range r.Tools {
 		if t == name {
 			return true
