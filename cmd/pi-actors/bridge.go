@@ -115,7 +115,7 @@ func runBridge(ctx context.Context, a *app, r *request) int {
 }
 
 // bridgeDrain bounds the wait for calls in flight after stdin's EOF.
-const bridgeDrain = 10 * time.Second
+var bridgeDrain = 10 * time.Second
 
 // hello reports the version, the agent root and the [pi] config.
 func (b *bridge) hello(id int) *bridgeReply {
