@@ -44,7 +44,9 @@ func TestBridgeTimeout(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), []string{"bridge"}, streams{in: inR, out: outW, err: io.Discard}) }()
+	go func() {
+		done <- run(context.Background(), []string{"bridge"}, streams{in: inR, out: outW, err: io.Discard})
+	}()
 	lines := bufio.NewScanner(outR)
 	next := func() bridgeReply {
 		t.Helper()
