@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,10 +48,41 @@ func Node(t testing.TB) (node, npm string) {
 // registry skips the test with a note; any other npm failure fails it.
 func NodeModules(t testing.TB) string {
 	t.Helper()
-	_, npm := Node(t)
+	Node(t)
+	start := time.Now()
+	modules, fresh, err := InstallModules()
+	if errors.Is(err, ErrOffline) {
+		t.Skip(err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh {
+		t.Logf("npm ci into %s took %s (cached for later runs)", modules, time.Since(start).Round(time.Second))
+	}
+	return modules
+}
+
+// ErrOffline marks an npm registry that cannot be reached.
+var ErrOffline = errors.New("npm registry unreachable")
+
+// InstallModules is NodeModules for programs (the benchmarks): fresh
+// reports an install that just happened; an unreachable registry is
+// ErrOffline.
+func InstallModules() (modules string, fresh bool, err error) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", false, fmt.Errorf("npm not found: %w", err)
+	}
 	dir := ExtensionDir()
-	pkg := readFile(t, filepath.Join(dir, "package.json"))
-	lock := readFile(t, filepath.Join(dir, "package-lock.json"))
+	pkg, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return "", false, err
+	}
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return "", false, err
+	}
 	sum := sha256.Sum256(append(append(pkg, 0), lock...))
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -58,38 +90,36 @@ func NodeModules(t testing.TB) string {
 	}
 	base = filepath.Join(base, "pi-actors", "piext-npm")
 	final := filepath.Join(base, hex.EncodeToString(sum[:8]))
-	modules := filepath.Join(final, "node_modules")
+	modules = filepath.Join(final, "node_modules")
 	if installed(modules) {
-		return modules
+		return modules, false, nil
 	}
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
+		return "", false, err
 	}
 	stage, err := os.MkdirTemp(base, "stage-")
 	if err != nil {
-		t.Fatal(err)
+		return "", false, err
 	}
 	defer os.RemoveAll(stage)
 	for name, data := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
 		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
-			t.Fatal(err)
+			return "", false, err
 		}
 	}
-	start := time.Now()
 	out, err := runGroup(8*time.Minute, stage, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
 	if err != nil {
 		if offline.Match(out) {
-			t.Skipf("npm registry unreachable, cannot install the pinned packages (%v):\n%s", err, tail(out))
+			return "", false, fmt.Errorf("%w, cannot install the pinned packages (%v):\n%s", ErrOffline, err, tail(out))
 		}
-		t.Fatalf("npm ci: %v\n%s", err, tail(out))
+		return "", false, fmt.Errorf("npm ci: %v\n%s", err, tail(out))
 	}
-	t.Logf("npm ci into %s took %s (cached for later runs)", final, time.Since(start).Round(time.Second))
 	if err := os.Rename(stage, final); err != nil && !installed(modules) {
 		// Another run installed the same lock first unless it did not.
-		t.Fatalf("cache node_modules: %v", err)
+		return "", false, fmt.Errorf("cache node_modules: %w", err)
 	}
 	pruneCache(base, filepath.Base(final))
-	return modules
+	return modules, true, nil
 }
 
 func installed(modules string) bool {
@@ -144,15 +174,6 @@ func runGroup(timeout time.Duration, dir, name string, args ...string) ([]byte, 
 		err = errors.Join(err, ctx.Err())
 	}
 	return out.Bytes(), err
-}
-
-func readFile(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func tail(b []byte) []byte {
