@@ -16,24 +16,27 @@ func read(path string) pitest.Step { return pitest.Call("read", map[string]strin
 // TestRealPiPathKnowledge: a conversation that reads src/pay/webhook.ts
 // gets the atom owning src/pay/** exactly once — appended to the first
 // read's result, not to the second read of the same file, and named (not
-// repeated) for another file the atom owns.
+// repeated) for another file the atom owns; a write gets the atom owning
+// the file it creates.
 func TestRealPiPathKnowledge(t *testing.T) {
 	r := newRealPi(t,
 		read("src/pay/webhook.ts").On("^fix the webhook$"),
 		read("src/pay/webhook.ts").On("export const webhook"),
 		read("src/pay/refund.ts").On("export const webhook"),
-		pitest.Text("done").On("export const refund"),
+		pitest.Call("write", map[string]string{"path": "src/ledger/book.ts", "content": "export const book = 1;\n"}).On("export const refund"),
+		pitest.Text("done").On("(?i)wrote|written|success"),
 	)
 	r.file("src/pay/webhook.ts", "export const webhook = 1;\n")
 	r.file("src/pay/refund.ts", "export const refund = 1;\n")
 	r.cli("knowledge", "init")
 	r.atom("Payments", `["src/pay/**"]`, payKnowledge)
 	r.atom("Elsewhere", `["src/other/**"]`, "NOT-FOR-PAY")
+	r.atom("Ledger", `["src/ledger/*.ts"]`, "LEDGER-KNOWLEDGE: append-only")
 
 	out := r.run("fix the webhook")
 	reqs := r.model.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("pi sent %d requests, want 4:\n%s", len(reqs), r.dump())
+	if len(reqs) != 5 {
+		t.Fatalf("pi sent %d requests, want 5:\n%s", len(reqs), r.dump())
 	}
 	// Request 2 carries the first read's result: the file, then the knowledge.
 	first := reqs[1].Last()
@@ -54,7 +57,11 @@ func TestRealPiPathKnowledge(t *testing.T) {
 	if strings.Contains(r.dump(), "NOT-FOR-PAY") {
 		t.Fatal("an atom owning other paths was added")
 	}
-	if names, _ := toolResults(out); strings.Join(names, ",") != "read,read,read" {
+	// A write gets the knowledge of the atom owning the new file.
+	if w := reqs[4].Last(); !strings.Contains(w, "[pi-actors knowledge for src/ledger/book.ts]") || !strings.Contains(w, "LEDGER-KNOWLEDGE") {
+		t.Fatalf("the write's result lacks the Ledger atom:\n%s", w)
+	}
+	if names, _ := toolResults(out); strings.Join(names, ",") != "read,read,read,write" {
 		t.Fatalf("tool calls: %v", names)
 	}
 	if log := r.extLog(); !strings.Contains(log, "path knowledge for src/pay/webhook.ts: 1 entities") {
