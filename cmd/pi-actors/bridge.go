@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +37,8 @@ and the defaults when pi-actors.toml is invalid). Then each line in
   {"id":N,"verb":"query_graph","params":{...},"cwd":"/dir","session":"s","timeout_ms":200}
 gets one line out
   {"id":N,"ok":true,"result":...,"text":"...","ms":1.2}   or   {"id":N,"ok":false,"error":{"code","message","hint","exit"}}
-in completion order. {"id":N,"op":"hello"} repeats the hello (config re-read).
+in completion order. {"id":N,"op":"hello"} repeats the hello (config re-read);
+{"id":N,"op":"cancel","target":M} cancels call M (its commands are stopped).
 Every verb of the verb layer except watch; exec and call get empty stdin.`})
 }
 
@@ -48,6 +51,8 @@ type bridgeRequest struct {
 	Cwd       string          `json:"cwd,omitempty"`
 	Session   string          `json:"session,omitempty"`
 	TimeoutMS int             `json:"timeout_ms,omitempty"`
+	// Target is the id of the call a cancel op cancels.
+	Target int `json:"target,omitempty"`
 }
 
 // bridgeReply is one reply line.
@@ -71,7 +76,14 @@ type bridge struct {
 	base *verbs.Env
 	mu   sync.Mutex // serialises lines on out
 	out  io.Writer
+
+	callsMu   sync.Mutex
+	calls     map[int]context.CancelFunc // calls in flight by id
+	cancelled map[int]bool               // cancels that came before their call
 }
+
+// maxEarlyCancels bounds the cancels remembered for calls not yet seen.
+const maxEarlyCancels = 1024
 
 func runBridge(ctx context.Context, a *app, r *request) int {
 	if len(r.words) > 0 || len(r.params) > 0 {
@@ -82,7 +94,7 @@ func runBridge(ctx context.Context, a *app, r *request) int {
 		return a.fail(r, err)
 	}
 	base.Version, base.JSON, base.CallerPid = Version, true, os.Getppid()
-	b := &bridge{base: base, out: a.io.out}
+	b := &bridge{base: base, out: a.io.out, calls: map[int]context.CancelFunc{}, cancelled: map[int]bool{}}
 	b.write(b.hello(0))
 	in := bufio.NewReaderSize(a.io.in, 64<<10)
 	var wg sync.WaitGroup
@@ -141,9 +153,14 @@ func (b *bridge) serve(ctx context.Context, line []byte) (reply *bridgeReply) {
 		}
 		reply.MS = float64(time.Since(start).Microseconds()) / 1000
 	}()
-	if req.Op == "hello" {
+	switch req.Op {
+	case "hello":
 		return b.hello(req.ID)
+	case "cancel":
+		return &bridgeReply{ID: req.ID, OK: true, Result: map[string]bool{"cancelled": b.cancel(req.Target)}}
 	}
+	ctx, done := b.track(ctx, req.ID)
+	defer done()
 	out, err := b.call(ctx, &req)
 	if err != nil {
 		return &bridgeReply{ID: req.ID, Error: verbs.Classify(err)}
@@ -162,7 +179,7 @@ func (b *bridge) serve(ctx context.Context, line []byte) (reply *bridgeReply) {
 // session.
 func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, error) {
 	if req.Op != "" {
-		return nil, usagef("bridge: unknown op %q (hello, or a verb)", req.Op)
+		return nil, usagef("bridge: unknown op %q (hello, cancel, or a verb)", req.Op)
 	}
 	spec := verbs.Find(req.Verb)
 	if spec == nil || spec.Name == "watch" {
@@ -174,6 +191,9 @@ func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, 
 	}
 	if req.Session != "" {
 		env.Session = req.Session
+		env.Environ = append(slices.DeleteFunc(slices.Clone(env.Environ), func(kv string) bool {
+			return strings.HasPrefix(kv, "PI_ACTORS_SESSION=")
+		}), "PI_ACTORS_SESSION="+req.Session)
 	}
 	env.Stdin = bytes.NewReader(nil)
 	if err := env.LoadConfig(); err != nil && !lenientConfig[spec.Name] {
@@ -220,6 +240,40 @@ func runVerb(ctx context.Context, spec *verbs.Spec, env *verbs.Env, r verbs.Requ
 		err = errors.New(spec.Name + ": no outcome")
 	}
 	return out, err
+}
+
+// track registers a call in flight so that a cancel op can stop it.
+func (b *bridge) track(ctx context.Context, id int) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	b.callsMu.Lock()
+	defer b.callsMu.Unlock()
+	if b.cancelled[id] {
+		delete(b.cancelled, id)
+		cancel()
+	}
+	b.calls[id] = cancel
+	return ctx, func() {
+		cancel()
+		b.callsMu.Lock()
+		delete(b.calls, id)
+		b.callsMu.Unlock()
+	}
+}
+
+// cancel cancels the call id (its commands are stopped as on Ctrl-C);
+// a cancel for a call not seen yet is kept for it.
+func (b *bridge) cancel(id int) bool {
+	b.callsMu.Lock()
+	defer b.callsMu.Unlock()
+	if c, ok := b.calls[id]; ok {
+		c()
+		return true
+	}
+	if len(b.cancelled) >= maxEarlyCancels {
+		clear(b.cancelled)
+	}
+	b.cancelled[id] = true
+	return false
 }
 
 func (b *bridge) write(r *bridgeReply) {

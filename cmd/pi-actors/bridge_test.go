@@ -81,3 +81,84 @@ func TestBridgeTimeout(t *testing.T) {
 		t.Fatal("the bridge did not end at EOF")
 	}
 }
+
+// TestBridgeCancel: a cancel op stops a call in flight — its command's
+// process group is gone and the call answers at once.
+func TestBridgeCancel(t *testing.T) {
+	t.Setenv("PI_CODING_AGENT_DIR", t.TempDir())
+	t.Setenv("PI_ACTORS_PI_TOOLS", "")
+	marker := filepath.Join(t.TempDir(), "started")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"bridge"}, streams{in: inR, out: outW, err: io.Discard})
+	}()
+	replies := make(chan bridgeReply, 8)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			var r bridgeReply
+			if json.Unmarshal(sc.Bytes(), &r) == nil {
+				replies <- r
+			}
+		}
+		close(replies)
+	}()
+	<-replies // hello
+	req, _ := json.Marshal(map[string]any{"id": 1, "verb": "exec", "params": map[string]any{
+		"template": "sh -c {s}", "values": map[string]string{"s": "echo $$ >" + marker + "; exec sleep 60"}}})
+	io.WriteString(inW, string(req)+"\n")
+	deadline := time.Now().Add(30 * time.Second)
+	var pid string
+	for {
+		if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid = strings.TrimSpace(string(b))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	io.WriteString(inW, `{"id":2,"op":"cancel","target":1}`+"\n")
+	got := map[int]bridgeReply{}
+	for len(got) < 2 {
+		select {
+		case r := <-replies:
+			got[r.ID] = r
+		case <-time.After(30 * time.Second):
+			t.Fatalf("replies so far: %+v", got)
+		}
+	}
+	if c := got[2]; !c.OK || !strings.Contains(string(mustJSON(c.Result)), `"cancelled":true`) {
+		t.Fatalf("cancel reply: %+v", c)
+	}
+	if r := got[1]; r.OK || time.Since(start) > 20*time.Second {
+		t.Fatalf("the cancelled call answered %+v after %s", r, time.Since(start))
+	}
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command (pid %s) survived the cancel", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	inW.Close()
+	<-done
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
