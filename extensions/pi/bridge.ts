@@ -41,6 +41,9 @@ export interface BridgeReply {
 /** A bridge call that did not answer in time. */
 export class TimeoutError extends Error {}
 
+/** No bridge to send a call to (nothing was sent). */
+export class UnavailableError extends Error {}
+
 const HELLO_TIMEOUT_MS = 10_000;
 const RESPAWN_AFTER_MS = 1_000; // a bridge that died is restarted at most this often
 
@@ -147,20 +150,47 @@ export class Bridge {
 		return { ...h, pi: { ...DEFAULT_SETTINGS, ...h.pi } };
 	}
 
-	/** Calls a verb; rejects with TimeoutError when it does not answer within timeoutMs. */
-	async call(verb: string, params: unknown, opts: { cwd: string; session?: string; timeoutMs: number; op?: string }): Promise<BridgeReply> {
-		const deadline = Date.now() + opts.timeoutMs;
-		await within(this.start(opts.cwd), opts.timeoutMs);
+	/**
+	 * Calls a verb; rejects with TimeoutError when it does not answer within
+	 * timeoutMs (0: no limit), with UnavailableError when there is no bridge
+	 * to send it to. An abort sends a cancel op (the call's commands are
+	 * stopped) and rejects at once.
+	 */
+	async call(
+		verb: string,
+		params: unknown,
+		opts: { cwd: string; session?: string; timeoutMs: number; op?: string; signal?: AbortSignal },
+	): Promise<BridgeReply> {
+		const deadline = opts.timeoutMs > 0 ? Date.now() + opts.timeoutMs : Infinity;
+		try {
+			await within(this.start(opts.cwd), opts.timeoutMs > 0 ? opts.timeoutMs : HELLO_TIMEOUT_MS);
+		} catch (err) {
+			if (err instanceof TimeoutError) throw err;
+			throw new UnavailableError((err as Error).message);
+		}
 		const child = this.child;
-		if (!child?.stdin) throw new Error(this.lastError || "pi-actors bridge not running");
+		if (!child?.stdin) throw new UnavailableError(this.lastError || "pi-actors bridge not running");
+		if (opts.signal?.aborted) throw new Error("pi-actors call aborted");
 		const id = this.nextId++;
 		const reply = new Promise<BridgeReply>((resolve) => this.pending.set(id, resolve));
 		if (this.pending.size === 1) this.hold(child, true);
-		const req = { id, op: opts.op, verb, params, cwd: opts.cwd, session: opts.session, timeout_ms: Math.max(opts.timeoutMs, 1000) };
+		const timeout_ms = opts.timeoutMs > 0 ? Math.max(opts.timeoutMs, 1000) : undefined;
+		const req = { id, op: opts.op, verb, params, cwd: opts.cwd, session: opts.session, timeout_ms };
 		child.stdin.write(JSON.stringify(req) + "\n");
+		let onAbort: (() => void) | undefined;
+		const aborted = new Promise<never>((_, reject) => {
+			onAbort = () => {
+				if (this.child === child) child.stdin?.write(JSON.stringify({ id: this.nextId++, op: "cancel", target: id }) + "\n");
+				reject(new Error("pi-actors call aborted"));
+			};
+			opts.signal?.addEventListener("abort", onAbort, { once: true });
+		});
+		aborted.catch(() => {});
 		try {
-			return await within(reply, Math.max(0, deadline - Date.now()));
+			const answer = Promise.race([reply, aborted]);
+			return deadline === Infinity ? await answer : await within(answer, Math.max(0, deadline - Date.now()));
 		} finally {
+			if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
 			this.pending.delete(id);
 			if (this.pending.size === 0 && this.child === child) this.hold(child, false);
 		}

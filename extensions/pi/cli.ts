@@ -126,6 +126,11 @@ export async function callCli(args: string[], opts: Parameters<typeof runCli>[1]
 	if (!reply) {
 		throw new Error(`pi-actors ${args[0]}: no JSON reply (exit ${out.code}): ${tail(out.stderr || out.stdout) || "no output"}`);
 	}
+	return unwrap(reply);
+}
+
+/** The reply when it is ok; its error (code: message, hint) thrown otherwise. */
+export function unwrap<R extends Reply>(reply: R): R {
 	if (!reply.ok) {
 		const e = reply.error ?? {};
 		let msg = `${e.code ?? "error"}: ${e.message ?? "pi-actors failed"}`;
@@ -133,6 +138,13 @@ export async function callCli(args: string[], opts: Parameters<typeof runCli>[1]
 		throw new Error(msg);
 	}
 	return reply;
+}
+
+/** The verb and parameters of one tool call, as the bridge takes them. */
+export function toolCall(spec: ToolSpec, params: Record<string, unknown>): { verb: string; params: Record<string, unknown> } {
+	if (!spec.recipe) return { verb: spec.name, params };
+	const { run_id, ...args } = params;
+	return { verb: "call", params: typeof run_id === "string" ? { recipe: spec.recipe, args, run_id } : { recipe: spec.recipe, args } };
 }
 
 export function bound(text: string): string {

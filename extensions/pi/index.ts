@@ -25,8 +25,8 @@
  */
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 
-import { Bridge, DEFAULT_SETTINGS, within, type Hello } from "./bridge.ts";
-import { binary, bound, callCli, fetchSchema, toolArgs } from "./cli.ts";
+import { Bridge, DEFAULT_SETTINGS, UnavailableError, within, type Hello } from "./bridge.ts";
+import { binary, bound, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
 import { Log } from "./log.ts";
 import { Memory, sessionOf } from "./memory.ts";
 import { selectTools, type ToolSpec } from "./select.ts";
@@ -69,6 +69,8 @@ class Extension {
 	readonly log = new Log();
 	readonly bridge = new Bridge(binary);
 	readonly memory = new Memory(this.bridge, this.log);
+	/** Whether tool calls go through the bridge (its hello came; else a CLI process each). */
+	private viaBridge = false;
 	/** Unknown names in [pi] tools already reported. */
 	private readonly reported = new Set<string>();
 	/** Why the last schema fetch failed, if it did. */
@@ -106,11 +108,13 @@ class Extension {
 	private async settle(hello: Promise<Hello>): Promise<void> {
 		try {
 			const h = await hello;
+			this.viaBridge = true;
 			this.memory.settings = h.pi;
 			this.memory.agentDir = h.agent_dir;
 			this.log.setAgentDir(h.agent_dir);
 			if (h.configError) this.log.write(`pi-actors.toml: ${h.configError} (using the defaults)`);
 		} catch (err) {
+			this.viaBridge = false;
 			const env = process.env.PI_ACTORS_PI_TOOLS?.split(",").map((s) => s.trim()).filter(Boolean);
 			this.memory.settings = { ...DEFAULT_SETTINGS, tools: env?.length ? env : null };
 			this.log.write(`pi-actors bridge unavailable, no knowledge lookups: ${(err as Error).message}`);
@@ -172,12 +176,7 @@ class Extension {
 			parameters: spec.inputSchema as unknown as ToolDefinition["parameters"],
 			execute: async (_id, params, signal, _onUpdate, ctx): Promise<AgentToolResult<unknown>> => {
 				this.touch(ctx);
-				const reply = await callCli(args, {
-					stdin: JSON.stringify(params ?? {}),
-					cwd: ctx.cwd,
-					session: sessionOf(ctx),
-					signal,
-				});
+				const reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal);
 				const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.result ?? null);
 				return { content: [{ type: "text", text: bound(text) }], details: reply.result };
 			},
@@ -189,6 +188,25 @@ class Extension {
 			];
 		}
 		return def;
+	}
+
+	/**
+	 * Runs one tool call: through the bridge (about a millisecond; Escape
+	 * cancels it there), or, without one, a CLI process (Escape kills it).
+	 */
+	private async callTool(spec: ToolSpec, args: string[], params: Record<string, unknown>, ctx: ExtensionContext, signal: AbortSignal | undefined): Promise<Reply> {
+		const session = sessionOf(ctx);
+		if (this.viaBridge) {
+			const c = toolCall(spec, params);
+			try {
+				return unwrap(await this.bridge.call(c.verb, c.params, { cwd: ctx.cwd, session, timeoutMs: 0, signal }));
+			} catch (err) {
+				if (!(err instanceof UnavailableError)) throw err;
+				this.viaBridge = false; // nothing was sent: the CLI runs it
+				this.log.write(`pi-actors bridge unavailable, tool calls run the CLI: ${err.message}`, session);
+			}
+		}
+		return callCli(args, { stdin: JSON.stringify(params), cwd: ctx.cwd, session, signal });
 	}
 
 	/** Delivers one watch line into the session, at most once per follow-up id. */
