@@ -1,8 +1,9 @@
 /**
- * The pi-actors CLI as the extension runs it: one process per tool call
- * (`pi-actors <verb> - --json --text`, a recipe `pi-actors call <recipe> -
- * --json --text`) with the parameters on stdin, pi's cwd and
- * PI_ACTORS_SESSION; the tool catalogue from `pi-actors schema --json`.
+ * The pi-actors CLI as the extension runs it: the tool catalogue from
+ * `pi-actors schema --json`, and — without a bridge — one process per tool
+ * call (`pi-actors <verb> - --json --text`, a recipe `pi-actors call
+ * <recipe> - --json --text`) with the parameters on stdin, pi's cwd and
+ * PI_ACTORS_SESSION.
  * The binary is $PI_ACTORS_BIN, else `pi-actors` on PATH.
  */
 import { spawn, type ChildProcess } from "node:child_process";

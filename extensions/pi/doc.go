@@ -6,16 +6,16 @@
 // message, inspect, the knowledge tools (query_graph, manage_graph,
 // manage_changelog, search_all, recall) and every user/packaged recipe
 // tool as pi tools with the schemas `pi-actors schema --json` prints ([pi]
-// tools in pi-actors.toml chooses which); runs each call as `pi-actors
-// <verb> - --json --text` (a recipe: `pi-actors call <recipe> - --json
-// --text`) with the parameters on stdin, pi's cwd and PI_ACTORS_SESSION
-// set to pi's session id; keeps one `pi-actors watch --json` per session
-// whose lines it delivers into the session as follow-up messages, once
-// each; and keeps one `pi-actors bridge` per session through which it
-// looks up the knowledge of every path pi reads, edits or writes (appended
+// tools in pi-actors.toml chooses which); keeps one `pi-actors bridge`
+// per session through which it runs each call (a recipe: `call
+// <recipe>`) in pi's cwd with pi's session id — or, without a bridge,
+// `pi-actors <verb> - --json --text` per call with the parameters on stdin
+// — and looks up the knowledge of every path pi reads, edits or writes (appended
 // to that tool result once per path per session, within a token budget,
 // never delaying pi more than 200 ms), the opt-in recall before a prompt
-// and the opt-in session summary. docs/pi.md describes it for users.
+// and the opt-in session summary; and keeps one `pi-actors watch --json`
+// per session whose lines it delivers into the session as follow-up
+// messages, once each. docs/pi.md describes it for users.
 //
 // # On disk
 //

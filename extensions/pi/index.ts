@@ -8,12 +8,13 @@
  * knowledge of the files pi reads, edits or writes into the conversation.
  *
  * The extension is a thin skin on the pi-actors CLI: every tool call runs
- * `pi-actors <verb> - --json --text` (a recipe tool: `pi-actors call
- * <recipe> - --json --text`) with the tool parameters as one JSON object on
- * stdin, in pi's cwd, with PI_ACTORS_SESSION set to pi's session id (cli.ts).
- * Tool schemas come from `pi-actors schema --json`, fetched at load and
- * again on every session start. Knowledge lookups go through one
- * long-lived `pi-actors bridge` (bridge.ts, memory.ts), follow-ups through
+ * the verb (a recipe tool: `call <recipe>`) through one long-lived
+ * `pi-actors bridge` (bridge.ts) in pi's cwd with pi's session id as the
+ * caller's session — without one (an older binary), `pi-actors <verb> -
+ * --json --text` with the parameters on stdin and PI_ACTORS_SESSION set
+ * (cli.ts). Tool schemas come from `pi-actors schema --json`, fetched at
+ * load and again on every session start. Knowledge lookups go through the
+ * same bridge (memory.ts), follow-ups through
  * one `pi-actors watch --json` per session (watch.ts). The binary is
  * $PI_ACTORS_BIN, else `pi-actors` on PATH. Runtime dependencies: node
  * built-ins only (pi's API is used through types and the `pi` object pi
