@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
 )
@@ -42,7 +44,7 @@ func (k *Kernel) captureRun(in *runs.Info) {
 	}
 	rec := runRecord(in, terminalFollowup(k.cfg.AgentDir, in).Summary)
 	k.goCapture("run:"+in.Meta.Run, in.Meta.Cwd, func(ctx context.Context, st *knowledge.Store) error {
-		return st.CaptureRun(ctx, rec)
+		return st.Vectors().CaptureRun(ctx, rec)
 	})
 }
 
@@ -76,10 +78,10 @@ func (s *recentSet) add(key string) bool {
 }
 
 // runRecord describes a terminal run for the knowledge graph.
-func runRecord(in *runs.Info, summary string) knowledge.RunRecord {
+func runRecord(in *runs.Info, summary string) vector.RunRecord {
 	m, res := in.Meta, in.Result
 	code := res.Code
-	rec := knowledge.RunRecord{RunID: m.Run, Recipe: m.Recipe, Template: templateSummary(m.Template), Status: in.Status,
+	rec := vector.RunRecord{RunID: m.Run, Recipe: m.Recipe, Template: templateSummary(m.Template), Status: in.Status,
 		ExitCode: &code, StartedAt: m.CreatedAt, EndedAt: res.CompletedAt, FollowUp: summary, Session: m.OwnerID, Cwd: m.Cwd}
 	for _, a := range m.Artifacts {
 		switch x := a.(type) {
@@ -131,9 +133,9 @@ func (k *Kernel) captureMessage(env mailbox.Envelope, run, cwd, session string) 
 	if id == "" {
 		id = fmt.Sprintf("%s:%s:%d", run, env.Type, time.Now().UnixNano())
 	}
-	rec := knowledge.MessageRecord{ID: id, RunID: run, Type: env.Type, From: env.From, To: env.To, Text: text, At: time.Now().UTC(), Session: session}
+	rec := vector.MessageRecord{ID: id, RunID: run, Type: env.Type, From: env.From, To: env.To, Text: text, At: time.Now().UTC(), Session: session}
 	k.goCapture("message "+id, cwd, func(ctx context.Context, st *knowledge.Store) error {
-		return st.CaptureMessage(ctx, rec)
+		return st.Vectors().CaptureMessage(ctx, rec)
 	})
 }
 
@@ -153,9 +155,9 @@ func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge
 				k.log.Error("capture panicked", "what", what, "panic", p)
 			}
 		}()
-		choice := api.StorePersonal
-		if knowledge.FindProject(cwd) != "" {
-			choice = api.StoreProject
+		choice := op.StorePersonal
+		if store.FindProject(cwd) != "" {
+			choice = op.StoreProject
 		}
 		l, err := k.leaseFor(cwd, choice, true)
 		if err != nil || l.empty() {

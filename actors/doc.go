@@ -24,6 +24,14 @@
 // dead_letters.jsonl); a caller-chosen id is stored once on every route.
 // The messages of a batch to one destination are handled in order.
 //
+// Workflow runs (spawn workflow=…, package workflows) are runs whose leaf
+// is the workflow's scheduler: the kernel checks the whole workflow and
+// every node's spawn before it starts one, starts each attempt of a node
+// at most once and only while its workflow is live, resumes a workflow
+// whose supervisor was lost on the same state dir, kills its node runs
+// with it (control.kill), wakes an ended workflow for control.retry, and
+// reports a workflow once (its node runs raise no follow-up of their own).
+//
 // # Invariants
 //
 // No run state lives only in memory: a run actor is rebuilt from the runs

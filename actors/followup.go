@@ -61,8 +61,12 @@ func runFiles(dir runs.Dir) []string {
 // terminalFollowup describes a terminal transition.
 func terminalFollowup(agentDir string, in *runs.Info) Followup {
 	m := in.Meta
+	id := fmt.Sprintf("%s.%d.%s", m.Run, m.CreatedAt.UnixNano(), in.Status)
+	if m.Resumes > 0 {
+		id += fmt.Sprintf(".r%d", m.Resumes) // a resumed run ends anew
+	}
 	f := Followup{
-		ID:   fmt.Sprintf("%s.%d.%s", m.Run, m.CreatedAt.UnixNano(), in.Status),
+		ID:   id,
 		Kind: "transition", Run: m.Run, Address: m.Address, Status: in.Status, Reason: in.Reason,
 		Delivery: "followup", Event: "run." + in.Status, StateDir: string(in.Dir), RunFiles: runFiles(in.Dir), TS: time.Now().UTC(),
 	}
@@ -109,6 +113,11 @@ func terminalFollowup(agentDir string, in *runs.Info) Followup {
 	if len(m.Artifacts) > 0 {
 		lines = append(lines, "Artifacts: "+artifactList(m.Artifacts))
 	}
+	if m.Workflow != nil {
+		if line := workflowSummary(in); line != "" {
+			lines = append(lines, line)
+		}
+	}
 	lines = append(lines, "Run files: "+string(in.Dir)+"/{stdout.log, stderr.log, result.json, events.jsonl, outbox.jsonl}")
 	lines = append(lines, "Next: "+strings.Join(f.NextActions, " | "))
 	if note := persistenceNote(agentDir, in); note != "" {
@@ -127,6 +136,8 @@ func persistenceNote(agentDir string, in *runs.Info) string {
 	}
 	user := recipes.UserRoot(agentDir) + string(filepath.Separator)
 	switch {
+	case m.Workflow != nil && m.RecipeFile == "":
+		return "Agent note: this workflow was given inline and succeeded. If it recurs, ask the operator before saving it as a recipe (a file <agent>/recipes/<name>.json holding {\"workflow\": …}); do not save it unasked."
 	case m.RecipeFile != "" && !strings.HasPrefix(m.RecipeFile, user) && !recipes.IsPackaged(m.RecipeFile):
 		return fmt.Sprintf("Agent note: this run succeeded from recipe %s. If it fits a recurring workflow on this machine, ask the operator before copying or registering it under ~/.pi/agent/recipes; do not save it unasked.", m.RecipeFile)
 	case m.RecipeFile == "" && m.LaunchSource == "spawn":

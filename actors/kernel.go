@@ -79,6 +79,8 @@ type Kernel struct {
 
 	idMu      sync.Mutex
 	lastStamp int64 // the last <ms> of a run id stampID handed out
+
+	wf workflowGuard // workflows being killed start no node (workflow.go)
 }
 
 // liveRun is the kernel's view of a run it supervises.

@@ -12,7 +12,9 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/pi-actors/pi-actors/knowledge"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -138,7 +140,7 @@ func (k *Kernel) acquireStore(path, layer string, mustExist bool) (*openStore, e
 // openStore opens the store at abs, with the configured embedder.
 func (k *Kernel) openStore(abs, layer string) (*knowledge.Store, error) {
 	opts := knowledge.Options{Layer: layer, RunExists: k.runExists}
-	emb, err := knowledge.NewEmbedder(k.cfg.Settings.Knowledge.Embedder)
+	emb, err := vector.NewEmbedder(k.cfg.Settings.Knowledge.Embedder)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +248,11 @@ func (k *Kernel) runExists(id string) bool {
 func storeOpenError(err error) error {
 	code := ""
 	switch {
-	case errors.Is(err, knowledge.ErrNotStore):
+	case errors.Is(err, store.ErrNotStore):
 		code = "not_a_store"
-	case errors.Is(err, knowledge.ErrCorrupt):
+	case errors.Is(err, store.ErrCorrupt):
 		code = "store_damaged"
-	case errors.Is(err, knowledge.ErrTooNew):
+	case errors.Is(err, store.ErrTooNew):
 		code = "store_too_new"
 	default:
 		return err
@@ -280,17 +282,17 @@ func (l *lease) empty() bool { return l.project == nil && l.personal == nil }
 // project; created on first use when create is set).
 func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
 	l := &lease{}
-	if choice != api.StorePersonal {
-		if p := knowledge.FindProject(cwd); p != "" {
-			o, err := k.acquireStore(p, api.StoreProject, false)
+	if choice != op.StorePersonal {
+		if p := store.FindProject(cwd); p != "" {
+			o, err := k.acquireStore(p, op.StoreProject, false)
 			if err != nil {
 				return nil, err
 			}
 			l.project, l.lay.Project = o, o.st
 		}
 	}
-	if choice != api.StoreProject {
-		o, err := k.acquireStore(knowledge.PersonalPath(k.cfg.AgentDir), api.StorePersonal, !create)
+	if choice != op.StoreProject {
+		o, err := k.acquireStore(store.PersonalPath(k.cfg.AgentDir), op.StorePersonal, !create)
 		if err != nil {
 			l.release(k)
 			return nil, err
@@ -315,7 +317,7 @@ func (l *lease) targets() []*openStore {
 
 // single is the layers of one store (in its own slot).
 func single(o *openStore) *knowledge.Layers {
-	if o.layer == api.StoreProject {
+	if o.layer == op.StoreProject {
 		return &knowledge.Layers{Project: o.st}
 	}
 	return &knowledge.Layers{Personal: o.st}

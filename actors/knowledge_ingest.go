@@ -8,6 +8,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -38,7 +39,7 @@ func (k *Kernel) knowledgeIngest(req wire.Request, write func(wire.Response) err
 		fail(err)
 		return
 	}
-	if _, ok := r.(*api.Ingest); !ok {
+	if _, ok := r.(*vectorop.Ingest); !ok {
 		fail(verbs.Usagef("knowledge_ingest streams ingest only (got %s)", call.Op))
 		return
 	}

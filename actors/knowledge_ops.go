@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -44,8 +46,8 @@ func (k *Kernel) knowledgeCall(req wire.Request) (any, error) {
 
 // callerOf is who asks: the request's cwd and session, and the run it
 // comes from (PI_ACTORS_RUN_ID in its environment).
-func callerOf(req wire.Request) knowledge.Caller {
-	c := knowledge.Caller{Cwd: req.Cwd, Session: req.Session}
+func callerOf(req wire.Request) store.Caller {
+	c := store.Caller{Cwd: req.Cwd, Session: req.Session}
 	for _, kv := range req.Env {
 		if v, ok := strings.CutPrefix(kv, "PI_ACTORS_RUN_ID="); ok {
 			c.RunID = strings.TrimSpace(v)
@@ -57,11 +59,11 @@ func callerOf(req wire.Request) knowledge.Caller {
 // knowledgeDo runs one validated request through the caller's layers:
 // reads on the calling goroutine (the stores' read pools), writes in the
 // actor of the store they go to.
-func (k *Kernel) knowledgeDo(ctx context.Context, c knowledge.Caller, r api.Request) (any, error) {
+func (k *Kernel) knowledgeDo(ctx context.Context, c store.Caller, r op.Request) (any, error) {
 	if in, ok := r.(*api.Init); ok {
 		return k.knowledgeInit(ctx, c, in)
 	}
-	l, err := k.leaseFor(c.Cwd, api.StoreOf(r), true)
+	l, err := k.leaseFor(c.Cwd, op.StoreOf(r), true)
 	if err != nil {
 		return nil, err
 	}
@@ -90,16 +92,16 @@ func (k *Kernel) knowledgeDo(ctx context.Context, c knowledge.Caller, r api.Requ
 
 // writeKind reports whether r writes, and for a write by id the field
 // naming the id ("" for a create).
-func writeKind(r api.Request) (field string, write bool) {
+func writeKind(r op.Request) (field string, write bool) {
 	switch x := r.(type) {
-	case *api.ManageGraph:
+	case *graphop.ManageGraph:
 		if x.Operation == "create" {
 			return "", true
 		}
 		return "id", true
-	case *api.ManageChangelog:
+	case *graphop.ManageChangelog:
 		return "parentId", x.Operation == "append"
-	case *api.ProjectCreate:
+	case *graphop.ProjectCreate:
 		return "", true
 	}
 	return "", false
@@ -107,22 +109,22 @@ func writeKind(r api.Request) (field string, write bool) {
 
 // notFoundField reports a NOT_FOUND about field.
 func notFoundField(err error, field string) bool {
-	e, ok := api.AsError(err)
-	return ok && field != "" && e.Code == api.CodeNotFound && e.Details["field"] == field
+	e, ok := op.AsError(err)
+	return ok && field != "" && e.Code == op.CodeNotFound && e.Details["field"] == field
 }
 
 // knowledgeInit creates (or finds) the project store of the caller's
 // repository and its project, in that store's actor.
-func (k *Kernel) knowledgeInit(ctx context.Context, c knowledge.Caller, r *api.Init) (any, error) {
+func (k *Kernel) knowledgeInit(ctx context.Context, c store.Caller, r *api.Init) (any, error) {
 	if !filepath.IsAbs(c.Cwd) {
-		return nil, api.Invalid("cwd", "init needs the caller's absolute working directory, got %q", c.Cwd)
+		return nil, op.Invalid("cwd", "init needs the caller's absolute working directory, got %q", c.Cwd)
 	}
-	path := knowledge.FindProject(c.Cwd)
+	path := store.FindProject(c.Cwd)
 	created := path == ""
 	if created {
-		path = filepath.Join(knowledge.RepoRoot(c.Cwd), knowledge.ProjectFile)
+		path = filepath.Join(store.RepoRoot(c.Cwd), store.ProjectFile)
 	}
-	o, err := k.acquireStore(path, api.StoreProject, false)
+	o, err := k.acquireStore(path, op.StoreProject, false)
 	if err != nil {
 		return nil, err
 	}
@@ -137,19 +139,19 @@ func (k *Kernel) knowledgeInit(ctx context.Context, c knowledge.Caller, r *api.I
 // knowledgeBatch applies manage_graph requests in one transaction of one
 // store (all or none): the project store when one is found, unless the
 // requests say store=personal (every request must name the same store).
-func (k *Kernel) knowledgeBatch(ctx context.Context, c knowledge.Caller, call verbs.KnowledgeCall) (any, error) {
+func (k *Kernel) knowledgeBatch(ctx context.Context, c store.Caller, call verbs.KnowledgeCall) (any, error) {
 	if call.Op != "manage_graph" {
-		return nil, api.Invalid("operation", "a knowledge batch takes manage_graph requests only, not %s", call.Op)
+		return nil, op.Invalid("operation", "a knowledge batch takes manage_graph requests only, not %s", call.Op)
 	}
-	reqs := make([]*api.ManageGraph, len(call.Batch))
+	reqs := make([]*graphop.ManageGraph, len(call.Batch))
 	for i, raw := range call.Batch {
 		r, err := api.Decode("manage_graph", raw)
 		if err != nil {
 			return nil, batchError(err, i)
 		}
-		reqs[i] = r.(*api.ManageGraph)
+		reqs[i] = r.(*graphop.ManageGraph)
 		if reqs[i].Store != reqs[0].Store {
-			return nil, batchError(api.Invalid("store", "a batch runs in one store: every request must name the same store (request 0 has %q, this one %q)", reqs[0].Store, reqs[i].Store), i)
+			return nil, batchError(op.Invalid("store", "a batch runs in one store: every request must name the same store (request 0 has %q, this one %q)", reqs[0].Store, reqs[i].Store), i)
 		}
 	}
 	choice := ""
@@ -163,11 +165,11 @@ func (k *Kernel) knowledgeBatch(ctx context.Context, c knowledge.Caller, call ve
 	defer l.release(k)
 	targets := l.targets()
 	if len(targets) == 0 {
-		return nil, api.Invalid("store", "no knowledge store is open: run knowledge init")
+		return nil, op.Invalid("store", "no knowledge store is open: run knowledge init")
 	}
 	o := targets[0]
 	defaultProject(ctx, o.st, c.Cwd, reqs)
-	v, err := k.storeDo(o, func(s *knowledge.Store) (any, error) { return s.Batch(ctx, c, reqs) })
+	v, err := k.storeDo(o, func(s *knowledge.Store) (any, error) { return s.Graph().Batch(ctx, c, reqs) })
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +190,7 @@ func (k *Kernel) knowledgeBatch(ctx context.Context, c knowledge.Caller, call ve
 // does for each request, done once (resolving it per request costs a
 // third of a large batch). Otherwise the requests are left as they are
 // and the store reports the error.
-func defaultProject(ctx context.Context, s *knowledge.Store, cwd string, reqs []*api.ManageGraph) {
+func defaultProject(ctx context.Context, s *knowledge.Store, cwd string, reqs []*graphop.ManageGraph) {
 	need := false
 	for _, r := range reqs {
 		need = need || (r.Operation == "create" && r.ProjectID == "")
@@ -198,8 +200,8 @@ func defaultProject(ctx context.Context, s *knowledge.Store, cwd string, reqs []
 	}
 	cwd = filepath.Clean(cwd)
 	var found []string
-	for off := 0; ; off += api.MaxLimit {
-		page, err := s.Projects(ctx, &api.ProjectList{Limit: new(api.MaxLimit), Offset: new(off)})
+	for off := 0; ; off += op.MaxLimit {
+		page, err := s.Graph().Projects(ctx, &graphop.ProjectList{Limit: new(op.MaxLimit), Offset: new(off)})
 		if err != nil {
 			return
 		}
@@ -224,23 +226,18 @@ func defaultProject(ctx context.Context, s *knowledge.Store, cwd string, reqs []
 
 // batchError names the request of a batch an error is about.
 func batchError(err error, i int) error {
-	e, ok := api.AsError(err)
-	if !ok {
-		return err
+	if e, ok := op.AsError(err); ok {
+		return op.AtIndex(e, i)
 	}
-	d := map[string]any{"index": i}
-	for k, v := range e.Details {
-		d[k] = v
-	}
-	return &api.Error{Code: e.Code, Message: "request " + strconv.Itoa(i) + ": " + e.Message, Details: d}
+	return err
 }
 
 // knowledgeInspect is inspect target=knowledge view=status: the open
 // stores and the caller's stores' status (existing stores only: inspect
 // creates nothing).
-func (k *Kernel) knowledgeInspect(ctx context.Context, c knowledge.Caller) (any, error) {
+func (k *Kernel) knowledgeInspect(ctx context.Context, c store.Caller) (any, error) {
 	out := &verbs.KnowledgeInspect{IdleTimeoutMS: k.knowledgeIdle().Milliseconds(), Stores: []api.StoreStatus{},
-		ProjectStore: knowledge.FindProject(c.Cwd), PersonalStore: knowledge.PersonalPath(k.cfg.AgentDir)}
+		ProjectStore: store.FindProject(c.Cwd), PersonalStore: store.PersonalPath(k.cfg.AgentDir)}
 	l, err := k.leaseFor(c.Cwd, "", false)
 	if err != nil {
 		return nil, err
@@ -262,15 +259,15 @@ func (k *Kernel) knowledgeInspect(ctx context.Context, c knowledge.Caller) (any,
 // body is the operation's parameters; the answer is its result. The store
 // is the durable record (a write is committed before the answer).
 func (k *Kernel) messageKnowledge(req wire.Request, env mailbox.Envelope) (any, error) {
-	op, ok := strings.CutPrefix(env.Type, "knowledge.")
-	if !ok || api.New(op) == nil {
-		return nil, api.Invalid("type", "a message to knowledge has type knowledge.<operation> (operations: %s), not %s", strings.Join(api.Ops, ", "), env.Type)
+	name, ok := strings.CutPrefix(env.Type, "knowledge.")
+	if !ok || api.New(name) == nil {
+		return nil, op.Invalid("type", "a message to knowledge has type knowledge.<operation> (operations: %s), not %s", strings.Join(api.Ops, ", "), env.Type)
 	}
 	body, err := json.Marshal(env.Body)
 	if err != nil {
-		return nil, api.Invalid("body", "body must be a JSON object of %s parameters", op)
+		return nil, op.Invalid("body", "body must be a JSON object of %s parameters", name)
 	}
-	r, err := api.Decode(op, body)
+	r, err := api.Decode(name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +287,7 @@ func (k *Kernel) addGraphHints(f *Followup, cwd string) {
 	if cwd == "" {
 		return
 	}
-	got := make(chan *api.GraphHints, 1)
+	got := make(chan *graphop.GraphHints, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -310,7 +307,7 @@ func (k *Kernel) addGraphHints(f *Followup, cwd string) {
 	}
 }
 
-func (k *Kernel) graphHints(cwd string) *api.GraphHints {
+func (k *Kernel) graphHints(cwd string) *graphop.GraphHints {
 	l, err := k.leaseFor(cwd, "", false)
 	if err != nil || l.empty() {
 		return nil

@@ -12,7 +12,8 @@ import (
 
 	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/testproc"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -128,7 +129,7 @@ func TestKnowledgeConcurrentUpdatesOneWins(t *testing.T) {
 	for _, c := range codes {
 		n[c]++
 	}
-	if n["ok"] != 1 || n[string(api.CodeConflict)] != 7 {
+	if n["ok"] != 1 || n[string(op.CodeConflict)] != 7 {
 		t.Fatalf("outcomes %v, want 1 ok and 7 CONFLICT", n)
 	}
 }
@@ -140,11 +141,11 @@ func TestKnowledgeRunTaskIDs(t *testing.T) {
 	k := startKernelIdle(t, agent, 0)
 	repo, _ := newRepo(t, k)
 	resp := k.knowledge(repo, "", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "m", "createdByTaskId": "run:nope"})
-	if resp.Error == nil || resp.Error.Code != string(api.CodeNotFound) || resp.Error.Exit != 66 {
+	if resp.Error == nil || resp.Error.Code != string(op.CodeNotFound) || resp.Error.Exit != 66 {
 		t.Fatalf("run:nope: %+v", resp.Error)
 	}
 	resp = k.knowledge(repo, "ghost", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "m"})
-	if resp.Error == nil || resp.Error.Code != string(api.CodeNotFound) {
+	if resp.Error == nil || resp.Error.Code != string(op.CodeNotFound) {
 		t.Fatalf("PI_ACTORS_RUN_ID=ghost: %+v", resp.Error)
 	}
 	k.spawn("s1", "builder", "exit 0", nil)
@@ -186,7 +187,7 @@ func TestKnowledgeGraphHintsOnTerminalFollowup(t *testing.T) {
 		t.Errorf("run outside any project got hints: %v", out.GraphHints)
 	}
 	b, _ := json.Marshal(in.GraphHints)
-	var h api.GraphHints
+	var h graphop.GraphHints
 	if err := json.Unmarshal(b, &h); err != nil || h.Message != "Task completed. Consider updating the knowledge graph." || len(h.SuggestedActions) != 3 {
 		t.Fatalf("graphHints = %s (%v)", b, err)
 	}

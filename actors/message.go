@@ -70,6 +70,11 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	if err != nil {
 		return nil, err
 	}
+	if env.Type == "control.retry" && in.Meta.Workflow != nil {
+		if err := checkRetry(in, env); err != nil {
+			return nil, err
+		}
+	}
 	dir := in.Dir
 	// A retry of a stored id is a duplicate even past its deadline: only
 	// a new message is dead-lettered.
@@ -155,18 +160,35 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 			} else {
 				record()
 			}
+			if in.Meta.Workflow != nil {
+				k.killWorkflow(req, in, later) // its scheduler is dead: now its nodes
+			}
 			out.Delivered, out.Consumer, out.Reason, out.Stopped = verbs.Ptr(true), "run-control", "control_applied", true
 			return out, nil
 		}
 		done() // its supervisor is already gone: the run actor settles it
 		runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
+		if in.Meta.Workflow != nil {
+			k.killWorkflow(req, in, later)
+		}
 	}
 	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {
 		if mb := mailboxOf(rw); mb != nil && !mb.Allows(env.Type) {
 			out.Warnings = []string{fmt.Sprintf("message type %s is not declared in mailbox.accepts for run:%s", env.Type, id)}
 		}
 	}
+	if env.Type == "control.kill" && in.Meta.Workflow != nil && !killing {
+		k.killWorkflow(req, in, later) // an ended workflow may have left live nodes
+	}
 	if !in.Live() {
+		if env.Type == "control.retry" && in.Meta.Workflow != nil {
+			// The workflow ended: a new scheduler applies the retry.
+			if err := k.resumeWorkflow(in, "control.retry"); err != nil {
+				return nil, fmt.Errorf("resume workflow run:%s for control.retry: %w", id, err)
+			}
+			out.Delivered, out.Queued, out.Consumer, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "workflow-scheduler", "workflow_resumed", runs.StatusRunning
+			return out, nil
+		}
 		out.Delivered, out.Queued, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "run_not_running", in.Status
 		return out, nil
 	}

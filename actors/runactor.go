@@ -121,6 +121,9 @@ func (a *runActor) finish() {
 		return
 	}
 	if in.Result == nil && in.Status != runs.StatusArchived {
+		if a.k.resumeLost(in) {
+			return // a workflow goes on under a new supervisor
+		}
 		a.k.markLost(in, "supervisor_lost")
 		if in, err = runs.Load(a.dir); err != nil {
 			return
@@ -173,6 +176,9 @@ func (a *runActor) scanOutbox() {
 		if rec.Delivery != "notify" && rec.Delivery != "followup" {
 			continue
 		}
+		if rec.Event == "command.done" && (a.meta.Workflow != nil || a.meta.WorkflowNode != nil) {
+			continue // a workflow reports its nodes itself
+		}
 		a.k.enqueue(a.meta.OwnerID, outboxFollowup(a.meta, rec, i))
 	}
 	a.notified.OutboxLines = len(lines)
@@ -184,18 +190,7 @@ func (a *runActor) scanOutbox() {
 // result.json says exited with the reason.
 func (k *Kernel) markLost(in *runs.Info, reason string) {
 	m := in.Meta
-	killed := 0
-	if m.Pid > 0 {
-		members := runs.SessionMembers(m.Pid)
-		runs.KillAll(members, syscall.SIGKILL)
-		killed += len(members)
-	}
-	// Leaf groups a leaf moved out of the supervisor's session (from
-	// progress.json and, for the newest, events.jsonl).
-	for _, l := range runs.LiveLeaves(in) {
-		syscall.Kill(-l.Pid, syscall.SIGKILL)
-		killed++
-	}
+	killed := k.killLeftovers(in)
 	status, why := runs.StatusExited, reason
 	if in.Status == runs.StatusKilled || in.Status == runs.StatusCancelled {
 		status, why = in.Status, in.Reason
@@ -212,6 +207,24 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 	k.log.Info("run lost its supervisor", "run", m.Run, "reason", reason, "killed", killed)
 }
 
+// killLeftovers kills what a run whose supervisor is gone left: every
+// process in its session and its recorded leaf groups.
+func (k *Kernel) killLeftovers(in *runs.Info) int {
+	killed := 0
+	if m := in.Meta; m.Pid > 0 {
+		members := runs.SessionMembers(m.Pid)
+		runs.KillAll(members, syscall.SIGKILL)
+		killed += len(members)
+	}
+	// Leaf groups a leaf moved out of the supervisor's session (from
+	// progress.json and, for the newest, events.jsonl).
+	for _, l := range runs.LiveLeaves(in) {
+		syscall.Kill(-l.Pid, syscall.SIGKILL)
+		killed++
+	}
+	return killed
+}
+
 // terminal queues the follow-up of a terminal transition, exactly once:
 // only for owned runs, only done/failed/killed/exited, never for a run
 // stopped on purpose (terminal-handled.json).
@@ -219,7 +232,9 @@ func (k *Kernel) terminal(in *runs.Info, n *notified) {
 	if runs.Terminal(in.Status) && in.Status != runs.StatusArchived {
 		k.captureRun(in)
 	}
-	if n.Terminal != "" || in.Meta.OwnerID == "" || in.Handled != nil {
+	// A workflow node's run reports through its workflow (one follow-up
+	// when the workflow ends, one per failed node).
+	if n.Terminal != "" || in.Meta.OwnerID == "" || in.Handled != nil || in.Meta.WorkflowNode != nil {
 		return
 	}
 	switch in.Status {

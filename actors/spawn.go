@@ -23,6 +23,13 @@ import (
 // or starts a process; then the supervisor is started and a run actor
 // attached before the answer goes back.
 func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, error) {
+	if p.WorkflowNode != nil {
+		done, release, err := k.nodeSpawn(req, p)
+		if done != nil || err != nil {
+			return done, err
+		}
+		defer release()
+	}
 	spec, notes, err := k.prepare(req, p)
 	if err != nil {
 		return nil, err
@@ -33,6 +40,11 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 		return nil, err
 	}
 	dir := runs.Dir(meta.StateDir)
+	if spec.Workflow != nil {
+		if err := saveWorkflowEnv(dir, spec.Env); err != nil {
+			notes = append(notes, "environment not kept for a resume: "+err.Error())
+		}
+	}
 	fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: meta, proc: proc}, 5*time.Second)
 	if _, err := fut.Result(); err != nil {
 		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
@@ -58,16 +70,34 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 
 // prepare builds and checks the run spec of a spawn request.
 func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string, error) {
+	if p.Workflow != nil {
+		spec, err := k.prepareWorkflow(req, p, nil)
+		return spec, nil, err
+	}
+	spec, src, err := k.prepareSpec(req, p)
+	if err != nil {
+		return spec, nil, err
+	}
+	if src.rec != nil && src.rec.Workflow != nil && p.Template == nil {
+		spec, err := k.prepareWorkflow(req, p, src.rec)
+		return spec, nil, err
+	}
+	return spec, k.recordLaunch(&spec, src), nil
+}
+
+// prepareSpec builds and checks the run spec of a spawn request without
+// recording anything (no draft, no usage).
+func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawnSource, error) {
 	var spec runs.Spec
 	src, err := k.spawnSource(req, p, &spec)
 	if err != nil {
-		return spec, nil, err
+		return spec, src, err
 	}
 	rec := src.rec
 	// Run id and state directory.
 	id, err := k.runID(p, rec)
 	if err != nil {
-		return spec, nil, err
+		return spec, src, err
 	}
 	spec.ID = id
 	if sd := p.StateDir; sd != "" {
@@ -94,11 +124,11 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	}
 	node, err := template.Parse(src.graph)
 	if err != nil {
-		return spec, nil, err
+		return spec, src, err
 	}
 	cfg := k.cfg.Settings
 	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: src.types}); err != nil {
-		return spec, nil, err
+		return spec, src, err
 	}
 	// Artifacts resolve once, at start.
 	arts := map[string]any{}
@@ -112,7 +142,7 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 	}
 	resolved, err := resolveArtifacts(arts, values, src.defaults)
 	if err != nil {
-		return spec, nil, err
+		return spec, src, err
 	}
 	// Restart policy.
 	restartRaw := p.Restart
@@ -120,11 +150,14 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 		restartRaw = rec.Restart
 	}
 	if spec.Restart, err = runs.ParseRestart(restartRaw); err != nil {
-		return spec, nil, invalidErr("spawn: %v", err)
+		return spec, src, invalidErr("spawn: %v", err)
+	}
+	if spec.Health, err = k.spawnHealth(p, &spec, values, req.Cwd); err != nil {
+		return spec, src, err
 	}
 	depth, err := k.spawnLimits(req, id, dir)
 	if err != nil {
-		return spec, nil, err
+		return spec, src, err
 	}
 	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, req.Env
 	spec.Parent = envString(req.Env, "PI_ACTORS_RUN_ID")
@@ -134,10 +167,11 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 		spec.LaunchSource = "spawn"
 	}
 	spec.Tool = p.Tool
+	spec.WorkflowNode = p.WorkflowNode
 	spec.Supervisor = k.cfg.Supervisor
 	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
 		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
-	return spec, k.recordLaunch(&spec, src), nil
+	return spec, src, nil
 }
 
 // spawnSource is what a spawn runs: the recipe (with its discovery entry)
@@ -228,7 +262,7 @@ func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, er
 // recordLaunch captures an inline spawn as a draft recipe and records a
 // user recipe's usage; what fails is a warning, never an error.
 func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string) {
-	if src.rec == nil && k.cfg.Settings.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
+	if src.rec == nil && spec.WorkflowNode == nil && k.cfg.Settings.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
 		draft, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts)
 		if err != nil {
 			notes = append(notes, "draft not captured: "+err.Error())

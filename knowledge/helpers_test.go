@@ -2,31 +2,25 @@ package knowledge
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/knowledgetest"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
-
-func TestMain(m *testing.M) {
-	if os.Getenv(testproc.EnvVar) != "" {
-		os.Exit(helperMain(os.Args[1:]))
-	}
-	os.Exit(m.Run())
-}
 
 // env is one test's stores: a personal store and, optionally, a project
 // store under a fake repository.
 type env struct {
+	knowledgetest.Ops
 	t      *testing.T
 	dir    string
 	repo   string
 	layers *Layers
-	caller Caller
+	caller store.Caller
 }
 
 func openStore(t testing.TB, path, layer string) *Store {
@@ -48,74 +42,15 @@ func newEnv(t *testing.T) *env {
 	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, dir: dir, repo: repo, caller: Caller{Cwd: repo, RunID: "r1"}}
-	e.layers = &Layers{Personal: openStore(t, PersonalPath(filepath.Join(dir, "agent")), api.StorePersonal)}
-	res := e.ok("init", `{}`).(*api.InitResult)
+	e := &env{t: t, dir: dir, repo: repo, caller: store.Caller{Cwd: repo, RunID: "r1"}}
+	e.Ops = knowledgetest.Ops{T: t, Exec: func(ctx context.Context, req op.Request) (any, error) { return e.layers.Execute(ctx, e.caller, req) }}
+	e.layers = &Layers{Personal: openStore(t, store.PersonalPath(filepath.Join(dir, "agent")), op.StorePersonal)}
+	res := e.OK("init", `{}`).(*api.InitResult)
 	if !res.Created || res.Project.Root != repo {
 		t.Fatalf("init: %+v", res)
 	}
-	e.layers.Project = openStore(t, res.Path, api.StoreProject)
+	e.layers.Project = openStore(t, res.Path, op.StoreProject)
 	return e
 }
 
-// do decodes raw as op and executes it through the layers.
-func (e *env) do(op, raw string) (any, *api.Error) {
-	e.t.Helper()
-	req, err := api.Decode(op, json.RawMessage(raw))
-	if err != nil {
-		ae, ok := api.AsError(err)
-		if !ok {
-			e.t.Fatalf("%s %s: decode: %v", op, raw, err)
-		}
-		return nil, ae
-	}
-	v, err := e.layers.Execute(context.Background(), e.caller, req)
-	if err != nil {
-		ae, ok := api.AsError(err)
-		if !ok {
-			e.t.Fatalf("%s %s: %v", op, raw, err)
-		}
-		return nil, ae
-	}
-	return v, nil
-}
-
-func (e *env) ok(op, raw string) any {
-	e.t.Helper()
-	v, ae := e.do(op, raw)
-	if ae != nil {
-		e.t.Fatalf("%s %s: %v", op, raw, ae)
-	}
-	return v
-}
-
-// fail runs op and wants an error with code about field.
-func (e *env) fail(code api.Code, field, op, raw string) *api.Error {
-	e.t.Helper()
-	v, ae := e.do(op, raw)
-	if ae == nil {
-		e.t.Fatalf("%s %s: got %+v, want %s on %s", op, raw, v, code, field)
-	}
-	if ae.Code != code || (field != "*" && ae.Details["field"] != field) {
-		e.t.Fatalf("%s %s: got %s on %v (%s), want %s on %s", op, raw, ae.Code, ae.Details["field"], ae.Message, code, field)
-	}
-	return ae
-}
-
-func (e *env) atom(name string, paths string, extra string) *api.Atom {
-	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"atom","name":%q,"paths":%s%s}`, name, paths, extra)).(*api.Atom)
-}
-
-func (e *env) molecule(name, extra string) *api.Molecule {
-	e.t.Helper()
-	return e.ok("manage_graph", fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q%s}`, name, extra)).(*api.Molecule)
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+var mustJSON = knowledgetest.JSON

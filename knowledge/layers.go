@@ -2,54 +2,16 @@ package knowledge
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/graph"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 )
-
-// PersonalPath is the personal store of an agent root:
-// <agent>/knowledge/knowledge.db.
-func PersonalPath(agentDir string) string {
-	return filepath.Join(agentDir, "knowledge", "knowledge.db")
-}
-
-// ProjectFile is a project store's path below its repository root.
-const ProjectFile = ".pi/knowledge.db"
-
-// FindProject walks up from cwd to the nearest <dir>/.pi/knowledge.db and
-// returns its path, or "" when there is none.
-func FindProject(cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ProjectFile)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-		if d == filepath.Dir(d) {
-			return ""
-		}
-	}
-}
-
-// RepoRoot is the nearest directory at or above cwd holding .git (a
-// directory or a worktree's file), or cwd itself when there is none.
-func RepoRoot(cwd string) string {
-	cwd = filepath.Clean(cwd)
-	for d := cwd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return cwd
-		}
-	}
-}
 
 // Layers is the pair of stores a caller sees: the project store of its
 // cwd (nil when there is none) and the personal store. The kernel opens
@@ -74,14 +36,14 @@ type Layers struct {
 // stores lists the stores an operation may use, project first.
 func (l *Layers) stores(choice string) ([]*Store, error) {
 	switch choice {
-	case api.StoreProject:
+	case op.StoreProject:
 		if l.Project == nil {
-			return nil, api.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", ProjectFile)
+			return nil, op.Invalid("store", "store=project but there is no project store (%s) at or above the cwd: run knowledge init, or use store=personal", store.ProjectFile)
 		}
 		return []*Store{l.Project}, nil
-	case api.StorePersonal:
+	case op.StorePersonal:
 		if l.Personal == nil {
-			return nil, api.Invalid("store", "store=personal but no personal store is open")
+			return nil, op.Invalid("store", "store=personal but no personal store is open")
 		}
 		return []*Store{l.Personal}, nil
 	}
@@ -92,7 +54,7 @@ func (l *Layers) stores(choice string) ([]*Store, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, api.Invalid("store", "no knowledge store is open: run knowledge init")
+		return nil, op.Invalid("store", "no knowledge store is open: run knowledge init")
 	}
 	return out, nil
 }
@@ -108,8 +70,8 @@ func (l *Layers) writeStore(choice string) (*Store, error) {
 
 // notFoundBy reports a NOT_FOUND about one of the given fields.
 func notFoundBy(err error, fields ...string) bool {
-	e, ok := api.AsError(err)
-	if !ok || e.Code != api.CodeNotFound {
+	e, ok := op.AsError(err)
+	if !ok || e.Code != op.CodeNotFound {
 		return false
 	}
 	for _, f := range fields {
@@ -123,7 +85,7 @@ func notFoundBy(err error, fields ...string) bool {
 // skippable is an error that only means "this store has nothing for the
 // caller's project": the project is not in it or the cwd selects none.
 func skippable(err error) bool {
-	return errors.Is(err, errNoProject) || notFoundBy(err, "projectId")
+	return errors.Is(err, graph.ErrNoProject) || notFoundBy(err, "projectId")
 }
 
 // byID runs fn on each store in turn until one has the id (field).
@@ -171,8 +133,8 @@ func (l *Layers) each(choice string, fn func(*Store) error) error {
 }
 
 // pages concatenates one page across the chosen stores.
-func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Store, limit, offset int) (*api.Page[T], error)) (*api.Page[T], error) {
-	out := &api.Page[T]{Items: []T{}, Limit: limit, Offset: offset}
+func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Store, limit, offset int) (*op.Page[T], error)) (*op.Page[T], error) {
+	out := &op.Page[T]{Items: []T{}, Limit: limit, Offset: offset}
 	skip := offset
 	err := l.each(choice, func(s *Store) error {
 		want := max(limit-len(out.Items), 1)
@@ -193,9 +155,21 @@ func pages[T any](l *Layers, choice string, limit, offset int, fetch func(s *Sto
 	return out, nil
 }
 
+// pagesOf is pages over an operation that answers a page of T: run gets
+// each store's limit and offset.
+func pagesOf[T any](l *Layers, choice string, limit, offset int, run func(s *Store, limit, offset *int) (any, error)) (*op.Page[T], error) {
+	return pages(l, choice, limit, offset, func(s *Store, limit, offset int) (*op.Page[T], error) {
+		v, err := run(s, &limit, &offset)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*op.Page[T]), nil
+	})
+}
+
 // Execute runs one request through the layers. The request is validated
-// (again) first. Errors of the operation are *api.Error; others are I/O.
-func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, error) {
+// (again) first. Errors of the operation are *op.Error; others are I/O.
+func (l *Layers) Execute(ctx context.Context, c store.Caller, req op.Request) (any, error) {
 	if e := req.Validate(); e != nil {
 		return nil, e
 	}
@@ -203,85 +177,73 @@ func (l *Layers) Execute(ctx context.Context, c Caller, req api.Request) (any, e
 		return v, err
 	}
 	switch r := req.(type) {
-	case *api.QueryGraph:
+	case *graphop.QueryGraph:
 		return l.queryGraph(ctx, c, r)
-	case *api.ManageGraph:
+	case *graphop.ManageGraph:
 		if r.Operation == "create" {
 			s, err := l.writeStore(r.Store)
 			if err != nil {
 				return nil, err
 			}
-			return s.ManageGraph(ctx, c, r)
+			return s.graph.ManageGraph(ctx, c, r)
 		}
-		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.ManageGraph(ctx, c, r) })
-	case *api.ManageChangelog:
-		return l.byID(r.Store, "parentId", func(s *Store) (any, error) { return s.ManageChangelog(ctx, c, r) })
-	case *api.ProjectCreate:
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.graph.ManageGraph(ctx, c, r) })
+	case *graphop.ManageChangelog:
+		return l.byID(r.Store, "parentId", func(s *Store) (any, error) { return s.graph.ManageChangelog(ctx, c, r) })
+	case *graphop.ProjectCreate:
 		s, err := l.writeStore(r.Store)
 		if err != nil {
 			return nil, err
 		}
-		return s.CreateProject(ctx, c, r)
-	case *api.ProjectList:
-		return pages(l, r.Store, api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0),
-			func(s *Store, limit, offset int) (*api.Page[api.Project], error) {
-				return s.Projects(ctx, &api.ProjectList{Limit: &limit, Offset: &offset})
+		return s.graph.CreateProject(ctx, c, r)
+	case *graphop.ProjectList:
+		return pages(l, r.Store, op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0),
+			func(s *Store, limit, offset int) (*op.Page[graphop.Project], error) {
+				return s.graph.Projects(ctx, &graphop.ProjectList{Limit: &limit, Offset: &offset})
 			})
-	case *api.History:
-		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.History(ctx, r) })
-	case *api.Verify:
+	case *graphop.History:
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.graph.History(ctx, r) })
+	case *graphop.Verify:
 		return l.verify(ctx, r)
-	case *api.TaskContext:
+	case *graphop.TaskContext:
 		return l.taskContext(ctx, c, r)
 	case *api.Init:
 		return l.init(ctx, c, r)
 	case *api.Status:
 		return l.status(ctx, r)
 	}
-	return nil, api.Invalid("operation", "unknown knowledge request %T", req)
+	return nil, op.Invalid("operation", "unknown knowledge request %T", req)
 }
 
-func (l *Layers) queryGraph(ctx context.Context, c Caller, r *api.QueryGraph) (any, error) {
+func (l *Layers) queryGraph(ctx context.Context, c store.Caller, r *graphop.QueryGraph) (any, error) {
 	switch r.Operation {
 	case "get":
-		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.get(ctx, r) })
+		return l.byID(r.Store, "id", func(s *Store) (any, error) { return s.graph.QueryGraph(ctx, c, r) })
 	case "context":
-		return l.context(ctx, c, r.Store, r.ProjectID, r.Paths, api.BoolOr(r.IncludeChangelog, true),
-			api.LimitOr(r.ChangelogLimit, api.DefaultChangelogLimit))
+		return l.context(ctx, c, r.Store, r.ProjectID, r.Paths, op.BoolOr(r.IncludeChangelog, true),
+			op.LimitOr(r.ChangelogLimit, graphop.DefaultChangelogLimit))
 	}
-	fetch := func(s *Store, limit, offset int) (*api.Page[api.Atom], error) {
+	limit, offset := op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0)
+	search := func(s *Store, limit, offset *int) (any, error) {
 		q := *r
-		q.Limit, q.Offset = &limit, &offset
-		v, err := s.search(ctx, c, &q)
-		if err != nil {
-			return nil, err
-		}
-		return v.(*api.Page[api.Atom]), nil
+		q.Limit, q.Offset = limit, offset
+		return s.graph.QueryGraph(ctx, c, &q)
 	}
-	limit, offset := api.LimitOr(r.Limit, api.DefaultLimit), api.LimitOr(r.Offset, 0)
-	if r.EntityType == api.EntityAtom {
-		return pages(l, r.Store, limit, offset, fetch)
+	if r.EntityType == graphop.EntityAtom {
+		return pagesOf[graphop.Atom](l, r.Store, limit, offset, search)
 	}
-	return pages(l, r.Store, limit, offset, func(s *Store, limit, offset int) (*api.Page[api.Molecule], error) {
-		q := *r
-		q.Limit, q.Offset = &limit, &offset
-		v, err := s.search(ctx, c, &q)
-		if err != nil {
-			return nil, err
-		}
-		return v.(*api.Page[api.Molecule]), nil
-	})
+	return pagesOf[graphop.Molecule](l, r.Store, limit, offset, search)
 }
 
 // context runs context in each store and merges: molecules and orphans
 // project first; a path is unmatched when no store matched it.
-func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string, paths []string, withLog bool, logN int) (*api.Context, error) {
-	out := &api.Context{Molecules: []api.ContextMolecule{}, OrphanAtoms: []api.ContextAtom{}, UnmatchedPaths: []string{}}
+func (l *Layers) context(ctx context.Context, c store.Caller, choice, projectID string, paths []string, withLog bool, logN int) (*graphop.Context, error) {
+	out := &graphop.Context{Molecules: []graphop.ContextMolecule{}, OrphanAtoms: []graphop.ContextAtom{}, UnmatchedPaths: []string{}}
 	misses := map[string]int{}
 	var order []string
 	ran := 0
 	err := l.each(choice, func(s *Store) error {
-		res, err := s.Context(ctx, c, projectID, paths, withLog, logN)
+		res, err := s.graph.Context(ctx, c, projectID, paths, withLog, logN)
 		if err != nil {
 			return err
 		}
@@ -307,14 +269,14 @@ func (l *Layers) context(ctx context.Context, c Caller, choice, projectID string
 	return out, nil
 }
 
-func (l *Layers) verify(ctx context.Context, r *api.Verify) (*api.VerifyResult, error) {
+func (l *Layers) verify(ctx context.Context, r *graphop.Verify) (*graphop.VerifyResult, error) {
 	ss, err := l.stores(r.Store)
 	if err != nil {
 		return nil, err
 	}
-	out := &api.VerifyResult{OK: true, Stores: []api.VerifyReport{}}
+	out := &graphop.VerifyResult{OK: true, Stores: []graphop.VerifyReport{}}
 	for _, s := range ss {
-		rep, err := s.Verify(ctx)
+		rep, err := s.graph.Verify(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -342,17 +304,17 @@ func (l *Layers) status(ctx context.Context, r *api.Status) (*api.StatusResult, 
 
 // init creates (or finds) the project store of the caller's repository
 // and its project; it reuses l.Project when that is the store.
-func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResult, error) {
+func (l *Layers) init(ctx context.Context, c store.Caller, r *api.Init) (*api.InitResult, error) {
 	if !filepath.IsAbs(c.Cwd) {
-		return nil, api.Invalid("cwd", "init needs the caller's absolute cwd, got %q", c.Cwd)
+		return nil, op.Invalid("cwd", "init needs the caller's absolute cwd, got %q", c.Cwd)
 	}
 	opts := Options{}
 	if l.Personal != nil {
 		opts = l.Personal.opts
 	}
-	opts.Layer = api.StoreProject
-	if l.Project != nil && l.Project.Path() == FindProject(c.Cwd) {
-		return l.Project.ensureProject(ctx, filepath.Dir(filepath.Dir(l.Project.Path())), r.Name, false)
+	opts.Layer = op.StoreProject
+	if l.Project != nil && l.Project.Path() == store.FindProject(c.Cwd) {
+		return l.Project.initProject(ctx, r.Name, false)
 	}
 	return Init(ctx, c.Cwd, r, opts)
 }
@@ -361,35 +323,65 @@ func (l *Layers) init(ctx context.Context, c Caller, r *api.Init) (*api.InitResu
 // repository root holding cwd, else cwd; an existing store at or above cwd
 // is reused) and its project {name, root: <repo>}.
 func Init(ctx context.Context, cwd string, req *api.Init, opts Options) (*api.InitResult, error) {
-	path := FindProject(cwd)
+	path := store.FindProject(cwd)
 	created := false
 	if path == "" {
-		path, created = filepath.Join(RepoRoot(cwd), ProjectFile), true
+		path, created = filepath.Join(store.RepoRoot(cwd), store.ProjectFile), true
 	}
 	s, err := Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	return s.ensureProject(ctx, filepath.Dir(filepath.Dir(path)), req.Name, created)
+	return s.initProject(ctx, req.Name, created)
 }
 
-// ensureProject returns the project with root, creating it when missing.
-func (s *Store) ensureProject(ctx context.Context, root, name string, created bool) (*api.InitResult, error) {
-	p := api.Project{Store: s.opts.Layer}
-	err := s.r.QueryRowContext(ctx, `SELECT id, name, root, created_at FROM projects WHERE root = ?`, root).Scan(&p.ID, &p.Name, &p.Root, &p.CreatedAt)
-	if err == nil {
-		return &api.InitResult{Path: s.path, Created: created, Project: p}, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("init %s: %w", s.path, err)
-	}
-	if name == "" {
-		name = filepath.Base(root)
-	}
-	np, err := s.CreateProject(ctx, Caller{Cwd: root}, &api.ProjectCreate{Name: name, Root: root})
+// initProject returns init's result for the project store s: its project
+// (rooted at the directory holding .pi/), created when missing.
+func (s *Store) initProject(ctx context.Context, name string, created bool) (*api.InitResult, error) {
+	p, err := s.graph.EnsureProject(ctx, filepath.Dir(filepath.Dir(s.Path())), name)
 	if err != nil {
-		return nil, fmt.Errorf("init %s: %w", s.path, err)
+		return nil, fmt.Errorf("init %s: %w", s.Path(), err)
 	}
-	return &api.InitResult{Path: s.path, Created: created, Project: *np}, nil
+	return &api.InitResult{Path: s.Path(), Created: created, Project: *p}, nil
+}
+
+// TaskContext runs the spec's includeGraphContext: the Context Files of
+// text, matched with context through the layers.
+func (l *Layers) TaskContext(ctx context.Context, c store.Caller, text string) (*graphop.TaskContextResult, error) {
+	return l.taskContext(ctx, c, &graphop.TaskContext{Text: text})
+}
+
+func (l *Layers) taskContext(ctx context.Context, c store.Caller, r *graphop.TaskContext) (*graphop.TaskContextResult, error) {
+	paths, err := graph.TaskPaths(r, c.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	res := &graphop.TaskContextResult{GraphContext: graphop.Context{Molecules: []graphop.ContextMolecule{}, OrphanAtoms: []graphop.ContextAtom{}, UnmatchedPaths: []string{}}}
+	if len(paths) == 0 {
+		return res, nil
+	}
+	g, err := l.context(ctx, c, r.Store, r.ProjectID, paths, op.BoolOr(r.IncludeChangelog, true),
+		op.LimitOr(r.ChangelogLimit, graphop.DefaultChangelogLimit))
+	if err != nil {
+		return nil, err
+	}
+	res.GraphContext = *g
+	return res, nil
+}
+
+// GraphHints returns the spec's advance hints for a run that reached a
+// terminal status in cwd, when cwd lies under a project (of either store)
+// that has atoms; ok is false otherwise (and on any read error: a hint is
+// never worth failing a follow-up for).
+func (l *Layers) GraphHints(ctx context.Context, cwd string) (*graphop.GraphHints, bool) {
+	for _, s := range []*Store{l.Project, l.Personal} {
+		if s == nil {
+			continue
+		}
+		if h, ok := s.graph.Hints(ctx, cwd); ok {
+			return h, true
+		}
+	}
+	return nil, false
 }

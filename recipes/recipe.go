@@ -52,6 +52,9 @@ type Recipe struct {
 	Values       map[string]any
 	Usage        map[string]any
 	Warnings     []string // non-fatal load diagnostics
+	// Workflow is the workflow the recipe runs (a file with a workflow
+	// object instead of a template): spawned, it is a workflow run.
+	Workflow any
 }
 
 // Import is one entry of `imports`.
@@ -92,7 +95,11 @@ type MailboxEntry struct {
 var envelopeKeys = []string{"args", "defaults", "parallel", "label", "when", "timeout", "delay", "output", "retry", "failure", "recover", "repeat"}
 
 // recipeKeys are the other fields a recipe may have.
-var recipeKeys = []string{"description", "disabled", "async", "state_dir", "imports", "artifacts", "mailbox", "retire_when", "restart", "values", "usage", "actor_context", "template", "name"}
+var recipeKeys = []string{"description", "disabled", "async", "state_dir", "imports", "artifacts", "mailbox", "retire_when", "restart", "values", "usage", "actor_context", "template", "name", "workflow"}
+
+// WorkflowTemplate is the template of a recipe that holds a workflow: its
+// run's leaf is the workflow's scheduler.
+const WorkflowTemplate = "{pi_actors} workflow run {state_dir}"
 
 var aliasRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
@@ -114,8 +121,13 @@ func IDOf(path string) string {
 // compile builds a Recipe from its raw object, checking every field.
 func compile(raw map[string]any, path, format string) (*Recipe, error) {
 	r := &Recipe{ID: IDOf(path), Path: path, Format: format, Raw: raw, ActorContext: true}
+	if wf, ok := raw["workflow"]; ok {
+		if err := r.setWorkflow(wf); err != nil {
+			return nil, err
+		}
+	}
 	if _, ok := raw["template"]; !ok {
-		return nil, fmt.Errorf("%w: recipe must define template", ErrInvalid)
+		return nil, fmt.Errorf("%w: recipe must define template (or workflow)", ErrInvalid)
 	}
 	var unknown []string
 	for k := range raw {
@@ -176,6 +188,20 @@ func compile(raw map[string]any, path, format string) (*Recipe, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// setWorkflow takes a recipe's workflow object: the recipe is async
+// (spawned, never run in the foreground) and runs the workflow's
+// scheduler. The workflow itself is checked when it is spawned.
+func (r *Recipe) setWorkflow(wf any) error {
+	if _, ok := wf.(map[string]any); !ok {
+		return fmt.Errorf("%w: workflow must be an object {id, nodes, policy, …} (got %s)", ErrInvalid, template.CompactJSON(wf))
+	}
+	if _, ok := r.Raw["template"]; ok {
+		return fmt.Errorf("%w: a recipe holds a template or a workflow, not both", ErrInvalid)
+	}
+	r.Workflow, r.Raw["template"], r.Raw["async"] = wf, WorkflowTemplate, true
+	return nil
 }
 
 // checkTemplateShape rejects templates that can never run: a blank string,

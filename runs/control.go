@@ -189,7 +189,8 @@ func KillTree(in *Info, inboxID string) bool {
 	var tree []int
 	for range 5 {
 		fresh := 0
-		for _, p := range Descendants(m.Pid) {
+		// (Never the kernel itself: a run's process may have started it.)
+		for _, p := range DescendantsBut(m.Pid, os.Getpid()) {
 			if !seen[p] {
 				seen[p] = true
 				tree = append(tree, p)

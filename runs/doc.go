@@ -3,7 +3,7 @@
 // events.jsonl, inbox.jsonl, outbox.jsonl, wake.jsonl, stdout.log,
 // stderr.log, result.json), the per-run supervisor loop (`pi-actors
 // supervise`: child subreaper, restart policy, control messages, log
-// rotation), start guards, status derivation, the runs index, retention
+// rotation, health checks), start guards, status derivation, the runs index, retention
 // (archive, prune), ownership (a run belongs to the session that started
 // it) and the /proc helpers (a pid is trusted only with its start time).
 //
@@ -25,6 +25,18 @@
 // `logs --since` starts from them. A Follower reads a log across
 // rotations (it holds its file open through the rename).
 //
+// # Health checks
+//
+// A run may declare (run.json "health") a readiness probe, a liveness
+// probe, a memory cap (max_rss) and watched globs. Its supervisor runs
+// them per attempt (health_monitor.go, probe.go) and for the run's life
+// (watch.go), records verdicts in progress.json "health", events.jsonl
+// and outbox.jsonl (follow-ups), and stops an unhealthy attempt as failed
+// for the restart policy to decide; a watch restart is immediate. A run
+// that declared none starts no goroutine, timer or watcher for them.
+// Probes use no HTTP library: an HTTP probe is one GET over a TCP
+// connection.
+//
 // This package does not route messages (package actors does), interpret
 // message bodies, or import the actor system: it is linked into the lean
 // pi-actors binary that every run's supervisor is.
@@ -33,5 +45,8 @@
 //
 // A run survives the kernel: its supervisor is its own process. A
 // supervisor that dies is detected by pid and start time and its run is
-// recorded as exited with a reason; its process groups are killed.
+// recorded as exited with a reason; its process groups are killed — or,
+// for a run that keeps its own durable state (a workflow), Resume starts
+// a new supervisor on the same state directory. A kernel that a run's
+// process started on demand is never part of the run's tree.
 package runs

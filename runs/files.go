@@ -100,6 +100,7 @@ type Meta struct {
 	Artifacts      map[string]any  `json:"artifacts,omitempty"`
 	Mailbox        any             `json:"mailbox,omitempty"`
 	Restart        *Restart        `json:"restart,omitempty"`
+	Health         *Health         `json:"health,omitempty"`
 	RetireWhen     string          `json:"retire_when,omitempty"`
 	Depth          int             `json:"depth"`
 	Parent         string          `json:"parent,omitempty"`
@@ -107,6 +108,13 @@ type Meta struct {
 	ActorContext   bool            `json:"actor_context,omitempty"`
 	Limits         Limits          `json:"limits"`
 	DraftRecipe    string          `json:"draft_recipe,omitempty"`
+	// Workflow is a workflow run's DAG as given (package workflows reads
+	// it); WorkflowNode names the node a child run of a workflow carries
+	// out; Resumes counts the times the kernel resumed the run on its
+	// state dir (a workflow whose supervisor was lost, or retried).
+	Workflow     any      `json:"workflow,omitempty"`
+	WorkflowNode *NodeRef `json:"workflow_node,omitempty"`
+	Resumes      int      `json:"resumes,omitempty"`
 }
 
 // Limits are the engine limits a supervisor applies.
@@ -129,6 +137,9 @@ type Progress struct {
 	Restarts  int       `json:"restarts,omitempty"`
 	NextStart string    `json:"next_start_at,omitempty"`
 	Leaves    []Leaf    `json:"leaves,omitempty"`
+	// Health is what the run's probes found (runs with a health
+	// declaration only).
+	Health *HealthState `json:"health,omitempty"`
 }
 
 // Leaf is a running leaf process group (for cleanup after a crash).

@@ -103,20 +103,4 @@ func Children(pid int) []int {
 }
 
 // Descendants lists every live descendant of pid, depth first.
-func Descendants(pid int) []int {
-	var out []int
-	var walk func(int, int)
-	walk = func(p, depth int) {
-		if depth > 64 {
-			return
-		}
-		for _, c := range Children(p) {
-			if st, err := Stat(c); err == nil && st.State != "Z" && st.State != "X" {
-				out = append(out, c)
-			}
-			walk(c, depth+1)
-		}
-	}
-	walk(pid, 0)
-	return out
-}
+func Descendants(pid int) []int { return DescendantsBut(pid, 0) }

@@ -9,7 +9,7 @@ import (
 
 // Restart is a run's restart policy.
 type Restart struct {
-	Policy       string  `json:"policy"` // never, on-failure, always
+	Policy       string  `json:"policy"` // never, on-failure, on-abnormal, always
 	BackoffMS    int     `json:"backoff_ms"`
 	MaxBackoffMS int     `json:"max_backoff_ms"`
 	Jitter       float64 `json:"jitter"`
@@ -39,7 +39,7 @@ func ParseRestart(raw any) (*Restart, error) {
 			case "policy":
 				s, ok := val.(string)
 				if !ok {
-					return nil, fmt.Errorf("restart.policy must be never, on-failure or always")
+					return nil, fmt.Errorf("restart.policy must be never, on-failure, on-abnormal or always")
 				}
 				r.Policy = s
 			case "backoff_ms":
@@ -71,9 +71,9 @@ func ParseRestart(raw any) (*Restart, error) {
 
 func (r Restart) check() error {
 	switch r.Policy {
-	case "never", "on-failure", "always":
+	case "never", "on-failure", "on-abnormal", "always":
 	default:
-		return fmt.Errorf("restart.policy must be never, on-failure or always (got %q)", r.Policy)
+		return fmt.Errorf("restart.policy must be never, on-failure, on-abnormal or always (got %q)", r.Policy)
 	}
 	switch {
 	case r.BackoffMS < 0 || r.MaxBackoffMS < 0 || r.ResetAfterMS < 0:
@@ -105,6 +105,10 @@ func floatField(k string, v any) (float64, error) {
 }
 
 // Wants reports whether an attempt that ended with code should restart.
+// on-abnormal (systemd's name) restarts only an attempt that a signal
+// ended (128+n) or a timeout stopped (124), not one that exited with its
+// own status: what a program that decides its own end needs (a workflow's
+// scheduler).
 func (r *Restart) Wants(code int) bool {
 	if r == nil {
 		return false
@@ -114,6 +118,8 @@ func (r *Restart) Wants(code int) bool {
 		return true
 	case "on-failure":
 		return code != 0
+	case "on-abnormal":
+		return code > 128 || code == 124
 	}
 	return false
 }

@@ -29,6 +29,7 @@ type Spec struct {
 	Artifacts      map[string]any
 	Mailbox        any
 	Restart        *Restart
+	Health         *Health // probes, max_rss, watch (nil: none)
 	RetireWhen     string
 	Depth          int
 	Limits         Limits
@@ -43,6 +44,9 @@ type Spec struct {
 	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
 	// the caller), "" for a run started from outside any run.
 	Parent string
+	// Workflow and WorkflowNode go to run.json as given (see Meta).
+	Workflow     any
+	WorkflowNode *NodeRef
 }
 
 // starting holds the state dirs being started.
@@ -96,7 +100,8 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
 		Template: spec.Template, Values: spec.Values, Artifacts: spec.Artifacts, Mailbox: spec.Mailbox, Restart: spec.Restart,
 		RetireWhen: spec.RetireWhen, Depth: spec.Depth, ContextRecords: spec.ContextRecords, ActorContext: spec.ActorContext,
-		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent,
+		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent, Health: spec.Health,
+		Workflow: spec.Workflow, WorkflowNode: spec.WorkflowNode,
 	}
 	if meta.Values == nil {
 		meta.Values = map[string]any{}

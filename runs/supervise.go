@@ -42,8 +42,15 @@ type supervisor struct {
 	progress Progress
 	leaves   map[int]Leaf
 	cancel   context.CancelFunc // stops the current attempt
-	stop     string             // why the run is being stopped: kill, cancel, restart, term
+	stop     string             // why the run is being stopped: kill, cancel, restart, term (or a health reason)
 	wake     chan struct{}      // a control request arrived
+
+	// Health checks (health_monitor.go, watch.go): the last unhealthy
+	// verdict, the files a watch restart saw change, whether a readiness
+	// follow-up went out.
+	healthErr     string
+	watchFiles    []string
+	readyReported bool
 }
 
 // Supervise runs the run whose state directory is dir until it is over.
@@ -66,6 +73,7 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 	defer s.stderr.Close()
 	stopWatch, _ := s.watchInbox()
 	defer stopWatch()
+	defer s.startWatch()() // watch=: nothing without it
 	go s.reap()
 	go func() {
 		// Coalesce: at most one progress.json write per progressEvery; the
@@ -151,10 +159,11 @@ func (s *supervisor) logf(format string, args ...any) {
 }
 
 // request asks the running attempt to stop for a reason (kill, cancel,
-// restart, term). The first terminal reason wins over restart.
+// restart, term, or a health reason: watch, liveness, max_rss). The first
+// terminal reason wins over the restart-like ones.
 func (s *supervisor) request(reason string) {
 	s.mu.Lock()
-	if s.stop == "" || s.stop == "restart" {
+	if s.stop == "" || restartLike(s.stop) && !restartLike(reason) {
 		s.stop = reason
 	}
 	cancel := s.cancel
@@ -200,20 +209,29 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		case "term":
 			// Stopped from outside, not by its owner: the owner must hear of it.
 			return &Result{Status: StatusExited, Code: code, Command: command, Killed: killed, Reason: "supervisor_terminated", Restarts: restarts}
-		case "restart":
-			s.mu.Lock()
-			s.stop = ""
-			s.mu.Unlock()
+		case "restart", reasonWatch:
 			restarts++
-			s.appendEvent(map[string]any{"event": "run.restart", "attempt": attempt + 1, "reason": "control.restart"})
+			s.appendEvent(s.restartEvent(attempt+1, reason))
 			continue
 		}
 		status := StatusDone
 		if code != 0 {
 			status = StatusFailed
 		}
-		if !s.meta.Restart.Wants(code) {
-			return &Result{Status: status, Code: code, Command: command, Killed: killed, Error: errText, Restarts: restarts}
+		why, wants, failReason := "policy", s.meta.Restart.Wants(code), ""
+		if healthKill(reason) {
+			// Stopped by its health checks: failed, whatever its exit
+			// status; on-failure and always restart it.
+			s.mu.Lock()
+			if s.stop == reason {
+				s.stop = ""
+			}
+			errText = s.healthErr
+			s.mu.Unlock()
+			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1)
+		}
+		if !wants {
+			return &Result{Status: status, Code: code, Command: command, Killed: killed, Error: errText, Reason: failReason, Restarts: restarts}
 		}
 		delay, limit := bo.next(start, end)
 		if limit {
@@ -231,18 +249,46 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			switch reason {
 			case "kill":
 				return &Result{Status: StatusKilled, Code: 137, Killed: true, Reason: "control.kill", Restarts: restarts}
-			case "restart":
+			case "restart", reasonWatch, reasonLiveness, reasonMaxRSS:
 				s.mu.Lock()
 				s.stop = ""
 				s.mu.Unlock()
+				if reason == reasonWatch {
+					why = reasonWatch
+				}
 			case "term":
 				return &Result{Status: StatusExited, Code: code, Reason: "supervisor_terminated", Restarts: restarts}
 			default:
 				return &Result{Status: StatusCancelled, Code: code, Reason: "control.cancel", Restarts: restarts}
 			}
 		}
-		s.appendEvent(map[string]any{"event": "run.restart", "attempt": attempt + 1, "reason": "policy"})
+		s.appendEvent(s.restartEvent(attempt+1, why))
 	}
+}
+
+// restartEvent describes a restart — its reason: control.restart for a
+// control message, watch (with the files that changed), policy, liveness
+// or max_rss — and clears the stop request that asked for it (a request
+// that came since stays).
+func (s *supervisor) restartEvent(attempt int, reason string) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop == reason {
+		s.stop = ""
+	}
+	ev := map[string]any{"event": "run.restart", "attempt": attempt, "reason": reason}
+	switch reason {
+	case "restart":
+		ev["reason"] = "control.restart"
+	case reasonWatch:
+		ev["files"] = s.watchFiles
+		s.watchFiles = nil
+		if s.progress.Health == nil {
+			s.progress.Health = &HealthState{}
+		}
+		s.progress.Health.LastRestart, s.progress.Health.LastRestartAt = reasonWatch, time.Now().UTC()
+	}
+	return ev
 }
 
 // sleep waits d unless a control request arrives (false).
@@ -296,12 +342,14 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 	if err := os.MkdirAll(s.dir.Path("tmp"), 0o700); err != nil {
 		s.logf("create %s: %v", s.dir.Path("tmp"), err)
 	}
+	stdout, stderr, stopHealth := s.startHealth(actx, attempt)
+	defer stopHealth()
 	runner := &template.Runner{
 		Dir:        s.meta.Cwd,
 		KillGrace:  time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond,
 		TempDir:    s.dir.Path("tmp"),
-		Stdout:     s.stdout,
-		Stderr:     s.stderr,
+		Stdout:     stdout,
+		Stderr:     stderr,
 		OnEvent:    s.onCommand,
 		MaxCapture: 64 << 20,
 	}
@@ -501,9 +549,10 @@ func (s *supervisor) killTreeGraceful(grace time.Duration) {
 	}
 }
 
-// others lists the live descendants of the supervisor.
+// others lists the live descendants of the supervisor: the run's tree
+// (a kernel one of its processes started is not the run's).
 func (s *supervisor) others() []int {
-	return Descendants(os.Getpid())
+	return DescendantsBut(os.Getpid(), kernelPid())
 }
 
 // watchInbox applies control messages when the kernel rings (SIGUSR1,

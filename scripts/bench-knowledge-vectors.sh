@@ -119,4 +119,4 @@ row "search, one domain, median (ms)" "$(val search_median_ms "$f")" "(printed)"
 row "search_all, filtered out (ms)" "$(val search_all_filtered_median_ms "$f")" "(printed)" "p90 $(val search_all_filtered_p90_ms "$f"): no index, no SQLite"
 row "capture a run, median (ms)" "$(val capture_median_ms "$f")" "(printed)" "p90 $(val capture_p90_ms "$f"); off the run's path"
 echo
-echo "Go tests and micro-benchmarks: go test ./knowledge; go test -run '^\$' -bench . ./knowledge/hnsw ./knowledge/filter ./knowledge/embed"
+echo "Go tests and micro-benchmarks: go test ./knowledge/...; go test -run '^\$' -bench . ./knowledge/hnsw ./knowledge/filter ./knowledge/embed"

@@ -5,14 +5,14 @@
 #   create   10,000 atoms (5 patterns each) through the CLI batch form
 #            (`pi-actors knowledge manage_graph -`, one transaction)  ≤ 2 s
 #            (and, for reference, the store alone: go benchmark
-#            knowledge.BenchmarkCreate10kAtomsBatched)
+#            knowledge/graph BenchmarkCreate10kAtomsBatched)
 #   context  query_graph operation=context for 1,000 paths against those
 #            atoms, through the CLI (a whole process per call), median ≤ 50 ms
 #   search   text search (FTS5) over 10,000 atoms in the knowledge actor
 #            (go benchmark BenchmarkKnowledgeSearch10k: over the kernel
 #            socket, an upper bound), median                         ≤ 5 ms
 #   open     opening a 10,000-atom store: the store's own figure (go
-#            benchmark knowledge.BenchmarkOpen) and the kernel's first
+#            benchmark knowledge/graph BenchmarkOpen) and the kernel's first
 #            use of a closed store (first call − warm call, CLI)      ≤ 20 ms
 #   vectors  the vector graph (issue 12): scripts/bench-knowledge-vectors.sh
 #            (search_all over 100k nodes in the actor ≤ 10 ms, through
@@ -104,12 +104,12 @@ section_create() {
 		exit 1
 	}
 	report create "$(calc "($t1 - $t0) / 1000")" $((ATOMS / 5)) "($ATOMS atoms × 5 patterns, one CLI call; target scaled to ATOMS)"
-	# reference: the store alone (knowledge.Store.Batch in-process, 10,000
+	# reference: the store alone (graph.Store.Batch in-process, 10,000
 	# atoms in batches of 1,000), so the CLI and kernel share shows.
 	local line ms
-	line=$(cd "$root" && go test -run '^$' -bench 'Create10kAtomsBatched$' -benchtime 1x ./knowledge 2>&1 | grep 'in batches of' | head -1)
+	line=$(cd "$root" && go test -run '^$' -bench 'Create10kAtomsBatched$' -benchtime 1x ./knowledge/graph 2>&1 | grep 'in batches of' | head -1)
 	ms=$(sed -n 's/.*1,000: \([0-9.]*\)\(m\{0,1\}s\).*/\1 \2/p' <<<"$line" | awk '{ print ($2 == "s" ? $1 * 1000 : $1) }')
-	[ -n "$ms" ] && report "(store)" "$ms" 2000 "(reference: knowledge.Store.Batch of 10,000 atoms in-process, no CLI or kernel)"
+	[ -n "$ms" ] && report "(store)" "$ms" 2000 "(reference: graph.Store.Batch of 10,000 atoms in-process, no CLI or kernel)"
 	return 0
 }
 
@@ -141,7 +141,7 @@ section_search() {
 # open: the store's own open (go benchmark) and the kernel's first use.
 section_open() {
 	local line ms first warm
-	line=$(cd "$root" && go test -run '^$' -bench 'BenchmarkOpen$' -benchtime 1x ./knowledge 2>&1 | grep 'target ≤ 20ms' | head -1)
+	line=$(cd "$root" && go test -run '^$' -bench 'BenchmarkOpen$' -benchtime 1x ./knowledge/graph 2>&1 | grep 'target ≤ 20ms' | head -1)
 	ms=$(sed -n 's/.*median: \([0-9.]*\)ms.*/\1/p' <<<"$line")
 	[ -n "$ms" ] && report open "$ms" 20 "(knowledge.Open of a 10,000-atom store, median)"
 	local i firsts=() warms=()

@@ -7,6 +7,7 @@
 #   bash scripts/bench-runs.sh
 #   RUNS=200 SPAWNS=50 OLD_RUNS=10000 FOLLOWUPS=5 bash scripts/bench-runs.sh
 #   SUPERVISORD=0 bash scripts/bench-runs.sh     # skip the supervisord side
+#   HEALTH_RUNS=0 bash scripts/bench-runs.sh     # skip the health-check runs
 #   BENCH_DIR=/dev/shm bash scripts/bench-runs.sh   # state on tmpfs:
 #                                                   # the filesystem's share
 #
@@ -29,6 +30,7 @@ OLD_RUNS=${OLD_RUNS:-10000}
 WARM=${WARM:-5}
 FOLLOWUPS=${FOLLOWUPS:-5}
 SUPERVISORD=${SUPERVISORD:-auto}
+HEALTH_RUNS=${HEALTH_RUNS:-50}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR=${BENCH_DIR:-$HOME/.cache}
@@ -107,6 +109,21 @@ echo "kernel memory: RSS $(mib "$k_rss_kb") MiB with $k_live live runs (kernel s
 pa_kill=$(kv "$out/kill" gone_ms)
 echo "batch kill $RUNS: every pid gone in $pa_kill ms ($(kv "$out/kill" pids) supervisor+leaf pids) (target < 500 ms) $(verdict "$pa_kill" '<' 500)"
 echo "  \`message -\` of $(kv "$out/kill" runs) control.kill returned after $(kv "$out/kill" cli_ms) ms, $(kv "$out/kill" messages_ok) ok; zombies still unreaped when all had exited: $(kv "$out/kill" zombies_at_gone)"
+
+# --- 2b. supervisors running health checks ---------------------------------
+# The same sleep 30 runs with every per-attempt check running in their
+# supervisors: an exec readiness probe (waited for), an exec liveness
+# probe every 5 s and max_rss (a /proc walk every 500 ms). The plain runs
+# above start none of it.
+
+if ((HEALTH_RUNS > 0)); then
+	BENCH_SPAWN_PARAMS='{"ready":"exec:true","wait":"ready","liveness":"exec:true","liveness_every":"5s","max_rss":"1G"}' \
+		"$bt" batch "$pa" "$PI_CODING_AGENT_DIR" "$HEALTH_RUNS" h >"$out/hbatch"
+	"$bt" mem "$PI_CODING_AGENT_DIR" h >"$out/hmem"
+	h_pss=$(kv "$out/hmem" sup_pss_avg_kb)
+	echo "supervisor memory with health checks (exec ready + exec liveness every 5 s + max_rss): PSS $(mib "$h_pss") MiB per run (avg of $(kv "$out/hmem" sup_n); max $(mib "$(kv "$out/hmem" sup_pss_max_kb)") MiB), ratio to a plain run's supervisor $(ratio "$h_pss" "$sup_pss"); \`spawn - wait=ready\` of $HEALTH_RUNS returned after $(kv "$out/hbatch" cli_ms) ms"
+	"$bt" kill "$pa" "$PI_CODING_AGENT_DIR" h >/dev/null
+fi
 
 # --- 3. follow-up latency --------------------------------------------------
 

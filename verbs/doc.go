@@ -25,6 +25,11 @@
 // (Events, StreamEvents: what top reads) and ProgressBar (a bar on a
 // terminal's stderr for verbs that take seconds).
 //
+// It also holds a workflow's scheduler as the lean binary runs it
+// (RunWorkflow: the leaf of a workflow run) with its Host: node runs are
+// spawned and killed through the kernel in batches and observed through
+// their own state files; and inspect view=dag.
+//
 // The lenient value types (Int, Bool, Text, the Loose* types) accept what
 // the CLI's key=value form gives (strings) as well as what JSON clients
 // send, so one struct serves both.

@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/pi-actors/pi-actors/internal/config"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
+	"github.com/pi-actors/pi-actors/workflows"
 )
 
 // Exit codes: sysexits for pi-actors' own errors; exec and call pass the
@@ -54,7 +55,7 @@ func Classify(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if ke, ok := api.AsError(err); ok {
+	if ke, ok := op.AsError(err); ok {
 		return knowledgeError(ke)
 	}
 	if ce := classifyRuns(err); ce != nil {
@@ -62,6 +63,10 @@ func Classify(err error) *Error {
 	}
 	if ce := classifyRecipes(err); ce != nil {
 		return ce
+	}
+	var we *workflows.Error
+	if errors.As(err, &we) {
+		return workflowError(we)
 	}
 	var me *mailbox.AddressError
 	var ee *mailbox.EnvelopeError

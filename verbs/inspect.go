@@ -46,7 +46,7 @@ Targets and views:
   tool:<name>                      status | schema   (user-root recipe tools)
   tool:pi-actors                   status | triage
   run:<id>                         status | tail | events | messages | artifacts | files | mailbox
-                                   | communication | dead_letters
+                                   | communication | dead_letters | dag (a workflow run's nodes)
   room:<run>                       status | messages | previews | roster | contacts
   branch:<run>/<branch>            mailbox
   session:<id> | session:all       status | runs     (status=all|active|terminal|<status>)

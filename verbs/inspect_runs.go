@@ -17,7 +17,7 @@ import (
 // while the kernel is down. They never write a file or signal a process.
 
 // runViews are the views of run:<id>, in the order errors list them.
-var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox"}
+var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox", "dag"}
 
 // Bounds of the run views' text.
 const (
@@ -46,6 +46,8 @@ func inspectRun(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, e
 		return runFilesView(in, q.view, env.JSON || q.verbose), nil
 	case "mailbox":
 		return runMailboxView(in, q.lines)
+	case "dag":
+		return runDagView(in, q.lines)
 	}
 	return nil, Usagef("inspect run:<id> supports %s.", inspectViewList(runViews))
 }
@@ -158,6 +160,7 @@ func runStatusView(env *Env, in *runs.Info) *inspectOutput {
 	m := in.Meta
 	var b strings.Builder
 	fmt.Fprintf(&b, "run=%s status=%s", m.Run, in.Status)
+	b.WriteString(statusHealthText(in))
 	kv := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(&b, " %s=%s", k, inspectPreview(v, previewChars))
@@ -286,6 +289,7 @@ func runStatusDetails(env *Env, s *runStatus) map[string]any {
 		out["usage"] = map[string]any{"pids": s.usage.Pids, "cpu_percent": s.usage.CPUPercent, "rss_bytes": s.usage.RSSBytes,
 			"cpu_basis": "sum over the process tree of each process's average CPU since it started"}
 	}
+	statusHealthDetails(in, out)
 	out["next_actions"] = s.next
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // The knowledge operations are verbs of their own (query_graph,
@@ -17,7 +19,7 @@ import (
 // and the JSON object it was decoded from.
 type knowledgeRequest interface {
 	Request
-	apiRequest() api.Request
+	apiRequest() op.Request
 	params() json.RawMessage
 }
 
@@ -30,49 +32,49 @@ func (p *rawParams) params() json.RawMessage { return p.raw }
 
 // QueryGraph is query_graph: get, search, context.
 type QueryGraph struct {
-	api.QueryGraph
+	graphop.QueryGraph
 	rawParams
 }
 
 // ManageGraph is manage_graph: create, update, delete.
 type ManageGraph struct {
-	api.ManageGraph
+	graphop.ManageGraph
 	rawParams
 }
 
 // ManageChangelog is manage_changelog: append, search.
 type ManageChangelog struct {
-	api.ManageChangelog
+	graphop.ManageChangelog
 	rawParams
 }
 
 // ProjectCreate is `knowledge project create`.
 type ProjectCreate struct {
-	api.ProjectCreate
+	graphop.ProjectCreate
 	rawParams
 }
 
 // ProjectList is `knowledge project list`.
 type ProjectList struct {
-	api.ProjectList
+	graphop.ProjectList
 	rawParams
 }
 
 // KnowledgeHistory is `knowledge history`.
 type KnowledgeHistory struct {
-	api.History
+	graphop.History
 	rawParams
 }
 
 // KnowledgeVerify is `knowledge verify`.
 type KnowledgeVerify struct {
-	api.Verify
+	graphop.Verify
 	rawParams
 }
 
 // TaskContext is `knowledge task_context`.
 type TaskContext struct {
-	api.TaskContext
+	graphop.TaskContext
 	rawParams
 }
 
@@ -102,35 +104,35 @@ func (r *TaskContext) Validate() error     { return apiErr(r.TaskContext.Validat
 func (r *KnowledgeInit) Validate() error   { return apiErr(r.Init.Validate()) }
 func (r *KnowledgeStatus) Validate() error { return apiErr(r.Status.Validate()) }
 
-func (r *QueryGraph) apiRequest() api.Request       { return &r.QueryGraph }
-func (r *ManageGraph) apiRequest() api.Request      { return &r.ManageGraph }
-func (r *ManageChangelog) apiRequest() api.Request  { return &r.ManageChangelog }
-func (r *ProjectCreate) apiRequest() api.Request    { return &r.ProjectCreate }
-func (r *ProjectList) apiRequest() api.Request      { return &r.ProjectList }
-func (r *KnowledgeHistory) apiRequest() api.Request { return &r.History }
-func (r *KnowledgeVerify) apiRequest() api.Request  { return &r.Verify }
-func (r *TaskContext) apiRequest() api.Request      { return &r.TaskContext }
-func (r *KnowledgeInit) apiRequest() api.Request    { return &r.Init }
-func (r *KnowledgeStatus) apiRequest() api.Request  { return &r.Status }
+func (r *QueryGraph) apiRequest() op.Request       { return &r.QueryGraph }
+func (r *ManageGraph) apiRequest() op.Request      { return &r.ManageGraph }
+func (r *ManageChangelog) apiRequest() op.Request  { return &r.ManageChangelog }
+func (r *ProjectCreate) apiRequest() op.Request    { return &r.ProjectCreate }
+func (r *ProjectList) apiRequest() op.Request      { return &r.ProjectList }
+func (r *KnowledgeHistory) apiRequest() op.Request { return &r.History }
+func (r *KnowledgeVerify) apiRequest() op.Request  { return &r.Verify }
+func (r *TaskContext) apiRequest() op.Request      { return &r.TaskContext }
+func (r *KnowledgeInit) apiRequest() op.Request    { return &r.Init }
+func (r *KnowledgeStatus) apiRequest() op.Request  { return &r.Status }
 
 // wrapKnowledge returns the verb request that carries r, decoded from raw.
-func wrapKnowledge(r api.Request, raw json.RawMessage) knowledgeRequest {
+func wrapKnowledge(r op.Request, raw json.RawMessage) knowledgeRequest {
 	switch x := r.(type) {
-	case *api.QueryGraph:
+	case *graphop.QueryGraph:
 		return &QueryGraph{QueryGraph: *x, rawParams: rawParams{raw}}
-	case *api.ManageGraph:
+	case *graphop.ManageGraph:
 		return &ManageGraph{ManageGraph: *x, rawParams: rawParams{raw}}
-	case *api.ManageChangelog:
+	case *graphop.ManageChangelog:
 		return &ManageChangelog{ManageChangelog: *x, rawParams: rawParams{raw}}
-	case *api.ProjectCreate:
+	case *graphop.ProjectCreate:
 		return &ProjectCreate{ProjectCreate: *x, rawParams: rawParams{raw}}
-	case *api.ProjectList:
+	case *graphop.ProjectList:
 		return &ProjectList{ProjectList: *x, rawParams: rawParams{raw}}
-	case *api.History:
+	case *graphop.History:
 		return &KnowledgeHistory{History: *x, rawParams: rawParams{raw}}
-	case *api.Verify:
+	case *graphop.Verify:
 		return &KnowledgeVerify{Verify: *x, rawParams: rawParams{raw}}
-	case *api.TaskContext:
+	case *graphop.TaskContext:
 		return &TaskContext{TaskContext: *x, rawParams: rawParams{raw}}
 	case *api.Init:
 		return &KnowledgeInit{Init: *x, rawParams: rawParams{raw}}
@@ -140,8 +142,8 @@ func wrapKnowledge(r api.Request, raw json.RawMessage) knowledgeRequest {
 	return wrapVector(r, raw)
 }
 
-// apiErr keeps a nil *api.Error from becoming a non-nil error.
-func apiErr(e *api.Error) error {
+// apiErr keeps a nil *op.Error from becoming a non-nil error.
+func apiErr(e *op.Error) error {
 	if e == nil {
 		return nil
 	}
@@ -151,7 +153,7 @@ func apiErr(e *api.Error) error {
 // knowledgeError is an api error as every front door reports it: the
 // spec's code (VALIDATION_ERROR, NOT_FOUND, CONFLICT,
 // INVARIANT_VIOLATION), its message and details, and its sysexits code.
-func knowledgeError(e *api.Error) *Error {
+func knowledgeError(e *op.Error) *Error {
 	out := &Error{Exit: e.Exit(), Code: string(e.Code), Message: e.Message}
 	if len(e.Details) > 0 {
 		out.Details = e.Details

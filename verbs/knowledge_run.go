@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // knowledgeSpecs are the knowledge operations: name (the api op), summary,
@@ -76,12 +78,12 @@ Entries are always explicit (no automatic changelog).`
 
 // knowledgeEnums are the enumerations of the MCP tools' parameters.
 var knowledgeEnums = map[string]map[string][]string{
-	"query_graph": {"operation": {"get", "search", "context"}, "entityType": {api.EntityAtom, api.EntityMolecule},
-		"store": {api.StoreProject, api.StorePersonal}},
-	"manage_graph": {"operation": {"create", "update", "delete"}, "entityType": {api.EntityAtom, api.EntityMolecule},
-		"knowledgeMode": {"overwrite", "append"}, "store": {api.StoreProject, api.StorePersonal}},
-	"manage_changelog": {"operation": {"append", "search"}, "parentType": {api.EntityAtom, api.EntityMolecule},
-		"store": {api.StoreProject, api.StorePersonal}},
+	"query_graph": {"operation": {"get", "search", "context"}, "entityType": {graphop.EntityAtom, graphop.EntityMolecule},
+		"store": {op.StoreProject, op.StorePersonal}},
+	"manage_graph": {"operation": {"create", "update", "delete"}, "entityType": {graphop.EntityAtom, graphop.EntityMolecule},
+		"knowledgeMode": {"overwrite", "append"}, "store": {op.StoreProject, op.StorePersonal}},
+	"manage_changelog": {"operation": {"append", "search"}, "parentType": {graphop.EntityAtom, graphop.EntityMolecule},
+		"store": {op.StoreProject, op.StorePersonal}},
 }
 
 func init() {
@@ -141,7 +143,7 @@ func paramsOf(kr knowledgeRequest) (json.RawMessage, error) {
 		return p, nil
 	}
 	r := kr.apiRequest()
-	if m, ok := r.(*api.ManageGraph); ok && m.Unassign() {
+	if m, ok := r.(*graphop.ManageGraph); ok && m.Unassign() {
 		m.MoleculeID = new("")
 	}
 	b, err := json.Marshal(r)
@@ -155,22 +157,22 @@ func paramsOf(kr knowledgeRequest) (json.RawMessage, error) {
 // as the kernel wrote it (the --json result and MCP structured content)
 // and api.Text's compact rendering. A verify that found breaks fails with
 // INVARIANT_VIOLATION (exit 65) and the report as details.
-func KnowledgeOutcome(req api.Request, raw json.RawMessage) (*Outcome, error) {
+func KnowledgeOutcome(req op.Request, raw json.RawMessage) (*Outcome, error) {
 	typed := knowledgeResult(req)
 	if err := json.Unmarshal(raw, typed); err != nil {
 		return nil, fmt.Errorf("knowledge %s result: %w", req.Op(), err)
 	}
-	if h, ok := typed.(*api.HistoryResult); ok {
+	if h, ok := typed.(*graphop.HistoryResult); ok {
 		fixHistoryState(h)
 	}
 	out := &Outcome{Result: raw, Text: api.Text(typed)}
-	if v, ok := typed.(*api.VerifyResult); ok && !v.OK {
+	if v, ok := typed.(*graphop.VerifyResult); ok && !v.OK {
 		n := 0
 		for _, s := range v.Stores {
 			n += len(s.Breaks)
 		}
 		out.Exit = ExitDataErr
-		out.Fail = &Error{Exit: ExitDataErr, Code: string(api.CodeInvariant), Details: raw,
+		out.Fail = &Error{Exit: ExitDataErr, Code: string(op.CodeInvariant), Details: raw,
 			Message: fmt.Sprintf("%d hash chain break(s): the knowledge history does not verify (details lists each)", n),
 			Hint:    "pi-actors knowledge history id=<entity> shows an entity's deltas"}
 	}
@@ -178,43 +180,43 @@ func KnowledgeOutcome(req api.Request, raw json.RawMessage) (*Outcome, error) {
 }
 
 // knowledgeResult is a pointer to the result type of req.
-func knowledgeResult(req api.Request) any {
+func knowledgeResult(req op.Request) any {
 	switch r := req.(type) {
-	case *api.QueryGraph:
+	case *graphop.QueryGraph:
 		switch {
 		case r.Operation == "context":
-			return new(api.Context)
-		case r.Operation == "get" && r.EntityType == api.EntityMolecule:
-			return new(api.Molecule)
+			return new(graphop.Context)
+		case r.Operation == "get" && r.EntityType == graphop.EntityMolecule:
+			return new(graphop.Molecule)
 		case r.Operation == "get":
-			return new(api.Atom)
-		case r.EntityType == api.EntityMolecule:
-			return new(api.Page[api.Molecule])
+			return new(graphop.Atom)
+		case r.EntityType == graphop.EntityMolecule:
+			return new(op.Page[graphop.Molecule])
 		}
-		return new(api.Page[api.Atom])
-	case *api.ManageGraph:
+		return new(op.Page[graphop.Atom])
+	case *graphop.ManageGraph:
 		switch {
 		case r.Operation == "delete":
-			return new(api.Deleted)
-		case r.EntityType == api.EntityMolecule:
-			return new(api.Molecule)
+			return new(graphop.Deleted)
+		case r.EntityType == graphop.EntityMolecule:
+			return new(graphop.Molecule)
 		}
-		return new(api.Atom)
-	case *api.ManageChangelog:
+		return new(graphop.Atom)
+	case *graphop.ManageChangelog:
 		if r.Operation == "append" {
-			return new(api.ChangelogEntry)
+			return new(graphop.ChangelogEntry)
 		}
-		return new(api.Page[api.ChangelogEntry])
-	case *api.ProjectCreate:
-		return new(api.Project)
-	case *api.ProjectList:
-		return new(api.Page[api.Project])
-	case *api.History:
-		return new(api.HistoryResult)
-	case *api.Verify:
-		return new(api.VerifyResult)
-	case *api.TaskContext:
-		return new(api.TaskContextResult)
+		return new(op.Page[graphop.ChangelogEntry])
+	case *graphop.ProjectCreate:
+		return new(graphop.Project)
+	case *graphop.ProjectList:
+		return new(op.Page[graphop.Project])
+	case *graphop.History:
+		return new(graphop.HistoryResult)
+	case *graphop.Verify:
+		return new(graphop.VerifyResult)
+	case *graphop.TaskContext:
+		return new(graphop.TaskContextResult)
 	case *api.Init:
 		return new(api.InitResult)
 	case *api.Status:
@@ -228,7 +230,7 @@ func knowledgeResult(req api.Request) any {
 
 // fixHistoryState decodes a reconstructed version into its entity type
 // (it arrives as a JSON object).
-func fixHistoryState(h *api.HistoryResult) {
+func fixHistoryState(h *graphop.HistoryResult) {
 	if h.State == nil {
 		return
 	}
@@ -236,9 +238,9 @@ func fixHistoryState(h *api.HistoryResult) {
 	if err != nil {
 		return
 	}
-	var v any = new(api.Atom)
-	if h.EntityType == api.EntityMolecule {
-		v = new(api.Molecule)
+	var v any = new(graphop.Atom)
+	if h.EntityType == graphop.EntityMolecule {
+		v = new(graphop.Molecule)
 	}
 	if json.Unmarshal(b, v) == nil {
 		h.State = v

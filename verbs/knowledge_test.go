@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // Every front door decodes a knowledge operation the api's way: unknown
@@ -26,7 +28,7 @@ func TestKnowledgeSpecsDecodeTheAPIWay(t *testing.T) {
 		_, err := spec.DecodeJSON([]byte(c.raw))
 		e := Classify(err)
 		d, _ := e.Details.(map[string]any)
-		if e.Code != string(api.CodeValidation) || e.Exit != ExitDataErr || d["field"] != c.field {
+		if e.Code != string(op.CodeValidation) || e.Exit != ExitDataErr || d["field"] != c.field {
 			t.Errorf("%s: %+v, want VALIDATION_ERROR about %s", c.name, e, c.field)
 		}
 	}
@@ -64,7 +66,7 @@ func TestKnowledgeParamsKeepEmptyAndNull(t *testing.T) {
 		t.Fatalf("encoded %s, %v", p, err)
 	}
 	again, err := api.Decode("manage_graph", p)
-	if err != nil || !again.(*api.ManageGraph).Unassign() {
+	if err != nil || !again.(*graphop.ManageGraph).Unassign() {
 		t.Fatalf("decoded again: %+v, %v", again, err)
 	}
 }
@@ -99,8 +101,8 @@ func TestKnowledgeOutcomes(t *testing.T) {
 		}
 	}
 	report := `{"ok":false,"stores":[{"store":"project","path":"/k.db","ok":false,"entities":1,"deltas":1,"breaks":[{"entityType":"atom","entityId":"x","version":1,"reason":"altered"}]}]}`
-	out, err := KnowledgeOutcome(&api.Verify{}, json.RawMessage(report))
-	if err != nil || out.Fail == nil || out.Fail.Code != string(api.CodeInvariant) || out.Exit != ExitDataErr || !strings.Contains(out.Text, "atom x v1: altered") {
+	out, err := KnowledgeOutcome(&graphop.Verify{}, json.RawMessage(report))
+	if err != nil || out.Fail == nil || out.Fail.Code != string(op.CodeInvariant) || out.Exit != ExitDataErr || !strings.Contains(out.Text, "atom x v1: altered") {
 		t.Fatalf("broken verify: %+v, %v", out, err)
 	}
 }

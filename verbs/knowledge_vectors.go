@@ -3,7 +3,8 @@ package verbs
 import (
 	"encoding/json"
 
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -14,55 +15,55 @@ import (
 
 // KnowledgeSearch is `knowledge search`.
 type KnowledgeSearch struct {
-	api.Search
+	vectorop.Search
 	rawParams
 }
 
 // KnowledgeSearchAll is `knowledge search_all`.
 type KnowledgeSearchAll struct {
-	api.SearchAll
+	vectorop.SearchAll
 	rawParams
 }
 
 // KnowledgeSmartSearch is `knowledge smart_search`.
 type KnowledgeSmartSearch struct {
-	api.SmartSearch
+	vectorop.SmartSearch
 	rawParams
 }
 
 // KnowledgeRecall is `knowledge recall`.
 type KnowledgeRecall struct {
-	api.Recall
+	vectorop.Recall
 	rawParams
 }
 
 // KnowledgeIngest is `knowledge ingest`.
 type KnowledgeIngest struct {
-	api.Ingest
+	vectorop.Ingest
 	rawParams
 }
 
 // KnowledgeNodeAdd is `knowledge node_add`.
 type KnowledgeNodeAdd struct {
-	api.NodeAdd
+	vectorop.NodeAdd
 	rawParams
 }
 
 // KnowledgeNodeGet is `knowledge node_get`.
 type KnowledgeNodeGet struct {
-	api.NodeGet
+	vectorop.NodeGet
 	rawParams
 }
 
 // KnowledgeTraverse is `knowledge traverse`.
 type KnowledgeTraverse struct {
-	api.Traverse
+	vectorop.Traverse
 	rawParams
 }
 
 // KnowledgeConflicts is `knowledge conflicts`.
 type KnowledgeConflicts struct {
-	api.Conflicts
+	vectorop.Conflicts
 	rawParams
 }
 
@@ -76,66 +77,66 @@ func (r *KnowledgeNodeGet) Validate() error     { return apiErr(r.NodeGet.Valida
 func (r *KnowledgeTraverse) Validate() error    { return apiErr(r.Traverse.Validate()) }
 func (r *KnowledgeConflicts) Validate() error   { return apiErr(r.Conflicts.Validate()) }
 
-func (r *KnowledgeSearch) apiRequest() api.Request      { return &r.Search }
-func (r *KnowledgeSearchAll) apiRequest() api.Request   { return &r.SearchAll }
-func (r *KnowledgeSmartSearch) apiRequest() api.Request { return &r.SmartSearch }
-func (r *KnowledgeRecall) apiRequest() api.Request      { return &r.Recall }
-func (r *KnowledgeIngest) apiRequest() api.Request      { return &r.Ingest }
-func (r *KnowledgeNodeAdd) apiRequest() api.Request     { return &r.NodeAdd }
-func (r *KnowledgeNodeGet) apiRequest() api.Request     { return &r.NodeGet }
-func (r *KnowledgeTraverse) apiRequest() api.Request    { return &r.Traverse }
-func (r *KnowledgeConflicts) apiRequest() api.Request   { return &r.Conflicts }
+func (r *KnowledgeSearch) apiRequest() op.Request      { return &r.Search }
+func (r *KnowledgeSearchAll) apiRequest() op.Request   { return &r.SearchAll }
+func (r *KnowledgeSmartSearch) apiRequest() op.Request { return &r.SmartSearch }
+func (r *KnowledgeRecall) apiRequest() op.Request      { return &r.Recall }
+func (r *KnowledgeIngest) apiRequest() op.Request      { return &r.Ingest }
+func (r *KnowledgeNodeAdd) apiRequest() op.Request     { return &r.NodeAdd }
+func (r *KnowledgeNodeGet) apiRequest() op.Request     { return &r.NodeGet }
+func (r *KnowledgeTraverse) apiRequest() op.Request    { return &r.Traverse }
+func (r *KnowledgeConflicts) apiRequest() op.Request   { return &r.Conflicts }
 
 // wrapVector is wrapKnowledge for the vector graph's requests.
-func wrapVector(r api.Request, raw []byte) knowledgeRequest {
+func wrapVector(r op.Request, raw []byte) knowledgeRequest {
 	p := rawParams{raw}
 	switch x := r.(type) {
-	case *api.Search:
+	case *vectorop.Search:
 		return &KnowledgeSearch{*x, p}
-	case *api.SearchAll:
+	case *vectorop.SearchAll:
 		return &KnowledgeSearchAll{*x, p}
-	case *api.SmartSearch:
+	case *vectorop.SmartSearch:
 		return &KnowledgeSmartSearch{*x, p}
-	case *api.Recall:
+	case *vectorop.Recall:
 		return &KnowledgeRecall{*x, p}
-	case *api.Ingest:
+	case *vectorop.Ingest:
 		return &KnowledgeIngest{*x, p}
-	case *api.NodeAdd:
+	case *vectorop.NodeAdd:
 		return &KnowledgeNodeAdd{*x, p}
-	case *api.NodeGet:
+	case *vectorop.NodeGet:
 		return &KnowledgeNodeGet{*x, p}
-	case *api.Traverse:
+	case *vectorop.Traverse:
 		return &KnowledgeTraverse{*x, p}
-	case *api.Conflicts:
+	case *vectorop.Conflicts:
 		return &KnowledgeConflicts{*x, p}
 	}
 	return nil
 }
 
 // vectorResult is knowledgeResult for the vector graph's requests.
-func vectorResult(req api.Request) any {
+func vectorResult(req op.Request) any {
 	switch r := req.(type) {
-	case *api.Search:
-		return new(api.SearchResult)
-	case *api.SearchAll:
-		return new(api.SearchAllResult)
-	case *api.SmartSearch:
-		return new(api.SmartSearchResult)
-	case *api.Recall:
-		return new(api.RecallResult)
-	case *api.Ingest:
-		return new(api.IngestResult)
-	case *api.NodeAdd:
-		return new(api.NodeAdded)
-	case *api.NodeGet:
-		return new(api.NodeDetail)
-	case *api.Traverse:
-		return new(api.TraverseResult)
-	case *api.Conflicts:
+	case *vectorop.Search:
+		return new(vectorop.SearchResult)
+	case *vectorop.SearchAll:
+		return new(vectorop.SearchAllResult)
+	case *vectorop.SmartSearch:
+		return new(vectorop.SmartSearchResult)
+	case *vectorop.Recall:
+		return new(vectorop.RecallResult)
+	case *vectorop.Ingest:
+		return new(vectorop.IngestResult)
+	case *vectorop.NodeAdd:
+		return new(vectorop.NodeAdded)
+	case *vectorop.NodeGet:
+		return new(vectorop.NodeDetail)
+	case *vectorop.Traverse:
+		return new(vectorop.TraverseResult)
+	case *vectorop.Conflicts:
 		if r.Operation == "resolve" {
-			return new(api.ConflictRecord)
+			return new(vectorop.ConflictRecord)
 		}
-		return new(api.Page[api.ConflictRecord])
+		return new(op.Page[vectorop.ConflictRecord])
 	}
 	return nil
 }

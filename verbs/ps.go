@@ -66,9 +66,13 @@ func init() {
 		Usage: `pi-actors ps [--all] [--status=S] [--lines=N] [--json]
 pi-actors ls …                (the same)
 
-A table of live runs (with --all ended ones too, newest first): ID,
+A table of live runs (with --all ended ones too, newest first; child
+runs — a workflow's nodes, runs a run spawned — indented under their
+parent): ID,
 STATUS, ELAPSED, RESTARTS, CPU (average since the run started, summed
-over its process tree; 100% is one core), RSS, and the recipe or command.
+over its process tree; 100% is one core), RSS, and the recipe or command;
+READY (ready, not ready or timed out, and for how long) when a listed
+run has a readiness probe.
 The table fits the terminal; status words are coloured on a terminal
 (NO_COLOR or --no-color turn that off). Runs of your session
 ($PI_ACTORS_SESSION or session=<id>) when you have one, of every session
@@ -91,7 +95,7 @@ func runPs(_ context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	list = orderRuns(list)
+	list = treeOrder(orderRuns(list))
 	session := strings.TrimSpace(env.Session)
 	if session == "" {
 		session = "all"
@@ -164,16 +168,20 @@ func psTable(res *PsResult, now time.Time, width int) string {
 		}
 		return fmt.Sprintf("(no %s; pi-actors ps --all lists ended runs too)", what)
 	}
-	cols := psColumns(now)
+	cols := withReadyColumn(psColumns(now), res.Runs, now)
 	cells := make([][]string, len(res.Runs))
 	widths := make([]int, len(cols))
 	for i, c := range cols {
 		widths[i] = len(c.head)
 	}
+	ids := treeIDs(res.Runs) // child runs indented under their parent
 	for j := range res.Runs {
 		cells[j] = make([]string, len(cols))
 		for i, c := range cols {
 			cells[j][i] = c.cell(&res.Runs[j])
+			if i == 0 {
+				cells[j][i] = ids[j]
+			}
 			widths[i] = max(widths[i], runeLen(cells[j][i]))
 		}
 	}

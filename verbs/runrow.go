@@ -36,8 +36,13 @@ type RunRow struct {
 	LastLine   string `json:"last_line,omitempty"`
 	LastStream string `json:"last_stream,omitempty"`
 	// Stalled: running, but silent for runs.stalled_after_s.
-	Stalled  bool   `json:"stalled,omitempty"`
-	StateDir string `json:"state_dir"`
+	Stalled bool `json:"stalled,omitempty"`
+	// ReadyState is a live run's readiness (waiting, ready, timed_out)
+	// and ReadySince when it last changed; "" for a run without a
+	// readiness probe.
+	ReadyState string    `json:"ready_state,omitempty"`
+	ReadySince time.Time `json:"ready_since,omitzero"`
+	StateDir   string    `json:"state_dir"`
 }
 
 // Live reports whether the row's run is live.
@@ -84,9 +89,13 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 	if m.Recipe == "" && m.Template != nil {
 		r.Command = commandOf(m.Template)
 	}
+	if m.Workflow != nil && m.Recipe == "" {
+		r.Command = workflowCommand(m.Workflow)
+	}
 	if p := in.Progress; p != nil {
 		r.Restarts = p.Restarts
 	}
+	rowHealth(in, &r)
 	if res := in.Result; res != nil {
 		r.Restarts = max(r.Restarts, res.Restarts)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 // Spawn starts a detached, supervised run actor.
@@ -23,6 +24,15 @@ type Spawn struct {
 	// Where the run starts on a clustered kernel (docs/cluster.md).
 	Node      string `json:"node,omitempty" jsonschema:"clustered kernels: the node whose kernel starts and supervises the run (default: this one)"`
 	Placement string `json:"placement,omitempty" jsonschema:"clustered kernels: local (default) or spread (the least-loaded member)"`
+	// Services (spawn_health.go): probes, memory cap, watched files.
+	Ready            string   `json:"ready,omitempty" jsonschema:"readiness probe: http://host:port/path (a 2xx answer), tcp:host:port (a connection), log:<regex> (a line of the run's output) or exec:<command template> (exit 0)"`
+	ReadyTimeout     Text     `json:"ready_timeout,omitempty" jsonschema:"how long the readiness probe may take before the run counts as not ready (default 60s; 30s, 500ms, or seconds)"`
+	Wait             string   `json:"wait,omitempty" jsonschema:"ready: answer only once the readiness probe passed (exit 75 with the probe's last error after ready_timeout; the run keeps going)"`
+	Liveness         string   `json:"liveness,omitempty" jsonschema:"liveness probe (the forms of ready), checked every liveness_every once ready: liveness_failures failures in a row restart the run through its restart policy (on-failure when none is given)"`
+	LivenessEvery    Text     `json:"liveness_every,omitempty" jsonschema:"the liveness probe's period (default 10s)"`
+	LivenessFailures LooseInt `json:"liveness_failures,omitzero" jsonschema:"liveness failures in a row that make the run unhealthy (default 3)"`
+	MaxRSS           Text     `json:"max_rss,omitempty" jsonschema:"restart the run when its whole process tree's RSS passes this (512M, 1.5G, or bytes), through its restart policy (on-failure when none is given)"`
+	Watch            Globs    `json:"watch,omitempty" jsonschema:"restart the run when a file matching one of these globs changes (comma-separated or an array; relative to the run's directory; ** matches across directories; .git/ and the state dir are ignored; debounced)"`
 	// Template controls merged into an inline template node.
 	Args     any `json:"args,omitempty" jsonschema:"inline template: argument declarations"`
 	Defaults any `json:"defaults,omitempty" jsonschema:"inline template: placeholder defaults"`
@@ -36,6 +46,10 @@ type Spawn struct {
 	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (stop|continue|branch)"`
 	Recover  any `json:"recover,omitempty" jsonschema:"inline template: a template run when the node fails"`
 	Repeat   any `json:"repeat,omitempty" jsonschema:"inline template: repeat count"`
+	// A workflow run.
+	Workflow any `json:"workflow,omitempty" jsonschema:"a workflow to run: seed 001's DAG {id, model, nodes: [{id, depends_on, metadata: {timeout_ms, retry: {max, backoff_ms}, priority}, context, and one of recipe+values, template, or agent+prompt}], execution_order, policy: {max_concurrency, fail_fast, default_retry}}, or the path of a JSON file holding one; each node runs as a child run <id>-<node> (docs/workflows.md)"`
+	// Set by a workflow's scheduler for its nodes' runs.
+	WorkflowNode *runs.NodeRef `json:"workflow_node,omitempty" jsonschema:"internal: the workflow node attempt the run carries out"`
 	// Set by call for an async recipe tool.
 	Tool         string `json:"tool,omitempty" jsonschema:"internal: the tool that launched the run"`
 	LaunchSource string `json:"launch_source,omitempty" jsonschema:"internal: spawn or tool"`
@@ -55,10 +69,16 @@ func (s *Spawn) Controls() map[string]any {
 	return out
 }
 
-// Validate checks the request's shape.
+// Validate checks the request's shape (and an inline workflow whole).
 func (s *Spawn) Validate() error {
+	if s.Workflow != nil {
+		return s.validateWorkflow()
+	}
 	if s.Recipe == "" && s.File == "" && s.Template == nil {
-		return Usagef("spawn needs file=<recipe>, recipe=<name> or template=<template>")
+		return Usagef("spawn needs file=<recipe>, recipe=<name>, template=<template> or workflow=<file.json>")
+	}
+	if _, err := s.HealthSpec(); err != nil {
+		return err
 	}
 	switch strings.TrimSpace(s.Placement) {
 	case "", "local", "spread":
@@ -97,14 +117,22 @@ type SpawnResult struct {
 	Warnings    []string `json:"warnings,omitempty"`
 	// Node is the node whose kernel supervises the run (clustered kernels).
 	Node string `json:"node,omitempty"`
+	// Ready and ReadyAt answer wait=ready.
+	Ready   *bool  `json:"ready,omitempty"`
+	ReadyAt string `json:"ready_at,omitempty"`
 }
 
 // Text is the compact line.
 func (r *SpawnResult) Text() string {
-	s := fmt.Sprintf("address=%s status=%s pid=%d state_dir=%s", r.Address, r.Status, r.Pid, r.StateDir)
+	s := "address=" + r.Address
 	if r.Node != "" {
-		s = fmt.Sprintf("address=%s node=%s status=%s pid=%d state_dir=%s", r.Address, r.Node, r.Status, r.Pid, r.StateDir)
+		s += " node=" + r.Node
 	}
+	s += " status=" + r.Status
+	if r.Ready != nil {
+		s += fmt.Sprintf(" ready=%t ready_at=%s", *r.Ready, r.ReadyAt)
+	}
+	s += fmt.Sprintf(" pid=%d state_dir=%s", r.Pid, r.StateDir)
 	if r.DraftRecipe != "" {
 		s += " draft_recipe=" + r.DraftRecipe
 	}
@@ -122,6 +150,7 @@ func init() {
 		Batch:   true,
 		Tool:    &Annotations{},
 		Usage: `pi-actors spawn as=run:<id> (recipe=<name> | file=<path> | template=… ) [values:='{…}'] [artifacts:='{…}'] [state_dir=…] [restart:='{…}'] [--json]
+pi-actors spawn as=run:<id> workflow=<file.json> | workflow:='{"nodes":[…]}'
 pi-actors spawn -        (a JSON array or JSON lines on stdin: a batch, one run per object)
 
 Starts a run under its own supervisor process (it survives the kernel) and
@@ -132,16 +161,38 @@ reset_after_ms, burst, window_ms}. On a clustered kernel, node=<name>
 starts the run on that node and placement=spread on the least-loaded
 member; the run is supervised there and its address is run:<id>@<node>.
 
+A workflow (seed 001's DAG) runs each node as a child run <id>-<node>
+under the workflow run, in dependency order, with retries, timeouts,
+fail_fast and max_concurrency; it survives kill -9 of its scheduler, its
+supervisor or the kernel. See docs/workflows.md; inspect view=dag shows it.
+
+Services: ready=<probe> (http://host:port/path, tcp:host:port, log:<regex>,
+exec:<template>) with ready_timeout (60s) and wait=ready (answer once
+ready; 75 with the probe's last error after ready_timeout, the run goes
+on); liveness=<probe> (liveness_every 10s, liveness_failures 3) and
+max_rss=<size> restart an unhealthy run through its restart policy
+(on-failure when none is given); watch=<glob,…> restarts it when a
+matching file changes. See docs/runs.md.
+
 Examples:
   pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
   pi-actors spawn as=run:build node=gpu-1 template='make -j8'  # clustered kernels
+  pi-actors spawn as=run:build workflow=plan.json
+  pi-actors spawn as=run:web template='python3 -m http.server 8000' ready=http://127.0.0.1:8000/ wait=ready
+  pi-actors spawn as=run:api template='go run ./cmd/api' ready=log:'listening on' watch='**/*.go,go.mod'
   pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
-		Internal: []string{"tool", "launch_source", "verbose"},
+		Internal: []string{"tool", "launch_source", "verbose", "workflow_node"},
 		Enums:    map[string][]string{"placement": {"local", "spread"}},
 		New:      func() Request { return new(Spawn) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			if err := req.(*Spawn).readWorkflow(env.Cwd); err != nil {
+				return nil, err
+			}
 			var res SpawnResult
 			if err := env.Call("spawn", req, &res); err != nil {
+				return nil, err
+			}
+			if err := req.(*Spawn).awaitReady(ctx, &res); err != nil {
 				return nil, err
 			}
 			return &Outcome{Result: &res, Text: res.Text()}, nil
@@ -181,6 +232,15 @@ func RunBatch(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error, error)
 			continue
 		}
 		outs[i], errs[i] = batchOutcome(spec.Name, &one)
+	}
+	for i, r := range reqs {
+		if sp, ok := r.(*Spawn); ok && errs[i] == nil && outs[i] != nil {
+			// wait=ready: every run of the batch is already starting.
+			res := outs[i].Result.(*SpawnResult)
+			if errs[i] = sp.awaitReady(context.Background(), res); errs[i] == nil {
+				outs[i].Text = res.Text()
+			}
+		}
 	}
 	return outs, errs, nil
 }

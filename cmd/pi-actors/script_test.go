@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,7 +56,8 @@ func TestMain(m *testing.M) {
 // every pid a helper recorded in $WORK/*.pid is killed afterwards.
 //
 // Extra commands: `alive PIDFILE` / `! alive PIDFILE` (is the recorded
-// process running), `waitfile FILE` (wait up to 10 s for FILE to exist).
+// process running), `waitfile FILE` (wait up to 10 s for FILE to exist),
+// `freeport VAR` (set $VAR to a TCP port nothing listens on).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -74,6 +76,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"alive":    cmdAlive,
 			"waitfile": cmdWaitFile,
+			"freeport": cmdFreePort,
 		},
 	})
 }
@@ -95,6 +98,18 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ts.Fatalf("freeport: %v", err)
+	}
+	defer l.Close()
+	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {

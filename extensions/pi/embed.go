@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-//go:embed index.ts
+//go:embed *.ts
 var files embed.FS
 
 // Name is the extension's directory under <agent>/extensions.

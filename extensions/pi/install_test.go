@@ -44,8 +44,14 @@ func TestInstallWritesTheExtension(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if !slices.Equal(names, []string{marker, "index.ts"}) {
-		t.Fatalf("extension dir holds %v", names)
+	sources, _ := filepath.Glob("*.ts")
+	if want := append([]string{marker}, sources...); !slices.Equal(names, want) {
+		t.Fatalf("extension dir holds %v, want %v", names, want)
+	}
+	for _, name := range sources {
+		if got, want := readFile(t, filepath.Join(dir, name)), readFile(t, name); !bytes.Equal(got, want) {
+			t.Errorf("%s is not the source", name)
+		}
 	}
 	// No stage is left where pi looks.
 	if names := extEntries(t, agent); !slices.Equal(names, []string{"pi-actors"}) {

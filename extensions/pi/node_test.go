@@ -3,8 +3,6 @@ package piext
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/extensions/pi/pitest"
 )
 
 // TestExtension type-checks index.ts with tsc against the pinned
@@ -22,23 +22,17 @@ import (
 // installed once per package-lock.json into a cache under
 // os.UserCacheDir() and reused.
 func TestExtension(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found: " + err.Error() + " (the pi extension's tsc and node tests need node and npm)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm not found: " + err.Error() + " (the pi extension's tsc and node tests need node and npm)")
-	}
-	modules := nodeModules(t, npm)
+	node, _ := pitest.Node(t)
+	modules := pitest.NodeModules(t)
 	work := t.TempDir()
+	sources, _ := filepath.Glob("*.ts")
 	tests, _ := filepath.Glob(filepath.Join("test", "*.test.mjs"))
 	fakes, _ := filepath.Glob(filepath.Join("testdata", "*"))
 	if len(tests) == 0 || len(fakes) == 0 {
 		t.Fatalf("no node tests (%v) or fakes (%v)", tests, fakes)
 	}
 	var runTests []string
-	for _, name := range append([]string{"index.ts", "tsconfig.json", "package.json"}, append(tests, fakes...)...) {
+	for _, name := range append(append(sources, "tsconfig.json", "package.json"), append(tests, fakes...)...) {
 		copyFile(t, name, filepath.Join(work, name))
 	}
 	for _, name := range tests {
@@ -72,74 +66,6 @@ func TestExtension(t *testing.T) {
 		t.Logf("node --test:\n%s", bytes.TrimSpace(tapSummary(out)))
 	})
 }
-
-// nodeModules returns a node_modules directory holding the packages of
-// package-lock.json, installing them (npm ci) into the user cache the first
-// time. An unreachable registry skips the test; any other npm failure fails it.
-func nodeModules(t *testing.T, npm string) string {
-	t.Helper()
-	pkg := readFile(t, "package.json")
-	lock := readFile(t, "package-lock.json")
-	sum := sha256.Sum256(append(append(pkg, 0), lock...))
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	base = filepath.Join(base, "pi-actors", "piext-npm")
-	final := filepath.Join(base, hex.EncodeToString(sum[:8]))
-	modules := filepath.Join(final, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "typescript", "bin", "tsc")); err == nil {
-		return modules
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	stage, err := os.MkdirTemp(base, "stage-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(stage)
-	for name, data := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	start := time.Now()
-	out, err := runGroup(t, 8*time.Minute, stage, nil, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
-	if err != nil {
-		if offline.Match(out) {
-			t.Skipf("npm registry unreachable, cannot install the pinned packages (%v):\n%s", err, tail(out))
-		}
-		t.Fatalf("npm ci: %v\n%s", err, tail(out))
-	}
-	t.Logf("npm ci into %s took %s (cached for later runs)", final, time.Since(start).Round(time.Second))
-	if err := os.Rename(stage, final); err != nil {
-		// Another run installed the same lock first: use its copy.
-		if _, serr := os.Stat(filepath.Join(modules, "typescript", "bin", "tsc")); serr != nil {
-			t.Fatalf("cache node_modules: %v", err)
-		}
-	}
-	pruneCache(base, filepath.Base(final))
-	return modules
-}
-
-// pruneCache removes the installs of earlier lock files (a few hundred MB
-// each) and stages older than an hour. Best effort.
-func pruneCache(base, keep string) {
-	entries, _ := os.ReadDir(base)
-	for _, e := range entries {
-		info, err := e.Info()
-		if e.Name() == keep || err != nil {
-			continue
-		}
-		if !strings.HasPrefix(e.Name(), "stage-") || time.Since(info.ModTime()) > time.Hour {
-			os.RemoveAll(filepath.Join(base, e.Name()))
-		}
-	}
-}
-
-// offline matches npm's output when the registry cannot be reached.
-var offline = regexp.MustCompile(`ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network`)
 
 // runGroup runs a command in its own process group with a deadline and
 // kills the whole group afterwards, so nothing it started (the node test's
@@ -201,13 +127,6 @@ func copyFile(t *testing.T, name, to string) {
 	if err := os.WriteFile(to, readFile(t, name), fi.Mode().Perm()); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func tail(b []byte) []byte {
-	if len(b) > 4000 {
-		return b[len(b)-4000:]
-	}
-	return b
 }
 
 // tapSummary keeps the ok/not ok lines and the totals of node's TAP output.

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ type Config struct {
 	Runs      Runs      `toml:"runs"`
 	Knowledge Knowledge `toml:"knowledge"`
 	Cluster   Cluster   `toml:"cluster"`
+	Pi        Pi        `toml:"pi"`
 }
 
 // Knowledge configures the knowledge store's vector graph.
@@ -100,6 +102,7 @@ func Defaults() Config {
 		Runs: Runs{MaxDepth: 8, MaxLivePerSession: 64, LogMaxBytes: 10 << 20, LogKeep: 1, RetentionDays: 7,
 			StalledAfterS: 300, CaptureDrafts: true},
 		Knowledge: Knowledge{Capture: true},
+		Pi:        piDefaults(),
 	}
 }
 
@@ -134,7 +137,7 @@ func Load(agentDir string) (Config, error) {
 			for i, k := range und {
 				keys[i] = k.String()
 			}
-			return c, fmt.Errorf("%w: %s: unknown key %s (known: exec.max_parallel_branches, exec.max_leaves, exec.kill_grace_ms, output.max_lines, output.max_bytes, runs.max_depth, runs.max_live_per_session, runs.log_max_bytes, runs.log_keep, runs.retention_days, runs.stalled_after_s, runs.capture_drafts, knowledge.capture, knowledge.embedder.url, knowledge.embedder.model, knowledge.embedder.api_key_env, knowledge.embedder.dim, cluster.name, cluster.node, cluster.provider, cluster.manage, cluster.peers, cluster.endpoints, cluster.consul, cluster.bind, cluster.advertise, cluster.tls_ca, cluster.tls_cert, cluster.tls_key)", ErrInvalid, path, strings.Join(keys, ", "))
+			return c, fmt.Errorf("%w: %s: unknown key %s (known: %s)", ErrInvalid, path, strings.Join(keys, ", "), strings.Join(KnownKeys(), ", "))
 		}
 	}
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
@@ -144,6 +147,7 @@ func Load(agentDir string) (Config, error) {
 		}
 		c.Exec.MaxParallelBranches = n
 	}
+	c.Pi.applyEnv()
 	if err := c.check(path); err != nil {
 		return c, err
 	}
@@ -171,6 +175,9 @@ func (c Config) check(path string) error {
 		if f.v < f.min {
 			return fmt.Errorf("%w: %s: %s must be at least %d (got %d)", ErrInvalid, path, f.key, f.min, f.v)
 		}
+	}
+	if err := c.Pi.check(path); err != nil {
+		return err
 	}
 	return c.Knowledge.Embedder.check(path)
 }
@@ -210,4 +217,27 @@ func (c Config) KillGrace() time.Duration {
 // TmpDir is <agent>/tmp/pi-actors, where runs, outputs and spills live.
 func TmpDir(agentDir string) string {
 	return filepath.Join(agentDir, "tmp", "pi-actors")
+}
+
+// KnownKeys lists every key pi-actors.toml may hold (section.key), from
+// the Config struct's toml tags.
+func KnownKeys() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, prefix+name+".")
+				continue
+			}
+			out = append(out, prefix+name)
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+	return out
 }

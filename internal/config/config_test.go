@@ -18,6 +18,7 @@ func write(t *testing.T, dir, body string) {
 
 func TestMissingFileMeansDefaults(t *testing.T) {
 	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+	t.Setenv("PI_ACTORS_PI_TOOLS", "")
 	c, err := Load(t.TempDir())
 	if err != nil || !reflect.DeepEqual(c, Defaults()) {
 		t.Fatalf("Load: %+v, %v", c, err)
@@ -108,6 +109,44 @@ func TestKnowledgeSectionErrors(t *testing.T) {
 		write(t, dir, body)
 		_, err := Load(dir)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want ErrInvalid mentioning %q", body, err, want)
+		}
+	}
+}
+
+func TestPiSection(t *testing.T) {
+	t.Setenv("PI_ACTORS_PI_TOOLS", "")
+	c, err := Load(t.TempDir())
+	if err != nil || c.Pi.KnowledgeBudget != 1500 || c.Pi.Recall || c.Pi.RecordSummary || c.Pi.Tools != nil {
+		t.Fatalf("defaults: %+v, %v", c.Pi, err)
+	}
+	dir := t.TempDir()
+	write(t, dir, "[pi]\ntools = [\"default\", \"smart_search\", \"!utility-*\"]\nknowledge_budget = 0\nrecall = true\nrecord_summary = true\n")
+	c, err = Load(dir)
+	if err != nil || strings.Join(c.Pi.Tools, " ") != "default smart_search !utility-*" || c.Pi.KnowledgeBudget != 0 || !c.Pi.Recall || !c.Pi.RecordSummary {
+		t.Fatalf("Load: %+v, %v", c.Pi, err)
+	}
+	t.Setenv("PI_ACTORS_PI_TOOLS", " recall, query_graph ,")
+	c, err = Load(dir)
+	if err != nil || strings.Join(c.Pi.Tools, " ") != "recall query_graph" {
+		t.Fatalf("PI_ACTORS_PI_TOOLS: %+v, %v", c.Pi, err)
+	}
+	t.Setenv("PI_ACTORS_PI_TOOLS", "recall,bad name")
+	if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `pi.tools entry "bad name"`) {
+		t.Fatalf("a bad PI_ACTORS_PI_TOOLS entry: %v", err)
+	}
+	t.Setenv("PI_ACTORS_PI_TOOLS", "")
+	for body, want := range map[string]string{
+		"[pi]\ntool = [\"x\"]\n":            "pi.tool",
+		"[pi]\nknowledge_budget = -1\n":     "pi.knowledge_budget",
+		"[pi]\nknowledge_budget = 100000\n": "pi.knowledge_budget",
+		"[pi]\ntools = [\"a/b\"]\n":         `pi.tools entry "a/b"`,
+		"[pi]\ntools = [\"!\"]\n":           `pi.tools entry "!"`,
+		"[pi]\nrecall = \"yes\"\n":          "recall",
+	} {
+		d := t.TempDir()
+		write(t, d, body)
+		if _, err := Load(d); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want ErrInvalid mentioning %q", body, err, want)
 		}
 	}

@@ -30,6 +30,11 @@ func (r *Regexp) MatchString(s string) bool { return r.get().MatchString(s) }
 // FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
 func (r *Regexp) FindStringSubmatch(s string) []string { return r.get().FindStringSubmatch(s) }
 
+// FindAllStringSubmatch is regexp.Regexp.FindAllStringSubmatch.
+func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
+	return r.get().FindAllStringSubmatch(s, n)
+}
+
 // FindStringSubmatchIndex is regexp.Regexp.FindStringSubmatchIndex.
 func (r *Regexp) FindStringSubmatchIndex(s string) []int { return r.get().FindStringSubmatchIndex(s) }
 

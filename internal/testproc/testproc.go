@@ -31,6 +31,7 @@ const Usage = `helpers:
   stderr MSG [N]           print MSG to stderr, exit N (default 1)
   ignore-term PIDFILE      ignore SIGTERM, write pid, print "ready", sleep forever
   sleep-forever [PIDFILE]  write pid (optional), sleep forever
+  sleep MS                 sleep MS milliseconds, then exit 0
   fork-grandchild PIDFILE [exit]  start a grandchild in the same process group,
                            write its pid, then sleep forever (or exit at once)
   kill-self SIGNAL         die from SIGNAL (a number)
@@ -67,6 +68,10 @@ func run(name string, args []string) int {
 	case "sleep-forever":
 		writePid(arg(args, 0, ""), os.Getpid())
 		sleepForever()
+	case "sleep":
+		ms, _ := strconv.Atoi(arg(args, 0, "0"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return 0
 	case "fork-grandchild":
 		self, err := os.Executable()
 		if err != nil {
@@ -117,7 +122,10 @@ func run(name string, args []string) int {
 		io.WriteString(os.Stdout, strings.Repeat("x", n))
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "unknown helper %q\n%s\n", name, Usage)
+	if code, ok := runService(name, args); ok {
+		return code
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper %q\n%s\n%s\n", name, Usage, ServiceUsage)
 	return 2
 }
 

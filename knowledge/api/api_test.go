@@ -2,20 +2,23 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
-func decodeErr(t *testing.T, op, raw string) *Error {
+func decodeErr(t *testing.T, name, raw string) *op.Error {
 	t.Helper()
-	_, err := Decode(op, json.RawMessage(raw))
-	e, ok := AsError(err)
+	_, err := Decode(name, json.RawMessage(raw))
+	e, ok := op.AsError(err)
 	if !ok {
-		t.Fatalf("Decode(%s, %s) = %v, want an *Error", op, raw, err)
+		t.Fatalf("Decode(%s, %s) = %v, want an *op.Error", name, raw, err)
 	}
 	return e
 }
@@ -26,7 +29,7 @@ func TestDecode(t *testing.T) {
 		t.Fatalf("entityType is case-sensitive: %+v", req)
 	}
 	e := decodeErr(t, "manage_graph", `{"operation":"create","entityType":"atom","name":"n","paths":["a"],"colour":"red"}`)
-	if e.Code != CodeValidation || e.Details["field"] != "colour" || !strings.Contains(e.Message, "unknown parameter colour") {
+	if e.Code != op.CodeValidation || e.Details["field"] != "colour" || !strings.Contains(e.Message, "unknown parameter colour") {
 		t.Fatalf("unknown field: %+v", e)
 	}
 	e = decodeErr(t, "manage_graph", `{"operation":"update","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","version":"two","name":"x"}`)
@@ -37,7 +40,7 @@ func TestDecode(t *testing.T) {
 	if e.Details["field"] != "operation" {
 		t.Fatalf("unknown op: %+v", e)
 	}
-	if e = decodeErr(t, "status", `[1]`); e.Code != CodeValidation {
+	if e = decodeErr(t, "status", `[1]`); e.Code != op.CodeValidation {
 		t.Fatalf("non-object: %+v", e)
 	}
 	r, err := Decode("manage_graph", json.RawMessage(`{"operation":"update","entityType":"atom","id":"00000000-0000-4000-8000-00000000000A",
@@ -45,7 +48,7 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := r.(*ManageGraph)
+	m := r.(*graphop.ManageGraph)
 	if *m.Version != 3 || !m.Unassign() || m.ID != "00000000-0000-4000-8000-00000000000a" || m.RelatedAtoms[0].Reason != "r" {
 		t.Fatalf("decoded %+v", m)
 	}
@@ -53,51 +56,29 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := r.(*QueryGraph)
-	if !slices.Equal(q.Paths, []string{"a.ts", "b/c.ts"}) || BoolOr(q.IncludeChangelog, true) {
+	q := r.(*graphop.QueryGraph)
+	if !slices.Equal(q.Paths, []string{"a.ts", "b/c.ts"}) || op.BoolOr(q.IncludeChangelog, true) {
 		t.Fatalf("context decode %+v", q)
 	}
 	r, _ = Decode("query_graph", json.RawMessage(`{"operation":"context","paths":["x", " y "]}`))
-	if !slices.Equal(r.(*QueryGraph).Paths, []string{"x", "y"}) {
-		t.Fatalf("array paths %v", r.(*QueryGraph).Paths)
+	if !slices.Equal(r.(*graphop.QueryGraph).Paths, []string{"x", "y"}) {
+		t.Fatalf("array paths %v", r.(*graphop.QueryGraph).Paths)
 	}
 	// json.Unmarshal of a request goes through the same strict decoder.
-	var mg ManageGraph
+	var mg graphop.ManageGraph
 	err = json.Unmarshal([]byte(`{"operation":"create","bogus":1}`), &mg)
-	if ae, ok := AsError(err); !ok || ae.Details["field"] != "bogus" {
+	if ae, ok := op.AsError(err); !ok || ae.Details["field"] != "bogus" {
 		t.Fatalf("json.Unmarshal strictness: %v", err)
 	}
 	if err := json.Unmarshal([]byte(`{"operation":"create","entityType":"atom"}`), &mg); err != nil {
 		t.Fatalf("json.Unmarshal: %v", err)
 	}
-	for _, op := range Ops {
-		if _, err := Decode(op, nil); err != nil {
-			if ae, ok := AsError(err); !ok || ae.Code != CodeValidation {
-				t.Fatalf("%s with no parameters: %v", op, err)
+	for _, name := range Ops {
+		if _, err := Decode(name, nil); err != nil {
+			if ae, ok := op.AsError(err); !ok || ae.Code != op.CodeValidation {
+				t.Fatalf("%s with no parameters: %v", name, err)
 			}
 		}
-	}
-}
-
-func TestErrors(t *testing.T) {
-	for _, c := range []struct {
-		e    *Error
-		exit int
-		is   error
-	}{
-		{Invalid("f", "x"), 65, ErrValidation},
-		{Invariant("f", "x"), 65, ErrInvariant},
-		{NotFound("id", "atom", "a"), 66, ErrNotFound},
-		{Conflict("atom", "a", 1, 2), 75, ErrConflict},
-	} {
-		var err error = c.e
-		if c.e.Exit() != c.exit || !errors.Is(err, c.is) || errors.Is(err, ErrValidation) != (c.is == ErrValidation) {
-			t.Fatalf("%+v: exit %d", c.e, c.e.Exit())
-		}
-	}
-	b, _ := json.Marshal(Conflict("atom", "a", 1, 2))
-	if string(b) != `{"code":"CONFLICT","message":"atom a is at version 2, not 1: read it again (query_graph operation=get) and retry with version=2","details":{"currentVersion":2,"field":"version"}}` {
-		t.Fatalf("conflict JSON %s", b)
 	}
 }
 
@@ -143,8 +124,8 @@ func TestValidateRules(t *testing.T) {
 // jsonschema-go accepts (it reserves tags that start with WORD=).
 func TestSchemaTags(t *testing.T) {
 	reserved := regexp.MustCompile(`^[A-Za-z_]+=`)
-	for _, op := range Ops {
-		typ := reflect.TypeOf(New(op)).Elem()
+	for _, name := range Ops {
+		typ := reflect.TypeOf(New(name)).Elem()
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			if !f.IsExported() {
@@ -159,52 +140,91 @@ func TestSchemaTags(t *testing.T) {
 	}
 }
 
-func TestText(t *testing.T) {
-	mol := "m1"
-	big := strings.Repeat("knowledge ", 2000)
-	a := &Atom{ID: "a1", Name: "Atom", MoleculeID: &mol, Paths: []string{"src/**"}, Knowledge: big, Version: 2, Store: "project",
-		Changelog: []ChangelogEntry{{TaskID: "t", Summary: "s"}}}
-	out := Text(a)
-	if !strings.HasPrefix(out, `atom=a1 name="Atom" version=2`) || !strings.Contains(out, "store=project") ||
-		!strings.Contains(out, "--json for the whole text") || len(out) > 3000 || !strings.Contains(out, "manage_changelog operation=search") {
-		t.Fatalf("atom text (%d bytes):\n%s", len(out), out)
-	}
-	p := &Page[Atom]{Total: 150, Limit: 100, Offset: 0}
-	for range 100 {
-		p.Items = append(p.Items, *a)
-	}
-	out = Text(p)
-	if !strings.HasPrefix(out, "total=150 limit=100 offset=0 shown=20") || !strings.Contains(out, "80 more on this page") ||
-		!strings.Contains(out, "next page: offset=100") || len(out) > 8000 {
-		t.Fatalf("page text (%d bytes):\n%s", len(out), out)
-	}
-	c := &Context{Molecules: []ContextMolecule{{ID: "m", Name: "M", Atoms: []ContextAtom{{ID: "a", Name: "A", MatchedPaths: []string{"x"}}}}},
-		UnmatchedPaths: []string{"y"}}
-	if out = Text(c); !strings.HasPrefix(out, "molecules=1 atoms=1 orphan_atoms=0 unmatched_paths=1") || !strings.Contains(out, "unmatched: y") {
-		t.Fatalf("context text:\n%s", out)
-	}
-	v := &VerifyResult{OK: false, Stores: []VerifyReport{{Store: "project", Breaks: []Break{{EntityID: "a", Version: 2, Reason: "r"}}}}}
-	if out = Text(v); !strings.HasPrefix(out, "ok=false") || !strings.Contains(out, "a v2: r") {
-		t.Fatalf("verify text:\n%s", out)
-	}
-}
-
 // StoreOf reads the store parameter of every operation that has one.
 func TestStoreOf(t *testing.T) {
 	n := 0
-	for _, op := range Ops {
-		r := New(op)
+	for _, name := range Ops {
+		r := New(name)
 		f := reflect.ValueOf(r).Elem().FieldByName("Store")
 		if !f.IsValid() {
 			continue
 		}
-		f.SetString(StorePersonal)
-		if got := StoreOf(r); got != StorePersonal {
-			t.Errorf("%s: StoreOf = %q, want personal", op, got)
+		f.SetString(op.StorePersonal)
+		if got := op.StoreOf(r); got != op.StorePersonal {
+			t.Errorf("%s: StoreOf = %q, want personal", name, got)
 		}
 		n++
 	}
 	if n < 10 {
 		t.Errorf("only %d operations have a store parameter", n)
+	}
+}
+
+func TestVectorRequests(t *testing.T) {
+	id := "00000000-0000-4000-8000-000000000000"
+	bad := []struct{ op, raw, field string }{
+		{"search", `{}`, "query"},
+		{"search", `{"query":"  "}`, "query"},
+		{"search", `{"query":"x","domain":"web"}`, "domain"},
+		{"search", `{"query":"x","domain":"code","type":"rfc"}`, "type"},
+		{"search", `{"query":"x","type":"spaceship"}`, "type"},
+		{"search", `{"query":"x","limit":0}`, "limit"},
+		{"search_all", `{"query":"x","domains":"code,web"}`, "domains"},
+		{"search_all", `{"query":"x","limitPerDomain":51}`, "limitPerDomain"},
+		{"smart_search", `{"query":"x","tokenBudget":50}`, "tokenBudget"},
+		{"smart_search", `{"query":"x","thoroughness":"deep"}`, "thoroughness"},
+		{"ingest", `{}`, "path"},
+		{"ingest", `{"path":".","glob":"[a"}`, "glob"},
+		{"node_add", `{"type":"decision","name":"n"}`, "domain"},
+		{"node_add", `{"domain":"history","name":"n"}`, "type"},
+		{"node_add", `{"domain":"history","type":"paper","name":"n"}`, "type"},
+		{"node_add", `{"domain":"history","type":"decision"}`, "name"},
+		{"node_add", `{"domain":"history","type":"decision","name":"n","source":"oracle"}`, "source"},
+		{"node_add", `{"domain":"history","type":"decision","name":"n","trust":101}`, "trust"},
+		{"node_add", `{"domain":"history","type":"decision","name":"n","links":[{"to":"x","type":"cites"}]}`, "links"},
+		{"node_add", `{"domain":"history","type":"decision","name":"n","links":[{"to":"` + id + `","type":"likes"}]}`, "links"},
+		{"node_add", `{"domain":"history","type":"decision","name":"n","links":[{"to":"` + id + `","kind":"cites"}]}`, "links"},
+		{"node_get", `{}`, "id"},
+		{"traverse", `{"id":"` + id + `","direction":"up"}`, "direction"},
+		{"traverse", `{"id":"` + id + `","fanOut":101}`, "fanOut"},
+		{"conflicts", `{"operation":"resolve","id":2}`, "resolution"},
+		{"conflicts", `{"operation":"resolve","resolution":"r"}`, "id"},
+		{"conflicts", `{"id":2}`, "id"},
+	}
+	for _, c := range bad {
+		e := decodeErr(t, c.op, c.raw)
+		if e.Details["field"] != c.field {
+			t.Errorf("%s %s: error on %v (%s), want %s", c.op, c.raw, e.Details["field"], e.Message, c.field)
+		}
+	}
+	r, err := Decode("search", json.RawMessage(`{"query":" retry ","type":"function","limit":"5"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.(*vectorop.Search); s.Query != "retry" || s.Domain != "code" || *s.Limit != 5 {
+		t.Fatalf("search %+v", s)
+	}
+	r, err = Decode("search_all", json.RawMessage(`{"query":"x","domains":"history, academic"}`))
+	if err != nil || !slices.Equal(r.(*vectorop.SearchAll).Domains, []string{"history", "academic"}) {
+		t.Fatalf("search_all %+v %v", r, err)
+	}
+	r, err = Decode("node_add", json.RawMessage(`{"domain":"academic","type":"rfc","name":" RFC 7519 ","links":"[{\"to\":\"`+strings.ToUpper(id)+`\",\"type\":\"documents\"}]"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := r.(*vectorop.NodeAdd); n.Name != "RFC 7519" || n.Source != vectorop.SourceModel || n.Links[0].To != id {
+		t.Fatalf("node_add %+v", n)
+	}
+	if vectorop.DefaultTrust("academic", "rfc", vectorop.SourceAcademic, false) != vectorop.TrustStandard || vectorop.DefaultTrust("history", "entry", vectorop.SourceHistory, true) != vectorop.TrustRecent ||
+		vectorop.DefaultTrust("code", "function", vectorop.SourceModel, false) != vectorop.TrustModel || vectorop.DefaultTrust("academic", "blog_post", vectorop.SourceAcademic, true) != vectorop.TrustBlog {
+		t.Fatal("DefaultTrust")
+	}
+}
+
+func TestStatusText(t *testing.T) {
+	st := &StatusResult{Stores: []StoreStatus{{Store: "project", Vectors: &vectorop.VectorStatus{Embedder: "e", Dim: 8, Nodes: 3,
+		Embedding: vectorop.EmbedProgress{Running: true, Done: 64, Total: 130}, Domains: []vectorop.IndexStatus{{Domain: "code", Index: "hnsw"}}}}}}
+	if out := Text(st); !strings.Contains(out, "embedding=64/130") || !strings.Contains(out, "code nodes=0 vectors=0 index=hnsw") {
+		t.Fatalf("status text:\n%s", out)
 	}
 }

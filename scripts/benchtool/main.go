@@ -477,12 +477,18 @@ func eventTS(dir, event string) (time.Time, bool) {
 // batch: one `spawn -` of n runs. cli_ms is the batch command's wall time
 // (every spawn answered status running); running_ms is from its start
 // until every run's leaf (`sleep 30`) is recorded and alive.
+// BENCH_SPAWN_PARAMS, a JSON object, adds its parameters to every spawn
+// (the health-check figures of bench-runs.sh).
 func batch(bin, agent string, n int, prefix string) {
 	var in bytes.Buffer
 	dirs := make([]string, n)
+	extra := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(os.Getenv("BENCH_SPAWN_PARAMS")), "{"), "}"))
+	if extra != "" {
+		extra = "," + extra
+	}
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("%s-%d", prefix, i+1)
-		fmt.Fprintf(&in, `{"as":"run:%s","template":"sleep 30"}`+"\n", id)
+		fmt.Fprintf(&in, `{"as":"run:%s","template":"sleep 30"%s}`+"\n", id, extra)
 		dirs[i] = filepath.Join(runsRoot(agent), id)
 	}
 	kpid := kernelPid(agent)

@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/knowledge"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
 )
 
 func main() {
@@ -76,7 +78,7 @@ func run(dir string, n, queries, captures int) error {
 		return err
 	}
 	defer s.Close()
-	if err := s.SyncIndexes(ctx); err != nil {
+	if err := s.Vectors().SyncIndexes(ctx); err != nil {
 		return err
 	}
 	out("load_ms", ms(time.Since(t0)))
@@ -95,10 +97,10 @@ func run(dir string, n, queries, captures int) error {
 	for _, d := range st.Vectors.Domains {
 		out("index_"+d.Domain, fmt.Sprintf("%s/%d", d.Index, d.Vectors))
 	}
-	if err := timeSearches(ctx, s, gen, queries); err != nil {
+	if err := timeSearches(ctx, s.Vectors(), gen, queries); err != nil {
 		return err
 	}
-	return timeCaptures(ctx, s, captures)
+	return timeCaptures(ctx, s.Vectors(), captures)
 }
 
 // build fills a new store with the corpus and writes its indexes.
@@ -111,11 +113,11 @@ func build(ctx context.Context, path string, gen *corpus) error {
 	t0 := time.Now()
 	const batch = 1000
 	for i := 0; i < gen.n; i += batch {
-		reqs := make([]*api.NodeAdd, 0, batch)
+		reqs := make([]*vectorop.NodeAdd, 0, batch)
 		for j := i; j < min(i+batch, gen.n); j++ {
 			reqs = append(reqs, gen.node(j))
 		}
-		if _, err := s.AddNodes(ctx, knowledge.Caller{}, reqs); err != nil {
+		if _, err := s.Vectors().AddNodes(ctx, store.Caller{}, reqs); err != nil {
 			return err
 		}
 	}
@@ -123,7 +125,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 	out("insert_s", fmt.Sprintf("%.1f", ins.Seconds()))
 	out("insert_nodes_per_s", fmt.Sprintf("%.0f", float64(gen.n)/ins.Seconds()))
 	t1 := time.Now()
-	if err := s.SyncIndexes(ctx); err != nil {
+	if err := s.Vectors().SyncIndexes(ctx); err != nil {
 		return err
 	}
 	out("index_build_s", fmt.Sprintf("%.1f", time.Since(t1).Seconds()))
@@ -132,7 +134,7 @@ func build(ctx context.Context, path string, gen *corpus) error {
 
 // timeSearches times search_all (the target), one-domain search, and
 // queries that every filter rules out.
-func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries int) error {
+func timeSearches(ctx context.Context, s *vector.Store, gen *corpus, queries int) error {
 	qs := make([]string, queries)
 	for i := range qs {
 		qs[i] = gen.query(i)
@@ -140,7 +142,7 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 	// The queries the script times through the CLI.
 	fmt.Printf("cli_queries %s\n", strings.Join(qs[:min(25, len(qs))], "|"))
 	for _, q := range qs[:min(20, len(qs))] { // warm up
-		if _, err := s.SearchAll(ctx, &api.SearchAll{Query: q}); err != nil {
+		if _, err := s.SearchAll(ctx, &vectorop.SearchAll{Query: q}); err != nil {
 			return err
 		}
 	}
@@ -148,7 +150,7 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 	hits := 0
 	for i, q := range qs {
 		t := time.Now()
-		r, err := s.SearchAll(ctx, &api.SearchAll{Query: q})
+		r, err := s.SearchAll(ctx, &vectorop.SearchAll{Query: q})
 		if err != nil {
 			return err
 		}
@@ -157,12 +159,12 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 			hits += len(d.Hits)
 		}
 		t = time.Now()
-		if _, err := s.Search(ctx, &api.Search{Query: q, Domain: api.AllDomains[i%3]}); err != nil {
+		if _, err := s.Search(ctx, &vectorop.Search{Query: q, Domain: vectorop.AllDomains[i%3]}); err != nil {
 			return err
 		}
 		one = append(one, time.Since(t))
 		t = time.Now()
-		if _, err := s.SearchAll(ctx, &api.SearchAll{Query: absent(i)}); err != nil {
+		if _, err := s.SearchAll(ctx, &vectorop.SearchAll{Query: absent(i)}); err != nil {
 			return err
 		}
 		none = append(none, time.Since(t))
@@ -180,12 +182,12 @@ func timeSearches(ctx context.Context, s *knowledge.Store, gen *corpus, queries 
 }
 
 // timeCaptures times CaptureRun on the loaded store.
-func timeCaptures(ctx context.Context, s *knowledge.Store, n int) error {
+func timeCaptures(ctx context.Context, s *vector.Store, n int) error {
 	var ds []time.Duration
 	code := 0
 	start := time.Now()
 	for i := range n {
-		r := knowledge.RunRecord{RunID: fmt.Sprintf("bench-%d-%d", start.UnixNano(), i), Recipe: "bench-recipe", Status: "exited",
+		r := vector.RunRecord{RunID: fmt.Sprintf("bench-%d-%d", start.UnixNano(), i), Recipe: "bench-recipe", Status: "exited",
 			ExitCode: &code, StartedAt: start, EndedAt: start.Add(time.Second), Template: "go test ./...",
 			LastOutput: []string{"ok  github.com/pi-actors/pi-actors/knowledge 2.3s", "PASS"}, Cwd: "/tmp"}
 		t := time.Now()
@@ -239,26 +241,26 @@ func (c *corpus) words(r *rand.Rand, n int) []string {
 }
 
 var kinds = map[string][]string{
-	api.DomainCode:     {"function", "method", "struct"},
-	api.DomainHistory:  {"entry", "outcome", "decision"},
-	api.DomainAcademic: {"documentation", "paper", "rfc"},
+	vectorop.DomainCode:     {"function", "method", "struct"},
+	vectorop.DomainHistory:  {"entry", "outcome", "decision"},
+	vectorop.DomainAcademic: {"documentation", "paper", "rfc"},
 }
 
 // node is the i-th node: domain by i (60/30/10), name and content from
 // words seeded by i.
-func (c *corpus) node(i int) *api.NodeAdd {
+func (c *corpus) node(i int) *vectorop.NodeAdd {
 	r := rand.New(rand.NewPCG(uint64(i), 7))
-	d := api.DomainCode
+	d := vectorop.DomainCode
 	switch {
 	case i%10 >= 9:
-		d = api.DomainAcademic
+		d = vectorop.DomainAcademic
 	case i%10 >= 6:
-		d = api.DomainHistory
+		d = vectorop.DomainHistory
 	}
 	w := c.words(r, 30+r.IntN(50))
 	name := fmt.Sprintf("%s%s%d", capital(w[0]), capital(w[1]), i)
-	src := map[string]string{api.DomainCode: "code", api.DomainHistory: "history", api.DomainAcademic: "academic"}[d]
-	return &api.NodeAdd{Domain: d, Type: kinds[d][i%3], Name: name, Content: strings.Join(w, " "), Source: src, Verified: true}
+	src := map[string]string{vectorop.DomainCode: "code", vectorop.DomainHistory: "history", vectorop.DomainAcademic: "academic"}[d]
+	return &vectorop.NodeAdd{Domain: d, Type: kinds[d][i%3], Name: name, Content: strings.Join(w, " "), Source: src, Verified: true}
 }
 
 // query is three words of a random node's content.

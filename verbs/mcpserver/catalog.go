@@ -10,7 +10,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
-	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/verbs"
 )
@@ -90,13 +91,15 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[verbs.LooseBool]():   {Type: "boolean"},
 		reflect.TypeFor[verbs.LooseInt]():    {Type: "integer"},
 		reflect.TypeFor[json.RawMessage]():   {},
-		reflect.TypeFor[any]():               {},
+		// spawn's watch: "a,b" or ["a","b"].
+		reflect.TypeFor[verbs.Globs](): {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[any]():         {},
 		// The knowledge graph's array parameters: the spec's JSON-array
 		// strings, or the arrays themselves.
-		reflect.TypeFor[api.Patterns]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
-		reflect.TypeFor[api.PathList]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
-		reflect.TypeFor[api.RelatedAtoms]():     {Types: []string{"string", "array"}, Items: relatedSchema("atomId")},
-		reflect.TypeFor[api.RelatedMolecules](): {Types: []string{"string", "array"}, Items: relatedSchema("moleculeId")},
+		reflect.TypeFor[graphop.Patterns]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[op.PathList]():              {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[graphop.RelatedAtoms]():     {Types: []string{"string", "array"}, Items: relatedSchema("atomId")},
+		reflect.TypeFor[graphop.RelatedMolecules](): {Types: []string{"string", "array"}, Items: relatedSchema("moleculeId")},
 	}
 }
 

@@ -57,6 +57,9 @@ func (m *Model) detailRows(h int) []string {
 		return []string{m.rule("detail"), "(no run selected)"}
 	}
 	title := fmt.Sprintf("run:%s · %s", r.Run, statusWord(r))
+	if c := r.ReadyCell(m.now()); c != "" && r.Live() {
+		title += " · " + c
+	}
 	if r.Pid > 0 {
 		title += fmt.Sprintf(" · pid %d", r.Pid)
 	}

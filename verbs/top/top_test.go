@@ -211,3 +211,33 @@ func TestColour(t *testing.T) {
 		}
 	}
 }
+
+// A running run with a readiness probe shows ready, starting or unready
+// as its status (stalled still wins), and its detail title says for how
+// long; an ended run shows its status.
+func TestReadinessStatusWord(t *testing.T) {
+	since := clock.Add(-2*time.Minute - 3*time.Second)
+	for _, c := range []struct {
+		row  verbs.RunRow
+		word string
+	}{
+		{verbs.RunRow{Status: "running", ReadyState: "ready", ReadySince: since}, "ready"},
+		{verbs.RunRow{Status: "running", ReadyState: "waiting", ReadySince: since}, "starting"},
+		{verbs.RunRow{Status: "running", ReadyState: "timed_out", ReadySince: since}, "unready"},
+		{verbs.RunRow{Status: "running", ReadyState: "ready", Stalled: true}, "stalled"},
+		{verbs.RunRow{Status: "running"}, "running"},
+		{verbs.RunRow{Status: "failed", ReadyState: "ready"}, "failed"},
+	} {
+		if w := statusWord(&c.row); w != c.word {
+			t.Errorf("%+v: %q, want %q", c.row, w, c.word)
+		}
+	}
+	m := New(&verbs.Env{AgentDir: t.TempDir()}, 100, 30, false)
+	m.now = func() time.Time { return clock }
+	rows := fixture()
+	rows.Runs[0].ReadyState, rows.Runs[0].ReadySince = "ready", since
+	m.Update(frameMsg{f: rows})
+	if title := m.detailRows(10)[0]; !strings.Contains(title, "· ready 2m03s") {
+		t.Errorf("detail title %q, want the readiness and its age", title)
+	}
+}

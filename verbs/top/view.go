@@ -40,7 +40,8 @@ func newStyles(colour bool) styles {
 	s.dim = s.dim.Faint(true)
 	s.warn = s.warn.Foreground(lipgloss.Color("3"))
 	for word, c := range map[string]string{"running": "2", "backoff": "3", "stalled": "3", "done": "6",
-		"failed": "1", "exited": "1", "killed": "1", "cancelled": "3", "archived": "8"} {
+		"failed": "1", "exited": "1", "killed": "1", "cancelled": "3", "archived": "8",
+		"ready": "2", "starting": "3", "unready": "1"} {
 		s.status[word] = lipgloss.NewStyle().Foreground(lipgloss.Color(c))
 	}
 	return s
@@ -54,10 +55,22 @@ func (s styles) render(st lipgloss.Style, text string) string {
 }
 
 // statusWord is a run's status as top shows it: stalled for a running
-// run that has been silent too long.
+// run that has been silent too long; for a running run with a readiness
+// probe ready, starting (not ready yet) or unready (its ready_timeout
+// passed).
 func statusWord(r *verbs.RunRow) string {
 	if r.Stalled && r.Status == runs.StatusRunning {
 		return "stalled"
+	}
+	if r.Status == runs.StatusRunning {
+		switch r.ReadyState {
+		case runs.ReadyOK:
+			return "ready"
+		case runs.ReadyWaiting:
+			return "starting"
+		case runs.ReadyTimedOut:
+			return "unready"
+		}
 	}
 	return r.Status
 }

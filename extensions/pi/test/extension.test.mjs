@@ -170,26 +170,29 @@ test("registers spawn, message, inspect and the recipe tools with the CLI's sche
 	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 });
 
-test("a call reaches the CLI with the parameters on stdin, pi's cwd and session", async () => {
+test("a call reaches pi-actors through the bridge with the parameters, pi's cwd and session", async () => {
 	const pi = await load();
-	const ctx = stubCtx("sess-call");
+	const ctx = stubCtx("sess-bridge");
 	const before = calls().length;
 	const params = { as: "run:web", template: "python3 -m http.server 8000" };
 	const res = await pi.tools.get("spawn").execute("t1", params, undefined, undefined, ctx);
-	assert.deepEqual(res.content, [{ type: "text", text: "spawn ok session=sess-call" }]);
-	assert.deepEqual(res.details, { verb: "spawn", params, session: "sess-call" });
-	const call = calls()
+	assert.deepEqual(res.content, [{ type: "text", text: "spawn ok session=sess-bridge" }]);
+	assert.deepEqual(res.details, { verb: "spawn", params, session: "sess-bridge" });
+	const sent = calls()
 		.slice(before)
-		.find((c) => c.argv[0] === "spawn");
-	assert.deepEqual(call.argv, ["spawn", "-", "--json", "--text"]);
-	assert.deepEqual(JSON.parse(call.stdin), params);
-	assert.equal(call.cwd, ctx.cwd);
-	assert.equal(call.session, "sess-call");
+		.filter((c) => c.bridge && !c.bridge.op);
+	assert.equal(sent.length, 1);
+	assert.deepEqual(sent[0].bridge.params, params);
+	assert.equal(sent[0].bridge.verb, "spawn");
+	assert.equal(sent[0].bridge.cwd, ctx.cwd);
+	assert.equal(sent[0].bridge.session, "sess-bridge");
+	assert.equal(sent[0].bridge.timeout_ms, undefined, "a tool call has no deadline of ours");
+	assert.ok(!calls().slice(before).some((c) => c.argv[0] === "spawn"), "no CLI process for the call");
 
-	const r2 = await pi.tools.get("git-log").execute("t2", { count: 3 }, undefined, undefined, ctx);
-	assert.deepEqual(r2.details, { verb: "call", recipe: "utility-git-log", params: { count: 3 }, session: "sess-call" });
-	const rc = calls().find((c) => c.argv[0] === "call");
-	assert.deepEqual(rc.argv, ["call", "utility-git-log", "-", "--json", "--text"]);
+	const r2 = await pi.tools.get("git-log").execute("t2", { count: 3, run_id: "r1" }, undefined, undefined, ctx);
+	assert.deepEqual(r2.details, { verb: "call", recipe: "utility-git-log", params: { count: 3 }, session: "sess-bridge" });
+	const rc = calls().filter((c) => c.bridge?.verb === "call").pop();
+	assert.deepEqual(rc.bridge.params, { recipe: "utility-git-log", args: { count: 3 }, run_id: "r1" });
 
 	await assert.rejects(pi.tools.get("message").execute("t3", { to: "run:x", type: "t", fail: true }, undefined, undefined, ctx), (err) => {
 		assert.match(err.message, /^usage: fail: not a parameter of message\nhint: drop fail=$/);
@@ -198,16 +201,59 @@ test("a call reaches the CLI with the parameters on stdin, pi's cwd and session"
 	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 });
 
-test("aborting a tool call kills the CLI process", async () => {
+test("aborting a tool call cancels it in the bridge", async () => {
 	const pi = await load();
-	const ctx = stubCtx("sess-abort");
+	const ctx = stubCtx("sess-cancel");
 	const ac = new AbortController();
 	const before = calls().length;
 	const pending = pi.tools.get("inspect").execute("t", { hang: true }, ac.signal, undefined, ctx);
-	const call = await until("the hanging call", () => calls().slice(before).find((c) => c.argv[0] === "inspect"));
+	const call = await until("the hanging call", () => calls().slice(before).find((c) => c.bridge?.verb === "inspect"));
 	ac.abort();
 	await assert.rejects(pending, /aborted/);
-	await until("the CLI process to die", () => !alive(call.pid));
+	await until("the cancel op", () => calls().slice(before).some((c) => c.bridge?.op === "cancel" && c.bridge.target === call.bridge.id));
+	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
+});
+
+test("without a bridge (an older pi-actors) a call runs the CLI with the parameters on stdin, pi's cwd and session", async () => {
+	process.env.FAKE_NO_BRIDGE = "1";
+	try {
+		const pi = await load();
+		const ctx = stubCtx("sess-call");
+		const before = calls().length;
+		const params = { as: "run:web", template: "python3 -m http.server 8000" };
+		const res = await pi.tools.get("spawn").execute("t1", params, undefined, undefined, ctx);
+		assert.deepEqual(res.content, [{ type: "text", text: "spawn ok session=sess-call" }]);
+		assert.deepEqual(res.details, { verb: "spawn", params, session: "sess-call" });
+		const call = calls()
+			.slice(before)
+			.find((c) => c.argv[0] === "spawn");
+		assert.deepEqual(call.argv, ["spawn", "-", "--json", "--text"]);
+		assert.deepEqual(JSON.parse(call.stdin), params);
+		assert.equal(call.cwd, ctx.cwd);
+		assert.equal(call.session, "sess-call");
+
+		const r2 = await pi.tools.get("git-log").execute("t2", { count: 3 }, undefined, undefined, ctx);
+		assert.deepEqual(r2.details, { verb: "call", recipe: "utility-git-log", params: { count: 3 }, session: "sess-call" });
+		const rc = calls().find((c) => c.argv[0] === "call");
+		assert.deepEqual(rc.argv, ["call", "utility-git-log", "-", "--json", "--text"]);
+
+		await assert.rejects(pi.tools.get("message").execute("t3", { to: "run:x", type: "t", fail: true }, undefined, undefined, ctx), (err) => {
+			assert.match(err.message, /^usage: fail: not a parameter of message\nhint: drop fail=$/);
+			return true;
+		});
+
+		// Aborting kills the CLI process.
+		const ac = new AbortController();
+		const b2 = calls().length;
+		const pending = pi.tools.get("inspect").execute("t", { hang: true }, ac.signal, undefined, ctx);
+		const hung = await until("the hanging call", () => calls().slice(b2).find((c) => c.argv[0] === "inspect"));
+		ac.abort();
+		await assert.rejects(pending, /aborted/);
+		await until("the CLI process to die", () => !alive(hung.pid));
+		await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
+	} finally {
+		delete process.env.FAKE_NO_BRIDGE;
+	}
 });
 
 test("a finished run's follow-up is delivered once; the watcher restarts and stops on shutdown", async () => {

@@ -93,11 +93,68 @@ function verb(name, recipe) {
 	process.stdout.write(JSON.stringify({ ok: true, result, text: `${recipe ?? name} ok session=${session}` }) + "\n");
 }
 
+// bridge: the hello carries $FAKE_STATE/settings.json (else the defaults);
+// each request is logged. A verb the extension looks up with (query_graph,
+// recall, node_add) is answered from $FAKE_STATE/bridge-<verb>.json
+// ({reply, delayMs}) or with an empty ok; a tool call as verb() answers
+// it (hang: never; fail: a usage error); a cancel op is logged.
+// $FAKE_NO_BRIDGE=1: an older pi-actors without the verb.
+function bridge() {
+	if (process.env.FAKE_NO_BRIDGE === "1") {
+		log({});
+		process.stdout.write(JSON.stringify({ ok: false, error: { code: "usage", message: 'unknown verb "bridge"' } }) + "\n");
+		process.exit(64);
+	}
+	const file = join(state, "settings.json");
+	const pi = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { tools: null, knowledge_budget: 1500, recall: false, record_summary: false };
+	const hello = { ok: true, result: { version: "fake", agent_dir: join(state, "agent"), pi } };
+	process.stdout.write(JSON.stringify({ id: 0, ...hello }) + "\n");
+	const answer = (id, reply, delayMs) => setTimeout(() => process.stdout.write(JSON.stringify({ id, ...reply }) + "\n"), delayMs ?? 0);
+	let buf = "";
+	process.stdin.on("data", (b) => {
+		buf += b.toString("utf8");
+		for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+			const line = buf.slice(0, i);
+			buf = buf.slice(i + 1);
+			const req = JSON.parse(line);
+			log({ bridge: req });
+			if (req.op === "hello") {
+				answer(req.id, hello);
+				continue;
+			}
+			if (req.op === "cancel") {
+				answer(req.id, { ok: true, result: { cancelled: true } });
+				continue;
+			}
+			const canned = join(state, `bridge-${req.verb}.json`);
+			if (existsSync(canned)) {
+				const { reply, delayMs } = JSON.parse(readFileSync(canned, "utf8"));
+				answer(req.id, reply, delayMs);
+				continue;
+			}
+			if (["query_graph", "recall", "node_add"].includes(req.verb)) {
+				answer(req.id, { ok: true, result: {} });
+				continue;
+			}
+			const recipe = req.verb === "call" ? req.params.recipe : undefined;
+			const params = req.verb === "call" ? req.params.args : req.params;
+			if (params?.hang) continue; // until cancelled
+			if (params?.fail) {
+				answer(req.id, { ok: false, error: { code: "usage", message: "fail: not a parameter of " + req.verb, hint: "drop fail=" } });
+				continue;
+			}
+			answer(req.id, { ok: true, result: { verb: req.verb, recipe, params, session: req.session }, text: `${recipe ?? req.verb} ok session=${req.session}` });
+		}
+	});
+}
+
 if (args[0] === "schema") {
 	log({});
 	process.stdout.write(JSON.stringify(schema()) + "\n");
 } else if (args[0] === "watch") {
 	watch();
+} else if (args[0] === "bridge") {
+	bridge();
 } else if (args[0] === "call") {
 	verb("call", args[1]);
 } else {

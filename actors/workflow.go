@@ -1,0 +1,338 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
+	"github.com/pi-actors/pi-actors/workflows"
+)
+
+// A workflow run is a run whose leaf is its scheduler (`pi-actors
+// workflow run <state_dir>`, package verbs): the kernel checks the
+// workflow whole before anything starts, starts its run with a restart
+// policy that brings a killed scheduler back (on-abnormal), resumes it
+// when its supervisor is lost, kills its node runs with it, and wakes it
+// for control.retry once it ended. Its nodes' runs are ordinary runs the
+// scheduler spawns (with workflow_node set): the kernel starts each
+// attempt at most once, and only while its workflow is live.
+
+// workflowTemplate is a workflow run's leaf.
+const workflowTemplate = "{pi_actors} workflow run {state_dir}"
+
+// workflowRestart brings the scheduler back when something killed it;
+// the scheduler ends the run itself (exit 0 or 1) when the workflow ends.
+func workflowRestart() *runs.Restart {
+	return &runs.Restart{Policy: "on-abnormal", BackoffMS: 200, MaxBackoffMS: 5000, Jitter: 0.1, ResetAfterMS: 30000, Burst: 20, WindowMS: 600000}
+}
+
+// maxResumes bounds how often the kernel resumes a workflow whose
+// supervisor keeps getting lost.
+const maxResumes = 50
+
+// workflowGuard keeps node runs from starting while their workflow is
+// being killed: node spawns hold it shared while they check their
+// workflow and start, a kill marks the workflow under it exclusively.
+type workflowGuard struct {
+	mu      sync.RWMutex
+	killing map[string]bool
+}
+
+func (g *workflowGuard) mark(run string, killing bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.killing == nil {
+		g.killing = map[string]bool{}
+	}
+	if killing {
+		g.killing[run] = true
+	} else {
+		delete(g.killing, run)
+	}
+}
+
+// prepareWorkflow builds the run spec of a workflow spawn (workflow=, or
+// a recipe whose file holds a workflow): the workflow is read and checked
+// whole, then every node's spawn as the kernel would check it, so a bad
+// node starts nothing.
+func (k *Kernel) prepareWorkflow(req wire.Request, p *verbs.Spawn, rec *recipes.Recipe) (runs.Spec, error) {
+	var spec runs.Spec
+	raw := p.Workflow
+	if rec != nil && p.Workflow == nil {
+		raw = rec.Workflow
+	}
+	if path, ok := raw.(string); ok {
+		obj, err := verbs.ReadWorkflow(path, req.Cwd)
+		if err != nil {
+			return spec, err
+		}
+		raw = obj
+	}
+	id, err := k.runID(p, rec)
+	if err != nil {
+		return spec, err
+	}
+	if p.As == "" && p.RunID == "" && rec == nil {
+		id = k.stampID("workflow")
+	}
+	w, err := workflows.Parse(raw, verbs.WorkflowOptions(id))
+	if err != nil {
+		return spec, err
+	}
+	dir := runs.StateDirFor(k.cfg.AgentDir, id)
+	if p.StateDir != "" {
+		spec.StateDir = absFrom(req.Cwd, p.StateDir)
+		dir = runs.Dir(spec.StateDir)
+	}
+	depth, err := k.spawnLimits(req, id, dir)
+	if err != nil {
+		return spec, err
+	}
+	for _, n := range w.Nodes {
+		if err := k.checkNode(req, w, n, id, depth); err != nil {
+			return spec, err
+		}
+	}
+	cfg := k.cfg.Settings
+	spec.ID, spec.Cwd, spec.Owner, spec.Depth, spec.Env = id, req.Cwd, req.Session, depth, req.Env
+	spec.Parent = envString(req.Env, "PI_ACTORS_RUN_ID")
+	spec.Template, spec.Values = workflowTemplate, injected(id, dir, k.cliBinary())
+	spec.Restart, spec.Workflow, spec.LaunchSource, spec.Supervisor = workflowRestart(), raw, "spawn", k.cfg.Supervisor
+	if rec != nil {
+		spec.Recipe, spec.RecipeFile = rec.ID, rec.Path
+	}
+	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
+		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
+	k.wf.mark(id, false) // a new workflow with this id may start nodes
+	return spec, nil
+}
+
+// checkNode checks a node's spawn as its scheduler will send it (no
+// upstream output yet): its recipe is found, its template plans, its
+// values fit, its restart policy parses, its depth is allowed.
+func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows.Node, run string, depth int) error {
+	params := w.SpawnParams(n, run, func(string) workflows.Upstream { return workflows.Upstream{} })
+	params["workflow_node"] = runs.NodeRef{Workflow: run, Node: n.ID}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("workflow node %s: %w", n.ID, err)
+	}
+	r, err := verbs.Find("spawn").DecodeJSON(b)
+	if err == nil {
+		err = r.Validate()
+	}
+	if err != nil {
+		return nodeErr(n.ID, err)
+	}
+	child := req
+	// As the scheduler asks: from inside the workflow run. No session, so
+	// the session's live-run count is left to the real start.
+	child.Session = ""
+	child.Env = append(append([]string{}, req.Env...), "PI_ACTORS_RUN_ID="+run, "PI_ACTORS_DEPTH="+strconv.Itoa(depth))
+	if _, _, err := k.prepareSpec(child, r.(*verbs.Spawn)); err != nil {
+		return nodeErr(n.ID, err)
+	}
+	return nil
+}
+
+// nodeErr names the node in an error, keeping its exit code.
+func nodeErr(node string, err error) error {
+	e := verbs.Classify(err)
+	c := *e
+	c.Message = "workflow node " + node + ": " + e.Message
+	return &c
+}
+
+// nodeSpawn guards the spawn of a workflow node's run: an attempt whose
+// run exists already is answered with it (never started twice), and a
+// node of a workflow that is not live, is another instance or is being
+// killed does not start. release is called once the run started.
+func (k *Kernel) nodeSpawn(req wire.Request, p *verbs.Spawn) (done *verbs.SpawnResult, release func(), err error) {
+	ref := p.WorkflowNode
+	if in := k.attemptRun(req, p); in != nil {
+		m := in.Meta
+		return &verbs.SpawnResult{Address: m.Address, Run: m.Run, Status: in.Status, Pid: m.Pid, StateDir: string(in.Dir), Recipe: m.Recipe}, nil, nil
+	}
+	k.wf.mu.RLock()
+	release = k.wf.mu.RUnlock
+	parent, err := runs.Access(k.cfg.AgentDir, ref.Workflow, req.Session)
+	switch {
+	case err != nil:
+		release()
+		return nil, nil, err
+	case parent.Meta.Workflow == nil:
+		release()
+		return nil, nil, &wire.Error{Code: "invalid_data", Exit: 65, Message: fmt.Sprintf("spawn: workflow_node names run:%s, which is not a workflow run", ref.Workflow)}
+	case !parent.Live() || k.wf.killing[ref.Workflow] || verbs.WorkflowInstance(parent.Meta) != ref.Instance:
+		release()
+		return nil, nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("spawn: workflow run:%s (instance %s) is %s or being stopped; its node %s does not start", ref.Workflow, ref.Instance, parent.Status, ref.Node)}
+	}
+	return nil, release, nil
+}
+
+// attemptRun is the run of this workflow node attempt, if it exists.
+func (k *Kernel) attemptRun(req wire.Request, p *verbs.Spawn) *runs.Info {
+	a, err := mailbox.Parse(p.As)
+	if err != nil || a.Kind != "run" {
+		return nil
+	}
+	dir := runs.StateDirFor(k.cfg.AgentDir, a.ID)
+	if p.StateDir != "" {
+		dir = runs.Dir(absFrom(req.Cwd, p.StateDir))
+	}
+	m, err := dir.Meta()
+	if err != nil || m.WorkflowNode == nil || *m.WorkflowNode != *p.WorkflowNode {
+		return nil
+	}
+	in, err := runs.Load(dir)
+	if err != nil {
+		return nil
+	}
+	return in
+}
+
+// saveWorkflowEnv keeps the environment a workflow run was started with:
+// a resumed scheduler (and so every node it starts later) gets it again.
+func saveWorkflowEnv(dir runs.Dir, env []string) error {
+	return dir.WriteJSON(workflows.EnvFile, env)
+}
+
+func workflowEnv(dir runs.Dir) []string {
+	var env []string
+	if dir.ReadJSON(workflows.EnvFile, &env) == nil && len(env) > 0 {
+		return env
+	}
+	return os.Environ()
+}
+
+// resumeWorkflow starts a new supervisor (and so a new scheduler) on a
+// workflow run's state dir, keeping its workflow.json and inbox: after
+// its supervisor was lost, or to apply a control.retry once it ended.
+func (k *Kernel) resumeWorkflow(in *runs.Info, reason string) error {
+	if in.Meta.Resumes >= maxResumes {
+		return fmt.Errorf("run:%s was resumed %d times already", in.Meta.Run, in.Meta.Resumes)
+	}
+	k.wf.mark(in.Meta.Run, false)
+	meta, proc, err := runs.Resume(in.Dir, k.cfg.Supervisor, workflowEnv(in.Dir), reason)
+	if err != nil {
+		return err
+	}
+	// The next end is a new transition to report (its follow-up id counts
+	// the resumes); outbox lines already reported stay reported.
+	n := loadNotified(in.Dir, meta)
+	n.Terminal = ""
+	if err := in.Dir.WriteJSON(runs.NotifiedFile, n); err != nil {
+		k.log.Warn("write notified.json", "run", meta.Run, "err", err)
+	}
+	fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: in.Dir, meta: meta, proc: proc}, 5*time.Second)
+	if _, err := fut.Result(); err != nil {
+		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
+	}
+	k.runCache.Delete(meta.Run)
+	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe}); err != nil {
+		k.log.Warn("index", "err", err)
+	}
+	k.log.Info("workflow resumed", "run", meta.Run, "reason", reason, "resumes", meta.Resumes)
+	return nil
+}
+
+// resumeLost resumes a workflow run whose supervisor died without a
+// result (what it left is killed first); false when it cannot be.
+func (k *Kernel) resumeLost(in *runs.Info) bool {
+	if in.Meta.Workflow == nil || in.Status == runs.StatusKilled || in.Status == runs.StatusCancelled {
+		return false
+	}
+	k.killLeftovers(in)
+	if err := k.resumeWorkflow(in, "supervisor_lost"); err != nil {
+		k.log.Warn("resume workflow", "run", in.Meta.Run, "err", err)
+		return false
+	}
+	return true
+}
+
+// checkRetry checks a control.retry to a workflow run before it is
+// stored: the body names a node that ended badly.
+func checkRetry(in *runs.Info, env mailbox.Envelope) error {
+	node, err := verbs.RetryNode(env.Body)
+	if err != nil {
+		return err
+	}
+	st, err := workflows.Load(string(in.Dir))
+	if err != nil {
+		return &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s has not recorded its workflow state yet (%v); retry when its nodes ran", in.Meta.Run, err)}
+	}
+	n := st.Node(node)
+	if n == nil {
+		return &wire.Error{Code: "invalid_envelope", Exit: 65, Message: fmt.Sprintf("control.retry: workflow run:%s has no node %s (nodes: %s)", in.Meta.Run, node, nodeList(st))}
+	}
+	if !workflows.Retryable(n.Status) {
+		return &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("control.retry: node %s of run:%s is %s; only failed, killed, cancelled or skipped nodes run again", node, in.Meta.Run, n.Status),
+			Hint: "inspect target=run:" + in.Meta.Run + " view=dag"}
+	}
+	return nil
+}
+
+func nodeList(st *workflows.State) string {
+	ids := make([]string, 0, len(st.Nodes))
+	for _, n := range st.Nodes {
+		ids = append(ids, n.ID)
+	}
+	return shortList(ids, 20)
+}
+
+// killWorkflow stops a workflow's node runs once its scheduler is dead
+// (control.kill of the workflow run): no node starts any more, every live
+// node run is killed like any run (control.kill from the workflow), and
+// workflow.json records the kill.
+func (k *Kernel) killWorkflow(req wire.Request, in *runs.Info, later func(func())) {
+	w, err := workflows.Parse(in.Meta.Workflow, verbs.WorkflowOptions(in.Meta.Run))
+	if err != nil {
+		k.log.Warn("kill workflow", "run", in.Meta.Run, "err", err)
+		return
+	}
+	k.wf.mark(in.Meta.Run, true) // waits for node starts in progress
+	instance := verbs.WorkflowInstance(in.Meta)
+	for _, n := range w.Nodes {
+		id := workflows.ChildRun(in.Meta.Run, n.ID)
+		dir, err := runs.Resolve(k.cfg.AgentDir, id)
+		if err != nil {
+			continue
+		}
+		m, err := dir.Meta()
+		if err != nil || m.WorkflowNode == nil || m.WorkflowNode.Workflow != in.Meta.Run || m.WorkflowNode.Instance != instance {
+			continue
+		}
+		if child, err := runs.Load(dir); err != nil || !child.Live() {
+			continue
+		}
+		env := mailbox.Envelope{To: "run:" + id, Type: "control.kill", From: in.Meta.Address}
+		if _, err := k.messageRun(req, env, id, later); err != nil {
+			k.log.Warn("kill workflow node", "run", id, "err", err)
+		}
+	}
+	if err := workflows.Finish(string(in.Dir), "control.kill", 10*time.Second); err != nil {
+		k.log.Warn("record workflow kill", "run", in.Meta.Run, "err", err)
+	}
+}
+
+// workflowSummary is the line a workflow run's terminal follow-up adds:
+// its nodes by status and the failed ones named.
+func workflowSummary(in *runs.Info) string {
+	st, err := workflows.Load(string(in.Dir))
+	if err != nil {
+		return ""
+	}
+	line := fmt.Sprintf("Workflow: %d nodes: %s", len(st.Nodes), st.CountText())
+	if len(st.Failed) > 0 {
+		line += "; failed nodes: " + shortList(st.Failed, 10) + " (message type=control.retry body:={\"node\":\"<id>\"} runs one again)"
+	}
+	return line + "; inspect target=run:" + in.Meta.Run + " view=dag"
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// The bridge verb is a long-lived front door for a program that calls many
+// verbs and cannot afford a process per call (the pi extension looks up
+// the knowledge of every file pi reads): one JSON request per line on
+// stdin, one JSON reply per line on stdout, answered concurrently, in
+// completion order. It ends at stdin's EOF (its parent is gone) once the
+// calls in flight have answered.
+
+func init() {
+	localVerbs = append(localVerbs, &verb{name: "bridge", hidden: true, run: runBridge,
+		summary: "serve verbs as JSON lines on stdin/stdout (for the pi extension)",
+		usage: `pi-actors bridge
+
+A long-lived JSON-lines front door (hidden; the pi extension uses it).
+The first line out is the hello: {"id":0,"ok":true,"result":{"version",
+"agent_dir","pi":{[pi] of pi-actors.toml}}} (ok=false with the config error
+and the defaults when pi-actors.toml is invalid). Then each line in
+  {"id":N,"verb":"query_graph","params":{...},"cwd":"/dir","session":"s","timeout_ms":200}
+gets one line out
+  {"id":N,"ok":true,"result":...,"text":"...","ms":1.2}   or   {"id":N,"ok":false,"error":{"code","message","hint","exit"}}
+in completion order. {"id":N,"op":"hello"} repeats the hello (config re-read);
+{"id":N,"op":"cancel","target":M} cancels call M (its commands are stopped).
+Every verb of the verb layer except watch; exec and call get empty stdin.`})
+}
+
+// bridgeRequest is one request line.
+type bridgeRequest struct {
+	ID        int             `json:"id"`
+	Op        string          `json:"op,omitempty"`
+	Verb      string          `json:"verb"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Cwd       string          `json:"cwd,omitempty"`
+	Session   string          `json:"session,omitempty"`
+	TimeoutMS int             `json:"timeout_ms,omitempty"`
+	// Target is the id of the call a cancel op cancels.
+	Target int `json:"target,omitempty"`
+}
+
+// bridgeReply is one reply line.
+type bridgeReply struct {
+	ID     int          `json:"id"`
+	OK     bool         `json:"ok"`
+	Result any          `json:"result,omitempty"`
+	Text   *string      `json:"text,omitempty"`
+	Error  *verbs.Error `json:"error,omitempty"`
+	MS     float64      `json:"ms"`
+}
+
+// bridgeHello is the hello's result.
+type bridgeHello struct {
+	Version  string    `json:"version"`
+	AgentDir string    `json:"agent_dir"`
+	Pi       config.Pi `json:"pi"`
+}
+
+type bridge struct {
+	base *verbs.Env
+	mu   sync.Mutex // serialises lines on out
+	out  io.Writer
+
+	callsMu   sync.Mutex
+	calls     map[int]context.CancelFunc // calls in flight by id
+	cancelled map[int]bool               // cancels that came before their call
+}
+
+// maxEarlyCancels bounds the cancels remembered for calls not yet seen.
+const maxEarlyCancels = 1024
+
+func runBridge(ctx context.Context, a *app, r *request) int {
+	if len(r.words) > 0 || len(r.params) > 0 {
+		return a.fail(r, usagef("bridge takes no parameters: it reads requests from stdin"))
+	}
+	base, err := verbs.NewEnv()
+	if err != nil {
+		return a.fail(r, err)
+	}
+	base.Version, base.JSON, base.CallerPid = Version, true, os.Getppid()
+	b := &bridge{base: base, out: a.io.out, calls: map[int]context.CancelFunc{}, cancelled: map[int]bool{}}
+	b.write(b.hello(0))
+	in := bufio.NewReaderSize(a.io.in, 64<<10)
+	var wg sync.WaitGroup
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.write(b.serve(ctx, line))
+			}()
+		}
+		if err != nil {
+			break
+		}
+	}
+	// Calls in flight answer (each within its timeout_ms); a call without
+	// one that hangs (a stopped kernel) does not keep the bridge alive.
+	drained := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(bridgeDrain):
+	case <-ctx.Done():
+	}
+	return exitOK
+}
+
+// bridgeDrain bounds the wait for calls in flight after stdin's EOF.
+var bridgeDrain = 10 * time.Second
+
+// hello reports the version, the agent root and the [pi] config.
+func (b *bridge) hello(id int) *bridgeReply {
+	cfg, err := config.Load(b.base.AgentDir)
+	h := bridgeHello{Version: Version, AgentDir: b.base.AgentDir, Pi: cfg.Pi}
+	if err != nil {
+		h.Pi = config.Defaults().Pi
+		return &bridgeReply{ID: id, Result: h, Error: verbs.Classify(err)}
+	}
+	return &bridgeReply{ID: id, OK: true, Result: h}
+}
+
+// serve answers one request line.
+func (b *bridge) serve(ctx context.Context, line []byte) (reply *bridgeReply) {
+	start := time.Now()
+	var req bridgeRequest
+	if err := json.Unmarshal(line, &req); err != nil {
+		return &bridgeReply{ID: -1, Error: verbs.Classify(usagef("bridge: a request is one JSON object per line: %v", err))}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			reply = &bridgeReply{ID: req.ID, Error: &verbs.Error{Code: "internal", Message: fmt.Sprintf("%s: internal error: %v", req.Verb, p), Exit: exitSoftware}}
+		}
+		reply.MS = float64(time.Since(start).Microseconds()) / 1000
+	}()
+	switch req.Op {
+	case "hello":
+		return b.hello(req.ID)
+	case "cancel":
+		return &bridgeReply{ID: req.ID, OK: true, Result: map[string]bool{"cancelled": b.cancel(req.Target)}}
+	}
+	ctx, done := b.track(ctx, req.ID)
+	defer done()
+	out, err := b.call(ctx, &req)
+	if err != nil {
+		return &bridgeReply{ID: req.ID, Error: verbs.Classify(err)}
+	}
+	if out.Fail != nil {
+		fail := *out.Fail
+		if fail.Details == nil {
+			fail.Details = out.Result
+		}
+		return &bridgeReply{ID: req.ID, Error: &fail, Text: &out.Text}
+	}
+	return &bridgeReply{ID: req.ID, OK: true, Result: out.Result, Text: &out.Text}
+}
+
+// call decodes, validates and runs one verb in the request's directory and
+// session.
+func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, error) {
+	if req.Op != "" {
+		return nil, usagef("bridge: unknown op %q (hello, cancel, or a verb)", req.Op)
+	}
+	spec := verbs.Find(req.Verb)
+	if spec == nil || spec.Name == "watch" {
+		return nil, usagef("bridge: unknown verb %q: every verb of pi-actors schema except watch", req.Verb)
+	}
+	env := *b.base
+	if req.Cwd != "" {
+		env.Cwd = req.Cwd
+	}
+	if req.Session != "" {
+		env.Session = req.Session
+		env.Environ = append(slices.DeleteFunc(slices.Clone(env.Environ), func(kv string) bool {
+			return strings.HasPrefix(kv, "PI_ACTORS_SESSION=")
+		}), "PI_ACTORS_SESSION="+req.Session)
+	}
+	env.Stdin = bytes.NewReader(nil)
+	if err := env.LoadConfig(); err != nil && !lenientConfig[spec.Name] {
+		return nil, err
+	}
+	params := req.Params
+	if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
+		params = json.RawMessage("{}")
+	}
+	r, err := spec.DecodeJSON(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	if req.TimeoutMS <= 0 {
+		return runVerb(ctx, spec, &env, r)
+	}
+	// The kernel client has no read deadline: a call past its timeout is
+	// answered as timed out and left to finish (or not) on its own.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutMS)*time.Millisecond)
+	defer cancel()
+	type ran struct {
+		out *verbs.Outcome
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		out, err := runVerb(ctx, spec, &env, r)
+		done <- ran{out, err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, &verbs.Error{Code: "timeout", Message: fmt.Sprintf("%s: no answer within %d ms (is the kernel busy or stopped? pi-actors kernel status)", req.Verb, req.TimeoutMS), Exit: verbs.ExitTempFail}
+	}
+}
+
+func runVerb(ctx context.Context, spec *verbs.Spec, env *verbs.Env, r verbs.Request) (*verbs.Outcome, error) {
+	out, err := spec.Run(ctx, env, r)
+	if err == nil && out == nil {
+		err = errors.New(spec.Name + ": no outcome")
+	}
+	return out, err
+}
+
+// track registers a call in flight so that a cancel op can stop it.
+func (b *bridge) track(ctx context.Context, id int) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	b.callsMu.Lock()
+	defer b.callsMu.Unlock()
+	if b.cancelled[id] {
+		delete(b.cancelled, id)
+		cancel()
+	}
+	b.calls[id] = cancel
+	return ctx, func() {
+		cancel()
+		b.callsMu.Lock()
+		delete(b.calls, id)
+		b.callsMu.Unlock()
+	}
+}
+
+// cancel cancels the call id (its commands are stopped as on Ctrl-C);
+// a cancel for a call not seen yet is kept for it.
+func (b *bridge) cancel(id int) bool {
+	b.callsMu.Lock()
+	defer b.callsMu.Unlock()
+	if c, ok := b.calls[id]; ok {
+		c()
+		return true
+	}
+	if len(b.cancelled) >= maxEarlyCancels {
+		clear(b.cancelled)
+	}
+	b.cancelled[id] = true
+	return false
+}
+
+func (b *bridge) write(r *bridgeReply) {
+	line, err := json.Marshal(r)
+	if err != nil {
+		line, _ = json.Marshal(&bridgeReply{ID: r.ID, Error: &verbs.Error{Code: "internal", Message: "encode reply: " + err.Error(), Exit: exitSoftware}})
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.out.Write(append(line, '\n'))
+}

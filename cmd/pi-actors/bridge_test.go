@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/verbs/wire"
+)
+
+// TestBridgeTimeout: a kernel that accepts a call and never answers (a
+// stopped one) costs a bridge call its timeout_ms, not forever; at stdin's
+// EOF the bridge ends although that call never finished.
+func TestBridgeTimeout(t *testing.T) {
+	defer func(d time.Duration) { bridgeDrain = d }(bridgeDrain)
+	bridgeDrain = 300 * time.Millisecond
+	agent := filepath.Join(t.TempDir(), "a")
+	t.Setenv("PI_CODING_AGENT_DIR", agent)
+	t.Setenv("PI_ACTORS_PI_TOOLS", "")
+	if err := os.MkdirAll(wire.TmpDir(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", wire.SocketPath(agent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accepts, reads, never answers
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"bridge"}, streams{in: inR, out: outW, err: io.Discard})
+	}()
+	lines := bufio.NewScanner(outR)
+	next := func() bridgeReply {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("bridge output ended: %v", lines.Err())
+		}
+		var r bridgeReply
+		if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+			t.Fatalf("%v: %s", err, lines.Bytes())
+		}
+		return r
+	}
+	if h := next(); h.ID != 0 || !h.OK {
+		t.Fatalf("hello: %+v", h)
+	}
+	start := time.Now()
+	io.WriteString(inW, `{"id":7,"verb":"recall","params":{"query":"retry"},"timeout_ms":150}`+"\n")
+	r := next()
+	if took := time.Since(start); r.ID != 7 || r.OK || r.Error == nil || r.Error.Code != "timeout" || !strings.Contains(r.Error.Message, "no answer within 150 ms") || took > 5*time.Second {
+		t.Fatalf("after %s: %+v %+v", took, r, r.Error)
+	}
+	// One more call without a timeout hangs; EOF still ends the bridge
+	// (after bridgeDrain at the latest).
+	io.WriteString(inW, `{"id":8,"verb":"recall","params":{"query":"retry"}}`+"\n")
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("bridge exit %d", code)
+		}
+	case <-time.After(bridgeDrain + 10*time.Second):
+		t.Fatal("the bridge did not end at EOF")
+	}
+}
+
+// TestBridgeCancel: a cancel op stops a call in flight — its command's
+// process group is gone and the call answers at once.
+func TestBridgeCancel(t *testing.T) {
+	t.Setenv("PI_CODING_AGENT_DIR", t.TempDir())
+	t.Setenv("PI_ACTORS_PI_TOOLS", "")
+	marker := filepath.Join(t.TempDir(), "started")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"bridge"}, streams{in: inR, out: outW, err: io.Discard})
+	}()
+	replies := make(chan bridgeReply, 8)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			var r bridgeReply
+			if json.Unmarshal(sc.Bytes(), &r) == nil {
+				replies <- r
+			}
+		}
+		close(replies)
+	}()
+	<-replies // hello
+	req, _ := json.Marshal(map[string]any{"id": 1, "verb": "exec", "params": map[string]any{
+		"template": "sh -c {s}", "values": map[string]string{"s": "echo $$ >" + marker + "; exec sleep 60"}}})
+	io.WriteString(inW, string(req)+"\n")
+	deadline := time.Now().Add(30 * time.Second)
+	var pid string
+	for {
+		if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid = strings.TrimSpace(string(b))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	io.WriteString(inW, `{"id":2,"op":"cancel","target":1}`+"\n")
+	got := map[int]bridgeReply{}
+	for len(got) < 2 {
+		select {
+		case r := <-replies:
+			got[r.ID] = r
+		case <-time.After(30 * time.Second):
+			t.Fatalf("replies so far: %+v", got)
+		}
+	}
+	if c := got[2]; !c.OK || !strings.Contains(string(mustJSON(c.Result)), `"cancelled":true`) {
+		t.Fatalf("cancel reply: %+v", c)
+	}
+	if r := got[1]; r.OK || time.Since(start) > 20*time.Second {
+		t.Fatalf("the cancelled call answered %+v after %s", r, time.Since(start))
+	}
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command (pid %s) survived the cancel", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	inW.Close()
+	<-done
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}

@@ -1,0 +1,166 @@
+package piext
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/extensions/pi/pitest"
+)
+
+const payKnowledge = "Webhooks are idempotent: verify the Stripe signature before anything else"
+
+func read(path string) pitest.Step { return pitest.Call("read", map[string]string{"path": path}) }
+
+// TestRealPiPathKnowledge: a conversation that reads src/pay/webhook.ts
+// gets the atom owning src/pay/** exactly once — appended to the first
+// read's result, not to the second read of the same file, and named (not
+// repeated) for another file the atom owns; a write gets the atom owning
+// the file it creates.
+func TestRealPiPathKnowledge(t *testing.T) {
+	r := newRealPi(t,
+		read("src/pay/webhook.ts").On("^fix the webhook$"),
+		read("src/pay/webhook.ts").On("export const webhook"),
+		read("src/pay/refund.ts").On("export const webhook"),
+		pitest.Call("write", map[string]string{"path": "src/ledger/book.ts", "content": "export const book = 1;\n"}).On("export const refund"),
+		pitest.Text("done").On("(?i)wrote|written|success"),
+	)
+	r.file("src/pay/webhook.ts", "export const webhook = 1;\n")
+	r.file("src/pay/refund.ts", "export const refund = 1;\n")
+	r.cli("knowledge", "init")
+	r.atom("Payments", `["src/pay/**"]`, payKnowledge)
+	r.atom("Elsewhere", `["src/other/**"]`, "NOT-FOR-PAY")
+	r.atom("Ledger", `["src/ledger/*.ts"]`, "LEDGER-KNOWLEDGE: append-only")
+
+	out := r.run("fix the webhook")
+	reqs := r.model.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("pi sent %d requests, want 5:\n%s", len(reqs), r.dump())
+	}
+	// Request 2 carries the first read's result: the file, then the knowledge.
+	first := reqs[1].Last()
+	if !strings.Contains(first, "export const webhook") || !strings.Contains(first, "[pi-actors knowledge for src/pay/webhook.ts]") ||
+		!strings.Contains(first, `atom "Payments"`) || strings.Count(first, payKnowledge) != 1 {
+		t.Fatalf("the first read's result lacks the atom:\n%s", first)
+	}
+	if strings.Contains(reqs[2].Last(), "pi-actors knowledge") {
+		t.Fatalf("the second read of the same file got knowledge again:\n%s", reqs[2].Last())
+	}
+	if third := reqs[3].Last(); !strings.Contains(third, `[pi-actors knowledge for src/pay/refund.ts] owned by atom "Payments": shown earlier`) || strings.Contains(third, payKnowledge) {
+		t.Fatalf("another file of the atom:\n%s", third)
+	}
+	// Over the whole conversation pi sent, the atom's knowledge is there once.
+	if n := r.last().Count(payKnowledge); n != 1 {
+		t.Fatalf("the atom's knowledge appears %d times in the last request, want 1:\n%s", n, r.dump())
+	}
+	if strings.Contains(r.dump(), "NOT-FOR-PAY") {
+		t.Fatal("an atom owning other paths was added")
+	}
+	// A write gets the knowledge of the atom owning the new file.
+	if w := reqs[4].Last(); !strings.Contains(w, "[pi-actors knowledge for src/ledger/book.ts]") || !strings.Contains(w, "LEDGER-KNOWLEDGE") {
+		t.Fatalf("the write's result lacks the Ledger atom:\n%s", w)
+	}
+	if names, _ := toolResults(out); strings.Join(names, ",") != "read,read,read,write" {
+		t.Fatalf("tool calls: %v", names)
+	}
+	if log := r.extLog(); !strings.Contains(log, "path knowledge for src/pay/webhook.ts: 1 entities") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// TestRealPiPathKnowledgeEmptyStores: no store, then a store without
+// atoms: nothing is added, nothing is logged.
+func TestRealPiPathKnowledgeEmptyStores(t *testing.T) {
+	r := newRealPi(t, read("src/pay/webhook.ts").On("^one$"), pitest.Text("ok").On("export const webhook"))
+	r.file("src/pay/webhook.ts", "export const webhook = 1;\n")
+	r.run("one")
+	if strings.Contains(r.dump(), "pi-actors knowledge") {
+		t.Fatalf("knowledge added without a store:\n%s", r.dump())
+	}
+	if log := r.extLog(); strings.Contains(log, "path knowledge") {
+		t.Fatalf("log:\n%s", log)
+	}
+	r.cli("knowledge", "init")
+	r.script(read("src/pay/webhook.ts").On("^two$"), pitest.Text("ok").On("export const webhook"))
+	r.run("two")
+	if strings.Contains(r.dump(), "pi-actors knowledge") {
+		t.Fatalf("knowledge added from an empty store:\n%s", r.dump())
+	}
+	if log := r.extLog(); strings.Contains(log, "path knowledge") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// TestRealPiSlowStoreSkipped: with the kernel stopped (SIGSTOP), a read
+// still answers at once — the knowledge lookup is given up after 200 ms,
+// the skip is logged, and the next read after the kernel is back gets the
+// knowledge.
+func TestRealPiSlowStoreSkipped(t *testing.T) {
+	r := newRealPi(t, read("src/pay/webhook.ts").On("^slow$"), pitest.Text("ok").On("export const webhook"))
+	r.file("src/pay/webhook.ts", "export const webhook = 1;\n")
+	r.cli("knowledge", "init")
+	r.atom("Payments", `["src/pay/**"]`, payKnowledge)
+	pid := r.kernelPid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	r.run("slow")
+	syscall.Kill(pid, syscall.SIGCONT)
+	if strings.Contains(r.dump(), payKnowledge) {
+		t.Fatalf("knowledge added although the store did not answer:\n%s", r.dump())
+	}
+	if log := r.extLog(); !strings.Contains(log, "path knowledge for src/pay/webhook.ts skipped: no answer within 200 ms") {
+		t.Fatalf("the skip is not logged:\n%s", log)
+	}
+	// pi waited for the read at most the 200 ms cap (plus the read itself):
+	// the session file's timestamps of the tool call and its result.
+	wait := r.toolWait(t, "read")
+	t.Logf("the read answered %s after it was called", wait)
+	if wait > 900*time.Millisecond {
+		t.Fatalf("the read took %s with a stopped kernel: the 200 ms cap did not hold", wait)
+	}
+	r.script(read("src/pay/webhook.ts").On("^again$"), pitest.Text("ok").On("export const webhook"))
+	r.run("again")
+	if n := r.last().Count(payKnowledge); n != 1 {
+		t.Fatalf("after the kernel is back the knowledge is there %d times, want 1:\n%s", n, r.dump())
+	}
+}
+
+// TestRealPiRecallAndSummary: with [pi] recall and record_summary on, the
+// prompt gets the top recall hits before the agent starts, and the
+// session's final answer becomes a history node a later recall finds.
+func TestRealPiRecallAndSummary(t *testing.T) {
+	r := newRealPi(t, pitest.Text("FINAL-ANSWER: the refund path now retries twice").On("refund retries"))
+	r.cli("knowledge", "init")
+	r.cli("knowledge", "node_add", "domain=history", "type=decision", "name=refund retries", "content=RECALLED-DECISION: refunds retry twice, then page")
+	r.toml("[pi]\nrecall = true\nrecord_summary = true\n")
+	r.run("how do refund retries work?")
+	first := r.model.Requests()[0]
+	if !strings.Contains(first.Last(), "[pi-actors recall for this prompt") || first.Count("RECALLED-DECISION") != 1 {
+		t.Fatalf("the prompt did not get the recall hits:\n%s", r.dump())
+	}
+	out := r.cli("knowledge", "recall", "query=refund path retries twice", "domain=history", "type=session")
+	if !strings.Contains(out, "FINAL-ANSWER: the refund path now retries twice") || !strings.Contains(out, "pi session") {
+		t.Fatalf("the session summary was not recorded:\n%s\nlog:\n%s", out, r.extLog())
+	}
+	if log := r.extLog(); !strings.Contains(log, "session summary recorded: node ") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// TestRealPiRecallAndSummaryOffByDefault: without the settings, neither
+// happens.
+func TestRealPiRecallAndSummaryOffByDefault(t *testing.T) {
+	r := newRealPi(t, pitest.Text("FINAL-ANSWER-OFF").On("refund retries"))
+	r.cli("knowledge", "init")
+	r.cli("knowledge", "node_add", "domain=history", "type=decision", "name=refund retries", "content=RECALLED-DECISION: refunds retry twice")
+	r.run("how do refund retries work?")
+	if strings.Contains(r.dump(), "RECALLED-DECISION") {
+		t.Fatalf("recall is on by default:\n%s", r.dump())
+	}
+	if out := r.cli("knowledge", "recall", "query=FINAL-ANSWER-OFF", "domain=history", "type=session"); strings.Contains(out, "FINAL-ANSWER-OFF") {
+		t.Fatalf("a summary was recorded by default:\n%s", out)
+	}
+}

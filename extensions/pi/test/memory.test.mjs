@@ -1,0 +1,168 @@
+// The tool selection and the knowledge text as pure functions, and the
+// path-knowledge flow through a stub of pi's events with the fake CLI's
+// bridge (canned replies, a slow one).
+import assert from "node:assert/strict";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const extPath = resolve(process.env.PIEXT_JS ?? join(here, "..", "dist", "index.js"));
+let mod;
+let root;
+let state;
+const origPath = process.env.PATH;
+
+before(async () => {
+	mod = await import(pathToFileURL(extPath).href);
+	root = mkdtempSync(join(tmpdir(), "piext-memory-"));
+	state = join(root, "state");
+	for (const d of [join(root, "bin"), state, join(state, "agent", "knowledge"), join(root, "work")]) mkdirSync(d, { recursive: true });
+	copyFileSync(join(here, "..", "testdata", "fake-pi-actors.mjs"), join(root, "bin", "pi-actors"));
+	chmodSync(join(root, "bin", "pi-actors"), 0o755);
+	writeFileSync(join(state, "agent", "knowledge", "knowledge.db"), ""); // a personal store exists
+	writeFileSync(join(root, "calls.jsonl"), "");
+	process.env.PATH = `${join(root, "bin")}:${origPath}`;
+	process.env.FAKE_LOG = join(root, "calls.jsonl");
+	process.env.FAKE_STATE = state;
+	delete process.env.PI_ACTORS_BIN;
+});
+
+after(() => {
+	process.env.PATH = origPath;
+	if (root) rmSync(root, { recursive: true, force: true });
+});
+
+const verb = (name) => ({ name, description: name, inputSchema: { type: "object" } });
+const recipe = (name) => ({ ...verb(name), recipe: name });
+const catalogue = [
+	...["spawn", "message", "inspect", "call", "register_tool", "mailbox", "query_graph", "manage_graph", "manage_changelog", "search", "search_all", "smart_search", "recall"].map(verb),
+	recipe("utility-git-log"),
+	recipe("utility-git-status"),
+	recipe("subagent-prompt"),
+	recipe("read"), // never shadows pi's read
+	recipe("spawn"), // nor a verb
+	{ ...recipe("bad name"), name: "bad name" },
+];
+const names = (sel) => sel.tools.map((t) => t.name).sort();
+
+test("selectTools: the default set, globs, default, exclusions, unknown names", () => {
+	const def = ["inspect", "manage_changelog", "manage_graph", "message", "query_graph", "recall", "search_all", "spawn", "subagent-prompt", "utility-git-log", "utility-git-status"];
+	assert.deepEqual(names(mod.selectTools(catalogue, null)), def);
+	assert.deepEqual(names(mod.selectTools(catalogue, [])), def);
+	assert.deepEqual(names(mod.selectTools(catalogue, ["recall", "utility-git-*"])), ["recall", "utility-git-log", "utility-git-status"]);
+	assert.deepEqual(names(mod.selectTools(catalogue, ["!manage_*", "!utility-*", "!subagent-?rompt"])), ["inspect", "message", "query_graph", "recall", "search_all", "spawn"]);
+	assert.deepEqual(names(mod.selectTools(catalogue, ["default", "smart_search", "!spawn"])), [...def.filter((n) => n !== "spawn"), "smart_search"].sort());
+	assert.deepEqual(names(mod.selectTools(catalogue, ["*"])).length, 16);
+	assert.ok(!names(mod.selectTools(catalogue, ["*"])).includes("read"));
+	const sel = mod.selectTools(catalogue, ["recall", "recal", "!nope", "no-*"]);
+	assert.deepEqual(names(sel), ["recall"]);
+	assert.deepEqual(sel.unknown, ["recal", "nope"]);
+});
+
+const ctxResult = (knowledge = "K".repeat(50)) => ({
+	molecules: [{ id: "m1", name: "Payments", knowledge: "molecule knowledge", atoms: [{ id: "a1", name: "Webhooks", knowledge, matchedPaths: ["src/pay/w.ts"], changelog: [{ summary: "split the handler", createdAt: "2026-11-01T00:00:00Z" }] }] }],
+	orphanAtoms: [{ id: "a2", name: "Retry", knowledge: "retry knowledge" }],
+});
+
+test("formatContext: once per entity, named when shown earlier, cut at the budget saying where the rest is", () => {
+	const shown = new Map();
+	const a = mod.formatContext(ctxResult(), "src/pay/w.ts", shown, 1500);
+	assert.match(a.text, /^\[pi-actors knowledge for src\/pay\/w.ts\]\nmolecule "Payments" \(id m1\):\n  molecule knowledge\n  atom "Webhooks" \(id a1\):\n    K{50}\n    changelog: split the handler \(2026-11-01\)\natom "Retry" \(id a2\):\n  retry knowledge$/);
+	assert.equal(a.entities, 3);
+	const b = mod.formatContext(ctxResult(), "src/pay/x.ts", shown, 1500);
+	assert.equal(b.text, '[pi-actors knowledge for src/pay/x.ts] owned by molecule "Payments", atom "Webhooks", atom "Retry": shown earlier in this session.');
+	// Changed knowledge is shown again.
+	const c = mod.formatContext(ctxResult("new"), "src/pay/y.ts", shown, 1500);
+	assert.match(c.text, /atom "Webhooks" \(id a1\):\n    new/);
+	assert.match(c.text, /also owned by molecule "Payments", atom "Retry": shown earlier/);
+	// A small budget: cut, and the rest is named by id.
+	const d = mod.formatContext(ctxResult("x".repeat(5000)), "src/pay/w.ts", new Map(), 100);
+	assert.ok(d.text.length <= 100 * 4 + 400, `${d.text.length} characters`);
+	assert.match(d.text, /\[cut at the 100-token budget; the rest: query_graph operation=get entityType=<kind> id=<id> for atom "Webhooks" id=a1; atom "Retry" id=a2\]$/);
+	assert.equal(mod.formatContext({ molecules: [], orphanAtoms: [] }, "x", new Map(), 1500), undefined);
+});
+
+function stubPi() {
+	const handlers = new Map();
+	return {
+		tools: new Map(),
+		on(event, h) {
+			if (!handlers.has(event)) handlers.set(event, []);
+			handlers.get(event).push(h);
+		},
+		registerTool(def) {
+			this.tools.set(def.name, def);
+		},
+		sendMessage() {},
+		getActiveTools: () => [],
+		setActiveTools() {},
+		async emit(event, payload, ctx) {
+			let last;
+			for (const h of handlers.get(event) ?? []) last = await h(payload, ctx);
+			return last;
+		},
+	};
+}
+
+const ctx = (session) => ({
+	cwd: join(root, "work"),
+	hasUI: false,
+	ui: { notify() {} },
+	sessionManager: { getSessionId: () => session, getBranch: () => [], getSessionFile: () => undefined },
+});
+
+async function readThrough(pi, c, id, path) {
+	await pi.emit("tool_call", { type: "tool_call", toolName: "read", toolCallId: id, input: { path } }, c);
+	return pi.emit("tool_result", { type: "tool_result", toolName: "read", toolCallId: id, input: { path }, content: [{ type: "text", text: "file" }], isError: false }, c);
+}
+
+test("path knowledge through pi's events: once per path, a slow store skipped within 200 ms and logged", async () => {
+	writeFileSync(join(state, "bridge-query_graph.json"), JSON.stringify({ reply: { ok: true, result: ctxResult() } }));
+	const pi = stubPi();
+	await mod.default(pi);
+	const c = ctx("sess-mem");
+	await pi.emit("session_start", { type: "session_start", reason: "startup" }, c);
+	const r1 = await readThrough(pi, c, "t1", "src/pay/w.ts");
+	assert.equal(r1.content.length, 2);
+	assert.match(r1.content[1].text, /^\[pi-actors knowledge for src\/pay\/w.ts\]\n/);
+	assert.equal(await readThrough(pi, c, "t2", "src/pay/w.ts"), undefined, "the same path again adds nothing");
+	const calls = readFileSync(process.env.FAKE_LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.bridge?.verb === "query_graph");
+	assert.equal(calls.length, 1);
+	assert.deepEqual(calls[0].bridge.params, { operation: "context", paths: [join(root, "work", "src/pay/w.ts")] });
+	assert.equal(calls[0].bridge.cwd, join(root, "work"));
+	assert.equal(calls[0].bridge.session, "sess-mem");
+
+	writeFileSync(join(state, "bridge-query_graph.json"), JSON.stringify({ reply: { ok: true, result: ctxResult() }, delayMs: 3000 }));
+	const start = Date.now();
+	assert.equal(await readThrough(pi, c, "t3", "src/pay/slow.ts"), undefined);
+	const took = Date.now() - start;
+	assert.ok(took >= 150 && took < 1000, `waited ${took} ms`);
+	const log = readFileSync(join(state, "agent", "tmp", "pi-actors", "pi-extension.log"), "utf8");
+	assert.match(log, /session=sess-mem path knowledge for src\/pay\/slow.ts skipped: no answer within 200 ms/);
+	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" }, c);
+});
+
+test("knowledge_budget = 0 turns path knowledge off; record_summary sends the last answer at shutdown", async () => {
+	writeFileSync(join(state, "settings.json"), JSON.stringify({ tools: ["recall"], knowledge_budget: 0, recall: false, record_summary: true }));
+	writeFileSync(join(state, "bridge-query_graph.json"), JSON.stringify({ reply: { ok: true, result: ctxResult() } }));
+	try {
+		const pi = stubPi();
+		await mod.default(pi);
+		assert.deepEqual([...pi.tools.keys()], []); // the fake catalogue has no recall
+		const c = ctx("sess-off");
+		await pi.emit("session_start", { type: "session_start", reason: "startup" }, c);
+		await pi.emit("before_agent_start", { type: "before_agent_start", prompt: "fix the refunds\nplease", systemPrompt: "" }, c);
+		assert.equal(await readThrough(pi, c, "t9", "src/pay/w.ts"), undefined);
+		await pi.emit("agent_end", { type: "agent_end", messages: [{ role: "assistant", content: [{ type: "text", text: "FINAL" }] }, { role: "user", content: "x" }] }, c);
+		await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" }, c);
+		const calls = readFileSync(process.env.FAKE_LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+		assert.ok(!calls.some((l) => l.bridge?.verb === "query_graph" && l.bridge.session === "sess-off"));
+		const add = calls.find((l) => l.bridge?.verb === "node_add");
+		assert.deepEqual(add.bridge.params, { domain: "history", type: "session", name: "pi session sess-off: fix the refunds", content: "FINAL", source: "model", ref: "pi-session:sess-off" });
+	} finally {
+		rmSync(join(state, "settings.json"));
+	}
+});

@@ -1,0 +1,123 @@
+package testproc
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServiceUsage lists the helpers that behave like services (probes,
+// liveness, max_rss, watch tests).
+const ServiceUsage = `service helpers:
+  serve-http DELAY PORT [PIDFILE]  wait DELAY (a Go duration), then answer every
+                           HTTP request on 127.0.0.1:PORT with 200; prints
+                           "listening <port> <unix_ms>" once it listens
+  listen-tcp DELAY PORT [PIDFILE]  the same with a bare TCP listener (no answer)
+  say-after DELAY TEXT [PIDFILE]   wait DELAY, print TEXT, sleep forever
+  touch-after DELAY FILE [PIDFILE] wait DELAY, create FILE, sleep forever
+  exists FILE              exit 0 when FILE exists, else 1
+  alloc MIB [PIDFILE]      allocate and touch MIB MiB, print "allocated", sleep
+  count-starts FILE [PIDFILE]  append a line to FILE, print "start <n>", sleep`
+
+// runService runs a service helper; ok is false for another name.
+func runService(name string, args []string) (code int, ok bool) {
+	switch name {
+	case "serve-http", "listen-tcp":
+		return serve(name == "serve-http", args), true
+	case "say-after":
+		writePid(arg(args, 2, ""), os.Getpid())
+		time.Sleep(duration(arg(args, 0, "0s")))
+		fmt.Println(arg(args, 1, "ready"))
+		sleepForever()
+	case "touch-after":
+		writePid(arg(args, 2, ""), os.Getpid())
+		time.Sleep(duration(arg(args, 0, "0s")))
+		if err := os.WriteFile(arg(args, 1, ""), []byte("ok\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1, true
+		}
+		sleepForever()
+	case "exists":
+		if _, err := os.Stat(arg(args, 0, "")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1, true
+		}
+		return 0, true
+	case "alloc":
+		n, _ := strconv.Atoi(arg(args, 0, "64"))
+		writePid(arg(args, 1, ""), os.Getpid())
+		mem := make([]byte, n<<20)
+		for i := 0; i < len(mem); i += 4096 {
+			mem[i] = 1 // touched: resident, not only reserved
+		}
+		fmt.Println("allocated", n)
+		for {
+			time.Sleep(time.Hour)
+			mem[0]++ // keep it alive
+		}
+	case "count-starts":
+		file := arg(args, 0, "")
+		writePid(arg(args, 1, ""), os.Getpid())
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1, true
+		}
+		fmt.Fprintln(f, "start", os.Getpid())
+		f.Close()
+		data, _ := os.ReadFile(file)
+		fmt.Println("start", strings.Count(string(data), "\n"))
+		sleepForever()
+	}
+	return 0, false
+}
+
+// serve listens on 127.0.0.1:PORT after DELAY; with answer, every
+// connection gets one HTTP 200 answer.
+func serve(answer bool, args []string) int {
+	writePid(arg(args, 2, ""), os.Getpid())
+	time.Sleep(duration(arg(args, 0, "0s")))
+	l, err := net.Listen("tcp", "127.0.0.1:"+arg(args, 1, "0"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("listening %s %d\n", arg(args, 1, "0"), time.Now().UnixMilli())
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return 1
+		}
+		if !answer {
+			go func() {
+				time.Sleep(time.Second)
+				c.Close()
+			}()
+			continue
+		}
+		go func() {
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil || strings.TrimSpace(line) == "" {
+					break
+				}
+			}
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+		}()
+	}
+}
+
+func duration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0
+	}
+	return d
+}

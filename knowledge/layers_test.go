@@ -1,0 +1,129 @@
+package knowledge
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
+)
+
+func TestLayers(t *testing.T) {
+	e := newEnv(t)
+	pp := e.OK("project_create", `{"name":"mine","root":"`+e.repo+`","store":"personal"}`).(*graphop.Project)
+	if pp.Store != "personal" {
+		t.Fatalf("personal project %+v", pp)
+	}
+	e.Fail(op.CodeValidation, "root", "project_create", `{"name":"dup","root":"`+e.repo+`","store":"personal"}`)
+	pa := e.Atom("P", `["src/**"]`, `,"knowledge":"personal note","store":"personal"`)
+	ja := e.Atom("J", `["src/**"]`, `,"knowledge":"project note"`)
+	if pa.Store != "personal" || ja.Store != "project" || pa.ProjectID != pp.ID {
+		t.Fatalf("stores %s %s", pa.Store, ja.Store)
+	}
+	// By id: found in whichever store holds it.
+	got := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`"}`).(*graphop.Atom)
+	if got.Store != "personal" {
+		t.Fatalf("get personal by id: %+v", got)
+	}
+	e.Fail(op.CodeNotFound, "id", "query_graph", `{"operation":"get","entityType":"atom","id":"`+pa.ID+`","store":"project"}`)
+	u := e.OK("manage_graph", `{"operation":"update","entityType":"atom","id":"`+pa.ID+`","version":1,"name":"P2"}`).(*graphop.Atom)
+	if u.Store != "personal" || u.Version != 2 {
+		t.Fatalf("update routed: %+v", u)
+	}
+	e.OK("manage_changelog", `{"operation":"append","parentType":"atom","parentId":"`+pa.ID+`","summary":"s"}`)
+	// Search spans both, project first, with one page across them.
+	p := e.OK("query_graph", `{"operation":"search","entityType":"atom","query":"note"}`).(*op.Page[graphop.Atom])
+	if p.Total != 2 || p.Items[0].Store != "project" || p.Items[1].Store != "personal" {
+		t.Fatalf("layered search %s", mustJSON(p))
+	}
+	p = e.OK("query_graph", `{"operation":"search","entityType":"atom","limit":1,"offset":1}`).(*op.Page[graphop.Atom])
+	if p.Total != 2 || len(p.Items) != 1 || p.Items[0].Store != "personal" {
+		t.Fatalf("layered page 2 %s", mustJSON(p))
+	}
+	c := e.OK("query_graph", `{"operation":"context","paths":"src/x.go,other.txt"}`).(*graphop.Context)
+	if len(c.OrphanAtoms) != 2 || c.OrphanAtoms[0].Store != "project" || c.OrphanAtoms[1].Store != "personal" || len(c.UnmatchedPaths) != 1 {
+		t.Fatalf("layered context %s", mustJSON(c))
+	}
+	// An explicit projectId lives in one store: the other is skipped.
+	p = e.OK("query_graph", `{"operation":"search","entityType":"atom","projectId":"`+pp.ID+`"}`).(*op.Page[graphop.Atom])
+	if p.Total != 1 || p.Items[0].Store != "personal" {
+		t.Fatalf("personal project search %s", mustJSON(p))
+	}
+	pl := e.OK("project_list", `{}`).(*op.Page[graphop.Project])
+	if pl.Total != 2 || pl.Items[0].Store != "project" {
+		t.Fatalf("projects %s", mustJSON(pl))
+	}
+	st := e.OK("status", `{}`).(*api.StatusResult)
+	if len(st.Stores) != 2 || st.Stores[0].Counts.Atoms != 1 || st.Stores[1].Counts.Atoms != 1 || st.Stores[1].Counts.Changelog != 1 {
+		t.Fatalf("status %s", mustJSON(st))
+	}
+	// init again is idempotent and reuses the open project store.
+	in := e.OK("init", `{}`).(*api.InitResult)
+	if in.Created || in.Project.Root != e.repo {
+		t.Fatalf("re-init %+v", in)
+	}
+	// Without a project store.
+	e.layers.Project = nil
+	e.Fail(op.CodeValidation, "store", "query_graph", `{"operation":"search","entityType":"atom","store":"project"}`)
+	a := e.Atom("Q", `["q/**"]`, "")
+	if a.Store != "personal" {
+		t.Fatalf("fallback create: %+v", a)
+	}
+	if store.FindProject(filepath.Join(e.repo, "src", "deep")) != filepath.Join(e.repo, store.ProjectFile) || store.FindProject(e.dir) != "" {
+		t.Fatal("store.FindProject")
+	}
+	if store.PersonalPath("/a") != "/a/knowledge/knowledge.db" {
+		t.Fatal("store.PersonalPath")
+	}
+}
+
+// recall asks the project store, then the personal one: a node in both
+// (same natural key) comes once, from the project; each hit says where
+// it is from.
+func TestRecallLayering(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	exit := 0
+	rec := vector.RunRecord{RunID: "bench-3", Recipe: "benchmark", Status: "exited", ExitCode: &exit,
+		LastOutput: []string{"p99 latency 41ms for the checkout service"}}
+	for _, s := range []*Store{e.layers.Project, e.layers.Personal} {
+		if err := s.Vectors().CaptureRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Node("history", "decision", "checkout latency budget", "checkout p99 latency must stay under 50ms", `,"store":"personal","verified":true,"source":"user"`)
+	r := e.OK("recall", `{"query":"checkout p99 latency"}`).(*vectorop.RecallResult)
+	if len(r.Stores) != 2 || r.Stores[0] != "project" {
+		t.Fatalf("stores %v", r.Stores)
+	}
+	var runs, personal int
+	for _, h := range r.Hits {
+		if strings.HasPrefix(h.Name, "run bench-3") {
+			runs++
+			if h.Store != "project" {
+				t.Fatalf("duplicate run kept from %s", h.Store)
+			}
+		}
+		if h.Name == "checkout latency budget" && h.Store == "personal" {
+			personal++
+		}
+	}
+	if runs != 1 || personal != 1 {
+		t.Fatalf("recall: %s", api.Text(r))
+	}
+	only := e.OK("recall", `{"query":"checkout p99 latency","store":"personal"}`).(*vectorop.RecallResult)
+	if len(only.Stores) != 1 || only.Hits[0].Store != "personal" {
+		t.Fatalf("personal recall: %s", api.Text(only))
+	}
+	if none := e.OK("recall", `{"query":"zebra"}`).(*vectorop.RecallResult); none.Status != vectorop.StatusNoMatches {
+		t.Fatalf("zebra recall: %s", api.Text(none))
+	}
+}
+
+// smart_search widens until confident or out of budget, and never spends
+// more than the budget.

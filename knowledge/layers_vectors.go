@@ -1,0 +1,93 @@
+package knowledge
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+	"github.com/pi-actors/pi-actors/knowledge/vector"
+)
+
+// progressKey carries an ingest progress callback in a context.
+type progressKey struct{}
+
+// WithProgress returns a context whose ingest requests (through
+// Layers.Execute) report progress to fn: files done of total.
+func WithProgress(ctx context.Context, fn func(done, total int)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func progressOf(ctx context.Context) func(done, total int) {
+	fn, _ := ctx.Value(progressKey{}).(func(done, total int))
+	return fn
+}
+
+// vectorOp routes the vector graph's operations; ok is false for other
+// requests.
+//
+//   - search, search_all, smart_search, ingest and node_add use one
+//     store: store=, else the project store when there is one, else the
+//     personal store;
+//   - recall searches every chosen store (project first) and merges;
+//   - node_get, traverse and conflicts resolve go to the store holding
+//     the id; conflicts list pages across the stores.
+func (l *Layers) vectorOp(ctx context.Context, c store.Caller, req op.Request) (v any, ok bool, err error) {
+	switch r := req.(type) {
+	case *vectorop.Search:
+		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.vectors.Search(ctx, r) })
+	case *vectorop.SearchAll:
+		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.vectors.SearchAll(ctx, r) })
+	case *vectorop.SmartSearch:
+		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.vectors.SmartSearch(ctx, r) })
+	case *vectorop.NodeAdd:
+		v, err = withStore(l, r.Store, func(s *Store) (any, error) { return s.vectors.AddNode(ctx, c, r) })
+	case *vectorop.Ingest:
+		v, err = withStore(l, r.Store, func(s *Store) (any, error) {
+			p := r.Path
+			if !filepath.IsAbs(p) {
+				if !filepath.IsAbs(c.Cwd) {
+					return nil, op.Invalid("path", "path %q is relative but the caller's cwd is unknown: pass an absolute path", p)
+				}
+				p = filepath.Join(c.Cwd, p)
+			}
+			return s.vectors.Ingest(ctx, vector.IngestRequest{Path: p, Glob: r.Glob, Atoms: s.graph.AtomMatcher()}, progressOf(ctx))
+		})
+	case *vectorop.Recall:
+		var ss []*Store
+		if ss, err = l.stores(r.Store); err == nil {
+			vs := make([]*vector.Store, len(ss))
+			for i, s := range ss {
+				vs[i] = s.vectors
+			}
+			v, err = vector.Recall(ctx, vs, r)
+		}
+	case *vectorop.NodeGet:
+		v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.vectors.NodeGet(ctx, r) })
+	case *vectorop.Traverse:
+		v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.vectors.Traverse(ctx, r) })
+	case *vectorop.Conflicts:
+		if r.Operation == "resolve" {
+			v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.vectors.Conflicts(ctx, r) })
+			break
+		}
+		v, err = pagesOf[vectorop.ConflictRecord](l, r.Store, op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0),
+			func(s *Store, limit, offset *int) (any, error) {
+				q := *r
+				q.Limit, q.Offset = limit, offset
+				return s.vectors.Conflicts(ctx, &q)
+			})
+	default:
+		return nil, false, nil
+	}
+	return v, true, err
+}
+
+func withStore(l *Layers, choice string, fn func(*Store) (any, error)) (any, error) {
+	s, err := l.writeStore(choice)
+	if err != nil {
+		return nil, err
+	}
+	return fn(s)
+}

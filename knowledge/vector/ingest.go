@@ -1,0 +1,319 @@
+package vector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/store"
+)
+
+// Ingest bounds.
+const (
+	ingestBatch   = 32      // files per write transaction
+	ingestMaxFile = 1 << 20 // larger files are skipped
+)
+
+// skipDirs are directories ingest never enters (besides hidden ones).
+var skipDirs = map[string]bool{"node_modules": true, "vendor": true}
+
+// AtomMatcher lists the knowledge-graph atoms whose path patterns match
+// an absolute file path (package knowledge/graph makes one).
+type AtomMatcher func(ctx context.Context, abs string) ([]string, error)
+
+// IngestRequest names what Ingest indexes.
+type IngestRequest struct {
+	Path  string      // a file or directory
+	Glob  string      // only files whose path below Path matches; "" for all
+	Atoms AtomMatcher // the atoms to link code nodes to; nil links none
+}
+
+// Ingest indexes files into the code domain, ingestBatch files per
+// transaction (a crash keeps every finished batch; running it again
+// skips them). A file whose content hash is unchanged is skipped; a new
+// file gets a file node and one node per piece (Go: per top-level
+// declaration, with a package node per directory; others: chunks); a
+// changed file's new nodes supersede the old ones (supersedes edges),
+// except pieces whose content is unchanged, which are kept and relinked.
+// Every code node is linked to the knowledge-graph atoms req.Atoms
+// matches to its file.
+// Hidden directories, node_modules and vendor, binary files and files
+// over 1 MiB are skipped. progress (may be nil) gets files done of total
+// after each batch.
+func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(done, total int)) (*vectorop.IngestResult, error) {
+	start := time.Now()
+	root, err := filepath.Abs(req.Path)
+	if err != nil {
+		return nil, fmt.Errorf("ingest %s: %w", req.Path, err)
+	}
+	files, skipped, err := collectFiles(root, req.Glob)
+	if err != nil {
+		return nil, err
+	}
+	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.db.Layer()}
+	s.ingestMu.Lock()
+	defer s.ingestMu.Unlock()
+	in := &ingester{s: s, root: root, res: res, atoms: req.Atoms}
+	if progress != nil {
+		progress(0, len(files))
+	}
+	for i := 0; i < len(files); i += ingestBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := in.batch(ctx, files[i:min(i+ingestBatch, len(files))]); err != nil {
+			return nil, fmt.Errorf("ingest %s: %w", root, err)
+		}
+		if progress != nil {
+			progress(min(i+ingestBatch, len(files)), len(files))
+		}
+	}
+	if err := s.syncIfLoaded(ctx); err != nil {
+		return nil, err
+	}
+	res.DurationMS = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+// collectFiles lists the regular files under root (or root itself) that
+// match glob, sorted; skipped counts those over the size limit.
+func collectFiles(root, glob string) ([]string, int, error) {
+	fi, err := os.Stat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, op.NotFound("path", "path", root)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("ingest %s: %w", root, err)
+	}
+	if !fi.IsDir() {
+		if fi.Size() > ingestMaxFile {
+			return nil, 1, nil
+		}
+		return []string{root}, 0, nil
+	}
+	var files []string
+	skipped := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			skipped++
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || skipDirs[name]) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if glob != "" && !doublestar.MatchUnvalidated(glob, filepath.ToSlash(rel)) {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > ingestMaxFile {
+			skipped++
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("ingest %s: %w", root, err)
+	}
+	slices.Sort(files)
+	return files, skipped, nil
+}
+
+// ingester is one Ingest call's state.
+type ingester struct {
+	s     *Store
+	root  string
+	res   *vectorop.IngestResult
+	atoms func(ctx context.Context, abs string) ([]string, error) // atoms whose patterns match a file
+}
+
+// fileWork is one changed or new file of a batch.
+type fileWork struct {
+	abs    string
+	oldID  string
+	file   *nodeIn
+	pieces []*nodeIn
+	recv   map[*nodeIn]string // method → receiver type name
+	old    map[string]oldPiece
+	pkg    *nodeIn
+}
+
+type oldPiece struct{ id, hash string }
+
+// textual reports whether data looks like text: no NUL byte and valid
+// UTF-8 in its first 8 KiB.
+func textual(data []byte) bool {
+	head := data[:min(len(data), 8192)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	if len(data) > len(head) {
+		for i := 0; i < 3 && len(head) > 0 && !utf8.Valid(head); i++ {
+			head = head[:len(head)-1] // a rune cut at the boundary
+		}
+	}
+	return utf8.Valid(head)
+}
+
+func (in *ingester) batch(ctx context.Context, files []string) error {
+	var work []*fileWork
+	var fresh []*nodeIn
+	for _, abs := range files {
+		w, err := in.prepare(ctx, abs)
+		if err != nil {
+			return err
+		}
+		if w == nil {
+			continue
+		}
+		work = append(work, w)
+		fresh = append(fresh, w.file)
+		if w.pkg != nil {
+			fresh = append(fresh, w.pkg)
+		}
+		for _, p := range w.pieces {
+			if o, ok := w.old[p.key]; !ok || o.hash != p.hash {
+				fresh = append(fresh, p)
+			}
+		}
+	}
+	if len(work) == 0 {
+		return nil
+	}
+	in.s.embedNodes(fresh)
+	_, err := in.s.writeGraph(ctx, func(tx *vtx) (any, error) {
+		for _, w := range work {
+			if err := in.write(ctx, tx, w); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// prepare reads a file and, unless it is unchanged or not text, splits
+// it into nodes.
+func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) {
+	data, err := os.ReadFile(abs)
+	if err != nil || !textual(data) {
+		in.res.Skipped++
+		return nil, nil
+	}
+	hash := hashOf(string(data))
+	oldID, oldHash, err := liveByKey(ctx, in.s.r, "file:"+abs)
+	if err != nil {
+		return nil, err
+	}
+	if oldID != "" && oldHash == hash {
+		in.res.Unchanged++
+		return nil, nil
+	}
+	rel, _ := filepath.Rel(in.root, abs)
+	if rel == "." {
+		rel = filepath.Base(abs)
+	}
+	rel = filepath.ToSlash(rel)
+	summary, ps := splitFile(abs, rel, data)
+	w := &fileWork{abs: abs, oldID: oldID, recv: map[*nodeIn]string{}}
+	w.file = &nodeIn{key: "file:" + abs, domain: vectorop.DomainCode, typ: "file", name: rel, path: abs, lineStart: 1,
+		lineEnd: bytes.Count(data, []byte("\n")) + 1, content: summary, hash: hash, trust: vectorop.TrustCode, verified: true,
+		source: vectorop.SourceCode, ref: abs}
+	for _, p := range ps {
+		n := &nodeIn{key: p.key, domain: vectorop.DomainCode, typ: p.typ, name: p.name, path: abs, lineStart: p.lineStart,
+			lineEnd: p.lineEnd, content: p.content, trust: vectorop.TrustCode, verified: true, source: vectorop.SourceCode,
+			ref: fmt.Sprintf("%s:%d-%d", abs, p.lineStart, p.lineEnd)}
+		n.hash = hashOf(n.content)
+		if p.recv != "" {
+			w.recv[n] = p.recv
+		}
+		w.pieces = append(w.pieces, n)
+	}
+	if strings.HasSuffix(abs, ".go") && len(ps) > 0 && strings.HasPrefix(summary, "package ") {
+		name, _, _ := strings.Cut(strings.TrimPrefix(summary, "package "), " ")
+		relDir, _ := filepath.Rel(in.root, filepath.Dir(abs))
+		w.pkg = packageOf(filepath.Dir(abs), relDir, name)
+	}
+	if oldID != "" {
+		if w.old, err = oldPieces(ctx, in.s.r, abs); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// oldPieces returns the live declaration and chunk nodes of a file.
+func oldPieces(ctx context.Context, q store.Querier, abs string) (map[string]oldPiece, error) {
+	out := map[string]oldPiece{}
+	for _, prefix := range []string{"decl:" + abs + "#", "chunk:" + abs + "#"} {
+		rows, err := q.QueryContext(ctx, `SELECT key, id, content_hash FROM vg_nodes
+			WHERE key >= ? AND key < ? AND superseded_by IS NULL`, prefix, prefix[:len(prefix)-1]+"$")
+		if err != nil {
+			return nil, fmt.Errorf("read nodes of %s: %w", abs, err)
+		}
+		for rows.Next() {
+			var k string
+			var o oldPiece
+			if err := rows.Scan(&k, &o.id, &o.hash); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read nodes of %s: %w", abs, err)
+			}
+			out[k] = o
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read nodes of %s: %w", abs, err)
+		}
+	}
+	return out, nil
+}
+
+// retire marks old as superseded by newID before newID is inserted (the
+// live-key index allows one live node per key; the reference is checked
+// at commit).
+func (tx *vtx) retire(ctx context.Context, old, newID, now string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE vg_nodes SET superseded_by = ?, updated_at = ? WHERE id = ? AND superseded_by IS NULL`, newID, now, old)
+	if err != nil {
+		return fmt.Errorf("supersede node %s: %w", old, err)
+	}
+	return nil
+}
+
+// replace inserts n, superseding the live node old (if any).
+func (tx *vtx) replace(ctx context.Context, n *nodeIn, old, now string) error {
+	n.id = store.NewID()
+	if old != "" {
+		if err := tx.retire(ctx, old, n.id, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.insertNode(ctx, n, now); err != nil {
+		return err
+	}
+	if old != "" {
+		return tx.addEdge(ctx, n.id, "supersedes", old, now)
+	}
+	return nil
+}

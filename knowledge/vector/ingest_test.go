@@ -1,0 +1,192 @@
+package vector
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pi-actors/pi-actors/knowledge/api"
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+)
+
+const policyGo = `package retry
+
+import "time"
+
+// Policy decides how often a failed call is retried, with exponential
+// backoff between attempts.
+type Policy struct {
+	Base     time.Duration
+	Attempts int
+}
+
+// NewPolicy returns a policy with the given base delay.
+func NewPolicy(base time.Duration) *Policy { return &Policy{Base: base, Attempts: 5} }
+
+// Next is the backoff delay before attempt n: base doubled per attempt.
+func (p *Policy) Next(attempt int) time.Duration {
+	return p.Base << attempt
+}
+
+// Jitter spreads retries apart.
+func Jitter(d time.Duration) time.Duration { return d + d/10 }
+`
+
+const invoiceGo = `package ledger
+
+// Line is one invoice line.
+type Line struct{ Cents int64 }
+
+// TotalInvoice sums the invoice lines into the amount due in cents.
+func TotalInvoice(lines []Line) int64 {
+	var sum int64
+	for _, l := range lines {
+		sum += l.Cents
+	}
+	return sum
+}
+`
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func guideMD() string {
+	var b strings.Builder
+	b.WriteString("# Operations guide\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "## Deployment step %d\n\nRoll out the service to region %d, watch the dashboards, keep the previous release warm.\n\n", i, i)
+	}
+	b.WriteString("## Webhooks\n\nEvery incoming webhook carries an HMAC signature header; verify the signature with the shared secret before parsing the payload.\n")
+	return b.String()
+}
+
+func ingest(t *testing.T, s *Store, path, glob string, atoms AtomMatcher) *vectorop.IngestResult {
+	t.Helper()
+	var calls, last, total int
+	res, err := s.Ingest(t.Context(), IngestRequest{Path: path, Glob: glob, Atoms: atoms}, func(done, tot int) { calls, last, total = calls+1, done, tot })
+	if err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if calls == 0 || last != total {
+		t.Fatalf("progress: %d calls, last %d of %d", calls, last, total)
+	}
+	return res
+}
+
+func searchCode(t *testing.T, e *env, query, extra string) *vectorop.SearchResult {
+	t.Helper()
+	return e.OK("search", fmt.Sprintf(`{"query":%q,"domain":"code"%s}`, query, extra)).(*vectorop.SearchResult)
+}
+
+// Ingest a temp repository, then search finds the right declaration in
+// the right file; unchanged files are skipped; a changed file supersedes
+// the changed declarations only; code nodes link to matching atoms.
+func TestIngestSearchSupersede(t *testing.T) {
+	e := newEnv(t)
+	s := e.s
+	e.Atom("Retry policy", `["retry/**"]`, "")
+	writeFiles(t, e.repo, map[string]string{
+		"retry/policy.go":       policyGo,
+		"ledger/invoice.go":     invoiceGo,
+		"docs/guide.md":         guideMD(),
+		"bin.dat":               "\x00\x01\x02binary",
+		"node_modules/x/y.js":   "module.exports = 1",
+		".hidden/notes.txt":     "secret",
+		"notes/short.txt":       "remember the zookeeper quorum size",
+		"broken/broken.go":      "package broken\nfunc {",
+		"retry/policy_test.txt": "see policy.go",
+	})
+	res := ingest(t, s, e.repo, "", e.g.AtomMatcher())
+	if res.Indexed != 6 || res.Skipped != 1 || res.Changed != 0 || res.AtomLinks == 0 {
+		t.Fatalf("first ingest %+v", res)
+	}
+	r := searchCode(t, e, "exponential backoff delay before the next retry attempt", "")
+	if len(r.Hits) == 0 || !strings.HasSuffix(r.Hits[0].Path, "retry/policy.go") {
+		t.Fatalf("backoff search: %s", api.Text(r))
+	}
+	next := findHit(r.Hits, "Policy.Next")
+	if next == nil || next.Type != "method" || next.LineStart != 15 || len(next.Atoms) != 1 || next.Atoms[0].Name != "Retry policy" {
+		t.Fatalf("Policy.Next hit: %s", mustJSON(r))
+	}
+	inv := searchCode(t, e, "sum invoice lines amount due", `,"type":"function"`)
+	if len(inv.Hits) == 0 || inv.Hits[0].Name != "TotalInvoice" || len(inv.Hits[0].Atoms) != 0 {
+		t.Fatalf("invoice search: %s", api.Text(inv))
+	}
+	wh := searchCode(t, e, "verify webhook HMAC signature", "")
+	if len(wh.Hits) == 0 || wh.Hits[0].Type != "chunk" || !strings.Contains(wh.Hits[0].Snippet, "HMAC") {
+		t.Fatalf("webhook search: %s", api.Text(wh))
+	}
+	policy := searchCode(t, e, "Policy struct", `,"type":"struct"`).Hits[0]
+	d := e.OK("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail)
+	if got := strings.Join(edgeTypes(d, "out"), " "); got != "has_method:method" {
+		t.Fatalf("struct edges out %q", got)
+	}
+	// A history node about Next, made before the change.
+	fix := e.OK("node_add", `{"domain":"history","type":"entry","name":"fixed overflow in backoff","content":"Next overflowed for attempt 64",
+		"source":"history","verified":true,"links":[{"to":"`+next.ID+`","type":"modified"}]}`).(*vectorop.NodeAdded)
+
+	again := ingest(t, s, e.repo, "", e.g.AtomMatcher())
+	if again.Unchanged != 6 || again.Nodes != 0 {
+		t.Fatalf("unchanged ingest %+v", again)
+	}
+	changed := strings.Replace(policyGo, "return p.Base << attempt", "return p.Base << min(attempt, 16)", 1)
+	changed = strings.Replace(changed, "// Jitter spreads retries apart.\nfunc Jitter(d time.Duration) time.Duration { return d + d/10 }\n", "", 1)
+	writeFiles(t, e.repo, map[string]string{"retry/policy.go": changed})
+	third := ingest(t, s, e.repo, "", e.g.AtomMatcher())
+	// file, Next (changed) and Jitter (gone) are superseded; Policy and NewPolicy stay.
+	if third.Changed != 1 || third.Unchanged != 5 || third.Superseded != 3 || third.Nodes != 2 {
+		t.Fatalf("changed ingest %+v", third)
+	}
+	r = searchCode(t, e, "backoff delay before attempt n base doubled", `,"limit":20`)
+	newNext, oldNext := -1, -1
+	for i, h := range r.Hits {
+		if h.Name == "Policy.Next" && h.SupersededBy == "" {
+			newNext = i
+		}
+		if h.ID == next.ID {
+			oldNext = i
+			if h.SupersededBy == "" || h.Freshness != supersededFresh || !strings.Contains(h.Warning, "superseded") {
+				t.Fatalf("old Next not marked superseded: %+v", h)
+			}
+		}
+	}
+	if newNext < 0 || oldNext < 0 || newNext > oldNext {
+		t.Fatalf("new Next at %d, old at %d:\n%s", newNext, oldNext, api.Text(r))
+	}
+	nd := e.OK("node_get", `{"id":"`+r.Hits[newNext].ID+`"}`).(*vectorop.NodeDetail)
+	if len(nd.History) != 1 || nd.History[0].ID != fix.Node.ID {
+		t.Fatalf("history of the new Next (through its old version): %s", mustJSON(nd))
+	}
+	if cd := e.OK("node_get", `{"id":"`+fix.Node.ID+`"}`).(*vectorop.NodeDetail); len(cd.Code) != 1 || cd.Code[0].ID != r.Hits[newNext].ID {
+		t.Fatalf("code of the history node resolves to the current Next: %s", mustJSON(cd))
+	}
+	if p := e.OK("node_get", `{"id":"`+policy.ID+`"}`).(*vectorop.NodeDetail); p.Node.SupersededBy != "" {
+		t.Fatalf("unchanged struct superseded: %s", mustJSON(p))
+	}
+	// A glob narrows the files.
+	md := ingest(t, s, e.repo, "**/*.md", e.g.AtomMatcher())
+	if md.Files != 1 || md.Unchanged != 1 {
+		t.Fatalf("glob ingest %+v", md)
+	}
+	if _, err := s.Ingest(t.Context(), IngestRequest{Path: filepath.Join(e.repo, "nope")}, nil); !isCode(err, op.CodeNotFound) {
+		t.Fatalf("missing path: %v", err)
+	}
+}
+
+func isCode(err error, c op.Code) bool {
+	e, ok := op.AsError(err)
+	return ok && e.Code == c
+}

@@ -1,0 +1,145 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/knowledge/store"
+)
+
+// write stores one file's nodes in the batch's transaction.
+func (in *ingester) write(ctx context.Context, tx *vtx, w *fileWork) error {
+	now := store.Now()
+	if err := tx.replace(ctx, w.file, w.oldID, now); err != nil {
+		return err
+	}
+	if w.oldID == "" {
+		in.res.Indexed++
+	} else {
+		in.res.Changed++
+		in.res.Superseded++
+	}
+	in.res.Nodes++
+	if w.pkg != nil {
+		if err := tx.linkOrInsert(ctx, w.pkg, w.file.id, "defines", true, now); err != nil {
+			return err
+		}
+	}
+	ids := []string{w.file.id}
+	used := map[string]bool{}
+	for _, p := range w.pieces {
+		o, had := w.old[p.key]
+		if had && o.hash == p.hash {
+			p.id, used[p.key] = o.id, true
+			_, err := tx.ExecContext(ctx, `UPDATE vg_nodes SET line_start = ?, line_end = ?, updated_at = ? WHERE id = ?`,
+				p.lineStart, p.lineEnd, now, o.id)
+			if err != nil {
+				return fmt.Errorf("update node %s: %w", o.id, err)
+			}
+		} else {
+			old := ""
+			if had {
+				old, used[p.key] = o.id, true
+				in.res.Superseded++
+			}
+			if err := tx.replace(ctx, p, old, now); err != nil {
+				return err
+			}
+			in.res.Nodes++
+		}
+		ids = append(ids, p.id)
+		if err := tx.addEdge(ctx, w.file.id, "defines", p.id, now); err != nil {
+			return err
+		}
+	}
+	for k, o := range w.old {
+		if !used[k] {
+			// A vanished declaration or chunk: superseded by its file's new version.
+			if err := tx.retire(ctx, o.id, w.file.id, now); err != nil {
+				return err
+			}
+			if err := tx.addEdge(ctx, w.file.id, "supersedes", o.id, now); err != nil {
+				return err
+			}
+			in.res.Superseded++
+		}
+	}
+	if err := in.methods(ctx, tx, w, now); err != nil {
+		return err
+	}
+	return in.linkAtoms(ctx, tx, w.abs, ids)
+}
+
+// methods links each method to its receiver type (has_method) when the
+// type is declared in the same file or is already indexed in the same
+// directory.
+func (in *ingester) methods(ctx context.Context, tx *vtx, w *fileWork, now string) error {
+	for m, recv := range w.recv {
+		typeID := ""
+		for _, p := range w.pieces {
+			if p.name == recv && (p.typ == "struct" || p.typ == "interface" || p.typ == "type") {
+				typeID = p.id
+				break
+			}
+		}
+		if typeID == "" {
+			dir := filepath.Dir(w.abs)
+			refs, err := queryRefs(ctx, tx, `SELECT `+refCols+` FROM vg_nodes n WHERE n.domain = 'code' AND lower(n.name) = lower(?)
+				AND n.type IN ('struct', 'interface', 'type') AND n.superseded_by IS NULL AND n.path != '' AND n.path >= ? AND n.path < ?`,
+				recv, dir+"/", dir+"0")
+			if err != nil {
+				return err
+			}
+			for _, r := range refs {
+				if filepath.Dir(r.Path) == dir && r.Name == recv {
+					typeID = r.ID
+					break
+				}
+			}
+		}
+		if typeID != "" {
+			if err := tx.addEdge(ctx, typeID, "has_method", m.id, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// linkAtoms links the nodes of a file to the atoms whose patterns match
+// the file's path relative to each project root that holds it.
+func (in *ingester) linkAtoms(ctx context.Context, tx *vtx, abs string, ids []string) error {
+	if in.atoms == nil {
+		return nil
+	}
+	atoms, err := in.atoms(ctx, abs)
+	if err != nil {
+		return err
+	}
+	for _, a := range atoms {
+		for _, id := range ids {
+			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO vg_atom_links(node_id, atom_id) VALUES (?, ?)`, id, a)
+			if err != nil {
+				return fmt.Errorf("link %s to atom %s: %w", id, a, err)
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				in.res.AtomLinks++
+			}
+		}
+	}
+	return nil
+}
+
+// syncIfLoaded writes changed graphs when the vector graph is loaded.
+func (s *Store) syncIfLoaded(ctx context.Context) error {
+	s.mu.Lock()
+	g := s.mirror
+	s.mu.Unlock()
+	if g == nil || !g.loadedFast() {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.persistLocked()
+}

@@ -1,0 +1,194 @@
+package vector
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
+	"github.com/pi-actors/pi-actors/knowledge/embed"
+	"github.com/pi-actors/pi-actors/knowledge/filter"
+)
+
+// minSimilarity drops candidates that share next to nothing with the
+// query (cosine below it): a search never pads its hits with noise.
+const minSimilarity = 0.1
+
+// candidates is how many nearest neighbours a domain search asks the
+// index for to return k hits after rescoring.
+func candidates(k int) int { return min(max(3*k, 30), 300) }
+
+// embedQuery makes the query's vector (unit length).
+func (g *mirror) embedQuery(ctx context.Context, query string) ([]float32, error) {
+	if l, ok := g.emb.(*embed.Local); ok {
+		return l.Vector(query), nil
+	}
+	vs, err := g.emb.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("embed query with %s: %w", g.emb.ID(), err)
+	}
+	return unit(vs[0]), nil
+}
+
+// ranked searches each domain: its topic filter first (a domain that
+// cannot hold any of the query's topics answers no_matches without
+// touching the index or SQLite), then the index for kc candidates, then
+// their rows, scored. Each domain's hits are sorted by score; a domain
+// without hits has status no_matches.
+func (s *Store) ranked(ctx context.Context, query string, domains []string, typ string, kc int) (map[string][]scored, map[string]string, *mirror, error) {
+	g, err := s.load(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keys := filter.Tokens(query)
+	status := map[string]string{}
+	var live []string
+	for _, d := range domains {
+		status[d] = vectorop.StatusNoMatches
+		if g.filters.MayMatchKeys(d, keys) {
+			live = append(live, d)
+		}
+	}
+	per := map[string][]scored{}
+	if len(live) == 0 {
+		return per, status, g, nil
+	}
+	q, err := g.embedQuery(ctx, query)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var code uint8
+	if typ != "" {
+		code = typeCodes[typ] + 1
+	}
+	idx := g.indexes()
+	var cands []cand
+	for _, d := range live {
+		g.searches.Add(1)
+		cands = append(cands, idx[d].search(q, kc, code)...)
+	}
+	hs, err := s.hits(ctx, g, cands, time.Now())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, h := range hs {
+		if h.Similarity >= minSimilarity {
+			per[h.Domain] = append(per[h.Domain], h)
+		}
+	}
+	for d, l := range per {
+		sortScored(l)
+		status[d] = vectorop.StatusOK
+	}
+	return per, status, g, nil
+}
+
+func sortScored(l []scored) {
+	slices.SortStableFunc(l, func(a, b scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+}
+
+func hitsOf(l []scored) []vectorop.Hit {
+	out := make([]vectorop.Hit, len(l))
+	for i := range l {
+		out[i] = l[i].Hit
+	}
+	return out
+}
+
+// merged is every domain's hits in one list, by score.
+func merged(per map[string][]scored) []scored {
+	var all []scored
+	for _, d := range vectorop.AllDomains {
+		all = append(all, per[d]...)
+	}
+	sortScored(all)
+	return all
+}
+
+func domainsOr(l op.StringList) []string {
+	if len(l) == 0 {
+		return vectorop.AllDomains
+	}
+	var out []string
+	for _, d := range vectorop.AllDomains {
+		if slices.Contains(l, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Search runs search. req must have passed Validate.
+func (s *Store) Search(ctx context.Context, req *vectorop.Search) (*vectorop.SearchResult, error) {
+	domains := vectorop.AllDomains
+	if req.Domain != "" {
+		domains = []string{req.Domain}
+	}
+	limit := op.LimitOr(req.Limit, vectorop.DefaultSearchLimit)
+	per, _, g, err := s.ranked(ctx, req.Query, domains, req.Type, candidates(limit))
+	if err != nil {
+		return nil, err
+	}
+	all := merged(per)
+	all = all[:min(limit, len(all))]
+	if err := s.enrich(ctx, all, req.Query); err != nil {
+		return nil, err
+	}
+	res := &vectorop.SearchResult{Query: req.Query, Status: vectorop.StatusOK, Domain: req.Domain, Hits: hitsOf(all), Store: s.db.Layer()}
+	if req.Domain != "" {
+		res.AlsoExistsIn = g.filters.AlsoExistsIn(req.Query, req.Domain)
+	}
+	if len(all) == 0 {
+		res.Status = vectorop.StatusNoMatches
+		res.Hint = noMatchHint(domains, res.AlsoExistsIn)
+	}
+	return res, nil
+}
+
+func noMatchHint(searched, also []string) string {
+	h := "nothing in " + strings.Join(searched, ", ") + " matches"
+	if len(also) > 0 {
+		h += "; its topics may exist in " + strings.Join(also, ", ") + " (search domain=" + also[0] + ")"
+	} else if len(searched) < len(vectorop.AllDomains) {
+		h += "; try search_all"
+	}
+	return h
+}
+
+// SearchAll runs search_all. req must have passed Validate.
+func (s *Store) SearchAll(ctx context.Context, req *vectorop.SearchAll) (*vectorop.SearchAllResult, error) {
+	domains := domainsOr(req.Domains)
+	limit := op.LimitOr(req.LimitPerDomain, vectorop.DefaultLimitPerDomain)
+	per, status, _, err := s.ranked(ctx, req.Query, domains, "", candidates(limit))
+	if err != nil {
+		return nil, err
+	}
+	var top []scored
+	for _, d := range domains {
+		per[d] = per[d][:min(limit, len(per[d]))]
+		top = append(top, per[d]...)
+	}
+	if err := s.enrich(ctx, top, req.Query); err != nil {
+		return nil, err
+	}
+	res := &vectorop.SearchAllResult{Query: req.Query, Results: []vectorop.DomainResult{}, Store: s.db.Layer()}
+	i := 0
+	for _, d := range domains {
+		n := len(per[d])
+		res.Results = append(res.Results, vectorop.DomainResult{Domain: d, Status: status[d], Hits: hitsOf(top[i : i+n])})
+		i += n
+	}
+	return res, nil
+}

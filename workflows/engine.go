@@ -1,0 +1,327 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Engine schedules one workflow: it starts each node's child run once its
+// dependencies allow, at most max_concurrency at once (services aside),
+// observes them, applies timeouts, retries with backoff, fail_fast or
+// skipping, stops services once every other node ended, and records every
+// change in workflow.json before acting on it.
+type Engine struct {
+	W    *Workflow
+	St   *State
+	Host Host
+	// Dir is the workflow run's state directory (workflow.json).
+	Dir string
+	// Log receives one line per transition (the workflow run's stdout).
+	Log io.Writer
+	// Failed is called once for each node that failed for good.
+	Failed func(n *NodeState)
+	// Tick is how often children are observed (default 20 ms).
+	Tick time.Duration
+
+	cmds     chan command
+	again    map[string]time.Duration // the next delay of a start to ask for again
+	lastStop map[string]time.Time     // when a stop was last sent
+	dirty    bool
+}
+
+type command struct {
+	retry string
+	kill  string // a reason
+	reply chan error
+}
+
+// ErrNotRetryable means control.retry named a node that has not ended
+// badly (or is unknown).
+var ErrNotRetryable = errors.New("node cannot be retried")
+
+// stopResend bounds how often a stop is sent again to a run that has not
+// ended yet (the kernel was down, say).
+const stopResend = time.Second
+
+func (e *Engine) init() {
+	if e.cmds == nil {
+		e.cmds = make(chan command)
+		e.again = map[string]time.Duration{}
+		e.lastStop = map[string]time.Time{}
+	}
+	if e.Tick <= 0 {
+		e.Tick = 20 * time.Millisecond
+	}
+	if e.Log == nil {
+		e.Log = io.Discard
+	}
+}
+
+// Run schedules until the workflow ends (its state says how) or ctx ends
+// (every child is killed and the workflow recorded killed).
+func (e *Engine) Run(ctx context.Context) error {
+	e.init()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		e.step(ctx)
+		if err := e.save(); err != nil {
+			return err
+		}
+		if e.St.Ended() {
+			return nil
+		}
+		t.Reset(e.Tick)
+		select {
+		case <-ctx.Done():
+			e.killAll(context.WithoutCancel(ctx), "control.cancel")
+			return errors.Join(e.save(), ctx.Err())
+		case c := <-e.cmds:
+			c.reply <- e.apply(c)
+		case <-t.C:
+		}
+	}
+}
+
+// Retry re-runs a failed node and its skipped dependents (control.retry);
+// while Run runs, its goroutine applies it.
+func (e *Engine) Retry(ctx context.Context, node string) error {
+	return e.send(ctx, command{retry: node})
+}
+
+// Kill stops every running node and ends the workflow killed.
+func (e *Engine) Kill(ctx context.Context, reason string) error {
+	return e.send(ctx, command{kill: reason})
+}
+
+func (e *Engine) send(ctx context.Context, c command) error {
+	e.init()
+	c.reply = make(chan error, 1)
+	select {
+	case e.cmds <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-c.reply
+}
+
+// Apply applies a retry before Run starts (a control.retry that woke a
+// workflow that had ended).
+func (e *Engine) Apply(node string) error {
+	e.init()
+	err := e.apply(command{retry: node})
+	if err == nil {
+		err = e.save()
+	}
+	return err
+}
+
+func (e *Engine) apply(c command) error {
+	if c.kill != "" {
+		e.killAll(context.Background(), c.kill)
+		return nil
+	}
+	return e.retry(c.retry)
+}
+
+func (e *Engine) save() error {
+	if !e.dirty {
+		return nil
+	}
+	if err := e.St.Save(e.Dir); err != nil {
+		return err
+	}
+	e.dirty = false
+	return nil
+}
+
+func (e *Engine) logf(format string, args ...any) {
+	fmt.Fprintf(e.Log, format+"\n", args...)
+}
+
+// step is one round: observe, decide, start, stop, finish.
+func (e *Engine) step(ctx context.Context) {
+	now := time.Now()
+	var stops []string
+	for i := range e.St.Nodes {
+		n := &e.St.Nodes[i]
+		if n.Status == NodeStarting || n.Status == NodeRunning {
+			e.observe(n, now)
+		}
+		if n.Status == NodeRunning && n.Stopping == "" {
+			if to := e.W.Node(n.ID).TimeoutMS; to > 0 && now.Sub(n.StartedAt) > time.Duration(to)*time.Millisecond {
+				n.Stopping, e.dirty = "timeout", true
+				e.logf("node %s timed out after %d ms: stopping run:%s", n.ID, to, n.Run)
+			}
+		}
+		if n.Status == NodeBackoff && !now.Before(n.NextAt) {
+			n.Status, n.NextAt, e.dirty = NodePending, time.Time{}, true
+		}
+	}
+	if e.St.Policy.FailFast && len(e.St.Failed) > 0 {
+		e.stopAll("fail_fast", now)
+	}
+	e.skipBlocked(now)
+	e.stopServices(now)
+	for i := range e.St.Nodes {
+		n := &e.St.Nodes[i]
+		if n.Stopping == "" || (n.Status != NodeRunning && n.Status != NodeStarting) {
+			continue
+		}
+		if now.Sub(e.lastStop[n.ID]) >= stopResend {
+			e.lastStop[n.ID] = now
+			stops = append(stops, n.Run)
+		}
+		if n.Status == NodeStarting {
+			// Stopped before its run was up: it is not asked for again (the
+			// stop goes out in case an earlier request is still starting it).
+			n.Status, n.Reason, n.Stopping, n.EndedAt, e.dirty = NodeCancelled, n.Stopping, "", now, true
+			e.logf("node %s cancelled (%s)", n.ID, n.Reason)
+		}
+	}
+	e.start(ctx, now)
+	if len(stops) > 0 {
+		if err := e.Host.Stop(ctx, stops); err != nil {
+			e.logf("stop %v: %v (sent again in %s)", stops, err, stopResend)
+		}
+	}
+	e.finish(now)
+}
+
+// start asks for the child runs of every node that may start now: nodes
+// recorded starting whose run does not exist yet, then ready nodes by
+// priority, layer and position, within max_concurrency (services do not
+// count). Each is recorded starting, with its attempt, before it is asked
+// for.
+func (e *Engine) start(ctx context.Context, now time.Time) {
+	busy := 0
+	var batch []*NodeState
+	for i := range e.St.Nodes {
+		n := &e.St.Nodes[i]
+		if (n.Status == NodeStarting || n.Status == NodeRunning) && !n.Service {
+			busy++
+		}
+		if n.Status == NodeStarting && !now.Before(n.NextAt) {
+			batch = append(batch, n) // asked for before, not up yet
+		}
+	}
+	for _, n := range e.ready() {
+		if !n.Service {
+			if busy >= e.St.Policy.MaxConcurrency {
+				continue
+			}
+			busy++
+		}
+		n.Status, n.Attempts, n.NextAt = NodeStarting, n.Attempts+1, time.Time{}
+		n.ExitCode, n.Error, n.Reason, n.Stopping, n.EndedAt = nil, "", "", "", time.Time{}
+		batch = append(batch, n)
+		e.dirty = true
+	}
+	if len(batch) == 0 {
+		return
+	}
+	// Durable first: a scheduler that dies from here on finds these nodes
+	// starting, with the attempt their runs carry.
+	if err := e.save(); err != nil {
+		e.logf("%v: starting nothing until it can be written", err)
+		return
+	}
+	reqs := make([]StartRequest, len(batch))
+	for i, n := range batch {
+		reqs[i] = StartRequest{Node: n.ID, Attempt: n.Attempts, Run: n.Run, Params: e.W.SpawnParams(e.W.Node(n.ID), e.St.Run, e.upstream)}
+	}
+	res := e.Host.Start(ctx, reqs)
+	for i, n := range batch {
+		r := StartResult{Err: errors.New("no answer"), Again: true}
+		if i < len(res) {
+			r = res[i]
+		}
+		e.started(n, r, time.Now())
+	}
+}
+
+// started records the answer to a start.
+func (e *Engine) started(n *NodeState, r StartResult, now time.Time) {
+	e.dirty = true
+	switch {
+	case r.Err == nil:
+		delete(e.again, n.ID)
+		n.Status, n.StartedAt, n.StateDir = NodeRunning, now, r.StateDir
+		n.OutputFile = filepath.Join(r.StateDir, "stdout.log")
+		e.logf("node %s running run:%s (attempt %d)", n.ID, n.Run, n.Attempts)
+	case r.Again:
+		d := max(e.again[n.ID], 100*time.Millisecond)
+		e.again[n.ID] = min(2*d, 5*time.Second)
+		n.NextAt = now.Add(d)
+		e.logf("node %s: start of run:%s deferred %s: %v", n.ID, n.Run, d, r.Err)
+	default:
+		delete(e.again, n.ID)
+		e.failAttempt(n, 1, r.Err.Error(), "start_failed", now)
+	}
+}
+
+// ready lists the pending nodes whose dependencies allow a start, most
+// urgent first.
+func (e *Engine) ready() []*NodeState {
+	var out []*NodeState
+	for i := range e.St.Nodes {
+		n := &e.St.Nodes[i]
+		if n.Status == NodePending && e.depsMet(e.W.Node(n.ID)) {
+			out = append(out, n)
+		}
+	}
+	rank := func(n *NodeState) (int, int, int) {
+		wn := e.W.Node(n.ID)
+		p := 0
+		for i, name := range priorities {
+			if name == wn.Priority {
+				p = i
+			}
+		}
+		return p, wn.Layer, wn.Index
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, li, xi := rank(out[i])
+		pj, lj, xj := rank(out[j])
+		if pi != pj {
+			return pi < pj
+		}
+		if li != lj {
+			return li < lj
+		}
+		return xi < xj
+	})
+	return out
+}
+
+// depsMet reports whether every dependency of n meets its condition.
+func (e *Engine) depsMet(n *Node) bool {
+	for _, d := range n.Deps {
+		s := e.St.Node(d.Node).Status
+		switch d.Condition {
+		case CondStarted:
+			if s != NodeRunning && s != NodeDone {
+				return false
+			}
+		default:
+			if s != NodeDone {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// upstream is what a node may use of a dependency.
+func (e *Engine) upstream(id string) Upstream {
+	n := e.St.Node(id)
+	if n == nil || n.OutputFile == "" {
+		return Upstream{}
+	}
+	return Upstream{Output: ReadOutput(n.OutputFile), OutputFile: n.OutputFile}
+}

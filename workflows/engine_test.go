@@ -1,0 +1,285 @@
+package workflows_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/workflows"
+)
+
+// run parses src and schedules it to its end with real processes; it
+// returns the final state, the host and the nodes reported failed.
+func run(t *testing.T, src string) (*workflows.State, *procHost, []string) {
+	t.Helper()
+	e, h, failed := engine(t, src)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return e.St, h, *failed
+}
+
+func engine(t *testing.T, src string) (*workflows.Engine, *procHost, *[]string) {
+	t.Helper()
+	w, err := parse(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newProcHost(t)
+	dir := t.TempDir()
+	failed := &[]string{}
+	var mu sync.Mutex
+	e := &workflows.Engine{W: w, St: workflows.NewState(w, "wf", "i1", time.Now()), Host: h, Dir: dir,
+		Failed: func(n *workflows.NodeState) { mu.Lock(); *failed = append(*failed, n.ID); mu.Unlock() }}
+	return e, h, failed
+}
+
+func status(st *workflows.State) map[string]string {
+	out := map[string]string{}
+	for _, n := range st.Nodes {
+		out[n.ID] = n.Status
+	}
+	return out
+}
+
+func wantStatus(t *testing.T, st *workflows.State, want map[string]string) {
+	t.Helper()
+	got := status(st)
+	for id, s := range want {
+		if got[id] != s {
+			t.Errorf("node %s is %s; want %s (all: %v)", id, got[id], s, got)
+		}
+	}
+}
+
+// TestEngineConcurrencyAndOrder: at most max_concurrency nodes run at
+// once (seen from the processes' start and end times), and a node starts
+// only after every dependency ended.
+func TestEngineConcurrencyAndOrder(t *testing.T) {
+	st, h, _ := run(t, `{"policy":{"max_concurrency":2},"nodes":[
+	  {"id":"n1","template":"sleep 150"},{"id":"n2","template":"sleep 150"},{"id":"n3","template":"sleep 150"},
+	  {"id":"n4","template":"sleep 150"},{"id":"n5","template":"sleep 150"},
+	  {"id":"sink","template":"exit 0","depends_on":["n1","n2","n3","n4","n5"]}]}`)
+	if st.Status != workflows.StatusDone {
+		t.Fatalf("workflow %s (%s); want done", st.Status, st.Reason)
+	}
+	if got := h.maxOverlap(); got != 2 {
+		t.Errorf("at most %d nodes ran at once; want exactly max_concurrency 2", got)
+	}
+	sink := h.attempts("sink")[0]
+	for _, id := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		if p := h.attempts(id)[0]; !p.ended.Before(sink.started) {
+			t.Errorf("sink started at %v before its dependency %s ended at %v", sink.started, id, p.ended)
+		}
+	}
+}
+
+// TestEngineRetryPassesOnSecondAttempt: a flaky node fails once, waits its
+// backoff, and passes; its dependent runs once.
+func TestEngineRetryPassesOnSecondAttempt(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "count")
+	st, h, failed := run(t, `{"nodes":[
+	  {"id":"flaky","template":"flaky `+file+` 2","metadata":{"retry":{"max":2,"backoff_ms":100}}},
+	  {"id":"after","template":"exit 0","depends_on":["flaky"]}]}`)
+	wantStatus(t, st, map[string]string{"flaky": "done", "after": "done"})
+	a := h.attempts("flaky")
+	if len(a) != 2 || st.Node("flaky").Attempts != 2 {
+		t.Fatalf("flaky ran %d times (state attempts %d); want 2", len(a), st.Node("flaky").Attempts)
+	}
+	if gap := a[1].started.Sub(a[0].ended); gap < 90*time.Millisecond {
+		t.Errorf("the retry started %s after the failure; want the 100 ms backoff", gap)
+	}
+	if len(h.attempts("after")) != 1 || len(failed) != 0 {
+		t.Errorf("after ran %d times, failed reported %v", len(h.attempts("after")), failed)
+	}
+}
+
+// TestEngineFailFast: the first failure kills the running nodes and
+// cancels the pending ones; the workflow fails naming the node.
+func TestEngineFailFast(t *testing.T) {
+	st, h, failed := run(t, `{"policy":{"fail_fast":true},"nodes":[
+	  {"id":"bad","template":"sleep 100","metadata":{"priority":"high"}},
+	  {"id":"bad2","template":"exit 3","depends_on":["bad"]},
+	  {"id":"long","template":"sleep-forever"},
+	  {"id":"later","template":"exit 0","depends_on":["long"]}]}`)
+	wantStatus(t, st, map[string]string{"bad": "done", "bad2": "failed", "long": "killed", "later": "cancelled"})
+	if st.Status != workflows.StatusFailed || !strings.Contains(st.Reason, "bad2") || !slices.Equal(failed, []string{"bad2"}) {
+		t.Errorf("workflow %s reason %q, failed reported %v; want failed naming bad2, reported once", st.Status, st.Reason, failed)
+	}
+	if l := h.attempts("long"); len(l) != 1 || !l[0].killed || !l[0].done {
+		t.Errorf("long: %d attempts, killed=%v; want its process killed", len(l), len(l) > 0 && l[0].killed)
+	}
+	if n := len(h.attempts("later")); n != 0 {
+		t.Errorf("later ran %d times; want cancelled before it started", n)
+	}
+	if code := st.Node("bad2").ExitCode; code == nil || *code != 3 {
+		t.Errorf("bad2 exit code %v; want 3", code)
+	}
+}
+
+// TestEngineWithoutFailFast: only the failed node's dependents (and
+// theirs) are skipped; the other branches run to their end.
+func TestEngineWithoutFailFast(t *testing.T) {
+	st, h, failed := run(t, `{"nodes":[
+	  {"id":"bad","template":"exit 2"},
+	  {"id":"d1","template":"exit 0","depends_on":["bad"]},
+	  {"id":"d2","template":"exit 0","depends_on":["d1"]},
+	  {"id":"ok","template":"sleep 200"},
+	  {"id":"ok2","template":"exit 0","depends_on":["ok"]}]}`)
+	wantStatus(t, st, map[string]string{"bad": "failed", "d1": "skipped", "d2": "skipped", "ok": "done", "ok2": "done"})
+	if st.Status != workflows.StatusFailed || !slices.Equal(st.Failed, []string{"bad"}) || !slices.Equal(failed, []string{"bad"}) {
+		t.Errorf("workflow %s failed=%v reported=%v", st.Status, st.Failed, failed)
+	}
+	if len(h.attempts("d1"))+len(h.attempts("d2")) != 0 {
+		t.Error("a skipped node ran")
+	}
+	if !strings.Contains(st.Node("d2").Reason, "d1 skipped") {
+		t.Errorf("d2 reason %q", st.Node("d2").Reason)
+	}
+}
+
+// TestEngineTimeout: a node past metadata.timeout_ms is stopped and
+// counts as a failed attempt with exit 124, retried as configured.
+func TestEngineTimeout(t *testing.T) {
+	st, h, _ := run(t, `{"nodes":[{"id":"hang","template":"sleep-forever","metadata":{"timeout_ms":150,"retry":{"max":1,"backoff_ms":10}}}]}`)
+	n := st.Node("hang")
+	if n.Status != workflows.NodeFailed || n.ExitCode == nil || *n.ExitCode != 124 || n.Reason != "timeout" || n.Attempts != 2 {
+		t.Errorf("hang = %+v; want failed, exit 124, reason timeout, 2 attempts", n)
+	}
+	for _, p := range h.attempts("hang") {
+		if !p.done || !p.killed {
+			t.Errorf("attempt %d: done=%v killed=%v; want its process killed", p.attempt, p.done, p.killed)
+		}
+		if d := p.ended.Sub(p.started); d < 150*time.Millisecond || d > 5*time.Second {
+			t.Errorf("attempt %d ran %s; want about the 150 ms timeout", p.attempt, d)
+		}
+	}
+}
+
+// TestEngineService: a service starts first, keeps running while its
+// dependents run (it does not take a concurrency slot), and is stopped
+// once every other node ended; the workflow is done.
+func TestEngineService(t *testing.T) {
+	st, h, _ := run(t, `{"policy":{"max_concurrency":1},"nodes":[
+	  {"id":"db","template":"sleep-forever","service":true},
+	  {"id":"test1","template":"sleep 100","depends_on":[{"node":"db","condition":"started"}]},
+	  {"id":"test2","template":"sleep 100","depends_on":[{"node":"db","condition":"started"}]}]}`)
+	if st.Status != workflows.StatusDone {
+		t.Fatalf("workflow %s (%s); want done", st.Status, st.Reason)
+	}
+	wantStatus(t, st, map[string]string{"db": "done", "test1": "done", "test2": "done"})
+	db := h.attempts("db")[0]
+	for _, id := range []string{"test1", "test2"} {
+		p := h.attempts(id)[0]
+		if p.started.Before(db.started) || !db.ended.After(p.ended) {
+			t.Errorf("%s ran %v–%v outside the service's %v–%v", id, p.started, p.ended, db.started, db.ended)
+		}
+	}
+	if !db.killed {
+		t.Error("the service was not stopped by the scheduler")
+	}
+	if got := h.maxOverlap("db"); got != 1 {
+		t.Errorf("%d non-service nodes ran at once; want 1", got)
+	}
+}
+
+// TestEngineRetryCommand: control.retry of a failed node re-runs it and
+// its skipped dependents (once each); done nodes stay done.
+func TestEngineRetryCommand(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "count")
+	e, h, failed := engine(t, `{"nodes":[
+	  {"id":"first","template":"exit 0"},
+	  {"id":"flaky","template":"flaky `+file+` 2","depends_on":["first"]},
+	  {"id":"after","template":"exit 0","depends_on":["flaky"]}]}`)
+	ctx := context.Background()
+	if err := e.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"first": "done", "flaky": "failed", "after": "skipped"})
+	if err := e.Apply("first"); err == nil {
+		t.Error("retry of a done node was accepted")
+	}
+	if err := e.Apply("nope"); err == nil {
+		t.Error("retry of an unknown node was accepted")
+	}
+	if err := e.Apply("flaky"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"first": "done", "flaky": "done", "after": "done"})
+	if e.St.Status != workflows.StatusDone || len(e.St.Failed) != 0 {
+		t.Errorf("workflow %s failed=%v; want done", e.St.Status, e.St.Failed)
+	}
+	if a, b, c := len(h.attempts("first")), len(h.attempts("flaky")), len(h.attempts("after")); a != 1 || b != 2 || c != 1 {
+		t.Errorf("runs: first %d, flaky %d, after %d; want 1, 2, 1", a, b, c)
+	}
+	if len(*failed) != 1 {
+		t.Errorf("failed reported %v; want flaky once", *failed)
+	}
+}
+
+// TestEngineResume: a scheduler that starts on a saved state never starts
+// a finished node again, finds the run of a node recorded starting (its
+// attempt), and goes on from there.
+func TestEngineResume(t *testing.T) {
+	e, h, _ := engine(t, `{"nodes":[
+	  {"id":"done","template":"exit 0"},
+	  {"id":"asked","template":"sleep 100"},
+	  {"id":"next","template":"exit 0","depends_on":["done","asked"]}]}`)
+	// As a crashed scheduler left it: done ran; asked was asked for
+	// (attempt 1) and its run is up, but the answer was never recorded.
+	code := 0
+	d := e.St.Node("done")
+	d.Status, d.Attempts, d.ExitCode = workflows.NodeDone, 1, &code
+	a := e.St.Node("asked")
+	a.Status, a.Attempts = workflows.NodeStarting, 1
+	h.Start(context.Background(), []workflows.StartRequest{{Node: "asked", Attempt: 1, Run: a.Run, Params: map[string]any{"template": "sleep 100"}}})
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"done": "done", "asked": "done", "next": "done"})
+	if x, y, z := len(h.attempts("done")), len(h.attempts("asked")), len(h.attempts("next")); x != 0 || y != 1 || z != 1 {
+		t.Errorf("runs: done %d, asked %d, next %d; want 0, 1, 1", x, y, z)
+	}
+	// The state file holds the end, written whole.
+	saved, err := workflows.Load(e.Dir)
+	if err != nil || saved.Status != workflows.StatusDone || saved.Node("next").Status != workflows.NodeDone {
+		t.Errorf("saved state %+v, %v", saved, err)
+	}
+}
+
+// TestEngineKill: cancelling Run kills every running node and records the
+// workflow killed.
+func TestEngineKill(t *testing.T) {
+	e, h, _ := engine(t, `{"nodes":[{"id":"a","template":"sleep-forever"},{"id":"b","template":"exit 0","depends_on":["a"]}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.attempts("a")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("Run returned no error for a cancelled context")
+	}
+	wantStatus(t, e.St, map[string]string{"a": "killed", "b": "cancelled"})
+	if e.St.Status != workflows.StatusKilled {
+		t.Errorf("workflow %s; want killed", e.St.Status)
+	}
+	p := h.attempts("a")[0]
+	for !func() bool { h.mu.Lock(); defer h.mu.Unlock(); return p.done }() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !p.killed {
+		t.Error("a's process was not killed")
+	}
+}

@@ -1,0 +1,65 @@
+package workflows
+
+import (
+	"context"
+	"time"
+)
+
+// Host starts, observes and stops a workflow's child runs: the lean
+// binary's kernel client and the runs' own state files (package verbs).
+type Host interface {
+	// Start asks for the child runs of these attempts at once and returns
+	// one result per request, in order.
+	Start(ctx context.Context, reqs []StartRequest) []StartResult
+	// Observe reads the child run of an attempt now.
+	Observe(c Child) Observation
+	// Stop kills child runs (their whole trees), at once.
+	Stop(ctx context.Context, runs []string) error
+}
+
+// StartRequest asks for the child run of one attempt of a node.
+type StartRequest struct {
+	Node    string
+	Attempt int
+	Run     string
+	Params  map[string]any // the spawn request (SpawnParams)
+}
+
+// StartResult is the answer to one StartRequest.
+type StartResult struct {
+	StateDir string
+	Err      error
+	// Again means the start may work later (the kernel is unavailable,
+	// the session is at its live-run limit, the run is being started):
+	// the same attempt is asked for again.
+	Again bool
+}
+
+// Child names the child run of one attempt.
+type Child struct {
+	Node     string
+	Run      string
+	StateDir string // "" when not known yet
+	Attempt  int
+}
+
+// Child run states an Observation reports.
+const (
+	ChildMissing = "missing" // no run of this attempt (not yet, or another attempt's)
+	ChildRunning = "running"
+	ChildEnded   = "ended"
+)
+
+// Observation is a child run as its files show it now.
+type Observation struct {
+	State     string
+	StateDir  string
+	StartedAt time.Time // the run's createdAt
+	// Status, Code, Reason and Error describe an ended run (its
+	// result.json, or how it was lost).
+	Status  string
+	Code    int
+	Reason  string
+	Error   string
+	EndedAt time.Time
+}
