@@ -32,6 +32,9 @@ type Followup struct {
 	GraphHints  any            `json:"graphHints,omitempty"`
 	StateDir    string         `json:"state_dir"`
 	TS          time.Time      `json:"ts"`
+	// Node is the node whose kernel supervises the run, when it is not the
+	// session's own (a clustered spawn with node= or placement=spread).
+	Node string `json:"node,omitempty"`
 }
 
 // Followups is a drained follow-up queue.

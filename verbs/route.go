@@ -111,7 +111,34 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 	if err := env.CallNode(node, "verb", params, &ro); err != nil {
 		return nil, true, err
 	}
-	return ro.Outcome(), true, nil
+	return ro.Qualified(run), true, nil
+}
+
+// QualifyRun adds @node to every run:<run> in text that does not name a
+// node yet (what another node's kernel answered names its runs bare).
+func QualifyRun(text, run, node string) string {
+	if run == "" || node == "" {
+		return text
+	}
+	addr := "run:" + run
+	var b strings.Builder
+	for {
+		i := strings.Index(text, addr)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(addr)
+		b.WriteString(text[:end])
+		if end >= len(text) || !isTokenByte(text[end]) && text[end] != '@' {
+			b.WriteString("@" + node)
+		}
+		text = text[end:]
+	}
+}
+
+func isTokenByte(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // streamNode runs a routed verb that streams text (logs -f) on node: the

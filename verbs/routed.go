@@ -31,3 +31,23 @@ func (r *RoutedOutcome) Outcome() *Outcome {
 	}
 	return out
 }
+
+// Qualified is the outcome as the caller on another node sees it: its
+// run:<run> addresses name the node, and an object result carries
+// "node".
+func (r *RoutedOutcome) Qualified(run string) *Outcome {
+	out := r.Outcome()
+	out.Text = QualifyRun(out.Text, run, r.Node)
+	if len(r.Result) > 0 && r.Result[0] == '{' {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(r.Result, &m) == nil {
+			if _, ok := m["node"]; !ok {
+				m["node"], _ = json.Marshal(r.Node)
+				if b, err := json.Marshal(m); err == nil {
+					out.Result = json.RawMessage(b)
+				}
+			}
+		}
+	}
+	return out
+}

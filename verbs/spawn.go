@@ -192,7 +192,7 @@ Examples:
 			if err := env.Call("spawn", req, &res); err != nil {
 				return nil, err
 			}
-			if err := req.(*Spawn).awaitReady(ctx, &res); err != nil {
+			if err := req.(*Spawn).awaitReady(ctx, env, &res); err != nil {
 				return nil, err
 			}
 			return &Outcome{Result: &res, Text: res.Text()}, nil
@@ -237,7 +237,7 @@ func RunBatch(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error, error)
 		if sp, ok := r.(*Spawn); ok && errs[i] == nil && outs[i] != nil {
 			// wait=ready: every run of the batch is already starting.
 			res := outs[i].Result.(*SpawnResult)
-			if errs[i] = sp.awaitReady(context.Background(), res); errs[i] == nil {
+			if errs[i] = sp.awaitReady(context.Background(), env, res); errs[i] == nil {
 				outs[i].Text = res.Text()
 			}
 		}

@@ -417,6 +417,26 @@ func (d *directory) lastKnown(node, run string) (actors.RunDigest, bool) {
 	return n.Runs[i], true
 }
 
+// noteRun records a run on node before its next digest says so.
+func (d *directory) noteRun(node string, r actors.RunDigest) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.nodes[node]
+	if n == nil {
+		return
+	}
+	if n.index == nil {
+		n.index = map[string]int{}
+	}
+	if i, ok := n.index[r.Run]; ok {
+		n.Runs[i] = r
+		return
+	}
+	n.Runs = append(n.Runs, r)
+	n.index[r.Run] = len(n.Runs) - 1
+	d.dirty = true
+}
+
 // locate lists the nodes whose digest has run.
 func (d *directory) locate(run string) []string {
 	d.mu.Lock()

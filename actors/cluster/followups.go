@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // pusher delivers follow-ups queued here for sessions whose coordinator
@@ -51,8 +53,16 @@ func (s *Side) push(session string) {
 			return
 		}
 		ids := make([]string, len(list))
-		for i, f := range list {
-			ids[i] = f.ID
+		for i := range list {
+			ids[i] = list[i].ID
+			// On the home node the run is run:<id>@<this node>.
+			list[i].Node = s.node
+			if !strings.Contains(list[i].Address, "@") {
+				list[i].Address += "@" + s.node
+			}
+			list[i].NextActions = qualify(list[i].NextActions, list[i].Run, s.node)
+			list[i].Text = verbs.QualifyRun(list[i].Text, list[i].Run, s.node)
+			list[i].Summary = verbs.QualifyRun(list[i].Summary, list[i].Run, s.node)
 		}
 		if err := s.deliver(eng, m.Address, session, list); err != nil {
 			s.log.Info("follow-ups not delivered yet", "session", session, "home", home, "n", len(list), "err", err)

@@ -10,7 +10,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -45,7 +47,31 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 	if err != nil {
 		return fail(s.unreachable(node, m, req, err))
 	}
+	s.noteAnswer(node, req, e.Resp)
 	return *e.Resp
+}
+
+// noteAnswer keeps what an answer says about a run: a run spawned there is
+// known at once (a bare run:<id> finds it before the next digest).
+func (s *Side) noteAnswer(node string, req wire.Request, resp *wire.Response) {
+	if !resp.OK || req.Op != "spawn" {
+		return
+	}
+	var r struct {
+		Run    string `json:"run"`
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(resp.Result, &r) == nil && r.Run != "" {
+		s.dir.noteRun(node, actors.RunDigest{Run: r.Run, Status: r.Status, Owner: req.Session, UpdatedAt: time.Now().UTC()})
+	}
+}
+
+// qualify adds @node to the run:<id> addresses of next actions.
+func qualify(actions []string, run, node string) []string {
+	for i, a := range actions {
+		actions[i] = verbs.QualifyRun(a, run, node)
+	}
+	return actions
 }
 
 // Stream implements actors.Cluster: a client actor here receives the
