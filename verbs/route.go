@@ -130,7 +130,9 @@ func QualifyRun(text, run, node string) string {
 		}
 		end := i + len(addr)
 		b.WriteString(text[:end])
-		if end >= len(text) || !isTokenByte(text[end]) && text[end] != '@' {
+		rest := text[end:]
+		// next= actions join words with _: run:<id>_view=… is the run.
+		if rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=") {
 			b.WriteString("@" + node)
 		}
 		text = text[end:]

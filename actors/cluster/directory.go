@@ -174,15 +174,19 @@ func (d *directory) refresh(eng *engine) string {
 			d.nodes[node] = n
 		}
 		if n.MemberID != id || n.Address != addrs[node] {
-			n.MemberID, n.Address, n.failures = id, addrs[node], 0
+			// A new start of that node: nothing of the old one counts.
+			n.MemberID, n.Address, n.failures, n.stuckFrom = id, addrs[node], 0, time.Time{}
 			d.dirty = true
 		}
 	}
 	for node, n := range d.nodes {
-		if _, ok := inTopology[node]; !ok && n.Status == statusUp {
-			n.setStatus(statusUnreachable)
-			d.dirty = true
-			d.s.log.Info("member unreachable", "node", node)
+		if _, ok := inTopology[node]; !ok {
+			n.stuckFrom, n.failures = time.Time{}, 0
+			if n.Status == statusUp {
+				n.setStatus(statusUnreachable)
+				d.dirty = true
+				d.s.log.Info("member unreachable", "node", node)
+			}
 		}
 	}
 	// Isolation: no other member while peers are configured. The engine
