@@ -90,6 +90,10 @@ type KernelStatus struct {
 	Stopped    bool      `json:"stopped,omitempty"`
 	UptimeMS   int64     `json:"uptime_ms"`
 	Version    string    `json:"version,omitempty"`
+	// Cluster is the cluster side's state when pi-actors.toml has
+	// [cluster]: state (starting, up, down), node, address, and why it is
+	// down.
+	Cluster map[string]any `json:"cluster,omitempty"`
 }
 
 func init() {
@@ -178,6 +182,15 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 		return nil, err
 	}
 	text := fmt.Sprintf("kernel running=true pid=%d live_runs=%d uptime_ms=%d rss_bytes=%d socket=%s", st.Pid, st.LiveRuns, st.UptimeMS, st.RSSBytes, st.Socket)
+	if cl := st.Cluster; cl != nil {
+		text += fmt.Sprintf("\ncluster=%v node=%v state=%v", cl["cluster"], cl["node"], cl["state"])
+		if a, ok := cl["address"]; ok {
+			text += fmt.Sprintf(" address=%v", a)
+		}
+		if e, ok := cl["error"]; ok {
+			text += fmt.Sprintf("\ncluster_error: %v", e)
+		}
+	}
 	return &Outcome{Text: text, Result: &st}, nil
 }
 

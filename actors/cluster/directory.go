@@ -226,7 +226,7 @@ func (d *directory) refresh(eng *engine) string {
 }
 
 // stuckAfter is how long a member may stay in the topology unanswering.
-const stuckAfter = 8 * time.Second
+const stuckAfter = 3 * time.Second
 
 func isolationBackoff(n int) time.Duration {
 	d := 10 * time.Second << min(n, 3)

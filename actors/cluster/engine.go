@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -116,6 +117,11 @@ func newProvider(s *Side) (pcluster.ClusterProvider, error) {
 		port, _ := strconv.Atoi(portS)
 		return automanaged.NewWithConfig(time.Second, port, cfg.Peers...), nil
 	case "etcd":
+		// The provider's client dials lazily and its start retries for
+		// ever: ask etcd first, so an unreachable one is an error here.
+		if err := etcdReachable(cfg.Endpoints); err != nil {
+			return nil, err
+		}
 		p, err := etcd.NewWithConfig("/pi-actors", clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: 3 * time.Second})
 		if err != nil {
 			return nil, fmt.Errorf("cluster.endpoints %v: %w", cfg.Endpoints, err)
@@ -125,6 +131,9 @@ func newProvider(s *Side) (pcluster.ClusterProvider, error) {
 		c := api.DefaultConfig()
 		if cfg.Consul != "" {
 			c.Address = cfg.Consul
+		}
+		if err := consulReachable(c); err != nil {
+			return nil, err
 		}
 		p, err := consul.NewWithConfig(c, consul.WithTTL(3*time.Second), consul.WithRefreshTTL(time.Second))
 		if err != nil {
@@ -140,4 +149,42 @@ func newProvider(s *Side) (pcluster.ClusterProvider, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("cluster.provider %q is not one of automanaged, etcd, consul, k8s", cfg.Provider)
+}
+
+// providerTimeout bounds the check that a provider's service answers.
+const providerTimeout = 3 * time.Second
+
+func etcdReachable(endpoints []string) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: providerTimeout})
+	if err != nil {
+		return fmt.Errorf("cluster.endpoints %v: %w", endpoints, err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), providerTimeout)
+	defer cancel()
+	if _, err := cli.Get(ctx, "/pi-actors", clientv3.WithCountOnly()); err != nil {
+		return fmt.Errorf("etcd at cluster.endpoints %v does not answer: %w", endpoints, err)
+	}
+	return nil
+}
+
+func consulReachable(c *api.Config) error {
+	cli, err := api.NewClient(c)
+	if err != nil {
+		return fmt.Errorf("cluster.consul %s: %w", c.Address, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cli.Status().Leader()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("consul at %s does not answer: %w", c.Address, err)
+		}
+		return nil
+	case <-time.After(providerTimeout):
+		return fmt.Errorf("consul at %s does not answer within %s", c.Address, providerTimeout)
+	}
 }

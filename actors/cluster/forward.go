@@ -187,6 +187,9 @@ func (s *Side) View(req wire.Request) (any, error) {
 	case "status", "":
 		return s.status(), nil
 	case "nodes":
+		if s.current() == nil {
+			return nil, toWire(s.errDown())
+		}
 		return map[string]any{"cluster": s.cfg.Name, "node": s.node, "state": s.status()["state"], "nodes": s.dir.view(s.selfView())}, nil
 	}
 	return nil, &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf("cluster view must be status or nodes (got %q)", p.View)}

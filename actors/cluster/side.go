@@ -273,7 +273,7 @@ const (
 	pushEvery  = 5 * time.Second
 	// stallAfter is a gap between ticks the members' failure detection
 	// has surely noticed (automanaged: 1 s refresh + 2 s timeout).
-	stallAfter = 3 * time.Second
+	stallAfter = 2 * time.Second
 )
 
 type tlsConfigs struct{ server, client *tls.Config }
