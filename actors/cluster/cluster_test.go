@@ -1,11 +1,14 @@
 package cluster_test
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -323,4 +326,73 @@ func TestClusterDuplicateNode(t *testing.T) {
 	if st := c.nodes("a")["b"]; st != "up" {
 		t.Fatalf("the first b is %s on a", st)
 	}
+}
+
+// TestClusterRoomsAndStreams: a worker on b takes part in the room of a
+// coordinator run on a (claims from its branch inbox, finishes the
+// message, posts a result), watches that room live from b, and a run's
+// logs on b are followed from a until it ends.
+func TestClusterRoomsAndStreams(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	c.run("a", "spawn", "as=run:coord", "template=sleep 120")
+	c.run("a", "message", "to=branch:coord/w1", "type=task.assign", "body:={\"task\":7}")
+
+	// The watcher on b starts first and must see the post.
+	watch := exec.Command(filepath.Join(bin, "pi-actors"), "watch", "target=room:coord@a")
+	watch.Env = append(cleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members["b"].root)
+	var wout syncBuffer
+	watch.Stdout, watch.Stderr = &wout, &wout
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { watch.Process.Kill(); watch.Wait() }()
+
+	env, code := c.json("b", "mailbox", "claim", "address=branch:coord/w1@a", "wait=10s")
+	if code != 0 {
+		t.Fatalf("claim from b: exit %d %v", code, env)
+	}
+	res, _ := env["result"].(map[string]any)
+	id, _ := res["id"].(string)
+	if id == "" || !strings.Contains(fmt.Sprint(res), "task") {
+		t.Fatalf("claimed %v", res)
+	}
+	c.run("b", "mailbox", "done", "id="+id, "status=handled", "address=branch:coord/w1@a")
+	c.run("b", "message", "to=room:coord@a", "from=branch:coord/w1", "type=task.result", "body:={\"task\":7,\"ok\":true}")
+	eventually(t, 10*time.Second, "b's watch of room:coord@a shows the result", func() bool {
+		return strings.Contains(wout.String(), "task.result")
+	})
+	o := c.run("a", "inspect", "target=branch:coord/w1", "view=mailbox")
+	if !strings.Contains(o, "handled") {
+		t.Fatalf("the branch message is not handled on a: %s", o)
+	}
+
+	// logs -f of a run on b, from a, ends with the run.
+	c.run("a", "spawn", "as=run:talk", "node=b", "template=sh -c 'for i in 1 2 3; do echo line$i; sleep 0.3; done'")
+	out, code := c.cli("a", "logs", "talk@b", "-f", "--lines=10")
+	if code != 0 {
+		t.Fatalf("logs -f talk@b: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"line1", "line2", "line3"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("logs -f talk@b: %s", out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer a process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -115,6 +115,8 @@ type streamClient struct {
 	done    chan struct{}
 	server  *actor.PID
 	stopped bool
+	// serverGone: the server actor stopped; frames may still be queued.
+	serverGone bool
 }
 
 func (c *streamClient) Receive(ctx actor.Context) {
@@ -122,14 +124,20 @@ func (c *streamClient) Receive(ctx actor.Context) {
 	case *actor.Started:
 		ctx.SetReceiveTimeout(10 * time.Second)
 	case *actor.ReceiveTimeout:
-		if c.server == nil {
+		switch {
+		case c.server == nil:
 			c.fail(errors.New("the node did not start the stream"))
+			ctx.Stop(ctx.Self())
+		case c.serverGone:
+			c.fail(errors.New("the stream's node went away"))
 			ctx.Stop(ctx.Self())
 		}
 	case *actor.Terminated:
 		if c.server != nil && m.Who.Equal(c.server) {
-			c.fail(errors.New("the stream's node went away"))
-			ctx.Stop(ctx.Self())
+			// A system message overtakes the frames still queued (the
+			// last ones and the end): give them a moment.
+			c.serverGone = true
+			ctx.SetReceiveTimeout(2 * time.Second)
 		}
 	case *actor.Stopping:
 		if !c.stopped {
