@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,6 +66,12 @@ func TestClusterRoutes(t *testing.T) {
 		t.Fatalf("ambiguous bare id: exit %d\n%s", code, o)
 	}
 
+	// ps --cluster: every node's runs, with a NODE column.
+	o = c.run("a", "ps", "--cluster")
+	if !strings.Contains(o, "NODE") || !regexpMatch(`(?m)^b +dup `, o) || !regexpMatch(`(?m)^c +dup `, o) {
+		t.Fatalf("ps --cluster:\n%s", o)
+	}
+
 	// Follow-ups of runs on b and c reach a's session queue exactly once.
 	c.run("a", "kill", "w1@b")
 	c.run("a", "spawn", "as=run:quick", "node=c", "template=sh -c 'exit 3'")
@@ -88,6 +95,20 @@ func TestClusterRoutes(t *testing.T) {
 	if list, _ := res["followups"].([]any); len(list) != 0 {
 		t.Fatalf("follow-ups delivered again: %v", list)
 	}
+	// Memory across nodes: run:quick was captured into c's knowledge;
+	// recall scope=cluster from a finds it, labelled with its node.
+	eventually(t, 20*time.Second, "recall scope=cluster finds run:quick on c", func() bool {
+		env, code := c.json("a", "knowledge", "recall", "query=run quick failed exit 3", "scope=cluster")
+		res, _ := env["result"].(map[string]any)
+		hits, _ := res["hits"].([]any)
+		for _, h := range hits {
+			m := h.(map[string]any)
+			if m["node"] == "c" && strings.Contains(fmt.Sprint(m["name"], m["snippet"]), "quick") {
+				return code == 0
+			}
+		}
+		return false
+	})
 	seen := map[string]int{}
 	for _, id := range got {
 		seen[id]++
@@ -396,3 +417,5 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
