@@ -146,7 +146,7 @@ func (d *directory) refresh(eng *engine) string {
 	inTopology := map[string]string{} // node → member id
 	addrs := map[string]string{}
 	for _, m := range members {
-		if m.Id == eng.id {
+		if systemID(m.Id) == eng.id {
 			continue
 		}
 		node := nodeOf(m.Id)
@@ -154,7 +154,7 @@ func (d *directory) refresh(eng *engine) string {
 			d.checkDuplicate(eng, m.Address(), m.Id)
 			continue
 		}
-		if prev, ok := inTopology[node]; ok && prev > m.Id {
+		if prev, ok := inTopology[node]; ok && systemID(prev) > systemID(m.Id) {
 			continue // an older start of a restarted node may linger a moment
 		}
 		inTopology[node] = m.Id

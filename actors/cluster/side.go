@@ -282,15 +282,26 @@ type tlsConfigs struct{ server, client *tls.Config }
 // restarted kernel (or a fresh engine) is never the id the engine
 // blocked.
 func memberID(node string) string {
-	var b [6]byte
+	var b [3]byte
 	rand.Read(b[:])
-	return node + "~" + hex.EncodeToString(b[:])
+	// The start time first: a later start of a node sorts after an
+	// earlier one (the directory prefers it while both are listed).
+	return fmt.Sprintf("%s~%012x%s", node, time.Now().UnixMilli(), hex.EncodeToString(b[:]))
 }
 
-// nodeOf is the node name inside a member id.
+// nodeOf is the node name inside a member id: <node>~<nonce>, which a
+// provider may prefix (etcd: <cluster>@<node>~<nonce>).
 func nodeOf(memberID string) string {
-	n, _, _ := strings.Cut(memberID, "~")
+	n, _, _ := strings.Cut(systemID(memberID), "~")
 	return n
+}
+
+// systemID is the actor system id inside a member id.
+func systemID(memberID string) string {
+	if i := strings.LastIndexByte(memberID, '@'); i >= 0 {
+		return memberID[i+1:]
+	}
+	return memberID
 }
 
 // portFree checks host:port can be listened on now (the remote's own
