@@ -151,7 +151,7 @@ func await(ctx context.Context, env *verbs.Env, a *Args, io IO) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReply(io.Out, in, rec.Type(), bodyText(rec["body"])); err != nil {
+	if err := writeReply(io.Out, in, replyKind(rec.Type()), bodyText(rec["body"])); err != nil {
 		return err
 	}
 	return mailbox.NewInbox(runs.Dir(dir).Path(runs.InboxFile)).Done(rec.ID(), mailbox.StatusHandled, nil)
@@ -194,6 +194,17 @@ func awaitMessage(ctx context.Context, env *verbs.Env, d runs.Dir, types []strin
 			return nil, fmt.Errorf("stage await: %w", err)
 		}
 	}
+}
+
+// replyKind names a message in the heading writeReply writes.
+func replyKind(typ string) string {
+	switch typ {
+	case "control.reply":
+		return "reply"
+	case "control.revise":
+		return "revision"
+	}
+	return typ
 }
 
 // writeReply writes the input, then the reply under a heading naming its

@@ -46,8 +46,8 @@ var stages = map[string]spec{
 	"artifact-manifest": {[]string{"path", "title", "status", "summary"}, false,
 		"path=<file> [title=Artifact] [status=draft] [summary=]", artifactManifest},
 	"changelog-section": {[]string{"file", "version"}, false, "[file=CHANGELOG.md] [version=Unreleased]", changelogSection},
-	"validate": {[]string{"dir", "timeout_ms", "strict", "lines", "label"}, true,
-		"[dir=.] [timeout_ms=300000] [strict=false] [lines=80] [label=validation] -- <command argv…>", validate},
+	"validate": {[]string{"dir", "timeout_ms", "strict", "lines", "label", "skip"}, true,
+		"[dir=.] [timeout_ms=300000] [strict=false] [lines=80] [label=validation] [skip=false] -- <command argv…>", validate},
 }
 
 // Names lists the stages.

@@ -41,7 +41,15 @@ func validate(ctx context.Context, env *verbs.Env, a *Args, io IO) error {
 	if err != nil {
 		return err
 	}
+	skip, err := a.Bool(name, "skip", false)
+	if err != nil {
+		return err
+	}
 	c := &check{label: a.Get("label", "validation"), dir: resolvePath(env, a.Get("dir", ".")), argv: a.Argv}
+	if skip {
+		_, err := fmt.Fprintf(io.Out, "## %s: not run\nno command was given (skip=true)\n", c.label)
+		return err
+	}
 	if st, err := os.Stat(c.dir); err != nil || !st.IsDir() {
 		return &verbs.Error{Exit: verbs.ExitNoInput, Code: "not_found", Message: "stage validate: dir= is not a directory: " + c.dir, Hint: "dir= is where the command runs (the recipes' scope)"}
 	}

@@ -99,3 +99,11 @@ func TestValidateStopped(t *testing.T) {
 		t.Errorf("stopped: %v (exit %d)", err, exitOf(err))
 	}
 }
+
+func TestValidateSkip(t *testing.T) {
+	env := testEnv(t)
+	out, _, err := run(t, env, "", "validate", "skip=true", "label=checks", "--", "bash", "-c")
+	if err != nil || out != "## checks: not run\nno command was given (skip=true)\n" {
+		t.Errorf("skip: %q %v", out, err)
+	}
+}
