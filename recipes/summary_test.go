@@ -140,16 +140,16 @@ func TestSummaryShadowingJSONOverMarkdown(t *testing.T) {
 }
 
 func TestSummaryInvalidWinnerBlocksPackagedFallback(t *testing.T) {
-	agent := sumAgent(t, map[string]string{"utility-git-log.json": `{"template": `})
+	agent := sumAgent(t, map[string]string{"utility-jsonl-tail.json": `{"template": `})
 	s := sumOf(t, agent)
-	path := filepath.Join(UserRoot(agent), "utility-git-log.json")
+	path := filepath.Join(UserRoot(agent), "utility-jsonl-tail.json")
 
-	a := sumActive(s, "utility-git-log")
+	a := sumActive(s, "utility-jsonl-tail")
 	if a == nil || a.Path != path || !a.Invalid || a.Tool {
 		t.Fatalf("active = %+v, want the invalid user file, not a tool", a)
 	}
 	if s.TopAction == nil || s.TopAction.Kind != "blocking_invalid" || s.TopAction.Severity != SeverityError ||
-		s.TopAction.BlockedFallback != "pkg:utility-git-log.json" || s.TopAction.Action != actionFixInvalid {
+		s.TopAction.BlockedFallback != "pkg:utility-jsonl-tail.json" || s.TopAction.Action != actionFixInvalid {
 		t.Fatalf("top_action = %+v", s.TopAction)
 	}
 	if len(s.Invalid) != 1 || s.Invalid[0].Path != path || len(s.Invalid[0].Diagnostics) == 0 ||
@@ -159,7 +159,7 @@ func TestSummaryInvalidWinnerBlocksPackagedFallback(t *testing.T) {
 	if r := sumRecommendation(s, path); r == nil || r.Reason != "invalid recipe blocks lower-priority entries with the same id" {
 		t.Errorf("recommendation = %+v", r)
 	}
-	if d := sumDetail(s, "Recipe utility-git-log is invalid and blocks lower-priority recipes"); d == nil || d.Severity != SeverityError {
+	if d := sumDetail(s, "Recipe utility-jsonl-tail is invalid and blocks lower-priority recipes"); d == nil || d.Severity != SeverityError {
 		t.Errorf("blocks detail = %+v", d)
 	}
 	for _, d := range s.Diagnostics {
@@ -174,7 +174,7 @@ func TestSummaryInvalidWinnerBlocksPackagedFallback(t *testing.T) {
 		if m.Path == path && (!m.Invalid || m.Tool || !m.Active || m.Shadowed) {
 			t.Errorf("manifest record = %+v", m)
 		}
-		if m.Path == "pkg:utility-git-log.json" && (!m.Shadowed || m.Active) {
+		if m.Path == "pkg:utility-jsonl-tail.json" && (!m.Shadowed || m.Active) {
 			t.Errorf("packaged manifest record = %+v", m)
 		}
 	}
@@ -225,7 +225,7 @@ func TestSummaryRemediationRank(t *testing.T) {
 		"c-risky.json":            `{"template":"bash -c 'echo {x}'"}`,
 		"utility-git-status.json": `{"disabled":true,"template":"git status"}`,
 		"z-invalid.json":          `{"description":"no template"}`,
-		"utility-git-log.md":      "no frontmatter",
+		"utility-jsonl-tail.md":      "no frontmatter",
 	})
 	s := sumOf(t, agent)
 	var kinds []string
@@ -233,14 +233,14 @@ func TestSummaryRemediationRank(t *testing.T) {
 		kinds = append(kinds, r.Kind+":"+r.ID)
 	}
 	want := []string{
-		"blocking_invalid:utility-git-log",
+		"blocking_invalid:utility-jsonl-tail",
 		"invalid:z-invalid",
 		"blocking_disabled:utility-git-status",
 		"risky_shell_boundary:c-risky",
 		"disabled:b-disabled",
 		"shadowed:a-shadowed",
-		"shadowed:utility-git-log",
 		"shadowed:utility-git-status",
+		"shadowed:utility-jsonl-tail",
 	}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("remediations =\n%v\nwant\n%v", kinds, want)
@@ -443,11 +443,16 @@ func TestSummaryRiskSummaryOrder(t *testing.T) {
 		"d.json": `{"template":"bash run.sh","usage":{"calls":1}}`,
 	})
 	s := sumOf(t, agent)
-	// The packaged async recipes (long-running actors) count too.
+	// The packaged async recipes (long-running actors and pipelines) count
+	// too, and so do the packaged users of the validation wrapper.
+	shellUsers := []string{"pipeline-release-readiness", "pipeline-repo-health", "utility-validation-wrapper"}
 	want := []RiskCount{
-		{Label: "risk.long_running", Count: 5, Recipes: []string{"a", "actor-worker", "b", "locker", "room-swarm"}},
+		{Label: "risk.long_running", Count: 13, Recipes: []string{"a", "actor-worker", "b", "locker", "pipeline-artifact-report",
+			"pipeline-checkpoint-continuation", "pipeline-quorum-review", "pipeline-release-readiness", "pipeline-repo-health",
+			"room-swarm", "subagent-checkpoint", "subagent-followup", "subagent-review-coordinator"}},
+		{Label: "risk.shell", Count: 4, Recipes: append([]string{"d"}, shellUsers...)},
+		{Label: "risk.eval", Count: 3, Recipes: shellUsers},
 		{Label: "risk.network", Count: 2, Recipes: []string{"a", "c"}},
-		{Label: "risk.shell", Count: 1, Recipes: []string{"d"}},
 	}
 	if !reflect.DeepEqual(s.RiskSummary, want) {
 		t.Errorf("risk_summary = %+v, want %+v", s.RiskSummary, want)
@@ -551,9 +556,18 @@ func TestSummaryEmptyUserRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Async recipes are long-running; the validation wrapper (a trusted
+	// bash boundary) and the pipelines that import it are shell and eval
+	// (PARITY A7); nothing else carries a label.
 	for _, rc := range s.RiskSummary {
-		if rc.Label != "risk.long_running" {
-			t.Errorf("packaged recipes carry %s: %v (only the async actors are long-running)", rc.Label, rc.Recipes)
+		switch rc.Label {
+		case "risk.long_running":
+		case "risk.shell", "risk.eval":
+			if strings.Join(rc.Recipes, ",") != "pipeline-release-readiness,pipeline-repo-health,utility-validation-wrapper" {
+				t.Errorf("packaged recipes carry %s: %v (only the validation wrapper and its importers)", rc.Label, rc.Recipes)
+			}
+		default:
+			t.Errorf("packaged recipes carry %s: %v", rc.Label, rc.Recipes)
 		}
 	}
 	for _, k := range []string{"shadowed", "invalid", "disabled", "recommendations", "remediations", "diagnostics", "diagnostic_details", "drafts", "next_actions"} {
