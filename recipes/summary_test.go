@@ -225,7 +225,7 @@ func TestSummaryRemediationRank(t *testing.T) {
 		"c-risky.json":            `{"template":"bash -c 'echo {x}'"}`,
 		"utility-git-status.json": `{"disabled":true,"template":"git status"}`,
 		"z-invalid.json":          `{"description":"no template"}`,
-		"utility-jsonl-tail.md":      "no frontmatter",
+		"utility-jsonl-tail.md":   "no frontmatter",
 	})
 	s := sumOf(t, agent)
 	var kinds []string
