@@ -142,14 +142,14 @@ func cmdPiModel(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// requestText is a request's messages as text, one "role: text" block
-// each (the system prompt left out).
+// requestText is a request's messages as text, one "[role]" line and
+// the text each (the system prompt left out).
 func requestText(r pitest.Request) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "=== request %d model=%s step=%d tools=%s\n", r.N, r.Model, r.Step, strings.Join(r.Tools, ","))
 	for _, m := range r.Messages {
 		if m.Role != "system" {
-			b.WriteString(m.Role + ": " + m.Text + "\n")
+			b.WriteString("[" + m.Role + "]\n" + m.Text + "\n")
 		}
 	}
 	return b.String()
