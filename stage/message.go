@@ -77,8 +77,11 @@ func actorMessage(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 		_, err := io.Out.Write(in)
 		return err
 	}
-	out := map[string]any{"to": e.To, "type": e.Type, "from": e.From, "summary": e.Summary, "body": e.Body}
-	for k, v := range map[string]string{"correlation_id": e.CorrelationID, "reply_to": e.ReplyTo, "id": d.ID} {
+	out := map[string]any{"to": e.To, "type": e.Type, "summary": e.Summary}
+	if e.Body != nil {
+		out["body"] = e.Body
+	}
+	for k, v := range map[string]string{"from": e.From, "correlation_id": e.CorrelationID, "reply_to": e.ReplyTo, "id": d.ID} {
 		if v != "" {
 			out[k] = v
 		}
