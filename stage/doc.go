@@ -8,8 +8,10 @@
 //     (from $PI_ACTORS_ADDRESS inside a run); prints the envelope, or
 //     passes stdin through (echo=body).
 //   - await: passes stdin through, then appends the first control.reply
-//     or control.revise (types=) claimed from the run's own inbox, or the
-//     reply given= without waiting; none within wait= exits 75.
+//     or control.revise (types=) claimed from the run's own inbox under
+//     "## Coordinator reply" or "## Coordinator revision", or the reply
+//     given= without waiting; a message of another type is marked failed
+//     with the reason (never dropped); none within wait= exits 75.
 //   - quorum: passes a parallel join (`--- branch: … status: … ---`)
 //     through when at least min= branches are done, else exits 65 naming
 //     the failed branches.
