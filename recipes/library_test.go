@@ -155,3 +155,29 @@ func TestPackagedLibraryDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestPackagedPipelinesOwnTheirComponents: packaged recipes import their
+// components by path (./x.json), so a user recipe of the same name — a
+// broken one, or another tool that happens to share it — changes nothing.
+func TestPackagedPipelinesOwnTheirComponents(t *testing.T) {
+	agent := t.TempDir()
+	root := UserRoot(agent)
+	os.MkdirAll(root, 0o755)
+	os.WriteFile(root+"/utility-git-log.json", []byte(`{"template": `), 0o644)
+	os.WriteFile(root+"/subagent-review.json", []byte(`{"template": "echo mine"}`), 0o644)
+	rv := &Resolver{AgentDir: agent, Home: t.TempDir()}
+	for _, id := range packagedIDs(t) {
+		r, err := Load("pkg:" + id + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rv.Resolve(r)
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		if b, _ := json.Marshal(res.Graph); strings.Contains(string(b), "echo mine") {
+			t.Errorf("%s imports the user's subagent-review", id)
+		}
+	}
+}

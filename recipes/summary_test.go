@@ -140,16 +140,16 @@ func TestSummaryShadowingJSONOverMarkdown(t *testing.T) {
 }
 
 func TestSummaryInvalidWinnerBlocksPackagedFallback(t *testing.T) {
-	agent := sumAgent(t, map[string]string{"utility-jsonl-tail.json": `{"template": `})
+	agent := sumAgent(t, map[string]string{"utility-git-log.json": `{"template": `})
 	s := sumOf(t, agent)
-	path := filepath.Join(UserRoot(agent), "utility-jsonl-tail.json")
+	path := filepath.Join(UserRoot(agent), "utility-git-log.json")
 
-	a := sumActive(s, "utility-jsonl-tail")
+	a := sumActive(s, "utility-git-log")
 	if a == nil || a.Path != path || !a.Invalid || a.Tool {
 		t.Fatalf("active = %+v, want the invalid user file, not a tool", a)
 	}
 	if s.TopAction == nil || s.TopAction.Kind != "blocking_invalid" || s.TopAction.Severity != SeverityError ||
-		s.TopAction.BlockedFallback != "pkg:utility-jsonl-tail.json" || s.TopAction.Action != actionFixInvalid {
+		s.TopAction.BlockedFallback != "pkg:utility-git-log.json" || s.TopAction.Action != actionFixInvalid {
 		t.Fatalf("top_action = %+v", s.TopAction)
 	}
 	if len(s.Invalid) != 1 || s.Invalid[0].Path != path || len(s.Invalid[0].Diagnostics) == 0 ||
@@ -159,7 +159,7 @@ func TestSummaryInvalidWinnerBlocksPackagedFallback(t *testing.T) {
 	if r := sumRecommendation(s, path); r == nil || r.Reason != "invalid recipe blocks lower-priority entries with the same id" {
 		t.Errorf("recommendation = %+v", r)
 	}
-	if d := sumDetail(s, "Recipe utility-jsonl-tail is invalid and blocks lower-priority recipes"); d == nil || d.Severity != SeverityError {
+	if d := sumDetail(s, "Recipe utility-git-log is invalid and blocks lower-priority recipes"); d == nil || d.Severity != SeverityError {
 		t.Errorf("blocks detail = %+v", d)
 	}
 	for _, d := range s.Diagnostics {
@@ -174,7 +174,7 @@ func TestSummaryInvalidWinnerBlocksPackagedFallback(t *testing.T) {
 		if m.Path == path && (!m.Invalid || m.Tool || !m.Active || m.Shadowed) {
 			t.Errorf("manifest record = %+v", m)
 		}
-		if m.Path == "pkg:utility-jsonl-tail.json" && (!m.Shadowed || m.Active) {
+		if m.Path == "pkg:utility-git-log.json" && (!m.Shadowed || m.Active) {
 			t.Errorf("packaged manifest record = %+v", m)
 		}
 	}
@@ -225,7 +225,7 @@ func TestSummaryRemediationRank(t *testing.T) {
 		"c-risky.json":            `{"template":"bash -c 'echo {x}'"}`,
 		"utility-git-status.json": `{"disabled":true,"template":"git status"}`,
 		"z-invalid.json":          `{"description":"no template"}`,
-		"utility-jsonl-tail.md":   "no frontmatter",
+		"utility-git-log.md":      "no frontmatter",
 	})
 	s := sumOf(t, agent)
 	var kinds []string
@@ -233,14 +233,14 @@ func TestSummaryRemediationRank(t *testing.T) {
 		kinds = append(kinds, r.Kind+":"+r.ID)
 	}
 	want := []string{
-		"blocking_invalid:utility-jsonl-tail",
+		"blocking_invalid:utility-git-log",
 		"invalid:z-invalid",
 		"blocking_disabled:utility-git-status",
 		"risky_shell_boundary:c-risky",
 		"disabled:b-disabled",
 		"shadowed:a-shadowed",
+		"shadowed:utility-git-log",
 		"shadowed:utility-git-status",
-		"shadowed:utility-jsonl-tail",
 	}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("remediations =\n%v\nwant\n%v", kinds, want)

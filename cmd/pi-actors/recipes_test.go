@@ -40,6 +40,9 @@ import (
 //	waitfor FILE RE        wait until FILE (under the agent's runs dir when
 //	                       relative: <id>/outbox.jsonl) has a line matching RE
 //	norunprocs ID          wait until no process of run ID is left
+//	followup RE            wait until the session's follow-ups (drained by
+//	                       inspect target=coordinator view=followups, kept
+//	                       across calls in $WORK/followups.txt) match RE
 func TestRecipes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs the real pi CLI")
@@ -88,6 +91,7 @@ func TestRecipes(t *testing.T) {
 			"waitrun":    cmdWaitRun,
 			"waitfor":    cmdWaitFor,
 			"norunprocs": cmdNoRunProcs,
+			"followup":   cmdFollowup,
 		},
 	})
 }
@@ -341,5 +345,32 @@ func cmdNoRunProcs(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("run %s left processes: %s", args[0], strings.Join(left, "; "))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func cmdFollowup(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: followup RE")
+	}
+	re, err := regexp.Compile("(?m)" + args[0])
+	if err != nil {
+		ts.Fatalf("followup: %v", err)
+	}
+	seen := ts.MkAbs("followups.txt")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := ts.Exec("pi-actors", "inspect", "target=coordinator", "view=followups"); err != nil {
+			ts.Fatalf("followup: %v", err)
+		}
+		old, _ := os.ReadFile(seen)
+		all := string(old) + ts.ReadFile("stdout")
+		ts.Check(os.WriteFile(seen, []byte(all), 0o644))
+		if re.MatchString(all) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("followup: no follow-up matches %q within a minute:\n%s", args[0], all)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
