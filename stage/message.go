@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -175,13 +176,15 @@ func awaitMessage(ctx context.Context, env *verbs.Env, d runs.Dir, types []strin
 		}
 		out, err := claim.Run(ctx, env, &verbs.Mailbox{Action: "claim", Wait: left.Round(time.Millisecond).String(), StateDir: string(d)})
 		if err != nil {
-			if ve, ok := err.(*verbs.Error); ok && ve.Code == "empty" {
+			if ve := (*verbs.Error)(nil); errors.As(err, &ve) && ve.Code == "empty" {
 				continue
 			}
 			return nil, fmt.Errorf("stage await: %w", err)
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			// Stopped (control.cancel) while waiting: the shell's status of
+			// a SIGTERM, as validate reports it.
+			return nil, &verbs.Error{Exit: 143, Code: "stopped", Message: "stage await: stopped while waiting"}
 		}
 		rec, _ := out.Result.(mailbox.Record)
 		if rec == nil {

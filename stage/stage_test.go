@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -206,5 +208,22 @@ func TestNames(t *testing.T) {
 	var e *verbs.Error
 	if err := Run(context.Background(), testEnv(t), "x", nil, IO{}); !errors.As(err, &e) || e.Exit != 64 {
 		t.Errorf("unknown stage: %v", err)
+	}
+}
+
+// TestAwaitStopped: a stop (the leaf's SIGTERM cancels the context) while
+// await waits on the run's inbox is exit 143, not an internal error.
+func TestAwaitStopped(t *testing.T) {
+	env := testEnv(t)
+	dir := t.TempDir()
+	if err := runs.Dir(dir).WriteJSON(runs.RunFile, &runs.Meta{Run: "aw", StateDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	env.Environ = append(env.Environ, "PI_ACTORS_STATE_DIR="+dir, "PI_ACTORS_ADDRESS=run:aw")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := Run(ctx, env, "await", []string{"wait=30s"}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+	if exitOf(err) != 143 {
+		t.Errorf("stopped await: %v (exit %d)", err, exitOf(err))
 	}
 }
