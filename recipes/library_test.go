@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
 // packagedIDs lists every recipe of the packaged library.
@@ -178,6 +180,54 @@ func TestPackagedPipelinesOwnTheirComponents(t *testing.T) {
 		}
 		if b, _ := json.Marshal(res.Graph); strings.Contains(string(b), "echo mine") {
 			t.Errorf("%s imports the user's subagent-review", id)
+		}
+	}
+}
+
+// TestPackagedRecipesPlanWithTheirArgs: every packaged recipe plans with
+// values for its required args only (and the values a run injects):
+// each placeholder of what it imports has a default or is wired to one of
+// its args.
+func TestPackagedRecipesPlanWithTheirArgs(t *testing.T) {
+	rv := &Resolver{AgentDir: t.TempDir(), Home: t.TempDir()}
+	for _, id := range packagedIDs(t) {
+		r, _ := Load("pkg:" + id + ".json")
+		tool, err := rv.Tool(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]any{}
+		for _, p := range tool.Params {
+			if !p.Required {
+				continue
+			}
+			switch p.Type.Kind {
+			case "array":
+				args[p.Name] = []any{"a", "b"}
+			case "int":
+				args[p.Name] = 1
+			default:
+				args[p.Name] = "x"
+			}
+		}
+		vals, err := tool.Values(args)
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		if r.Async {
+			for k, v := range map[string]any{"run_id": "r", "state_dir": "/tmp/r", "actor_address": "run:r", "default_room": "room:r",
+				"communication_file": "/tmp/r/communication.json", "pi_actors": "pi-actors"} {
+				vals[k] = v
+			}
+		}
+		plan, err := template.NewPlan(tool.Node, vals, template.Options{Dir: t.TempDir(), Types: tool.Types()})
+		if err != nil {
+			t.Errorf("%s does not plan with its required args %v: %v", id, args, err)
+			continue
+		}
+		if b, _ := json.Marshal(plan.Root); strings.Contains(string(b), "{model}") || strings.Contains(string(b), "{scope}") {
+			t.Errorf("%s: a placeholder left unresolved in the plan", id)
 		}
 	}
 }
