@@ -78,11 +78,17 @@ func actorMessage(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 		_, err := io.Out.Write(in)
 		return err
 	}
-	out := map[string]any{"to": e.To, "type": e.Type, "summary": e.Summary}
+	return printJSON(io.Out, envelopeJSON(e, d.ID, send))
+}
+
+// envelopeJSON is the envelope as actor-message prints it: the fields
+// that are set, the id the kernel gave it, and whether it was sent.
+func envelopeJSON(e mailbox.Envelope, id string, sent bool) map[string]any {
+	out := map[string]any{"to": e.To, "type": e.Type, "summary": e.Summary, "sent": sent}
 	if e.Body != nil {
 		out["body"] = e.Body
 	}
-	for k, v := range map[string]string{"from": e.From, "correlation_id": e.CorrelationID, "reply_to": e.ReplyTo, "id": d.ID} {
+	for k, v := range map[string]string{"from": e.From, "correlation_id": e.CorrelationID, "reply_to": e.ReplyTo, "id": id} {
 		if v != "" {
 			out[k] = v
 		}
@@ -90,10 +96,7 @@ func actorMessage(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 	if e.Metadata != nil {
 		out["metadata"] = e.Metadata
 	}
-	out["sent"] = send
-	enc := json.NewEncoder(io.Out)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return out
 }
 
 // body is stdin as a message body: the JSON value when it parses, else
