@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -87,6 +88,9 @@ per recipe.`, env.Session)
 			if method != "initialize" && (method == "notifications/initialized" || !strings.HasPrefix(method, "notifications/")) {
 				s.startFollowups()
 			}
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
+				p.Name = s.toolName(p.Name) // my-tool reaches my_tool
+			}
 			if method == "logging/setLevel" {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 					p.Level = "debug"
@@ -146,6 +150,29 @@ func (s *Server) add(t ToolDef) {
 			IdempotentHint: t.Annotations.Idempotent, OpenWorldHint: &open}}
 	s.tools[t.Name] = t
 	s.srv.AddTool(tool, s.handler(t))
+}
+
+// toolName is the listed tool a called name stands for: the name itself,
+// else the one tool spelt differently (recipes.NameKey: case, - and _).
+func (s *Server) toolName(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tools[name]; ok {
+		return name
+	}
+	match := ""
+	for listed := range s.tools {
+		if recipes.NameKey(listed) == recipes.NameKey(name) {
+			if match != "" {
+				return name // ambiguous: the client must use the listed name
+			}
+			match = listed
+		}
+	}
+	if match == "" {
+		return name
+	}
+	return match
 }
 
 // handler runs a tool call through the verb layer.
