@@ -46,6 +46,10 @@ type client struct {
 	logs     []*mcp.LoggingMessageParams
 	changed  int
 	notified chan struct{}
+	// updated are the URIs of notifications/resources/updated, in order;
+	// listChanged counts notifications/resources/list_changed.
+	updated     []string
+	listChanged int
 }
 
 // env is the environment of every process the test starts: a private
@@ -75,6 +79,18 @@ func connectVersion(t *testing.T, agent, version string, extraEnv ...string) *cl
 			c.changed++
 			c.mu.Unlock()
 			c.notified <- struct{}{}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			c.mu.Lock()
+			c.updated = append(c.updated, req.Params.URI)
+			c.mu.Unlock()
+			c.notify()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.mu.Lock()
+			c.listChanged++
+			c.mu.Unlock()
+			c.notify()
 		},
 	})
 	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")

@@ -24,6 +24,7 @@ type Server struct {
 	env    *verbs.Env
 	log    *slog.Logger
 	srv    *mcp.Server
+	runs   *runResources
 	mu     sync.Mutex
 	tools  map[string]ToolDef // by tool name
 	ss     *mcp.ServerSession
@@ -69,15 +70,22 @@ target=coordinator view=followups drains any you missed. Tools: spawn,
 message, inspect, call, register_tool, mailbox, the knowledge graph
 (query_graph, manage_graph, manage_changelog: durable memory about the
 codebase; read it before working on files, update it after), and one tool
-per recipe.`, env.Session)
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "pi-actors", Version: opts.Version}, &mcp.ServerOptions{
+per recipe. Every run you may read is also a resource:
+pi-actors://run/<id>/status and pi-actors://run/<id>/tail (subscribe to
+follow a run without polling).`, env.Session)
+	s.runs = newRunResources(s)
+	so := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.log,
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}},
 		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
 			s.startFollowups()
 		},
-	})
+	}
+	s.runs.options(so)
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "pi-actors", Version: opts.Version}, so)
+	s.runs.register()
 	// Follow-ups are not ordinary log lines: they reach the client whatever
 	// level it asks for, so the session's level stays at debug.
 	s.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -87,6 +95,9 @@ per recipe.`, env.Session)
 			// which has no handshake — with its first request.
 			if method != "initialize" && (method == "notifications/initialized" || !strings.HasPrefix(method, "notifications/")) {
 				s.startFollowups()
+			}
+			if method == "resources/list" {
+				s.runs.start(ctx) // the runs are listed once the kernel's stream says which
 			}
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
 				p.Name = s.toolName(p.Name) // my-tool reaches my_tool
