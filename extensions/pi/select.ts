@@ -38,8 +38,9 @@ export interface Selection {
 
 /**
  * Selects the tools: patterns are tool names or globs (* and ?), spelt
- * either way (my-tool selects my_tool), "default" for the default set, "!pattern" to leave tools out; no positive pattern
- * means the default set. A recipe whose name is one of pi's tools or a verb
+ * either way (my-tool selects my_tool), "default" for the default set,
+ * "!pattern" to leave tools out; no positive pattern means the default
+ * set. A recipe whose name is one of pi's tools or a verb
  * is never registered. Names without a glob that match no tool are
  * reported in unknown (and otherwise ignored).
  */
