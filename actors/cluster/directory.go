@@ -45,7 +45,6 @@ type nodeState struct {
 	inflight  bool
 	fetching  bool
 	lastPong  time.Time
-	placed    int // runs placed here since its last pong
 	stuckFrom time.Time
 }
 
@@ -64,8 +63,10 @@ type directory struct {
 	alone      time.Time
 	isolations int
 	lastPing   time.Time
-	// selfPlaced counts runs placed on this node since the last pings.
-	selfPlaced int
+	// A batch's placements: each node's live runs when it began, and
+	// the runs placed on it since.
+	base, assigned map[string]int
+	lastPlace      time.Time
 	// checked are the member ids with this node's name already pinged.
 	checked map[string]bool
 }
@@ -207,7 +208,7 @@ func (d *directory) refresh(eng *engine) string {
 	if now.Sub(d.lastPing) < time.Second {
 		return ""
 	}
-	d.lastPing, d.selfPlaced = now, 0
+	d.lastPing = now
 	for node := range inTopology {
 		n := d.nodes[node]
 		if n.inflight {
@@ -280,7 +281,7 @@ func (d *directory) ping(eng *engine, node, addr string) {
 	n.setStatus(statusUp)
 	n.failures, n.stuckFrom = 0, time.Time{}
 	n.LiveRuns, n.Load, n.Version, n.StartedAt = p.LiveRuns, p.Load1, p.Version, p.StartedAt
-	n.LastSeen, n.lastPong, n.placed = time.Now().UTC(), time.Now(), 0
+	n.LastSeen, n.lastPong = time.Now().UTC(), time.Now()
 	fetch := p.Digest != n.Digest && !n.fetching
 	if fetch {
 		n.fetching = true
@@ -457,26 +458,40 @@ func (d *directory) locate(run string) []string {
 	return out
 }
 
-// place picks the least-loaded up node for a new run (this one included):
-// fewest live runs (counting those placed since the node last reported),
-// then the lowest load average.
+// place picks the node for a new run (this one included): the fewest
+// live runs, then the lowest load average. Placements close together (a
+// batch) are counted against the live runs each node had when the batch
+// began, so a batch spreads evenly whatever the order its spawns finish
+// in.
 func (d *directory) place(selfLive int, selfLoad float64) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	best, bestLive, bestLoad := d.s.node, selfLive+d.selfPlaced, selfLoad
+	now := time.Now()
+	if now.Sub(d.lastPlace) > placeWindow {
+		d.base = map[string]int{d.s.node: selfLive}
+		d.assigned = map[string]int{}
+		for name, n := range d.nodes {
+			d.base[name] = n.LiveRuns
+		}
+	}
+	d.lastPlace = now
+	best, bestLive, bestLoad := "", 0, 0.0
+	consider := func(name string, load float64) {
+		live := d.base[name] + d.assigned[name]
+		if best == "" || live < bestLive || live == bestLive && load < bestLoad {
+			best, bestLive, bestLoad = name, live, load
+		}
+	}
+	consider(d.s.node, selfLoad)
 	for name, n := range d.nodes {
-		if n.Status != statusUp || time.Since(n.lastPong) > 5*time.Second {
-			continue
-		}
-		live := n.LiveRuns + n.placed
-		if live < bestLive || live == bestLive && n.Load < bestLoad {
-			best, bestLive, bestLoad = name, live, n.Load
+		if n.Status == statusUp && time.Since(n.lastPong) < 5*time.Second {
+			consider(name, n.Load)
 		}
 	}
-	if n := d.nodes[best]; n != nil {
-		n.placed++
-	} else {
-		d.selfPlaced++
-	}
+	d.assigned[best]++
 	return best
 }
+
+// placeWindow is how long after a placement the next one still counts
+// as the same batch.
+const placeWindow = 2 * time.Second

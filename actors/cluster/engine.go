@@ -54,7 +54,9 @@ func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
 	}
 	host, portS, _ := net.SplitHostPort(cfg.Bind)
 	port, _ := strconv.Atoi(portS)
-	opts := []remote.ConfigOption{}
+	// The engine's default queues hold a million messages each; a kernel
+	// sends far fewer, and smaller queues keep its memory down.
+	opts := []remote.ConfigOption{remote.WithEndpointWriterQueueSize(10000), remote.WithEndpointManagerQueueSize(10000)}
 	if cfg.Advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
