@@ -217,7 +217,7 @@ func (e *Engine) start(ctx context.Context, now time.Time) {
 			}
 			busy++
 		}
-		n.Status, n.Attempts, n.NextAt = NodeStarting, n.Attempts+1, time.Time{}
+		n.Status, n.Attempts, n.NextAt, n.Ready, n.ReadyAt = NodeStarting, n.Attempts+1, time.Time{}, false, time.Time{}
 		n.ExitCode, n.Error, n.Reason, n.Stopping, n.EndedAt = nil, "", "", "", time.Time{}
 		batch = append(batch, n)
 		e.dirty = true
@@ -306,6 +306,10 @@ func (e *Engine) depsMet(n *Node) bool {
 		switch d.Condition {
 		case CondStarted:
 			if s != NodeRunning && s != NodeDone {
+				return false
+			}
+		case CondReady:
+			if s != NodeDone && (s != NodeRunning || !e.St.Node(d.Node).Ready) {
 				return false
 			}
 		default:

@@ -95,6 +95,10 @@ type NodeState struct {
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	EndedAt    time.Time `json:"ended_at,omitzero"`
 	NextAt     time.Time `json:"next_attempt_at,omitzero"`
+	// Ready is what the last observation of the node's run said of its
+	// readiness (condition "ready"), ReadyAt since when.
+	Ready   bool      `json:"ready,omitempty"`
+	ReadyAt time.Time `json:"ready_at,omitzero"`
 }
 
 // NewState is the state of a workflow that has not started a node yet.
