@@ -34,6 +34,9 @@ const (
 const (
 	StatusRunning   = "running"
 	StatusBackoff   = "backoff"
+	// StatusSuspended: its session is suspended; every process of the run
+	// is stopped, and so are its clocks (live, not terminal).
+	StatusSuspended = "suspended"
 	StatusDone      = "done"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
@@ -45,7 +48,7 @@ const (
 // Terminal reports whether a status is final.
 func Terminal(status string) bool {
 	switch status {
-	case StatusRunning, StatusBackoff:
+	case StatusRunning, StatusBackoff, StatusSuspended:
 		return false
 	}
 	return true
@@ -140,6 +143,10 @@ type Progress struct {
 	// Health is what the run's probes found (runs with a health
 	// declaration only).
 	Health *HealthState `json:"health,omitempty"`
+	// SuspendedAt is when the run's session suspended it (zero while it
+	// runs); PausedMS is the time it spent suspended so far.
+	SuspendedAt time.Time `json:"suspended_at,omitzero"`
+	PausedMS    int64     `json:"paused_ms,omitempty"`
 }
 
 // Leaf is a running leaf process group (for cleanup after a crash).
