@@ -32,8 +32,8 @@ const (
 
 // Statuses a run can have.
 const (
-	StatusRunning   = "running"
-	StatusBackoff   = "backoff"
+	StatusRunning = "running"
+	StatusBackoff = "backoff"
 	// StatusSuspended: its session is suspended; every process of the run
 	// is stopped, and so are its clocks (live, not terminal).
 	StatusSuspended = "suspended"

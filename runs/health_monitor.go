@@ -53,9 +53,9 @@ type monitor struct {
 	// the run was not suspended.
 	cstart time.Duration
 	ready  *prober
-	live    *prober
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
+	live   *prober
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
 	// verdict is closed once readiness has a first answer (ready or timed
 	// out); liveness starts then.
 	verdict chan struct{}
