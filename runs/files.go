@@ -12,6 +12,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // File names inside a run's state directory.
@@ -118,6 +119,9 @@ type Meta struct {
 	Workflow     any      `json:"workflow,omitempty"`
 	WorkflowNode *NodeRef `json:"workflow_node,omitempty"`
 	Resumes      int      `json:"resumes,omitempty"`
+	// Cause is what made the spawn happen: the session, the run it came
+	// from, the message, tool call or MCP request, the workflow node.
+	Cause *wire.Cause `json:"cause,omitempty"`
 }
 
 // Limits are the engine limits a supervisor applies.

@@ -159,7 +159,9 @@ func coordinatorFollowups(env *Env, session string) (*inspectOutput, error) {
 	res.Count = len(res.Followups)
 	var b strings.Builder
 	fmt.Fprintf(&b, "session=%s followups=%d", session, res.Count)
-	if res.Count == 0 {
+	if res.Held {
+		b.WriteString(" held=true\n(the session is suspended: its follow-ups wait for pi-actors session resume)")
+	} else if res.Count == 0 {
 		b.WriteString("\n(no follow-ups)")
 	}
 	for i, f := range res.Followups {
