@@ -26,7 +26,7 @@ type Env struct {
 	Session string
 	// Cause is what made the caller call (cause=<message id>, pi's tool
 	// call, the MCP request): every spawn and message records it.
-	Cause wire.Cause
+	Cause   wire.Cause
 	Cwd     string
 	Environ []string
 	// Version is the front door's version (tool:pi-actors status).
