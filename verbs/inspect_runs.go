@@ -17,7 +17,7 @@ import (
 // while the kernel is down. They never write a file or signal a process.
 
 // runViews are the views of run:<id>, in the order errors list them.
-var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox", "dag"}
+var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox", "dag", "trace"}
 
 // Bounds of the run views' text.
 const (
@@ -48,6 +48,8 @@ func inspectRun(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, e
 		return runMailboxView(in, q.lines)
 	case "dag":
 		return runDagView(in, q.lines)
+	case "trace":
+		return runTraceView(env, in, q.lines)
 	}
 	return nil, Usagef("inspect run:<id> supports %s.", inspectViewList(runViews))
 }

@@ -47,7 +47,10 @@ type sessionListing struct {
 }
 
 // inspectSession answers target=session:<id> and session:all.
-func inspectSession(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+func inspectSession(ctx context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	if q.view == "trace" || q.view == "sessions" {
+		return inspectSessionViews(ctx, env, q)
+	}
 	return sessionRuns(env, q, q.target.id)
 }
 
