@@ -206,7 +206,7 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 		var m *verbs.Message
 		if m, err = decodeParams[*verbs.Message](req); err == nil {
 			if result, err = k.message(req, m, later); err == nil {
-				k.traceMessage(req, m, result, k.ownerOf(result))
+				k.traceMessage(req, m, result, "")
 			}
 		}
 	case "followups":

@@ -115,6 +115,9 @@ func (k *Kernel) traceMessage(req wire.Request, m *verbs.Message, result any, ow
 	if session == "" {
 		session = owner
 	}
+	if session == "" {
+		session = k.ownerOf(result) // a caller without a session: the log of the run's owner
+	}
 	c := causeOf(req)
 	k.trace.add(session, sessions.Item{ID: id, Kind: sessions.KindMessage, To: d.To, Type: d.Type, From: m.From, Outcome: d.Reason, Cause: c})
 }
