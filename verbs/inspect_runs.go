@@ -137,6 +137,8 @@ func runStatusNext(in *runs.Info, stalled bool) []string {
 	switch {
 	case in.Status == runs.StatusArchived:
 		next = []string{view("files"), view("messages")}
+	case in.Status == runs.StatusSuspended:
+		next = []string{"session resume session=" + in.Meta.OwnerID, view("trace")}
 	case stalled:
 		next = []string{view("tail"), view("events"), "message to=" + addr + " type=control.kill"}
 	case in.Live():
@@ -189,6 +191,10 @@ func runStatusView(env *Env, in *runs.Info) *inspectOutput {
 		num("completed", p.Completed)
 		num("failures", len(p.Failures))
 		restarts = p.Restarts
+		if !p.SuspendedAt.IsZero() && in.Live() {
+			kv("suspended_at", p.SuspendedAt.UTC().Format(time.RFC3339Nano))
+		}
+		num("paused_ms", int(p.PausedMS))
 	}
 	if in.Live() {
 		// Leaves alive now, not as last written (an ended run has none,
