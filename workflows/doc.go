@@ -33,6 +33,9 @@
 // (the lean binary's kernel client, package verbs) does. It does not know
 // the spawn parameters either; they are given to Parse.
 //
+// Time the workflow spent suspended with its session (Engine.Paused, read
+// when a timeout or a retry delay falls due) counts for neither.
+//
 // # Concurrency
 //
 // An Engine is driven by one goroutine (Run); Retry and Kill may be called
