@@ -24,7 +24,7 @@ type Followup = verbs.Followup
 
 // sessionFile is the durable follow-up queue of a session.
 func (k *Kernel) sessionFile(session string) string {
-	return sessions.Path(k.cfg.AgentDir, session, sessions.QueueSuffix)
+	return filepath.Join(k.tmp, "sessions", sessions.Name(session)+sessions.QueueSuffix)
 }
 
 var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
