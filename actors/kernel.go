@@ -135,6 +135,7 @@ func Run(ctx context.Context, cfg Config) error {
 	k.cleanTemp()
 	k.rebuild()
 	k.trace.k = k
+	defer k.trace.flush()
 	k.restoreSessions() // before the first request: a suspended session stays held
 	if err := k.writeInfo(); err != nil {
 		return err

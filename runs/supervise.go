@@ -68,7 +68,7 @@ type supervisor struct {
 // ready, if not nil, receives one line once the supervisor is set up.
 func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
 	RestoreLeafEnv()
-	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid(), clock: NewClock()}
+	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid(), clock: NewClock(), agentDir: agentRoot()}
 	if err := s.setup(metaIn); err != nil {
 		if ready != nil {
 			fmt.Fprintf(ready, "error %v\n", err)

@@ -48,17 +48,20 @@ func stampOf(path string) fileStamp {
 // sessionRecord is the path of the run's session record, "" for a run
 // without a session (or an agent root that cannot be found).
 func (s *supervisor) sessionRecord() string {
-	if s.meta.OwnerID == "" {
+	if s.meta.OwnerID == "" || s.agentDir == "" {
 		return ""
 	}
-	if s.agentDir == "" {
-		dir, err := config.AgentDir()
-		if err != nil {
-			return ""
-		}
-		s.agentDir = dir
-	}
 	return sessions.Path(s.agentDir, s.meta.OwnerID, sessions.RecordSuffix)
+}
+
+// agentRoot is the agent root whose session records the supervisor reads
+// ("" when it cannot be found: the run is then never suspended).
+func agentRoot() string {
+	dir, err := config.AgentDir()
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // checkSession suspends or resumes the run as its session record says,

@@ -267,7 +267,11 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 			default:
 				continue
 			}
-			text := fmt.Sprintf("message %s → %s type=%s id=%s %s", orSession(sender, t.session), it.To, it.Type, it.ID, it.Outcome)
+			text := fmt.Sprintf("message %s → %s type=%s", orSession(sender, t.session), it.To, it.Type)
+			if it.ID != "" {
+				text += " id=" + it.ID
+			}
+			text += " " + it.Outcome
 			out = append(out, TraceEntry{TS: it.TS, Kind: it.Kind, Run: target, ID: it.ID, To: it.To, Type: it.Type, Direction: dir, Cause: it.Cause,
 				Text: strings.TrimSpace(text) + causeText(it.Cause)})
 		case sessions.KindSuspend, sessions.KindResume:
