@@ -27,7 +27,9 @@
 // Besides the agent tool surface it holds what people watching runs use:
 // logs (view=tail plus follow across log rotation), ps (a table of RunRow),
 // the short verbs stop, kill, restart, rm and ls (each runs its long form,
-// so results and exit codes are the long form's), the kernel's runs stream
+// so for one run results and exit codes are the long form's; several runs
+// or all go to the kernel as one message batch, each run reported), the
+// kernel's runs stream
 // (Events, StreamEvents: what top reads) and ProgressBar (a bar on a
 // terminal's stderr for verbs that take seconds).
 //

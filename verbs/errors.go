@@ -99,6 +99,11 @@ func classifyRecipes(err error) *Error {
 	if errors.As(err, &re) {
 		return registerError(re)
 	}
+	var ambiguous *recipes.AmbiguousError
+	if errors.As(err, &ambiguous) {
+		return &Error{Exit: ExitUsage, Code: "ambiguous_name", Message: err.Error(), Hint: "inspect target=recipes view=summary lists the recipes' exact names",
+			Details: map[string]any{"name": ambiguous.Name, "matches": ambiguous.IDs}}
+	}
 	var te *template.Error
 	var ae *recipes.ArgError
 	var le *recipes.LaunchError

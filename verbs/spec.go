@@ -60,6 +60,9 @@ type Spec struct {
 	// Word is the parameter the first positional word fills (exec's
 	// template, call's recipe, kernel's action); "" means no words.
 	Word string
+	// Words: every positional word fills Word, a list parameter (the runs
+	// of stop, kill, restart and rm: pi-actors stop web worker).
+	Words bool
 	// Rest is a map parameter that collects every CLI parameter that is not
 	// one of the request's own (exec's values, call's args).
 	Rest string
@@ -212,13 +215,17 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 		if s.Word == "" {
 			return nil, Usagef("%s takes parameters, not words (got %q): %s", s.Name, words[0], s.example())
 		}
-		if len(words) > 1 {
+		if len(words) > 1 && !s.Words {
 			return nil, Usagef("%s takes one word before its parameters; got extra word %q — quote a value with spaces, or write it as key=value", s.Name, words[1])
 		}
 		if _, dup := clean[s.Word]; dup {
 			return nil, Usagef("%s got both a %s word and %s=…; give one", s.Name, s.Word, s.Word)
 		}
-		clean[s.Word] = words[0]
+		if s.Words {
+			clean[s.Word] = words
+		} else {
+			clean[s.Word] = words[0]
+		}
 	}
 	b, err := json.Marshal(clean)
 	if err != nil {
@@ -336,7 +343,7 @@ func (s *Spec) ParamHelp() string {
 		}
 		desc := f.desc
 		if f.name == s.Word {
-			desc = "(or the first word) " + desc
+			desc = "(or the " + map[bool]string{false: "first word", true: "words"}[s.Words] + ") " + desc
 		}
 		if f.name == s.Rest {
 			desc = "(or any other key=value) " + desc
