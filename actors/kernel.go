@@ -81,6 +81,10 @@ type Kernel struct {
 	lastStamp int64 // the last <ms> of a run id stampID handed out
 
 	wf workflowGuard // workflows being killed start no node (workflow.go)
+
+	trace   tracer     // the sessions' causal records (trace.go)
+	holds   holds      // sessions whose messages and follow-ups are held (hold.go)
+	sessOps sync.Mutex // one suspend or resume at a time (suspend.go)
 }
 
 // liveRun is the kernel's view of a run it supervises.
@@ -136,6 +140,9 @@ func Run(ctx context.Context, cfg Config) error {
 	defer os.Remove(filepath.Join(k.tmp, "kernel.json"))
 	k.cleanTemp()
 	k.rebuild()
+	k.trace.k = k
+	defer k.trace.flush()
+	k.restoreSessions() // before the first request: a suspended session stays held
 	if err := k.writeInfo(); err != nil {
 		return err
 	}
@@ -147,6 +154,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	go k.serve()
 	go k.retentionLoop()
+	go k.autoSuspend()
 	select {
 	case <-ctx.Done():
 	case <-k.stopped:

@@ -126,7 +126,9 @@ func (k *Kernel) handle(c net.Conn) {
 			k.stream(h, req, write, gone)
 			return
 		}
-		if err := write(k.dispatch(req)); err != nil {
+		resp := k.dispatch(req)
+		k.trace.flush() // what the request did is in the causal record before it is answered
+		if err := write(resp); err != nil {
 			return
 		}
 	}
@@ -226,7 +228,9 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 	case "message":
 		var m *verbs.Message
 		if m, err = decodeParams[*verbs.Message](req); err == nil {
-			result, err = k.message(req, m, later)
+			if result, err = k.message(req, m, later); err == nil {
+				k.traceMessage(req, m, result, "")
+			}
 		}
 	case "followups":
 		result, err = k.followups(req)

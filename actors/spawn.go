@@ -23,6 +23,10 @@ import (
 // or starts a process; then the supervisor is started and a run actor
 // attached before the answer goes back.
 func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, error) {
+	if k.held(req.Session) {
+		return nil, &wire.Error{Code: "session_suspended", Exit: 75, Message: fmt.Sprintf("session %s is suspended: it starts no run until it is resumed", req.Session),
+			Hint: "pi-actors session resume session=" + req.Session}
+	}
 	if p.WorkflowNode != nil {
 		done, release, err := k.nodeSpawn(req, p)
 		if done != nil || err != nil {
@@ -35,10 +39,12 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 		return nil, err
 	}
 	k.settle(spec)
+	spec.Cause = spawnCause(req, p)
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		return nil, err
 	}
+	k.traceSpawn(req, meta)
 	dir := runs.Dir(meta.StateDir)
 	if spec.Workflow != nil {
 		if err := saveWorkflowEnv(dir, spec.Env); err != nil {

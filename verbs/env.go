@@ -24,6 +24,9 @@ type Env struct {
 	// Session is the caller's coordinator session ($PI_ACTORS_SESSION or
 	// session=); "" when there is none.
 	Session string
+	// Cause is what made the caller call (cause=<message id>, pi's tool
+	// call, the MCP request): every spawn and message records it.
+	Cause   wire.Cause
 	Cwd     string
 	Environ []string
 	// Version is the front door's version (tool:pi-actors status).
@@ -142,6 +145,10 @@ func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Resp
 	}
 	defer c.Close()
 	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Items: items}
+	if !env.Cause.Empty() {
+		c := env.Cause
+		req.Cause = &c
+	}
 	if params != nil {
 		if err := req.Encode(params); err != nil {
 			return nil, err

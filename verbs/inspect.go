@@ -47,9 +47,13 @@ Targets and views:
   tool:pi-actors                   status | triage
   run:<id>                         status | tail | events | messages | artifacts | files | mailbox
                                    | communication | dead_letters | dag (a workflow run's nodes)
+                                   | trace (why it ran: the chain from the session's root,
+                                   the tree below it, messages, restarts, exits)
   room:<run>                       status | messages | previews | roster | contacts
   branch:<run>/<branch>            mailbox
   session:<id> | session:all       status | runs     (status=all|active|terminal|<status>)
+                                   | sessions (state, live/total runs, last activity)
+                                   | trace    (session:<id>: the whole session's timeline)
   coordinator                      status | runs | followups | dead_letters
                                    (your session's runs; followups drains its queue;
                                    dead_letters: expired or undeliverable messages)
@@ -69,6 +73,8 @@ Examples:
   pi-actors inspect target=tool:my-tool view=schema
   pi-actors inspect target=run:web view=status
   pi-actors inspect target=session:all view=runs status=active
+  pi-actors inspect target=session:all view=sessions
+  pi-actors inspect target=run:worker-3 view=trace
   pi-actors inspect target=room:swarm view=messages lines=20`,
 		New: func() Request { return new(Inspect) },
 		Run: runInspect,
@@ -122,7 +128,7 @@ var inspectRoutes = map[string]*inspectRoute{
 	"tool":           {name: "tool:<name>", views: []string{"status", "schema"}, handle: inspectTool},
 	"tool:pi-actors": {name: "tool:pi-actors", views: []string{"status", "triage"}, handle: inspectPiActors},
 	"run":            {name: "run:<id>", views: runViews, handle: inspectRun},
-	"session":        {name: "session:<id>", views: []string{"status", "runs"}, handle: inspectSession},
+	"session":        {name: "session:<id>", views: []string{"status", "runs", "sessions", "trace"}, handle: inspectSession},
 	"coordinator":    {name: "coordinator", views: []string{"status", "runs", "followups"}, handle: inspectCoordinator},
 	"cluster":        {name: "cluster", views: []string{"nodes", "status"}, handle: inspectCluster},
 	// room and branch: inspect_rooms.go

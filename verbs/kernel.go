@@ -42,6 +42,8 @@ type Followups struct {
 	Count     int        `json:"count"`
 	Followups []Followup `json:"followups"`
 	Session   string     `json:"session"`
+	// Held: the session is suspended; its follow-ups wait for the resume.
+	Held bool `json:"held,omitempty"`
 }
 
 // Watch streams the session's follow-ups, or a room's timeline.

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pi-actors/pi-actors/sessions"
 )
 
 // Request is one verb's typed parameters.
@@ -92,8 +94,18 @@ var (
 	registryMu sync.Mutex
 )
 
-// Register adds a verb (from an init function).
+// Register adds a verb (from an init function). Every call of a verb
+// with a session, from outside a run, is that session's activity
+// (sessions.Touch: [sessions] auto_suspend_after and session list).
 func Register(s *Spec) {
+	if run := s.Run; run != nil {
+		s.Run = func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			if env != nil && env.Session != "" && env.AgentDir != "" && sessions.Caller(env.Environ) {
+				sessions.Touch(env.AgentDir, env.Session)
+			}
+			return run(ctx, env, req)
+		}
+	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	registry = append(registry, s)

@@ -31,6 +31,7 @@ type Server struct {
 	ssSet  chan struct{}
 	cancel context.CancelFunc
 	pump   sync.Once
+	calls  *callIDs // the JSON-RPC ids of tool calls (guarded transports)
 }
 
 // Options configure a server.
@@ -131,6 +132,9 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.cancel = cancel
+	if g, ok := t.(*guarded); ok {
+		s.calls = g.calls
+	}
 	stopWatch := s.watchRecipes(ctx)
 	defer stopWatch()
 	ss, err := s.srv.Connect(ctx, t, &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{LogLevel: "debug"}})
@@ -196,10 +200,12 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 			}
 		}()
 		var args json.RawMessage
+		var id string
 		if req != nil && req.Params != nil {
 			args = req.Params.Arguments
+			id = s.calls.take(req.Params.Name, args)
 		}
-		out, err := s.call(ctx, t, args)
+		out, err := s.call(ctx, t, args, id)
 		if err != nil {
 			return errorResult(verbs.Classify(err)), nil
 		}
@@ -208,8 +214,9 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 }
 
 // call decodes, validates and runs one call.
-func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage) (*verbs.Outcome, error) {
+func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage, requestID string) (*verbs.Outcome, error) {
 	env := *s.env
+	env.Cause.MCPRequest = requestID // what its spawns and messages record as their cause
 	if t.Recipe != "" {
 		spec := verbs.Find("call")
 		c := &verbs.Call{Recipe: t.Recipe}
