@@ -98,3 +98,57 @@ func TestClusterEtcd(t *testing.T) {
 	c.waitUp("a", 10*time.Second, "b")
 	c.waitUp("b", 10*time.Second, "a", "c")
 }
+
+// TestClusterConsul: membership through a real consul agent (`consul agent
+// -dev`) when one is installed; Debian does not package consul, so where
+// it is missing the test says so and is skipped.
+func TestClusterConsul(t *testing.T) {
+	bin, err := exec.LookPath("consul")
+	if err != nil {
+		fmt.Println("NOTE: consul is not installed (Debian does not package it): the consul provider test is skipped")
+		t.Skip("consul unavailable")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	cmd := exec.Command(bin, "agent", "-dev", "-bind", "127.0.0.1", "-client", "127.0.0.1",
+		"-http-port", fmt.Sprint(port), "-dns-port", "-1", "-grpc-port", "-1", "-data-dir", filepath.Join(dir, "data"))
+	log, _ := os.Create(filepath.Join(dir, "consul.log"))
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	eventually(t, 30*time.Second, "consul has a leader", func() bool {
+		resp, err := http.Get("http://" + addr + "/v1/status/leader")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b := make([]byte, 64)
+		n, _ := resp.Body.Read(b)
+		return resp.StatusCode == 200 && n > 2
+	})
+	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
+	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
+	c.run("", "cluster", "ca", "dir="+c.ca)
+	for _, n := range []string{"a", "b"} {
+		c.add(n, func(m *member) {
+			m.config = strings.Replace(m.config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"consul\"\nconsul = %q", addr), 1)
+		})
+	}
+	c.writeConfigs()
+	t.Cleanup(c.close)
+	for _, n := range c.order {
+		c.start(n)
+	}
+	c.waitUp("a", 30*time.Second, "a", "b")
+	c.waitUp("b", 30*time.Second, "a", "b")
+	if out := c.run("a", "spawn", "as=run:k1", "node=b", "template=sleep 30"); !strings.Contains(out, "node=b") {
+		t.Fatalf("spawn node=b: %s", out)
+	}
+}
