@@ -170,7 +170,8 @@ func (m *Model) nodeOf(r *verbs.RunRow) string {
 }
 
 // clusterHeader is the header's cluster part: the cluster, its members
-// up of known, and the nodes whose runs are not listed.
+// up of known, and what is not listed (the nodes that did not answer,
+// the rows past clusterLines).
 func (m *Model) clusterHeader() string {
 	h := "cluster " + m.cl.name
 	switch {
@@ -179,12 +180,16 @@ func (m *Model) clusterHeader() string {
 	case !m.cl.polled:
 		return h + ": asking the nodes…"
 	}
-	h += fmt.Sprintf(", %d/%d nodes up", m.cl.up, m.cl.total)
+	h += fmt.Sprintf(" %d/%d up", m.cl.up, m.cl.total)
+	var missing []string
 	if len(m.cl.unreachable) > 0 {
-		h += " (" + m.unreachableNames() + " not listed)"
+		missing = append(missing, "not listed: "+m.unreachableNames())
 	}
 	if m.cl.more > 0 {
-		h += fmt.Sprintf(", %d more not shown", m.cl.more)
+		missing = append(missing, fmt.Sprintf("%d more runs not shown", m.cl.more))
+	}
+	if len(missing) > 0 {
+		h += " (" + strings.Join(missing, "; ") + ")"
 	}
 	return h
 }

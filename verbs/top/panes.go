@@ -192,7 +192,7 @@ func (m *Model) footer() string {
 	case m.cl.on && len(m.cl.unreachable) > 0:
 		return m.style.render(m.style.warn, fit(m.unreachableLine(), m.width))
 	case m.cl.on:
-		return m.style.render(m.style.dim, fit("↑↓ move  ⏎ detail  l log  / filter  s scope  c cluster  K kill  r restart  ? help", m.width))
+		return m.style.render(m.style.dim, fit("⏎ detail  l log  / filter  s scope  c cluster  K kill  r restart  ? help  q quit", m.width))
 	}
 	return m.style.render(m.style.dim, fit("↑↓ move  ⏎ detail  l log  / filter  s scope  K kill  r restart  ? help  q quit", m.width))
 }
