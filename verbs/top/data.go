@@ -173,8 +173,9 @@ func (m *Model) refreshPane(timed bool) tea.Cmd {
 	return nil
 }
 
-// runAction kills or restarts a run with the kill / restart verbs (the
-// message verb's control.kill / control.restart) and reports the outcome.
+// runAction kills or restarts a run (a row's address) with the kill /
+// restart verbs (the message verb's control.kill / control.restart) and
+// reports the outcome.
 func runAction(env *verbs.Env, verb, run string) tea.Cmd {
 	return func() tea.Msg {
 		out, err := verbs.Find(verb).Run(context.Background(), env, &verbs.RunRef{Run: verbs.RunList{run}})
@@ -183,6 +184,9 @@ func runAction(env *verbs.Env, verb, run string) tea.Cmd {
 			return actionMsg{note: fmt.Sprintf("%s run:%s failed: %s", verb, run, ce.Message)}
 		}
 		first, _, _ := strings.Cut(out.Text, "\n")
+		if id, node, ok := strings.Cut(run, "@"); ok {
+			first = verbs.QualifyRun(first, id, node) // the node answered with its bare run:<id>
+		}
 		return actionMsg{note: verb + ": " + first}
 	}
 }
