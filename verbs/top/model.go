@@ -290,18 +290,25 @@ func (m *Model) rebuild() {
 	m.scroll()
 }
 
-// runKey names a run in the tree: its node ("" for this node's stream
-// rows) and its id; ids are unique per node only.
-type runKey struct{ node, run string }
+// treeKey names a run in the tree: its id, with its node for another
+// node's run (ids are unique per node only; an id has no NUL). This
+// node's runs cost no allocation: outside the cluster scope the tree is
+// what it always was.
+func treeKey(node, run string) string {
+	if node == "" {
+		return run
+	}
+	return node + "\x00" + run
+}
 
 // tree orders rows parent first, each parent's children under it. A
 // parent is looked for on the child's node first, then as the one run
 // with that id on another node (a run spawned across nodes).
 func tree(rows []*verbs.RunRow, out []item) []item {
-	ids := make(map[runKey]bool, len(rows))
+	ids := make(map[string]bool, len(rows))
 	var where map[string][]string // id → the nodes that have it, when rows span nodes
 	for _, r := range rows {
-		ids[runKey{r.Node, r.Run}] = true
+		ids[treeKey(r.Node, r.Run)] = true
 		if r.Node != "" && where == nil {
 			where = map[string][]string{}
 		}
@@ -311,19 +318,19 @@ func tree(rows []*verbs.RunRow, out []item) []item {
 			where[r.Run] = append(where[r.Run], r.Node)
 		}
 	}
-	parentOf := func(r *verbs.RunRow) (runKey, bool) {
+	parentOf := func(r *verbs.RunRow) (string, bool) {
 		if r.Parent == "" || r.Parent == r.Run {
-			return runKey{}, false
+			return "", false
 		}
-		if k := (runKey{r.Node, r.Parent}); ids[k] {
+		if k := treeKey(r.Node, r.Parent); ids[k] {
 			return k, true
 		}
 		if nodes := where[r.Parent]; len(nodes) == 1 {
-			return runKey{nodes[0], r.Parent}, true
+			return treeKey(nodes[0], r.Parent), true
 		}
-		return runKey{}, false
+		return "", false
 	}
-	children := map[runKey][]*verbs.RunRow{}
+	children := map[string][]*verbs.RunRow{}
 	var roots []*verbs.RunRow
 	for _, r := range rows {
 		if k, ok := parentOf(r); ok {
@@ -332,7 +339,7 @@ func tree(rows []*verbs.RunRow, out []item) []item {
 			roots = append(roots, r)
 		}
 	}
-	seen := map[runKey]bool{}
+	seen := map[string]bool{}
 	var walk func(r *verbs.RunRow, indent string, last, root bool)
 	walk = func(r *verbs.RunRow, indent string, last, root bool) {
 		prefix, next := "", ""
@@ -343,7 +350,7 @@ func tree(rows []*verbs.RunRow, out []item) []item {
 			}
 		}
 		out = append(out, item{row: r, prefix: prefix})
-		k := runKey{r.Node, r.Run}
+		k := treeKey(r.Node, r.Run)
 		if seen[k] {
 			return // a cycle of parents: each run once
 		}
