@@ -64,6 +64,10 @@ func TestClusterScopeRealKernels(t *testing.T) {
 			t.Errorf("top --once --cluster lacks %s:\n%s", re, out)
 		}
 	}
+	// ps --cluster (the same data, verbs.ClusterPs) agrees.
+	if out := c.run("a", "ps", "--cluster"); !regexp.MustCompile(`(?m)^b +far `).MatchString(out) || !regexp.MustCompile(`(?m)^a +near `).MatchString(out) {
+		t.Errorf("ps --cluster:\n%s", out)
+	}
 	// Without --cluster: this node's runs only, no NODE column.
 	out = c.run("a", "top", "--once")
 	if strings.Contains(out, "far") || strings.Contains(out, "NODE") || !strings.Contains(out, "near") {
