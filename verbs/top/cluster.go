@@ -95,8 +95,13 @@ func (m *Model) toggleCluster() tea.Cmd {
 	m.cl.gen++
 	m.note = ""
 	if !m.cl.on {
+		was := m.selKey
 		m.cl.rows, m.cl.polled, m.cl.err, m.cl.unreachable = nil, false, "", nil
 		m.rebuild()
+		if m.selKey != was {
+			m.detail = nil // another node's run was selected: its pane goes
+			return m.refreshPane(false)
+		}
 		return nil
 	}
 	m.rebuild()

@@ -125,9 +125,14 @@ func TestClusterPollChain(t *testing.T) {
 	if _, cmd := m.Update(clusterTickMsg{gen: old}); cmd == nil {
 		t.Error("the chain's tick did not poll")
 	}
+	selectRun(t, m, "far", "gpu1")
+	m.detail = &detail{facts: "run=far"}
 	press(m, "c") // off
 	if len(m.items) != local || m.cl.rows != nil {
 		t.Errorf("off: %d rows, want %d", len(m.items), local)
+	}
+	if r := m.selected(); r == nil || r.Node != "" || m.detail != nil {
+		t.Errorf("off: selected %+v, detail %+v (another node's run was selected)", r, m.detail)
 	}
 	if _, cmd := m.Update(clusterTickMsg{gen: old}); cmd != nil {
 		t.Error("a tick of a stopped chain polled")
