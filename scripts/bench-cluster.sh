@@ -109,7 +109,8 @@ make_cluster n 3
 conv=$(wait_up n1 3)
 echo "3 kernels: all members up on n1 ${conv} ms after the last kernel start ($(ms $(($(now_us) - t0))) ms from the first)"
 sleep 1
-echo "kernel memory idle: cluster on $(awk -v k="$(rss_kib "$(kpid n1)")" 'BEGIN { printf "%.1f", k / 1024 }') MiB RSS, off (pi-actors-kernel, no [cluster]) $(awk -v k="$solo_rss" 'BEGIN { printf "%.1f", k / 1024 }') MiB (ratio $(ratio "$(rss_kib "$(kpid n1)")" "$solo_rss"))"
+pss_kib() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
+echo "kernel memory idle: cluster on $(awk -v k="$(rss_kib "$(kpid n1)")" 'BEGIN { printf "%.1f", k / 1024 }') MiB RSS ($(awk -v k="$(pss_kib "$(kpid n1)")" 'BEGIN { printf "%.1f", k / 1024 }') MiB PSS: three kernels share the binary's pages), off (pi-actors-kernel, no [cluster]) $(awk -v k="$solo_rss" 'BEGIN { printf "%.1f", k / 1024 }') MiB RSS (ratio $(ratio "$(rss_kib "$(kpid n1)")" "$solo_rss"))"
 
 # spawn latency: CLI start -> leaf running (the leaf touches a file; its
 # mtime is when it ran), local on n1 vs on n2 from n1.
@@ -226,12 +227,14 @@ if ((BIG > 0)); then
 	rss=0
 	for ((i = 1; i <= BIG; i++)); do rss=$((rss + $(rss_kib "$(kpid m$i)"))); done
 	echo "  kernel RSS idle, average of $BIG: $(awk -v k="$rss" -v n="$BIG" 'BEGIN { printf "%.1f", k / n / 1024 }') MiB"
-	# cluster traffic: bytes the kernels' TCP sockets sent over 10 s, idle.
-	traffic() { ss -tinpH 2>/dev/null | awk '/pi-actors-clust/ { for (i = 1; i <= NF; i++) if ($i ~ /^bytes_sent:/) { split($i, a, ":"); s += a[2] } } END { print s + 0 }'; }
-	b0=$(traffic)
+	# cluster traffic: the loopback interface's bytes over 10 s with the
+	# cluster idle (every member's gossip, heartbeats, pings and health
+	# checks, and anything else on loopback meanwhile: an upper bound).
+	lo_bytes() { awk '$1 == "lo:" { print $2 }' /proc/net/dev; }
+	b0=$(lo_bytes)
 	sleep 10
-	b1=$(traffic)
-	echo "  cluster traffic idle (gossip, heartbeats, pings, health checks): $(awk -v a="$b0" -v b="$b1" -v n="$BIG" 'BEGIN { printf "%.1f", (b - a) / 10 / n / 1024 }') KiB/s sent per member (TCP bytes_sent of the kernels' sockets; connections opened and closed meanwhile are not counted)"
+	b1=$(lo_bytes)
+	echo "  cluster traffic idle (gossip, heartbeats, pings, health checks): $(awk -v a="$b0" -v b="$b1" -v n="$BIG" 'BEGIN { printf "%.1f", (b - a) / 10 / n / 1024 }') KiB/s per member (loopback bytes over 10 s / $BIG; an upper bound)"
 	mkdir -p "$tmp/big"
 	for ((i = 0; i < BIG_RUNS; i++)); do
 		printf '{"as":"run:b%d","placement":"spread","template":"sh -c \\"touch %s/%d; exec sleep 120\\""}\n' "$i" "$tmp/big" "$i"
