@@ -200,43 +200,11 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 // kernel goes away, calling emit for each (each is delivered once: the
 // kernel's queue drains as it sends).
 func WatchFollowups(ctx context.Context, env *Env, emit func(Followup) error) error {
-	c, err := env.Dial(true)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.Send(wire.Request{Op: "watch", Session: env.Session, Cwd: env.Cwd}); err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	first := true
-	for {
-		resp, err := c.Read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		var probe struct {
-			Keepalive bool   `json:"keepalive"`
-			Watching  string `json:"watching"`
-		}
-		resp.Decode(&probe)
-		if probe.Keepalive || (first && probe.Watching != "") {
-			first = false
-			continue
-		}
+	return env.stream(ctx, "watch", "", nil, func(resp *wire.Response) (bool, error) {
 		var f Followup
 		if err := resp.Decode(&f); err != nil {
-			return err
+			return true, err
 		}
-		if err := emit(f); err != nil {
-			return err
-		}
-	}
+		return false, emit(f)
+	})
 }

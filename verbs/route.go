@@ -146,42 +146,23 @@ func isTokenByte(c byte) bool {
 // streamNode runs a routed verb that streams text (logs -f) on node: the
 // chunks go to env.Stream as they come.
 func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outcome, error) {
-	c, err := env.Dial(true)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	req := wire.Request{Op: "verb_stream", Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Node: node}
-	if err := req.Encode(params); err != nil {
-		return nil, err
-	}
-	if err := c.Send(req); err != nil {
-		return nil, err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	for {
-		resp, err := c.Read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return &Outcome{Streamed: true}, nil
-			}
-			return nil, err
-		}
+	out := &Outcome{Streamed: true}
+	err := env.stream(ctx, "verb_stream", node, params, func(resp *wire.Response) (bool, error) {
 		var frame struct {
 			Chunk   string         `json:"chunk"`
 			Outcome *RoutedOutcome `json:"outcome"`
 		}
 		if err := resp.Decode(&frame); err != nil {
-			return nil, err
+			return true, err
 		}
 		if frame.Outcome != nil {
-			return frame.Outcome.Outcome(), nil
+			out = frame.Outcome.Outcome()
+			return true, nil
 		}
-		if _, err := io.WriteString(env.Stream, frame.Chunk); err != nil {
-			return nil, err
-		}
-	}
+		_, err := io.WriteString(env.Stream, frame.Chunk)
+		return err != nil, err
+	})
+	return out, err
 }
 
 // runHere reports whether this node has a run with that id.

@@ -39,41 +39,7 @@ func (w *Watch) validateRoom() error {
 // what was received after it. A {"missed":true,…} object is emitted when
 // a compaction dropped entries after since.
 func WatchRoom(ctx context.Context, env *Env, w *Watch, emit func(json.RawMessage) error) error {
-	c, err := env.Dial(true)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	req := wire.Request{Op: "watch_room", Session: env.Session, Cwd: env.Cwd}
-	if err := req.Encode(w); err != nil {
-		return err
-	}
-	if err := c.Send(req); err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	for first := true; ; first = false {
-		resp, err := c.Read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		var probe struct {
-			Keepalive bool   `json:"keepalive"`
-			Watching  string `json:"watching"`
-		}
-		json.Unmarshal(resp.Result, &probe)
-		if probe.Keepalive || (first && probe.Watching != "") {
-			continue
-		}
-		if err := emit(resp.Result); err != nil {
-			return err
-		}
-	}
+	return env.stream(ctx, "watch_room", "", w, func(resp *wire.Response) (bool, error) {
+		return false, emit(resp.Result)
+	})
 }

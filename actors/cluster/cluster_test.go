@@ -186,6 +186,9 @@ func TestClusterSpreadPlacement(t *testing.T) {
 			t.Fatalf("spread placement of 30 runs: %v\n%s", per, out)
 		}
 	}
+	// A kernel stopped on purpose says goodbye: left, not unreachable.
+	c.run("c", "kernel", "stop")
+	c.waitStatus("a", 10*time.Second, "left", "c")
 }
 
 // TestClusterMemberLoss: a kernel killed with -9 is unreachable for the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // Node statuses.
@@ -20,20 +21,9 @@ const (
 	statusLeft        = "left"
 )
 
-// NodeView is one member as `inspect target=cluster view=nodes` shows it.
-type NodeView struct {
-	Node      string    `json:"node"`
-	Address   string    `json:"address"`
-	Status    string    `json:"status"`
-	LiveRuns  int       `json:"live_runs"`
-	Load      float64   `json:"load"`
-	Version   string    `json:"version"`
-	Since     time.Time `json:"since"`
-	LastSeen  time.Time `json:"last_seen,omitzero"`
-	StartedAt time.Time `json:"started_at,omitzero"`
-	MemberID  string    `json:"member_id,omitempty"`
-	Self      bool      `json:"self,omitempty"`
-}
+// NodeView is one member as `inspect target=cluster view=nodes` shows it
+// (the verb layer's type: what the kernel answers is what the CLI reads).
+type NodeView = verbs.ClusterNode
 
 // nodeState is what the directory knows of another node.
 type nodeState struct {

@@ -111,6 +111,9 @@ func (c *Cluster) Check(agentDir string) error {
 	if err != nil {
 		return bad("cluster.bind must be host:port (port 0 = any; got %q): %v", c.Bind, err)
 	}
+	if ip := net.ParseIP(host); (host == "" || ip != nil && ip.IsUnspecified()) && c.Advertise == "" {
+		return bad("cluster.bind %s listens on every address: set cluster.advertise to the host:port peers dial (e.g. 10.0.0.7:7100)", c.Bind)
+	}
 	if c.Advertise != "" {
 		if _, err := hostPort(c.Advertise); err != nil || strings.HasSuffix(c.Advertise, ":0") {
 			return bad("cluster.advertise must be the host:port peers dial (got %q)", c.Advertise)
