@@ -47,8 +47,10 @@ func TestClusterRoutes(t *testing.T) {
 	if o := c.run("a", "logs", "w1@b"); !strings.Contains(o, "hello from w1") {
 		t.Fatalf("logs w1@b: %s", o)
 	}
-	// A message lands in the run's inbox on b.
-	c.run("a", "message", "to=run:w1@b", "type=greet.hello", "body:={\"n\":1}")
+	// A message lands in the run's inbox on b; the answer names the node.
+	if o := c.run("a", "message", "to=run:w1@b", "type=greet.hello", "body:={\"n\":1}"); !strings.Contains(o, "to=run:w1@b type=greet.hello node=b") {
+		t.Fatalf("message to a run on b: %s", o)
+	}
 	inbox, _ := os.ReadFile(filepath.Join(c.members["b"].root, "tmp", "pi-actors", "runs", "w1", "inbox.jsonl"))
 	if !strings.Contains(string(inbox), "greet.hello") {
 		t.Fatalf("b's inbox of w1: %s", inbox)
