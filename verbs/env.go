@@ -146,23 +146,32 @@ func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Resp
 
 // KernelBinary finds pi-actors-kernel: $PI_ACTORS_KERNEL_BIN, this binary
 // when it is the kernel binary, next to this binary, then PATH.
-func KernelBinary() (string, error) {
-	if b := os.Getenv("PI_ACTORS_KERNEL_BIN"); b != "" {
+func KernelBinary() (string, error) { return sibling("pi-actors-kernel", "PI_ACTORS_KERNEL_BIN") }
+
+// FrontBinary finds pi-actors-front, the binary of the front doors that
+// need heavy libraries (mcp, schema, top): $PI_ACTORS_FRONT_BIN, this
+// binary when it is that one, next to this binary, then PATH.
+func FrontBinary() (string, error) { return sibling("pi-actors-front", "PI_ACTORS_FRONT_BIN") }
+
+// sibling finds one of the pi-actors binaries: $envVar, this binary when
+// it is name, name next to this binary, then PATH.
+func sibling(name, envVar string) (string, error) {
+	if b := os.Getenv(envVar); b != "" {
 		return b, nil
 	}
 	if self, err := os.Executable(); err == nil {
-		if filepath.Base(self) == "pi-actors-kernel" {
+		if filepath.Base(self) == name {
 			return self, nil
 		}
-		sib := filepath.Join(filepath.Dir(self), "pi-actors-kernel")
+		sib := filepath.Join(filepath.Dir(self), name)
 		if _, err := os.Stat(sib); err == nil {
 			return sib, nil
 		}
 	}
-	if p, err := exec.LookPath("pi-actors-kernel"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: pi-actors-kernel not found next to pi-actors or in PATH (install both: CGO_ENABLED=0 go install ./cmd/...)", wire.ErrUnavailable)
+	return "", fmt.Errorf("%w: %s not found next to pi-actors or in PATH (install all three: CGO_ENABLED=0 go install ./cmd/...)", wire.ErrUnavailable, name)
 }
 
 // startKernel starts the kernel detached (its own session); it outlives

@@ -15,20 +15,43 @@ var heavy = []string{
 	"charm.land/", "github.com/charmbracelet/",
 }
 
+// frontOnly are the modules only the front doors need (mcp, schema, top):
+// the kernel binary must not link them either — their package
+// initialisation and global tables would sit in the kernel's memory for
+// its whole life.
+var frontOnly = []string{
+	"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go",
+	"charm.land/", "github.com/charmbracelet/",
+}
+
 // TestLeanBinary checks with `go list -deps` that neither the pi-actors
-// binary nor the verb layer links a heavy dependency (AGENTS.md rule 5).
+// binary nor the verb layer links a heavy dependency (AGENTS.md rule 5),
+// and that the kernel binary does not link the front doors' libraries.
 func TestLeanBinary(t *testing.T) {
 	for _, pkg := range []string{"github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/verbs"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		for _, dep := range linksAny(t, pkg, heavy) {
+			t.Errorf("%s links %s (move that verb to pi-actors-front or the kernel)", pkg, dep)
 		}
-		for _, dep := range strings.Fields(string(out)) {
-			for _, h := range heavy {
-				if strings.HasPrefix(dep, h) {
-					t.Errorf("%s links %s (move that verb to the full binary, pi-actors-kernel)", pkg, dep)
-				}
+	}
+	for _, dep := range linksAny(t, "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel", frontOnly) {
+		t.Errorf("pi-actors-kernel links %s (a front door's library: it belongs in pi-actors-front)", dep)
+	}
+}
+
+// linksAny lists the dependencies of pkg that start with one of prefixes.
+func linksAny(t *testing.T, pkg string, prefixes []string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	var found []string
+	for _, dep := range strings.Fields(string(out)) {
+		for _, h := range prefixes {
+			if strings.HasPrefix(dep, h) {
+				found = append(found, dep)
 			}
 		}
 	}
+	return found
 }

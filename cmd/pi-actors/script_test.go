@@ -34,9 +34,11 @@ func TestMain(m *testing.M) {
 			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 		},
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
-		// The kernel binary: the test binary doubles as pi-actors-kernel,
-		// next to pi-actors, as `go install ./cmd/...` lays them out.
-		"pi-actors-kernel": func() {
+		// The kernel and front-door binaries: the test binary doubles as
+		// pi-actors-kernel and pi-actors-front, next to pi-actors, as
+		// `go install ./cmd/...` lays them out.
+		"pi-actors-kernel": func() { os.Exit(actors.Main("test")) },
+		"pi-actors-front": func() {
 			if len(os.Args) > 1 && os.Args[1] == "mcp" {
 				os.Exit(mcpserver.Main("test"))
 			}
@@ -46,7 +48,7 @@ func TestMain(m *testing.M) {
 			if len(os.Args) > 1 && os.Args[1] == "top" {
 				os.Exit(top.Main(os.Args[2:], os.Stdout, os.Stderr))
 			}
-			os.Exit(actors.Main("test"))
+			os.Exit(64)
 		},
 	})
 }
