@@ -194,6 +194,16 @@ func (d Dir) WriteJSON(name string, v any) error {
 	return fsutil.WriteJSON(d.Path(name), v, 0o600)
 }
 
+// WriteSnapshot atomically replaces a snapshot state file, one a crash of
+// the machine may lose (progress.json): no fsync (fsutil.WriteSnapshot).
+func (d Dir) WriteSnapshot(name string, v any) error {
+	data, err := fsutil.MarshalIndent(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", d.Path(name), err)
+	}
+	return fsutil.WriteSnapshot(d.Path(name), data, 0o600)
+}
+
 // Exists reports whether a state file exists.
 func (d Dir) Exists(name string) bool {
 	_, err := os.Stat(d.Path(name))

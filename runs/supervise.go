@@ -336,18 +336,12 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		s.appendEvent(map[string]any{"event": "run.requeue", "count": n, "attempt": attempt})
 	}
 	s.setPhase("running", func(p *Progress) { p.Attempt, p.Restarts = attempt, restarts })
-	// A leaf's captured stdout spills to files here past 4 MiB; without
-	// the directory the capture fails and the leaf's output pipe stops
-	// being read (the leaf then blocks for ever).
-	if err := os.MkdirAll(s.dir.Path("tmp"), 0o700); err != nil {
-		s.logf("create %s: %v", s.dir.Path("tmp"), err)
-	}
 	stdout, stderr, stopHealth := s.startHealth(actx, attempt)
 	defer stopHealth()
 	runner := &template.Runner{
 		Dir:        s.meta.Cwd,
 		KillGrace:  time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond,
-		TempDir:    s.dir.Path("tmp"),
+		TempDir:    s.dir.Path("tmp"), // a leaf's captured stdout spills here past 4 MiB (made then)
 		Stdout:     stdout,
 		Stderr:     stderr,
 		OnEvent:    s.onCommand,
@@ -475,7 +469,9 @@ func (s *supervisor) flushProgress() {
 	}
 	p.Failures = append([]any{}, s.progress.Failures...)
 	s.mu.Unlock()
-	if err := s.dir.WriteJSON(ProgressFile, p); err != nil {
+	// A snapshot, rewritten as the run goes: after a crash of the machine
+	// nothing it describes is left, so it is not fsynced.
+	if err := s.dir.WriteSnapshot(ProgressFile, p); err != nil {
 		s.logf("write progress: %v", err)
 	}
 }
