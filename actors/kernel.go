@@ -25,11 +25,15 @@ import (
 // Config is what a kernel needs to run.
 type Config struct {
 	AgentDir string
-	// Supervisor is the argv prefix that starts `pi-actors supervise`; the
-	// state directory is appended.
+	// Supervisor is the argv prefix that starts a run's supervisor
+	// (`pi-actors-supervise`, or `pi-actors supervise`); the state
+	// directory is appended.
 	Supervisor []string
-	Version    string
-	Settings   config.Config
+	// CLI is the pi-actors binary templates get as {pi_actors} ("" =
+	// Supervisor[0], for a Supervisor that is `pi-actors supervise`).
+	CLI      string
+	Version  string
+	Settings config.Config
 	// KnowledgeIdle is how long an unused knowledge store stays open
 	// (0: 5 minutes).
 	KnowledgeIdle time.Duration

@@ -387,8 +387,11 @@ func injected(id string, dir runs.Dir, bin string) map[string]any {
 	}
 }
 
-// cliBinary is the pi-actors binary the kernel starts supervisors with.
+// cliBinary is the pi-actors CLI binary ({pi_actors} in templates).
 func (k *Kernel) cliBinary() string {
+	if k.cfg.CLI != "" {
+		return k.cfg.CLI
+	}
 	if len(k.cfg.Supervisor) > 0 {
 		return k.cfg.Supervisor[0]
 	}

@@ -53,6 +53,23 @@ type supervisor struct {
 	readyReported bool
 }
 
+// Main is the body of the supervisor's entry points, `pi-actors-supervise
+// <state_dir>` and the hidden `pi-actors supervise <state_dir>` (name is
+// how errors name it; args are the words after it): fd 3 is the readiness
+// pipe the kernel reads. It returns the exit code: 64 for bad arguments, 70
+// when the run could not be set up.
+func Main(name string, args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "usage: %s <state_dir> (started by the kernel)\n", name)
+		return 64
+	}
+	if err := Supervise(context.Background(), Dir(args[0]), os.Stdin, os.NewFile(3, "ready")); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 70
+	}
+	return 0
+}
+
 // Supervise runs the run whose state directory is dir until it is over.
 // It is the body of the hidden `pi-actors supervise <dir>` verb: started
 // detached (its own session) by the kernel, it owns the run's process tree

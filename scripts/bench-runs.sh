@@ -11,7 +11,8 @@
 #   BENCH_DIR=/dev/shm bash scripts/bench-runs.sh   # state on tmpfs:
 #                                                   # the filesystem's share
 #
-# Self-contained: builds pi-actors, pi-actors-kernel and pi-actors-front (`go build -o
+# Self-contained: builds every binary (pi-actors, pi-actors-kernel,
+# pi-actors-supervise, pi-actors-front: `go build -o
 # $tmp/bin/ ./cmd/...`) and the timing helper scripts/benchtool into a temp
 # dir under BENCH_DIR (default ~/.cache: where a real agent root,
 # ~/.pi/agent, lives), runs against private agent roots there, and on exit (a trap) kills

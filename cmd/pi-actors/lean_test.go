@@ -36,9 +36,27 @@ func TestLeanBinary(t *testing.T) {
 	for _, dep := range linksAny(t, "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel", frontOnly) {
 		t.Errorf("pi-actors-kernel links %s (a front door's library: it belongs in pi-actors-front)", dep)
 	}
+	sup := "github.com/pi-actors/pi-actors/cmd/pi-actors-supervise"
+	for _, dep := range linksAny(t, sup, heavy) {
+		t.Errorf("pi-actors-supervise links %s", dep)
+	}
+	for _, dep := range linksAny(t, sup, nil) {
+		if cliOnly[dep] {
+			t.Errorf("pi-actors-supervise links %s (every run starts one: it links package runs and what runs needs)", dep)
+		}
+	}
 }
 
-// linksAny lists the dependencies of pkg that start with one of prefixes.
+// cliOnly are packages of the CLI that a run's supervisor does without:
+// their initialisation and pages would be paid by every run's start.
+var cliOnly = map[string]bool{
+	"github.com/pi-actors/pi-actors/verbs": true, "github.com/pi-actors/pi-actors/recipes": true,
+	"github.com/pi-actors/pi-actors/knowledge/api": true, "github.com/pi-actors/pi-actors/rooms": true,
+	"github.com/pi-actors/pi-actors/workflows": true, "gopkg.in/yaml.v3": true,
+}
+
+// linksAny lists the dependencies of pkg that start with one of prefixes
+// (all of them when prefixes is nil).
 func linksAny(t *testing.T, pkg string, prefixes []string) []string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
@@ -47,6 +65,9 @@ func linksAny(t *testing.T, pkg string, prefixes []string) []string {
 	}
 	var found []string
 	for _, dep := range strings.Fields(string(out)) {
+		if prefixes == nil {
+			found = append(found, dep)
+		}
 		for _, h := range prefixes {
 			if strings.HasPrefix(dep, h) {
 				found = append(found, dep)

@@ -135,7 +135,7 @@ func countCalls(path string, c map[string]int) {
 		}
 		switch name {
 		case "execve":
-			if !strings.Contains(line, `"supervise"`) {
+			if !strings.Contains(line, "supervise") {
 				return
 			}
 		case "openat", "open":
