@@ -21,8 +21,9 @@ import (
 // spawn starts a detached run: everything is checked first (recipe,
 // template, values, limits), so bad input never creates a state directory
 // or starts a process; then the supervisor is started and a run actor
-// attached before the answer goes back.
-func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, error) {
+// attached before the answer goes back. dirs, in a batch, takes the new
+// state directory's parent for one fsync after the batch (runs.Spec.Dirs).
+func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) (*verbs.SpawnResult, error) {
 	if p.WorkflowNode != nil {
 		done, release, err := k.nodeSpawn(req, p)
 		if done != nil || err != nil {
@@ -35,6 +36,7 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 		return nil, err
 	}
 	k.settle(spec)
+	spec.Dirs = dirs
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		return nil, err

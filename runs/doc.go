@@ -9,9 +9,14 @@
 //
 // # Invariants
 //
-// The supervisor writes every state file of its run itself, atomically
+// The kernel writes run.json (Start: the state directory appears whole,
+// run.json inside it, before the supervisor is handed its run); the
+// supervisor writes every other state file of its run itself, atomically
 // (JSON snapshots) or by appending (JSONL); status is derived from those
-// files, never cached in memory. Every leaf runs in its own process group;
+// files, never cached in memory. Durable are run.json (fsynced; a new
+// state directory's parent fsynced at once or once per batch),
+// result.json and the JSONL files' appends as mailbox makes them;
+// progress.json is a snapshot replaced without fsync. Every leaf runs in its own process group;
 // stopping is SIGTERM to the group, a grace period, then SIGKILL, and
 // nothing the run started outlives it.
 //
@@ -43,7 +48,11 @@
 //
 // # Crash behaviour
 //
-// A run survives the kernel: its supervisor is its own process. A
+// A run survives the kernel: its supervisor is its own process. A kernel
+// killed while it starts runs leaves no state directory without its
+// run.json: one not yet published stays under its hidden staging name
+// (removed by the next kernel, CleanStaging), and its supervisor, never
+// handed its run, exits without starting anything. A
 // supervisor that dies is detected by pid and start time and its run is
 // recorded as exited with a reason; its process groups are killed — or,
 // for a run that keeps its own durable state (a workflow), Resume starts

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // Spec is everything needed to start a run.
@@ -37,9 +38,14 @@ type Spec struct {
 	ActorContext   bool
 	DraftRecipe    string
 	Env            []string // the caller's environment; PI_ACTORS_* are added
-	// Supervisor is the argv that starts `pi-actors supervise`; the state
+	// Supervisor is the argv that starts the run's supervisor
+	// (`pi-actors-supervise` or `pi-actors supervise`); the state
 	// directory is appended.
 	Supervisor []string
+	// Dirs, when set, collects the parent of a new state directory for
+	// the caller to fsync once for a whole batch (fsutil.DirSyncs);
+	// without it Start fsyncs the parent itself.
+	Dirs *fsutil.DirSyncs
 
 	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
 	// the caller), "" for a run started from outside any run.
@@ -55,10 +61,19 @@ var starting sync.Map
 // ReadyTimeout bounds how long Start waits for a supervisor to be set up.
 const ReadyTimeout = 10 * time.Second
 
-// Start creates the run's state directory, writes run.json and starts its
-// supervisor, returning once the supervisor reports it is set up. It
+// Start creates the run's state directory with its run.json and starts
+// its supervisor, returning once the supervisor reports it is set up. It
 // refuses (ErrBusy) a state directory whose run is live or being started.
 // On any error nothing is left running.
+//
+// A new state directory appears whole: it is made under a hidden name
+// beside its final one (<parent>/.<name>.new-<n>, see CleanStaging),
+// holding the supervisor's stderr.log and the run.json the kernel writes
+// and fsyncs once it knows the supervisor's pid, and renamed into place
+// before the supervisor gets its run — so however the kernel dies, no
+// state directory is left without its run.json. The rename is made
+// durable by an fsync of the parent directory: at once, or once for a
+// whole batch when spec.Dirs collects it (a group commit).
 func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if err := ValidID(spec.ID); err != nil {
 		return nil, nil, err
@@ -73,8 +88,13 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	}
 	_, statErr := os.Stat(string(dir))
 	fresh := errors.Is(statErr, os.ErrNotExist)
-	if err := os.MkdirAll(string(dir), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create state dir: %w", err)
+	if statErr != nil && !fresh {
+		return nil, nil, fmt.Errorf("create state dir: %w", statErr)
+	}
+	if fresh {
+		if err := os.MkdirAll(filepath.Dir(string(dir)), 0o700); err != nil {
+			return nil, nil, fmt.Errorf("create state dir: %w", err)
+		}
 	}
 	// The kernel (one per agent root) is the only starter: an in-process
 	// guard refuses a concurrent start of the same state dir.
@@ -87,8 +107,9 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	}
 	if !fresh {
 		// A restart of a terminal run id: the previous run's files go
-		// (rooms/, branches/ and communication.json stay).
-		for _, f := range []string{RunFile, EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
+		// (rooms/, branches/ and communication.json stay; run.json is
+		// replaced, never removed).
+		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
 			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
 			}
@@ -106,12 +127,14 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if meta.Values == nil {
 		meta.Values = map[string]any{}
 	}
-	proc, err := launch(dir, meta, spec)
+	proc, written, err := launch(dir, meta, spec, fresh)
 	if err != nil {
-		meta.Pid = 0
 		// Leave a record of the failed start for inspect.
-		if !dir.Exists(RunFile) {
-			dir.WriteJSON(RunFile, meta)
+		if !written {
+			meta.Pid, meta.PidStart = 0, 0
+			if werr := writeRecord(dir, meta, fresh, spec.Dirs); werr != nil {
+				return nil, nil, fmt.Errorf("%w (and its record: %v)", err, werr)
+			}
 		}
 		appendEvent(dir, map[string]any{"event": "run.failed", "error": err.Error()})
 		dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()})
@@ -120,43 +143,50 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	return meta, proc, nil
 }
 
-// launch starts the supervisor in its own session. run.json travels on
-// its stdin: the supervisor adds its own pid and start time and writes the
-// file itself (one atomic write per start). fd 3 is the readiness pipe:
-// "ok" once the supervisor is set up.
-func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
+// launch starts the supervisor in its own session, writes run.json with
+// the supervisor's pid and start time (for a fresh state directory, into
+// the staging directory it then publishes), and hands the same run.json
+// to the supervisor on its stdin; fd 3 is the readiness pipe: "ok" once
+// the supervisor is set up. written reports whether run.json was written.
+func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, written bool, err error) {
 	if len(spec.Supervisor) == 0 {
-		return nil, errors.New("no supervisor command configured")
+		return nil, false, errors.New("no supervisor command configured")
 	}
-	metaJSON, err := json.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode run.json: %w", err)
+	work := string(dir)
+	if fresh {
+		if work, err = os.MkdirTemp(filepath.Dir(string(dir)), "."+filepath.Base(string(dir))+stagingInfix); err != nil {
+			return nil, false, fmt.Errorf("create state dir: %w", err)
+		}
+		defer func() {
+			if !written {
+				os.RemoveAll(work)
+			}
+		}()
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("readiness pipe: %w", err)
+		return nil, false, fmt.Errorf("readiness pipe: %w", err)
 	}
 	defer rd.Close()
 	in, inW, err := os.Pipe()
 	if err != nil {
 		wr.Close()
-		return nil, fmt.Errorf("run.json pipe: %w", err)
+		return nil, false, fmt.Errorf("run.json pipe: %w", err)
 	}
 	defer in.Close()
+	defer inW.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		wr.Close()
-		inW.Close()
-		return nil, err
+		return nil, false, err
 	}
 	defer devnull.Close()
 	// The supervisor's own stderr (a panic, say) lands in the run's
 	// stderr.log, where its log lines go too.
-	logf, err := os.OpenFile(dir.Path(StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(filepath.Join(work, StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		wr.Close()
-		inW.Close()
-		return nil, fmt.Errorf("supervisor log: %w", err)
+		return nil, false, fmt.Errorf("supervisor log: %w", err)
 	}
 	defer logf.Close()
 	env := append(withoutPIEnv(spec.Env),
@@ -167,7 +197,7 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 		"PI_ACTORS_DEPTH="+strconv.Itoa(meta.Depth),
 	)
 	argv := append(append([]string{}, spec.Supervisor...), meta.StateDir)
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+	proc, err = os.StartProcess(argv[0], argv, &os.ProcAttr{
 		Dir:   meta.Cwd,
 		Env:   env,
 		Files: []*os.File{in, devnull, logf, wr},
@@ -175,27 +205,40 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 	})
 	wr.Close()
 	if err != nil {
-		inW.Close()
-		return nil, fmt.Errorf("start supervisor: %w", err)
+		return nil, false, fmt.Errorf("start supervisor: %w", err)
 	}
-	inW.Write(metaJSON)
-	inW.Close()
+	fail := func(msg string) (*os.Process, bool, error) {
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		proc.Wait()
+		return nil, written, fmt.Errorf("start supervisor: %s", msg)
+	}
+	// The supervisor waits for its run on stdin: run.json is on disk, with
+	// its pid, before it gets it.
 	meta.Pid = proc.Pid
 	meta.PidStart = StartTime(proc.Pid)
+	data, err := fsutil.MarshalIndent(meta)
+	if err == nil {
+		if fresh {
+			err = publish(work, dir, data, spec.Dirs)
+		} else {
+			err = fsutil.WriteFile(dir.Path(RunFile), data, 0o600)
+		}
+	}
+	if err != nil {
+		return fail("write run.json: " + err.Error())
+	}
+	written = true
+	inW.Write(data)
+	inW.Close()
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(rd).ReadString('\n')
 		line <- strings.TrimSpace(s)
 	}()
-	fail := func(msg string) (*os.Process, error) {
-		syscall.Kill(-proc.Pid, syscall.SIGKILL)
-		proc.Wait()
-		return nil, fmt.Errorf("start supervisor: %s", msg)
-	}
 	select {
 	case l := <-line:
 		if l == "ok" {
-			return proc, nil
+			return proc, true, nil
 		}
 		if l == "" {
 			l = "supervisor exited before it was ready; see " + dir.Path(StderrLog)

@@ -71,10 +71,11 @@ func Main(name string, args []string) int {
 }
 
 // Supervise runs the run whose state directory is dir until it is over.
-// It is the body of the hidden `pi-actors supervise <dir>` verb: started
-// detached (its own session) by the kernel, it owns the run's process tree
-// (it becomes a child subreaper), writes every state file, applies the
-// restart policy and control messages, and exits when the run is terminal.
+// It is the body of the supervisor (Main): started detached (its own
+// session) by the kernel, it owns the run's process tree (it becomes a
+// child subreaper), writes every state file but run.json (the kernel's),
+// applies the restart policy and control messages, and exits when the
+// run is terminal.
 // ready, if not nil, receives one line once the supervisor is set up.
 func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
 	RestoreLeafEnv()
@@ -126,10 +127,16 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 	return nil
 }
 
-// setup writes run.json — from the kernel's copy on metaIn, with our pid
-// and start time — or reads it (metaIn nil, or empty).
+// setup takes the run from metaIn — the run.json the kernel wrote, with
+// our pid, before it handed it over — or, when metaIn is nil or empty,
+// from run.json on disk. A run.json that names another pid is written
+// with ours (a caller that did not write it). With an empty metaIn the
+// run.json on disk must name us: the kernel died between starting us
+// and handing the run over, and whatever is on disk then (a previous
+// run of the same id) is not ours to run.
 func (s *supervisor) setup(metaIn io.Reader) error {
 	var m *Meta
+	handed := false
 	if metaIn != nil {
 		data, err := io.ReadAll(metaIn)
 		if err != nil {
@@ -140,15 +147,21 @@ func (s *supervisor) setup(metaIn io.Reader) error {
 			if err := json.Unmarshal(data, m); err != nil {
 				return fmt.Errorf("run.json from the kernel: %w", err)
 			}
-			m.Pid, m.PidStart = os.Getpid(), StartTime(os.Getpid())
-			if err := s.dir.WriteJSON(RunFile, m); err != nil {
-				return err
-			}
+			handed = true
 		}
 	}
 	if m == nil {
 		var err error
 		if m, err = s.dir.Meta(); err != nil {
+			return err
+		}
+		if metaIn != nil && m.Pid != os.Getpid() {
+			return fmt.Errorf("run.json in %s names pid %d, not this supervisor: its run was never handed over", s.dir, m.Pid)
+		}
+	}
+	if pid := os.Getpid(); handed && m.Pid != pid {
+		m.Pid, m.PidStart = pid, StartTime(pid)
+		if err := s.dir.WriteJSON(RunFile, m); err != nil {
 			return err
 		}
 	}

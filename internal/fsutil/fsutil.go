@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"golang.org/x/sys/unix"
@@ -148,4 +149,38 @@ func Lock(path string) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return unlock, nil
+}
+
+// DirSyncs collects the directories a batch added entries to, so each is
+// fsynced once for the whole batch (a group commit) rather than once per
+// entry. Safe for concurrent use; the zero value is ready.
+type DirSyncs struct {
+	mu   sync.Mutex
+	dirs map[string]bool
+}
+
+// Add records that dir got a new entry.
+func (g *DirSyncs) Add(dir string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.dirs == nil {
+		g.dirs = map[string]bool{}
+	}
+	g.dirs[dir] = true
+}
+
+// Sync fsyncs every directory added since the last Sync, each once, and
+// returns the first error.
+func (g *DirSyncs) Sync() error {
+	g.mu.Lock()
+	dirs := g.dirs
+	g.dirs = nil
+	g.mu.Unlock()
+	var first error
+	for dir := range dirs {
+		if err := SyncDir(dir); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
