@@ -119,6 +119,11 @@ func (x *Index) read() (map[string]Entry, error) {
 	defer f.Close()
 	hint := 0
 	if st, err := f.Stat(); err == nil {
+		if st.Size() == 0 {
+			// Empty: never written whole (a crash of the machine right
+			// after a rewrite, which is not fsynced): rebuild it.
+			return nil, fs.ErrNotExist
+		}
 		hint = int(min(st.Size()/160, 1<<20)) // a record is ~150-250 bytes
 	}
 	m := make(map[string]Entry, hint)
@@ -281,8 +286,10 @@ func (x *Index) Rebuild() ([]Entry, error) {
 	next := make(chan int)
 	for range min(len(dirs), max(2, runtime.NumCPU())) {
 		wg.Go(func() {
+			r := newRebuildReader(x.Root)
+			defer r.close()
 			for i := range next {
-				if in, err := load(dirs[i], false); err == nil {
+				if in, err := r.load(dirs[i]); err == nil {
 					loaded[i] = in
 				}
 				if x.Progress != nil {
@@ -334,7 +341,9 @@ func (x *Index) write(entries []Entry) error {
 		return err
 	}
 	defer unlock()
-	return fsutil.WriteFile(x.path(), buf.Bytes(), 0o600)
+	// The index is rebuilt from the state directories whenever it is
+	// missing or empty, so a rewrite needs no fsync (fsutil.WriteSnapshot).
+	return fsutil.WriteSnapshot(x.path(), buf.Bytes(), 0o600)
 }
 
 // encodeEntries renders entries as JSON lines.
