@@ -14,7 +14,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/fsnotify/fsnotify"
-	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -327,16 +326,12 @@ func (k *Kernel) status() map[string]any {
 	}
 }
 
-// selfRSS is the kernel's resident set (gopsutil; the kernel binary is
-// the one place it is linked).
+// selfRSS is the kernel's resident set, from /proc/self/stat (runs.Stat:
+// the kernel links no process library for one number).
 func selfRSS() int64 {
-	p, err := process.NewProcess(int32(os.Getpid()))
+	st, err := runs.Stat(os.Getpid())
 	if err != nil {
 		return 0
 	}
-	m, err := p.MemoryInfo()
-	if err != nil {
-		return 0
-	}
-	return int64(m.RSS)
+	return int64(st.RSS) * int64(os.Getpagesize())
 }
