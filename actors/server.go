@@ -166,6 +166,7 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 			})
 		}
 		g.Wait()
+		releaseAfter(len(req.Items))
 		return resp
 	}
 	return k.one(req, nil, nil)

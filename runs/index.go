@@ -45,6 +45,12 @@ type Index struct {
 	// Progress, when set, hears a rebuild's progress: (0, total) first,
 	// then (done, total) as run dirs are loaded (from several goroutines).
 	Progress func(done, total int)
+
+	// wmu serialises this process's writers before they take the index
+	// file's lock: a writer waiting here parks its goroutine, where one
+	// waiting in flock(2) holds an OS thread (a batch of spawns would
+	// leave the kernel with a thread per concurrent spawn).
+	wmu sync.Mutex
 }
 
 // NewIndex returns the index of <agent>/tmp/pi-actors/runs.
@@ -63,6 +69,8 @@ func (x *Index) Record(entries ...Entry) error {
 		}
 	}
 	buf := encodeEntries(entries)
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	unlock, err := fsutil.Lock(x.path() + ".lock")
 	if err != nil {
 		return err
@@ -336,6 +344,8 @@ func (x *Index) write(entries []Entry) error {
 		return fmt.Errorf("runs index: %w", err)
 	}
 	buf := encodeEntries(entries)
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	unlock, err := fsutil.Lock(x.path() + ".lock")
 	if err != nil {
 		return err
