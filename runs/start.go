@@ -105,17 +105,6 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
 		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
 	}
-	if !fresh {
-		// A restart of a terminal run id: the previous run's files go
-		// (rooms/, branches/ and communication.json stay; run.json is
-		// replaced, never removed).
-		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
-			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
-			}
-		}
-		os.RemoveAll(dir.Path("tmp"))
-	}
 	meta := &Meta{
 		Run: spec.ID, Address: "run:" + spec.ID, StateDir: string(dir), Cwd: spec.Cwd, CreatedAt: time.Now().UTC(),
 		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
@@ -126,6 +115,23 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	}
 	if meta.Values == nil {
 		meta.Values = map[string]any{}
+	}
+	if !fresh {
+		// A restart of a terminal run id. run.json becomes the new run's
+		// first (no supervisor yet), so the previous run's actor, still
+		// finishing, sees another instance and leaves the directory
+		// alone — and the directory is never without a run.json. Then the
+		// previous run's other files go (rooms/, branches/ and
+		// communication.json stay).
+		if err := writeRecord(dir, meta, false, nil); err != nil {
+			return nil, nil, fmt.Errorf("create state dir: %w", err)
+		}
+		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
+			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+			}
+		}
+		os.RemoveAll(dir.Path("tmp"))
 	}
 	proc, written, err := launch(dir, meta, spec, fresh)
 	if err != nil {
