@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -18,13 +19,16 @@ import (
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
-// batchLimit bounds how many items of a batch are handled at once: spawns
-// are CPU-bound; messages mostly wait for a supervisor to apply them.
+// batchLimit bounds how many items of a batch are handled at once:
+// messages mostly wait for a supervisor to apply them; a spawn waits a few
+// milliseconds for its supervisor to come up around well under one of its
+// own, so four per CPU keep the CPUs busy — more only add threads blocked
+// in system calls (the vfork of a supervisor, an fsync) and memory.
 func batchLimit(op string) int {
 	if op == "message" {
 		return 256
 	}
-	return 32
+	return max(8, 4*runtime.GOMAXPROCS(0))
 }
 
 func (k *Kernel) listen() error {
