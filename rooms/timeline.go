@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -233,7 +231,7 @@ func (rt *roomTx) append(env mailbox.Envelope) (e Entry, dup bool, err error) {
 			}
 		}
 	} else {
-		env.ID = uuid.NewString()
+		env.ID = mailbox.NewID()
 	}
 	ts := time.Now()
 	if !ts.After(rt.st.last) {

@@ -53,6 +53,9 @@ var cliOnly = map[string]bool{
 	"github.com/pi-actors/pi-actors/verbs": true, "github.com/pi-actors/pi-actors/recipes": true,
 	"github.com/pi-actors/pi-actors/knowledge/api": true, "github.com/pi-actors/pi-actors/rooms": true,
 	"github.com/pi-actors/pi-actors/workflows": true, "gopkg.in/yaml.v3": true,
+	// The TOML library (its init loads the local time zone) and the uuid
+	// package (crypto, network interfaces): runs needs neither.
+	"github.com/pi-actors/pi-actors/internal/config": true, "github.com/BurntSushi/toml": true, "github.com/google/uuid": true,
 }
 
 // linksAny lists the dependencies of pkg that start with one of prefixes
