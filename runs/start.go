@@ -223,9 +223,16 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	meta.Pid = proc.Pid
 	meta.PidStart = StartTime(proc.Pid)
 	data, err := fsutil.MarshalIndent(meta)
+	// The new directory's entry in its parent is made durable once the
+	// supervisor has its run (off the way to its leaf), or with the rest
+	// of the batch.
+	dirs, own := spec.Dirs, spec.Dirs == nil
+	if own {
+		dirs = &fsutil.DirSyncs{}
+	}
 	if err == nil {
 		if fresh {
-			err = publish(work, dir, data, spec.Dirs)
+			err = publish(work, dir, data, dirs)
 		} else {
 			err = fsutil.WriteFile(dir.Path(RunFile), data, 0o600)
 		}
@@ -236,6 +243,11 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	written = true
 	inW.Write(data)
 	inW.Close()
+	if own {
+		if err := dirs.Sync(); err != nil {
+			return fail("sync state dir: " + err.Error())
+		}
+	}
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(rd).ReadString('\n')
