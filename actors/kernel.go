@@ -56,6 +56,7 @@ type Kernel struct {
 	exits   *runs.ExitWatcher
 	fsw     *fsnotify.Watcher
 	index   *runs.Index
+	pool    *runs.Pool // a supervisor waiting for the next run (nil: none)
 	started time.Time
 	ln      net.Listener
 	stopped chan struct{}
@@ -132,6 +133,11 @@ func Run(ctx context.Context, cfg Config) error {
 	defer k.ln.Close()
 	defer os.Remove(filepath.Join(k.tmp, "kernel.json"))
 	k.cleanTemp()
+	if os.Getenv("PI_ACTORS_SUPERVISOR_POOL") != "0" {
+		// One supervisor started ahead of the next spawn (runs.Pool).
+		k.pool = runs.NewPool(cfg.Supervisor, 1)
+		defer k.pool.Close()
+	}
 	k.rebuild()
 	if err := k.writeInfo(); err != nil {
 		return err

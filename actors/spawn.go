@@ -163,7 +163,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	}
 	spec.Tool = p.Tool
 	spec.WorkflowNode = p.WorkflowNode
-	spec.Supervisor = k.cfg.Supervisor
+	spec.Supervisor, spec.Pool = k.cfg.Supervisor, k.pool
 	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
 		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
 	return spec, src, nil

@@ -42,6 +42,15 @@
 // Probes use no HTTP library: an HTTP probe is one GET over a TCP
 // connection.
 //
+// # Waiting supervisors
+//
+// Pool keeps supervisors started ahead of their runs (`<supervisor> -`):
+// each waits on stdin for a handover — the run's environment and
+// run.json — then takes on the run's environment, working directory and
+// stderr.log and supervises it like one started for it; with nothing on
+// stdin (the pool closed) it exits. Start takes one when the spec has a
+// Pool, else starts a supervisor itself.
+//
 // This package does not route messages (package actors does), interpret
 // message bodies, or import the actor system: it is linked into the lean
 // pi-actors binary that every run's supervisor is.

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,8 @@ type Spec struct {
 	// (`pi-actors-supervise` or `pi-actors supervise`); the state
 	// directory is appended.
 	Supervisor []string
+	// Pool, when set, lends a supervisor already started (Pool).
+	Pool *Pool
 	// Dirs, when set, collects the parent of a new state directory for
 	// the caller to fsync once for a whole batch (fsutil.DirSyncs);
 	// without it Start fsyncs the parent itself.
@@ -149,11 +152,12 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	return meta, proc, nil
 }
 
-// launch starts the supervisor in its own session, writes run.json with
-// the supervisor's pid and start time (for a fresh state directory, into
-// the staging directory it then publishes), and hands the same run.json
-// to the supervisor on its stdin; fd 3 is the readiness pipe: "ok" once
-// the supervisor is set up. written reports whether run.json was written.
+// launch starts the supervisor in its own session — or takes one that is
+// waiting (spec.Pool) — writes run.json with the supervisor's pid and
+// start time (for a fresh state directory, into the staging directory it
+// then publishes), and hands the run to the supervisor on its stdin; fd 3
+// is the readiness pipe: "ok" once the supervisor is set up. written
+// reports whether run.json was written.
 func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, written bool, err error) {
 	if len(spec.Supervisor) == 0 {
 		return nil, false, errors.New("no supervisor command configured")
@@ -169,32 +173,6 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 			}
 		}()
 	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		return nil, false, fmt.Errorf("readiness pipe: %w", err)
-	}
-	defer rd.Close()
-	in, inW, err := os.Pipe()
-	if err != nil {
-		wr.Close()
-		return nil, false, fmt.Errorf("run.json pipe: %w", err)
-	}
-	defer in.Close()
-	defer inW.Close()
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		wr.Close()
-		return nil, false, err
-	}
-	defer devnull.Close()
-	// The supervisor's own stderr (a panic, say) lands in the run's
-	// stderr.log, where its log lines go too.
-	logf, err := os.OpenFile(filepath.Join(work, StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		wr.Close()
-		return nil, false, fmt.Errorf("supervisor log: %w", err)
-	}
-	defer logf.Close()
 	env := append(withoutPIEnv(spec.Env),
 		"PI_ACTORS_RUN_ID="+meta.Run,
 		"PI_ACTORS_ADDRESS="+meta.Address,
@@ -202,17 +180,15 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		"PI_ACTORS_SESSION="+meta.OwnerID,
 		"PI_ACTORS_DEPTH="+strconv.Itoa(meta.Depth),
 	)
-	argv := append(append([]string{}, spec.Supervisor...), meta.StateDir)
-	proc, err = os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Dir:   meta.Cwd,
-		Env:   env,
-		Files: []*os.File{in, devnull, logf, wr},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
-	wr.Close()
-	if err != nil {
-		return nil, false, fmt.Errorf("start supervisor: %w", err)
+	sup := spec.Pool.take()
+	if sup == nil {
+		if sup, err = startSupervisor(work, meta, spec, env); err != nil {
+			return nil, false, err
+		}
 	}
+	defer sup.ready.Close()
+	defer sup.in.Close()
+	proc = sup.proc
 	fail := func(msg string) (*os.Process, bool, error) {
 		syscall.Kill(-proc.Pid, syscall.SIGKILL)
 		proc.Wait()
@@ -220,8 +196,7 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	}
 	// The supervisor waits for its run on stdin: run.json is on disk, with
 	// its pid, before it gets it.
-	meta.Pid = proc.Pid
-	meta.PidStart = StartTime(proc.Pid)
+	meta.Pid, meta.PidStart = proc.Pid, sup.start
 	data, err := fsutil.MarshalIndent(meta)
 	// The new directory's entry in its parent is made durable once the
 	// supervisor has its run (off the way to its leaf), or with the rest
@@ -241,8 +216,17 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		return fail("write run.json: " + err.Error())
 	}
 	written = true
-	inW.Write(data)
-	inW.Close()
+	hand := data
+	if sup.waiting {
+		// A waiting supervisor takes on the run's environment too.
+		if hand, err = json.Marshal(handover{Env: env, Run: data}); err != nil {
+			return fail("encode the handover: " + err.Error())
+		}
+	}
+	if _, err := sup.in.Write(hand); err != nil {
+		return fail("hand over the run: " + err.Error())
+	}
+	sup.in.Close()
 	if own {
 		if err := dirs.Sync(); err != nil {
 			return fail("sync state dir: " + err.Error())
@@ -250,7 +234,7 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	}
 	line := make(chan string, 1)
 	go func() {
-		s, _ := bufio.NewReader(rd).ReadString('\n')
+		s, _ := bufio.NewReader(sup.ready).ReadString('\n')
 		line <- strings.TrimSpace(s)
 	}()
 	select {
@@ -265,6 +249,51 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	case <-time.After(ReadyTimeout):
 		return fail(fmt.Sprintf("not ready after %s", ReadyTimeout))
 	}
+}
+
+// startSupervisor starts the supervisor of the run meta describes in its
+// own session, its stderr the run's stderr.log in work (the state
+// directory, or its staging directory).
+func startSupervisor(work string, meta *Meta, spec Spec, env []string) (*waiting, error) {
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("readiness pipe: %w", err)
+	}
+	in, inW, err := os.Pipe()
+	if err != nil {
+		rd.Close()
+		wr.Close()
+		return nil, fmt.Errorf("run.json pipe: %w", err)
+	}
+	defer in.Close()
+	defer wr.Close()
+	closeAll := func() { rd.Close(); inW.Close() }
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	defer devnull.Close()
+	// The supervisor's own stderr (a panic, say) lands in the run's
+	// stderr.log, where its log lines go too.
+	logf, err := os.OpenFile(filepath.Join(work, StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("supervisor log: %w", err)
+	}
+	defer logf.Close()
+	argv := append(append([]string{}, spec.Supervisor...), meta.StateDir)
+	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+		Dir:   meta.Cwd,
+		Env:   env,
+		Files: []*os.File{in, devnull, logf, wr},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	return &waiting{proc: proc, start: StartTime(proc.Pid), in: inW, ready: rd}, nil
 }
 
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run

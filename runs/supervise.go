@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,7 +64,22 @@ func Main(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "usage: %s <state_dir> (started by the kernel)\n", name)
 		return 64
 	}
-	if err := Supervise(context.Background(), Dir(args[0]), os.Stdin, os.NewFile(3, "ready")); err != nil {
+	ready := os.NewFile(3, "ready")
+	dir, metaIn := Dir(args[0]), io.Reader(os.Stdin)
+	if args[0] == WaitingDir {
+		// Started ahead of its run (Pool): wait for it.
+		d, run, err := awaitHandover(os.Stdin)
+		if errors.Is(err, io.EOF) {
+			return 0 // the pool closed: no run
+		}
+		if err != nil {
+			fmt.Fprintf(ready, "error %v\n", err)
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			return 70
+		}
+		dir, metaIn = d, bytes.NewReader(run)
+	}
+	if err := Supervise(context.Background(), dir, metaIn, ready); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 70
 	}
