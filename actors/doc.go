@@ -32,6 +32,18 @@
 // with it (control.kill), wakes an ended workflow for control.retry, and
 // reports a workflow once (its node runs raise no follow-up of their own).
 //
+// Sessions (suspend.go, hold.go): session suspend writes the session's
+// record (package sessions), rings every live run's supervisor and waits
+// for each to confirm, then writes a snapshot; while the record holds the
+// session, messages to its runs (run:, room:, branch:; not control.kill or
+// cancel) go to its durable held queue, its follow-ups stay queued and its
+// spawns are refused; resume rings again, hands the held messages on in
+// order, then lets the follow-ups go. The kernel restores held sessions at
+// start, finishes an interrupted resume, and suspends idle sessions
+// ([sessions] auto_suspend_after). Every spawn and message the kernel
+// accepts is added, with its cause, to the session's causal record
+// (trace.go): appended once per request, before it is answered.
+//
 // # Invariants
 //
 // No run state lives only in memory: a run actor is rebuilt from the runs
@@ -58,7 +70,9 @@
 //
 // A kernel that crashes leaves every run running. The next kernel (started
 // on demand by any verb) re-attaches live supervisors, settles runs that
-// ended meanwhile, and queues each terminal follow-up once. A knowledge
+// ended meanwhile, and queues each terminal follow-up once; a suspended
+// session stays suspended (its record is read before the first request).
+// A knowledge
 // write is one SQLite transaction, committed before it is answered: a
 // crash loses nothing acknowledged, and the next Open recovers the WAL.
 package actors

@@ -14,6 +14,7 @@ import (
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/sessions"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -23,12 +24,7 @@ type Followup = verbs.Followup
 
 // sessionFile is the durable follow-up queue of a session.
 func (k *Kernel) sessionFile(session string) string {
-	name := session
-	if !tokenRe.MatchString(name) || len(name) > 100 {
-		sum := sha256.Sum256([]byte(session))
-		name = "s-" + hex.EncodeToString(sum[:12])
-	}
-	return filepath.Join(k.tmp, "sessions", name+".jsonl")
+	return filepath.Join(k.tmp, "sessions", sessions.Name(session)+sessions.QueueSuffix)
 }
 
 var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -45,6 +41,10 @@ func (k *Kernel) enqueue(session string, f Followup) {
 		k.log.Warn("queue follow-up", "session", session, "err", err)
 		return
 	} else if dup {
+		return
+	}
+	if k.cluster != nil && k.SessionHome(session) != "" {
+		k.cluster.Pending(session) // the session's coordinator is on another node
 		return
 	}
 	k.system.Root.Send(k.sess, &notifySession{session: session})

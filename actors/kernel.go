@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,9 @@ type Config struct {
 	// RoomIdle is how long a room actor with no subscribers and no posts
 	// stays up (0: 30 seconds); the next post or watch starts another.
 	RoomIdle time.Duration
+	// Cluster is the kernel's cluster side (nil: the single-machine
+	// kernel). It is started when Settings has a [cluster] section.
+	Cluster Cluster
 }
 
 // ErrRunning means another kernel already owns the agent root.
@@ -69,6 +73,8 @@ type Kernel struct {
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
 
+	cluster Cluster // nil: not clustered (cluster.go)
+
 	captured  recentSet      // run instances captured into the knowledge graph lately (capture.go)
 	captures  sync.WaitGroup // captures in flight; waited for before the stores close
 	roomsOnce sync.Once
@@ -79,6 +85,10 @@ type Kernel struct {
 	lastStamp int64 // the last <ms> of a run id stampID handed out
 
 	wf workflowGuard // workflows being killed start no node (workflow.go)
+
+	trace   tracer     // the sessions' causal records (trace.go)
+	holds   holds      // sessions whose messages and follow-ups are held (hold.go)
+	sessOps sync.Mutex // one suspend or resume at a time (suspend.go)
 }
 
 // liveRun is the kernel's view of a run it supervises.
@@ -139,12 +149,21 @@ func Run(ctx context.Context, cfg Config) error {
 		defer k.pool.Close()
 	}
 	k.rebuild()
+	k.trace.k = k
+	defer k.trace.flush()
+	k.restoreSessions() // before the first request: a suspended session stays held
 	if err := k.writeInfo(); err != nil {
 		return err
 	}
 	k.log.Info("kernel started", "pid", os.Getpid(), "socket", k.ln.Addr().String(), "version", cfg.Version)
+	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
+		k.cluster = cfg.Cluster
+		k.cluster.Start(k)
+		defer k.cluster.Stop()
+	}
 	go k.serve()
 	go k.retentionLoop()
+	go k.autoSuspend()
 	select {
 	case <-ctx.Done():
 	case <-k.stopped:
@@ -324,12 +343,20 @@ func (k *Kernel) unwatchDir(dir runs.Dir, pid *actor.PID) {
 
 // status is the kernel's own status report.
 func (k *Kernel) status() map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"pid": os.Getpid(), "socket": k.ln.Addr().String(), "agent_dir": k.cfg.AgentDir,
 		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
 		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
 		"room_actors": k.liveRooms(),
 	}
+	switch {
+	case k.cluster != nil:
+		st, _ := k.cluster.View(wire.Request{Op: "cluster", Params: json.RawMessage(`{"view":"status"}`)})
+		out["cluster"] = st
+	case k.cfg.Settings.Cluster.Enabled():
+		out["cluster"] = map[string]any{"state": "down", "error": k.errNotClustered("[cluster]").Error()}
+	}
+	return out
 }
 
 // selfRSS is the kernel's resident set, from /proc/self/stat (runs.Stat:

@@ -17,7 +17,11 @@ import (
 // and config, finds the binaries that run supervisors, and runs
 // the kernel until SIGTERM/SIGINT or a stop request. It returns the exit
 // code (75 when another kernel owns the agent root).
-func Main(version string) int {
+func Main(version string) int { return MainWith(version, nil) }
+
+// MainWith is Main with a cluster side (the pi-actors-cluster binary's
+// body); it is started when pi-actors.toml has [cluster].
+func MainWith(version string, cl Cluster) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	agent, err := config.AgentDir()
@@ -35,7 +39,7 @@ func Main(version string) int {
 		fmt.Fprintln(os.Stderr, "pi-actors-kernel:", err)
 		return 69
 	}
-	err = Run(ctx, Config{AgentDir: agent, Supervisor: sup, CLI: cli, Version: version, Settings: cfg})
+	err = Run(ctx, Config{AgentDir: agent, Supervisor: sup, CLI: cli, Version: version, Settings: cfg, Cluster: cl})
 	switch {
 	case errors.Is(err, ErrRunning):
 		fmt.Fprintln(os.Stderr, "pi-actors-kernel:", err)

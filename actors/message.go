@@ -31,6 +31,14 @@ func (k *Kernel) message(req wire.Request, m *verbs.Message, later func(func()))
 	if err != nil {
 		return nil, err
 	}
+	if d, held, err := k.holdMessage(req, env, to); held || err != nil {
+		return d, err // to a run of a suspended session: held until it resumes
+	}
+	return k.route(req, env, to, later)
+}
+
+// route sends an envelope its way by the kind of its destination.
+func (k *Kernel) route(req wire.Request, env mailbox.Envelope, to mailbox.Address, later func(func())) (any, error) {
 	switch to.Kind {
 	case "run":
 		return k.messageRun(req, env, to.ID, later)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -50,14 +51,26 @@ func (k *Kernel) listen() error {
 }
 
 func (k *Kernel) serve() {
+	var backoff time.Duration
 	for {
 		c, err := k.ln.Accept()
 		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				k.log.Warn("accept", "err", err)
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
-			return
+			// Out of file descriptors (or another passing failure): the
+			// kernel keeps serving once some are free again, as net/http
+			// does, instead of never accepting again.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			k.log.Warn("accept", "err", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-k.stopped:
+				return
+			}
+			continue
 		}
+		backoff = 0
 		go k.handle(c)
 	}
 }
@@ -105,6 +118,7 @@ func (k *Kernel) handle(c net.Conn) {
 			write(wire.Response{Error: &wire.Error{Code: "invalid_request", Message: "malformed request: " + err.Error(), Exit: 65}})
 			continue
 		}
+		req.From = "" // only the cluster side says where a request came from
 		if h, ok := streamOps[req.Op]; ok {
 			// The stream owns the connection from here; a client that hangs
 			// up closes gone at once (its streams need not wait for a
@@ -114,10 +128,12 @@ func (k *Kernel) handle(c net.Conn) {
 				defer close(gone)
 				io.Copy(io.Discard, r)
 			}()
-			h(k, req, write, gone)
+			k.stream(h, req, write, gone)
 			return
 		}
-		if err := write(k.dispatch(req)); err != nil {
+		resp := k.dispatch(req)
+		k.trace.flush() // what the request did is in the causal record before it is answered
+		if err := write(resp); err != nil {
 			return
 		}
 	}
@@ -208,6 +224,15 @@ func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs
 		result any
 		err    error
 	)
+	node, err := k.routeTarget(&req)
+	if err != nil {
+		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
+	}
+	if node != "" {
+		resp = k.cluster.Forward(node, req)
+		resp.ID = req.ID
+		return resp
+	}
 	switch req.Op {
 	case "ping":
 		result = map[string]any{"pid": os.Getpid(), "version": k.cfg.Version}
@@ -221,10 +246,16 @@ func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs
 	case "message":
 		var m *verbs.Message
 		if m, err = decodeParams[*verbs.Message](req); err == nil {
-			result, err = k.message(req, m, later)
+			if result, err = k.message(req, m, later); err == nil {
+				k.traceMessage(req, m, result, "")
+			}
 		}
 	case "followups":
 		result, err = k.followups(req)
+	case "verb":
+		result, err = k.runVerb(req)
+	case "cluster":
+		result, err = k.clusterView(req)
 	case "stop":
 		result = map[string]any{"stopping": true, "pid": os.Getpid()}
 		defer k.Stop()
@@ -261,4 +292,44 @@ func decodeParams[T verbs.Request](req wire.Request) (T, error) {
 		return zero, fmt.Errorf("kernel: %s decodes to %T", req.Op, r)
 	}
 	return t, nil
+}
+
+// stream runs a streaming operation here, or on the node its request
+// names.
+func (k *Kernel) stream(h func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}), req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
+	node, err := k.routeTarget(&req)
+	switch {
+	case err != nil:
+		write(wire.Response{ID: req.ID, Error: verbs.Classify(err)})
+	case node != "":
+		k.cluster.Stream(node, req, write, gone)
+	default:
+		h(k, req, write, gone)
+	}
+}
+
+// Handle answers a request that arrived over the cluster from node from:
+// exactly as a local client's request (the same validation, ownership and
+// session checks), except that it is never forwarded again.
+func (k *Kernel) Handle(from string, req wire.Request) wire.Response {
+	req.From = from
+	return k.dispatch(req)
+}
+
+// HandleStream runs a streaming request that arrived over the cluster; it
+// reports false when req.Op is not a streaming operation.
+func (k *Kernel) HandleStream(from string, req wire.Request, write func(wire.Response) error, gone <-chan struct{}) bool {
+	h, ok := streamOps[req.Op]
+	if !ok {
+		return false
+	}
+	req.From = from
+	k.stream(h, req, write, gone)
+	return true
+}
+
+// IsStream reports whether op is a streaming operation.
+func IsStream(op string) bool {
+	_, ok := streamOps[op]
+	return ok
 }

@@ -86,6 +86,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 // only when it can be handed over. One locked pass of the queue claims as
 // many as the watcher has room for.
 func (a *sessionActor) deliver() {
+	if a.k.held(a.id) {
+		return // suspended: follow-ups wait for the resume
+	}
 	for len(a.subs) > 0 {
 		c := a.subs[0]
 		room := cap(c) - len(c)
@@ -210,6 +213,9 @@ func decodeRecord(rec any, v any) error {
 func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
 	if req.Session == "" {
 		return nil, &wire.Error{Code: "no_session", Exit: 64, Message: "followups need a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}
+	}
+	if k.held(req.Session) {
+		return &verbs.Followups{Session: req.Session, Followups: []Followup{}, Held: true}, nil
 	}
 	list := k.drain(req.Session)
 	if list == nil {

@@ -24,6 +24,10 @@ import (
 // attached before the answer goes back. dirs, in a batch, takes the new
 // state directory's parent for one fsync after the batch (runs.Spec.Dirs).
 func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) (*verbs.SpawnResult, error) {
+	if k.held(req.Session) {
+		return nil, &wire.Error{Code: "session_suspended", Exit: 75, Message: fmt.Sprintf("session %s is suspended: it starts no run until it is resumed", req.Session),
+			Hint: "pi-actors session resume session=" + req.Session}
+	}
 	if p.WorkflowNode != nil {
 		done, release, err := k.nodeSpawn(req, p)
 		if done != nil || err != nil {
@@ -37,10 +41,12 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	}
 	k.settle(spec)
 	spec.Dirs = dirs
+	spec.Cause = spawnCause(req, p)
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		return nil, err
 	}
+	k.traceSpawn(req, meta)
 	dir := runs.Dir(meta.StateDir)
 	if spec.Workflow != nil {
 		if err := saveWorkflowEnv(dir, spec.Env); err != nil {
@@ -58,9 +64,16 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
 		k.log.Warn("default room", "run", meta.Run, "err", err)
 	}
-	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID)
-	return &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
-		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes}, nil
+	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID, "from", req.From)
+	res := &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
+		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes, Node: k.nodeName()}
+	if req.From != "" {
+		// Spawned for a session on another node: its follow-ups go there,
+		// and the caller addresses the run with this node's name.
+		k.SetSessionHome(req.Session, req.From)
+		res.Address += "@" + res.Node
+	}
+	return res, nil
 }
 
 // prepare builds and checks the run spec of a spawn request.

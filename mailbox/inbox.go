@@ -427,6 +427,30 @@ func (in *Inbox) DoneMany(ids []string, status string) error {
 	})
 }
 
+// Requeue gives claimed records back (a delivery that did not go
+// through): they are queued again, in place, so order holds. Records that
+// are not claimed are left as they are.
+func (in *Inbox) Requeue(ids []string) error {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[strings.TrimSpace(id)] = true
+	}
+	return RewriteLazy(in.Path, func(lines []Line) ([]Line, error) {
+		for i := range lines {
+			l := &lines[i]
+			id, _ := l.Peek("id")
+			st, _ := l.Peek("status")
+			if !want[id] || st != StatusClaimed {
+				continue
+			}
+			if err := setAll(l, "status", StatusQueued, "requeued_at", timestamp()); err != nil {
+				return nil, err
+			}
+		}
+		return lines, nil
+	})
+}
+
 // compact drops the oldest handled/failed records beyond keep, preserving
 // order. Malformed lines and unfinished records stay.
 func compact(lines []Line, keep int) []Line {

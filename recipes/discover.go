@@ -322,14 +322,20 @@ func (e *LaunchError) Error() string {
 
 func (e *LaunchError) Unwrap() error { return e.Err }
 
-// Lookup returns the winning recipe for a bare name. An invalid or
-// disabled winner is an error (a *LaunchError naming the fallback it
-// blocks, if any).
+// Lookup returns the winning recipe for a bare name: its exact id, else
+// the one id spelt differently (Resolve: my-tool finds my_tool). An
+// invalid or disabled winner is an error (a *LaunchError naming the
+// fallback it blocks, if any).
 func (g *Registry) Lookup(name string) (*Entry, error) {
-	e, ok := g.Active[name]
+	id, err := g.Resolve(name, nil)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := g.Active[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s (looked in %s and the packaged library; inspect target=recipes view=summary lists them)", ErrNotFound, name, g.UserRoot)
 	}
+	name = id
 	le := &LaunchError{Name: name, ActivePath: e.Path}
 	if len(e.Shadows) > 0 {
 		le.BlockedFallback = e.Shadows[0]

@@ -8,7 +8,10 @@
 // async (it starts a detached run), artifacts, mailbox contract, restart
 // policy, state_dir. A recipe in <agent>/recipes is an agent tool by
 // location. Writes are atomic (internal/fsutil) and validated in full
-// first: a bad registration writes nothing.
+// first: a bad registration writes nothing. Names are looked up spelt
+// either way (names.go: the exact id, else the one id differing in case
+// and - against _), and register_tool refuses a new name another recipe
+// spells differently, so every recipe stays reachable by its name.
 //
 // The command-template engine itself is package recipes/template. This
 // package does not know about runs or the kernel, and it never starts a

@@ -168,7 +168,11 @@ func (rg *Registrar) Register(req *Registration) (*Registered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.HasTemplate && isDeletion(req.Template) && req.Draft == "" {
+	deleting := req.HasTemplate && isDeletion(req.Template) && req.Draft == ""
+	if name, err = rg.spelling(name, deleting); err != nil {
+		return nil, err
+	}
+	if deleting {
 		return rg.remove(name)
 	}
 	// A file that changes between validation and the locked write (a

@@ -443,11 +443,16 @@ func TestSummaryRiskSummaryOrder(t *testing.T) {
 		"d.json": `{"template":"bash run.sh","usage":{"calls":1}}`,
 	})
 	s := sumOf(t, agent)
-	// The packaged async recipes (long-running actors) count too.
+	// The packaged async recipes (long-running actors and pipelines) count
+	// too, and so do the packaged users of the validation wrapper.
+	shellUsers := []string{"pipeline-release-readiness", "pipeline-repo-health", "utility-validation-wrapper"}
 	want := []RiskCount{
-		{Label: "risk.long_running", Count: 5, Recipes: []string{"a", "actor-worker", "b", "locker", "room-swarm"}},
+		{Label: "risk.long_running", Count: 13, Recipes: []string{"a", "actor-worker", "b", "locker", "pipeline-artifact-report",
+			"pipeline-checkpoint-continuation", "pipeline-quorum-review", "pipeline-release-readiness", "pipeline-repo-health",
+			"room-swarm", "subagent-checkpoint", "subagent-followup", "subagent-review-coordinator"}},
+		{Label: "risk.shell", Count: 4, Recipes: append([]string{"d"}, shellUsers...)},
+		{Label: "risk.eval", Count: 3, Recipes: shellUsers},
 		{Label: "risk.network", Count: 2, Recipes: []string{"a", "c"}},
-		{Label: "risk.shell", Count: 1, Recipes: []string{"d"}},
 	}
 	if !reflect.DeepEqual(s.RiskSummary, want) {
 		t.Errorf("risk_summary = %+v, want %+v", s.RiskSummary, want)
@@ -551,9 +556,18 @@ func TestSummaryEmptyUserRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Async recipes are long-running; the validation wrapper (a trusted
+	// bash boundary) and the pipelines that import it are shell and eval
+	// (PARITY A7); nothing else carries a label.
 	for _, rc := range s.RiskSummary {
-		if rc.Label != "risk.long_running" {
-			t.Errorf("packaged recipes carry %s: %v (only the async actors are long-running)", rc.Label, rc.Recipes)
+		switch rc.Label {
+		case "risk.long_running":
+		case "risk.shell", "risk.eval":
+			if strings.Join(rc.Recipes, ",") != "pipeline-release-readiness,pipeline-repo-health,utility-validation-wrapper" {
+				t.Errorf("packaged recipes carry %s: %v (only the validation wrapper and its importers)", rc.Label, rc.Recipes)
+			}
+		default:
+			t.Errorf("packaged recipes carry %s: %v", rc.Label, rc.Recipes)
 		}
 	}
 	for _, k := range []string{"shadowed", "invalid", "disabled", "recommendations", "remediations", "diagnostics", "diagnostic_details", "drafts", "next_actions"} {

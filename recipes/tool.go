@@ -37,7 +37,8 @@ type Tool struct {
 
 // Tool prepares r for invocation. Explicit `args` types always win over
 // placeholder-derived ones; any default (args, defaults, inline, recipe
-// values) makes an argument optional.
+// values) makes an argument optional. A packaged recipe that declares
+// args takes exactly those.
 func (rv *Resolver) Tool(r *Recipe) (*Tool, error) {
 	res, err := rv.Resolve(r)
 	if err != nil {
@@ -72,7 +73,20 @@ func params(node *template.Node, r *Recipe) []Param {
 		index[p.Name] = len(out)
 		out = append(out, p)
 	}
+	// A packaged recipe that declares args is a curated component: its
+	// own args (the root node's) are its whole interface. The args and
+	// placeholders of what it imports (a stage's knobs, the wiring
+	// between stages) stay inside, so a call cannot rewire a stage by
+	// accident and the schema agents read stays small.
+	declaredOnly := IsPackaged(r.Path) && len(node.Args) > 0
+	own := map[string]bool{}
+	for _, a := range node.Args {
+		own[a.Name] = true
+	}
 	for _, a := range declared {
+		if declaredOnly && !own[a.Name] {
+			continue
+		}
 		p := Param{Name: a.Name, Type: a.Type}
 		if a.HasDefault {
 			p.Default, p.HasDefault = a.Default, true
@@ -84,6 +98,9 @@ func params(node *template.Node, r *Recipe) []Param {
 			if !out[i].HasDefault && ref.HasDefault {
 				out[i].Default, out[i].HasDefault = ref.Default, true
 			}
+			continue
+		}
+		if declaredOnly {
 			continue
 		}
 		p := Param{Name: ref.Name, Type: template.ParseType(ref.Type)}

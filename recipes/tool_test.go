@@ -100,18 +100,37 @@ func TestToolInlineDefaultsMakeOptional(t *testing.T) {
 	if got := paramSummary(toolOf(t, r)); got != "a:string:optional b:string:required" {
 		t.Errorf("params = %s", got)
 	}
-	// Placeholders in imported recipes count the same way.
-	r, _ = Load("pkg:subagents-prompts.json")
+	// Placeholders in imported recipes count the same way (a user recipe
+	// built like subagents-prompts).
+	r = mustLoad(t, "fan.json", `{"imports": {"prompt": "subagent-prompt"}, "args": ["prompts:array", "model"],
+		"template": {"parallel": true, "repeat": "{prompts.length}", "defaults": {"prompt": "{prompts[index]}"}, "template": {"name": "prompt"}}}`)
 	tool = toolOf(t, r)
 	if p := paramByName(t, tool, "prompt"); p.Required {
-		t.Errorf("subagents-prompts: prompt comes from {prompts[index]} and must not be required")
+		t.Errorf("fan: prompt comes from {prompts[index]} and must not be required")
 	}
 	if p := paramByName(t, tool, "output_format"); p.Required {
-		t.Errorf("subagents-prompts: output_format has a default")
+		t.Errorf("fan: output_format has a default")
 	}
 	_, req := schemaProps(t, tool)
 	if strings.Join(req, ",") != "prompts,model" {
-		t.Errorf("subagents-prompts required = %v", req)
+		t.Errorf("fan required = %v", req)
+	}
+}
+
+// TestToolPackagedTakesItsOwnArgs: a packaged recipe that declares args
+// takes exactly those; what it imports stays inside.
+func TestToolPackagedTakesItsOwnArgs(t *testing.T) {
+	r, _ := Load("pkg:subagents-prompts.json")
+	tool := toolOf(t, r)
+	if got := paramSummary(tool); got != "prompts:array:required model:string:required thinking:string:optional tools:string:optional" {
+		t.Errorf("subagents-prompts params = %s", got)
+	}
+	if _, err := tool.Values(map[string]any{"prompts": []any{"a"}, "model": "m", "output_format": "x"}); err == nil || !strings.Contains(err.Error(), "unknown argument(s): output_format") {
+		t.Errorf("an imported recipe's arg is not the pipeline's: %v", err)
+	}
+	r, _ = Load("pkg:subagent-review-coordinator.json")
+	if _, err := toolOf(t, r).Values(map[string]any{"scope": "s", "reviewer_model": "m", "model": "x"}); err == nil || !strings.Contains(err.Error(), "unknown argument(s): model") {
+		t.Errorf("model would override every stage; it is not an argument: %v", err)
 	}
 }
 

@@ -51,9 +51,20 @@
 // stdin (the pool closed) it exits. Start takes one when the spec has a
 // Pool, else starts a supervisor itself.
 //
+// # Suspension
+//
+// A run whose session is suspended (its session record, package
+// sessions, says so) is stopped in place by its supervisor (suspend.go):
+// SIGSTOP to every process of the run, and its Clock — restart delays,
+// template timeouts and delays, ready_timeout, liveness, max_rss — stops;
+// restarts asked for meanwhile wait, kill and cancel apply. On resume
+// progress.json records paused_ms before any process gets SIGCONT. Status
+// is then suspended (live, not terminal).
+//
 // This package does not route messages (package actors does), interpret
 // message bodies, or import the actor system: it is linked into the lean
-// pi-actors binary that every run's supervisor is.
+// pi-actors-supervise binary that every run's supervisor is (and into
+// the pi-actors CLI).
 //
 // # Crash behaviour
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // File names inside a run's state directory.
@@ -33,8 +34,11 @@ const (
 
 // Statuses a run can have.
 const (
-	StatusRunning   = "running"
-	StatusBackoff   = "backoff"
+	StatusRunning = "running"
+	StatusBackoff = "backoff"
+	// StatusSuspended: its session is suspended; every process of the run
+	// is stopped, and so are its clocks (live, not terminal).
+	StatusSuspended = "suspended"
 	StatusDone      = "done"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
@@ -46,7 +50,7 @@ const (
 // Terminal reports whether a status is final.
 func Terminal(status string) bool {
 	switch status {
-	case StatusRunning, StatusBackoff:
+	case StatusRunning, StatusBackoff, StatusSuspended:
 		return false
 	}
 	return true
@@ -116,6 +120,9 @@ type Meta struct {
 	Workflow     any      `json:"workflow,omitempty"`
 	WorkflowNode *NodeRef `json:"workflow_node,omitempty"`
 	Resumes      int      `json:"resumes,omitempty"`
+	// Cause is what made the spawn happen: the session, the run it came
+	// from, the message, tool call or MCP request, the workflow node.
+	Cause *wire.Cause `json:"cause,omitempty"`
 }
 
 // Limits are the engine limits a supervisor applies.
@@ -141,6 +148,10 @@ type Progress struct {
 	// Health is what the run's probes found (runs with a health
 	// declaration only).
 	Health *HealthState `json:"health,omitempty"`
+	// SuspendedAt is when the run's session suspended it (zero while it
+	// runs); PausedMS is the time it spent suspended so far.
+	SuspendedAt time.Time `json:"suspended_at,omitzero"`
+	PausedMS    int64     `json:"paused_ms,omitempty"`
 }
 
 // Leaf is a running leaf process group (for cleanup after a crash).

@@ -49,10 +49,13 @@ type monitor struct {
 	h       *Health
 	attempt int
 	start   time.Time
-	ready   *prober
-	live    *prober
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
+	// cstart is start on the run's clock: deadlines count only the time
+	// the run was not suspended.
+	cstart time.Duration
+	ready  *prober
+	live   *prober
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
 	// verdict is closed once readiness has a first answer (ready or timed
 	// out); liveness starts then.
 	verdict chan struct{}
@@ -67,7 +70,7 @@ func (s *supervisor) startHealth(ctx context.Context, attempt int) (stdout, stde
 	if h == nil || (h.Ready == nil && h.Liveness == nil && h.MaxRSS == 0) {
 		return s.stdout, s.stderr, func() {}
 	}
-	m := &monitor{s: s, h: h, attempt: attempt, start: time.Now(), verdict: make(chan struct{})}
+	m := &monitor{s: s, h: h, attempt: attempt, start: time.Now(), cstart: s.clock.Now(), verdict: make(chan struct{})}
 	var err error
 	if h.Ready != nil {
 		if m.ready, err = newProber(s, h.Ready); err != nil {
@@ -118,13 +121,14 @@ func (s *supervisor) startHealth(ctx context.Context, attempt int) (stdout, stde
 // a run that comes up late still becomes ready.
 func (m *monitor) readiness(ctx context.Context) {
 	s, timeout := m.s, m.h.ReadyTimeout()
-	deadline := m.start.Add(timeout)
+	deadline := m.cstart + timeout // on the run's clock
+	until := func() time.Duration { return deadline - s.clock.Now() }
 	s.setHealth(func(h *HealthState) {
 		*h = HealthState{ReadyState: ReadyWaiting, ReadySince: m.start.UTC(), LastRestart: h.LastRestart, LastRestartAt: h.LastRestartAt}
 	}, false)
 	pause, timedOut := readyFirstEvery, false
 	for tries := 1; ; tries++ {
-		limit := min(readyTryTimeout, max(time.Until(deadline), readyFirstEvery))
+		limit := min(readyTryTimeout, max(until(), readyFirstEvery))
 		if timedOut {
 			limit = readyTryTimeout
 		}
@@ -139,14 +143,14 @@ func (m *monitor) readiness(ctx context.Context) {
 			return
 		}
 		s.setHealth(func(h *HealthState) { h.ReadyError, h.ReadyChecks = err.Error(), tries }, false)
-		if !timedOut && !time.Now().Before(deadline) {
+		if !timedOut && until() <= 0 {
 			timedOut = true
 			m.timedOut(timeout, err)
 			pause = readyLateEvery
 		}
 		wait := pause
 		if !timedOut {
-			wait = min(pause, max(time.Until(deadline), time.Millisecond))
+			wait = min(pause, max(until(), time.Millisecond))
 			pause = min(2*pause, readyMaxEvery)
 		}
 		if !m.pause(ctx, wait, m.ready.wake) {
@@ -155,18 +159,12 @@ func (m *monitor) readiness(ctx context.Context) {
 	}
 }
 
-// pause waits d, or less when a log probe's doorbell rings; false when
-// the attempt ended.
+// pause waits d of the run's clock (it stops while the run is
+// suspended), or less when a log probe's doorbell rings (nil for other
+// probes: it never rings); false when the attempt ended.
 func (m *monitor) pause(ctx context.Context, d time.Duration, bell chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-	case <-bell: // nil for other probes: never ready
-	}
-	return true
+	m.s.clock.Until(ctx, m.s.clock.Now()+d, bell)
+	return ctx.Err() == nil
 }
 
 // becameReady records that the probe passed: the event and the outbox
@@ -174,7 +172,7 @@ func (m *monitor) pause(ctx context.Context, d time.Duration, bell chan struct{}
 // sees the run ready finds the record of it.
 func (m *monitor) becameReady(tries int, late bool) {
 	s, now := m.s, time.Now()
-	after := now.Sub(m.start)
+	after := s.clock.Now() - m.cstart // time suspended aside
 	s.mu.Lock()
 	first := !s.readyReported
 	s.readyReported = true
@@ -224,20 +222,21 @@ func (m *monitor) liveness(ctx context.Context) {
 	case <-m.verdict:
 	}
 	every, limit := m.h.LivenessPeriod(), m.h.LivenessLimit()
-	t := time.NewTicker(every)
-	defer t.Stop()
+	clock := m.s.clock
 	fails := 0
 	for {
-		select {
-		case <-ctx.Done():
+		if !clock.Wait(ctx, every) { // the period stops while the run is suspended
 			return
-		case <-t.C:
 		}
+		epoch := clock.Epoch()
 		tctx, cancel := context.WithTimeout(ctx, min(every, livenessTryLimit))
 		err := m.live.check(tctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
+		}
+		if err != nil && (clock.Paused() || clock.Epoch() != epoch) {
+			continue // the run was suspended during the try: its answer says nothing
 		}
 		if err == nil {
 			if fails > 0 {
@@ -268,6 +267,9 @@ func (m *monitor) rss(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if m.s.clock.Paused() {
+			continue // stopped processes do not grow
 		}
 		var total uint64
 		for _, p := range Descendants(os.Getpid()) {

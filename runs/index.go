@@ -424,7 +424,7 @@ func Matches(status, filter string) bool {
 // ValidFilter reports whether a status filter is known.
 func ValidFilter(f string) bool {
 	switch f {
-	case "", "all", "active", "terminal", StatusRunning, StatusBackoff, StatusDone, StatusFailed, StatusCancelled, StatusKilled, StatusExited, StatusArchived:
+	case "", "all", "active", "terminal", StatusRunning, StatusBackoff, StatusSuspended, StatusDone, StatusFailed, StatusCancelled, StatusKilled, StatusExited, StatusArchived:
 		return true
 	}
 	return false

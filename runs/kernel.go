@@ -31,24 +31,35 @@ func kernelPid() int {
 }
 
 // kernelInfoPath is <agent>/tmp/pi-actors/kernel.json (wire.Info) of the
-// agent root this process runs under: $PI_CODING_AGENT_DIR, else
-// ~/.pi/agent — config.AgentDir's rule, written out here because package
-// runs, linked into every supervisor, does not link the config package
-// and its TOML library (TestKernelInfoPath keeps the two in step).
+// agent root this process runs under.
 func kernelInfoPath() (string, bool) {
+	dir := agentRoot()
+	if dir == "" {
+		return "", false
+	}
+	return filepath.Join(dir, "tmp", "pi-actors", "kernel.json"), true
+}
+
+// agentRoot is the agent root this process runs under — the kernel that
+// started it, the session records it reads: $PI_CODING_AGENT_DIR, else
+// ~/.pi/agent ("" when neither can be found). It is config.AgentDir's
+// rule, written out here because package runs, linked into every
+// supervisor, does not link the config package and its TOML library
+// (TestKernelInfoPath keeps the two in step).
+func agentRoot() string {
 	dir := os.Getenv("PI_CODING_AGENT_DIR")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", false
+			return ""
 		}
 		dir = filepath.Join(home, ".pi", "agent")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", false
+		return ""
 	}
-	return filepath.Join(abs, "tmp", "pi-actors", "kernel.json"), true
+	return abs
 }
 
 // DescendantsBut lists every live descendant of pid, depth first, but

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Spec is everything needed to start a run.
@@ -56,6 +57,8 @@ type Spec struct {
 	// Workflow and WorkflowNode go to run.json as given (see Meta).
 	Workflow     any
 	WorkflowNode *NodeRef
+	// Cause is what made the spawn happen (the trace).
+	Cause *wire.Cause
 }
 
 // starting holds the state dirs being started.
@@ -113,7 +116,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
 		Template: spec.Template, Values: spec.Values, Artifacts: spec.Artifacts, Mailbox: spec.Mailbox, Restart: spec.Restart,
 		RetireWhen: spec.RetireWhen, Depth: spec.Depth, ContextRecords: spec.ContextRecords, ActorContext: spec.ActorContext,
-		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent, Health: spec.Health,
+		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent, Health: spec.Health, Cause: spec.Cause,
 		Workflow: spec.Workflow, WorkflowNode: spec.WorkflowNode,
 	}
 	if meta.Values == nil {

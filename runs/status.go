@@ -40,8 +40,8 @@ type Tombstone struct {
 //
 //   - an archive tombstone → archived;
 //   - result.json → its status (done, failed, killed, cancelled, exited);
-//   - a live supervisor (pid and start time match) → running, or backoff
-//     while the restart policy waits;
+//   - a live supervisor (pid and start time match) → running, suspended
+//     while its session is, or backoff while the restart policy waits;
 //   - a supervisor pid not yet recorded, within 5 s of creation → running;
 //     later → exited (kernel_lost: the start never completed);
 //   - otherwise the last run.kill / run.cancel event decides, else exited
@@ -99,7 +99,11 @@ func load(dir Dir, full bool) (*Info, error) {
 		in.ended()
 	case m.Pid > 0 && Alive(m.Pid, m.PidStart):
 		in.Status = StatusRunning
-		if in.Progress != nil && in.Progress.Phase == StatusBackoff {
+		switch {
+		case in.Progress == nil:
+		case !in.Progress.SuspendedAt.IsZero():
+			in.Status = StatusSuspended
+		case in.Progress.Phase == StatusBackoff:
 			in.Status = StatusBackoff
 		}
 	case m.Pid == 0 && time.Since(m.CreatedAt) < startGrace:

@@ -52,6 +52,13 @@ type supervisor struct {
 	healthErr     string
 	watchFiles    []string
 	readyReported bool
+
+	// Suspension (suspend.go): the run's counted time, the restart held
+	// while suspended, the agent root and the session record last seen.
+	clock       *Clock
+	deferred    string
+	agentDir    string
+	sessionSeen fileStamp
 }
 
 // Main is the body of the supervisor's entry points, `pi-actors-supervise
@@ -95,7 +102,7 @@ func Main(name string, args []string) int {
 // ready, if not nil, receives one line once the supervisor is set up.
 func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
 	RestoreLeafEnv()
-	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid()}
+	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid(), clock: NewClock(), agentDir: agentRoot()}
 	if err := s.setup(metaIn); err != nil {
 		if ready != nil {
 			fmt.Fprintf(ready, "error %v\n", err)
@@ -137,7 +144,8 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 		ready.Close()
 	}
 	s.appendEvent(map[string]any{"event": "run.start", "run": s.meta.Run, "pid": os.Getpid()})
-	s.control() // controls queued before we started
+	s.checkSession(true) // a run of a suspended session starts suspended
+	s.control()          // controls queued before we started
 	res := s.loop(ctx)
 	s.finish(res)
 	return nil
@@ -208,6 +216,9 @@ func (s *supervisor) logf(format string, args ...any) {
 // restart, term, or a health reason: watch, liveness, max_rss). The first
 // terminal reason wins over the restart-like ones.
 func (s *supervisor) request(reason string) {
+	if s.held(reason) {
+		return // a restart of a suspended run waits for its resume
+	}
 	s.mu.Lock()
 	if s.stop == "" || restartLike(s.stop) && !restartLike(reason) {
 		s.stop = reason
@@ -242,6 +253,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 	}
 	restarts := 0
 	for attempt := 1; ; attempt++ {
+		s.awaitRunning(ctx)
 		start := time.Now()
 		bo.started(start)
 		code, command, killed, errText := s.attempt(ctx, attempt, restarts)
@@ -337,20 +349,19 @@ func (s *supervisor) restartEvent(attempt int, reason string) map[string]any {
 	return ev
 }
 
-// sleep waits d unless a control request arrives (false).
+// sleep waits d of the run's counted time (it stops while the run is
+// suspended) unless a control request arrives (false).
 func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+	end := s.clock.Now() + d
 	for {
-		select {
-		case <-t.C:
+		reached, rang := s.clock.Until(ctx, end, s.wake)
+		switch {
+		case reached:
 			return true
-		case <-ctx.Done():
+		case !rang:
+			return false // ctx ended
+		case s.stopReason() != "":
 			return false
-		case <-s.wake:
-			if s.stopReason() != "" {
-				return false
-			}
 		}
 	}
 }
@@ -392,6 +403,7 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		Stderr:     stderr,
 		OnEvent:    s.onCommand,
 		MaxCapture: 64 << 20,
+		Clock:      s.clock,
 	}
 	res := runner.Run(actx, plan, nil)
 	defer res.Stdout.Close()
@@ -432,6 +444,9 @@ func (s *supervisor) onCommand(e template.Event) {
 	case "command.start":
 		start = StartTime(e.Pid)
 		s.leaves[e.Pid] = Leaf{Pid: e.Pid, Start: start, Command: e.Command, Path: e.Path}
+		if s.clock.Paused() {
+			syscall.Kill(-e.Pid, syscall.SIGSTOP) // started as the run was being suspended
+		}
 	case "command.done":
 		delete(s.leaves, e.Pid)
 	}
@@ -615,7 +630,9 @@ func (s *supervisor) watchInbox() (func(), error) {
 				return
 			case <-bell:
 				s.control()
+				s.checkSession(false)
 			case <-tick.C:
+				s.checkSession(false)
 				st, err := os.Stat(s.dir.Path(InboxFile))
 				if err != nil || (st.Size() == lastSize && st.ModTime().Equal(lastMod)) {
 					continue

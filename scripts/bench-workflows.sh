@@ -4,10 +4,14 @@
 # all; max_concurrency 200): workflow start → every node done, beside the
 # same 200 runs of `true` spawned by one `spawn -` batch in the same run
 # (target: the workflow ≤ 1.3× the batch), and the scheduler's overhead
-# per node (wall time over the batch, and the scheduler's own CPU).
+# per node (wall time over the batch, and the scheduler's own CPU); then
+# `session suspend` and `session resume` of a session with SUSPEND_RUNS
+# (default 100) live runs (target: each <= 200 ms, until every run's
+# supervisor confirmed), beside a `session list` of the same session (a
+# read of every run's files) measured in the same run.
 #
 #   bash scripts/bench-workflows.sh
-#   NODES=200 ROUNDS=3 bash scripts/bench-workflows.sh
+#   NODES=200 ROUNDS=3 SUSPEND_RUNS=100 bash scripts/bench-workflows.sh
 #   BENCH_DIR=/dev/shm bash scripts/bench-workflows.sh   # state on tmpfs
 #
 # Self-contained: builds pi-actors and pi-actors-kernel into a temp dir
@@ -24,6 +28,7 @@ set -euo pipefail
 
 NODES=${NODES:-200}
 ROUNDS=${ROUNDS:-3}
+SUSPEND_RUNS=${SUSPEND_RUNS:-100}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR=${BENCH_DIR:-$HOME/.cache}
@@ -135,4 +140,43 @@ echo "batch: $NODES runs of true by one \`spawn -\`, start -> all done: median $
 echo "workflow: $NODES-node fan-out/fan-in of true, start -> every node done: median $w_sink ms; -> workflow run done: $w_run ms (rounds: $(cut -d' ' -f1 "$out/workflow" | tr '\n' ' '))"
 echo "ratio workflow / batch: $ratio_sink (target <= 1.3) $(verdict "$ratio_sink" '<=' 1.3)"
 echo "scheduler overhead per node: $(awk -v w="$w_sink" -v b="$b" -v n="$NODES" 'BEGIN { printf "%.2f", (w - b) / n }') ms wall over the batch; scheduler CPU $w_cpu ms in all, $(awk -v c="$w_cpu" -v n="$NODES" 'BEGIN { if (c == "NA") print "NA"; else printf "%.2f", c / n }') ms per node"
+# suspend_round R: spawn SUSPEND_RUNS sleepers in session bench-suspend-R,
+# then time `session list`, `session suspend` and `session resume` (each
+# whole CLI call, and the kernel's own took_ms).
+suspend_round() {
+	local r=$1 i t0 t1 list sus res sus_k res_k
+	for ((i = 0; i < SUSPEND_RUNS; i++)); do
+		printf '{"as":"run:s%s-%03d","template":"sleep 600"}\n' "$r" "$i"
+	done >"$out/suspend-$r.jsonl"
+	PI_ACTORS_SESSION=bench-suspend-$r "$pa" spawn - <"$out/suspend-$r.jsonl" >/dev/null
+	t0=$(now_ns)
+	PI_ACTORS_SESSION=bench-suspend-$r "$pa" session list >/dev/null
+	t1=$(now_ns)
+	list=$(((t1 - t0) / 1000000))
+	t0=$(now_ns)
+	PI_ACTORS_SESSION=bench-suspend-$r "$pa" session suspend >"$out/sus-$r"
+	t1=$(now_ns)
+	sus=$(((t1 - t0) / 1000000))
+	grep -q "confirmed=$SUSPEND_RUNS " "$out/sus-$r" || { echo "$name: suspend did not confirm every run: $(head -1 "$out/sus-$r")" >&2; return 1; }
+	t0=$(now_ns)
+	PI_ACTORS_SESSION=bench-suspend-$r "$pa" session resume >"$out/res-$r"
+	t1=$(now_ns)
+	res=$(((t1 - t0) / 1000000))
+	grep -q "confirmed=$SUSPEND_RUNS " "$out/res-$r" || { echo "$name: resume did not confirm every run: $(head -1 "$out/res-$r")" >&2; return 1; }
+	sus_k=$(sed -n 's/.* took_ms=\([0-9.]*\).*/\1/p' "$out/sus-$r" | head -1)
+	res_k=$(sed -n 's/.* took_ms=\([0-9.]*\).*/\1/p' "$out/res-$r" | head -1)
+	for ((i = 0; i < SUSPEND_RUNS; i++)); do
+		printf '{"to":"run:s%s-%03d","type":"control.kill"}\n' "$r" "$i"
+	done | PI_ACTORS_SESSION=bench-suspend-$r "$pa" message - >/dev/null
+	echo "$sus $res $list ${sus_k%.*} ${res_k%.*}"
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	suspend_round "$r" >>"$out/suspend"
+done
+s_sus=$(cut -d' ' -f1 "$out/suspend" | median)
+s_res=$(cut -d' ' -f2 "$out/suspend" | median)
+s_list=$(cut -d' ' -f3 "$out/suspend" | median)
+echo "session suspend, $SUSPEND_RUNS live runs, until every supervisor confirmed: median $s_sus ms (kernel $(cut -d' ' -f4 "$out/suspend" | median) ms; rounds: $(cut -d' ' -f1 "$out/suspend" | tr '\n' ' ')) (target <= 200) $(verdict "$s_sus" '<=' 200); $(ratio "$s_sus" "$s_list")x a session list"
+echo "session resume, $SUSPEND_RUNS live runs: median $s_res ms (kernel $(cut -d' ' -f5 "$out/suspend" | median) ms; rounds: $(cut -d' ' -f2 "$out/suspend" | tr '\n' ' ')) (target <= 200) $(verdict "$s_res" '<=' 200); $(ratio "$s_res" "$s_list")x a session list ($s_list ms)"
 echo "bench-workflows: done in $(elapsed_s) s"

@@ -18,10 +18,18 @@
 // a message naming the parameter, a hint, and a sysexits exit code;
 // Classify decides them for any error, in one place.
 //
+// session list reads the runs index and the session records (package
+// sessions); suspend and resume ask the kernel. inspect view=trace joins a
+// session's causal record with its runs' events (inspect_trace.go). Every
+// call of a verb with a session, from outside a run, touches the session's
+// activity stamp (Register).
+//
 // Besides the agent tool surface it holds what people watching runs use:
 // logs (view=tail plus follow across log rotation), ps (a table of RunRow),
 // the short verbs stop, kill, restart, rm and ls (each runs its long form,
-// so results and exit codes are the long form's), the kernel's runs stream
+// so for one run results and exit codes are the long form's; several runs
+// or all go to the kernel as one message batch, each run reported), the
+// kernel's runs stream
 // (Events, StreamEvents: what top reads) and ProgressBar (a bar on a
 // terminal's stderr for verbs that take seconds).
 //

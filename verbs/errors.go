@@ -23,8 +23,11 @@ const (
 	ExitNoInput     = 66
 	ExitUnavailable = 69
 	ExitSoftware    = 70
+	ExitCantCreate  = 73
+	ExitIOErr       = 74
 	ExitTempFail    = 75
 	ExitNoPerm      = 77
+	ExitConfig      = 78
 )
 
 // Error is a failed request with its exit code and machine code decided:
@@ -98,6 +101,11 @@ func classifyRecipes(err error) *Error {
 	var re *recipes.RegisterError
 	if errors.As(err, &re) {
 		return registerError(re)
+	}
+	var ambiguous *recipes.AmbiguousError
+	if errors.As(err, &ambiguous) {
+		return &Error{Exit: ExitUsage, Code: "ambiguous_name", Message: err.Error(), Hint: "inspect target=recipes view=summary lists the recipes' exact names",
+			Details: map[string]any{"name": ambiguous.Name, "matches": ambiguous.IDs}}
 	}
 	var te *template.Error
 	var ae *recipes.ArgError

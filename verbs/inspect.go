@@ -47,9 +47,13 @@ Targets and views:
   tool:pi-actors                   status | triage
   run:<id>                         status | tail | events | messages | artifacts | files | mailbox
                                    | communication | dead_letters | dag (a workflow run's nodes)
+                                   | trace (why it ran: the chain from the session's root,
+                                   the tree below it, messages, restarts, exits)
   room:<run>                       status | messages | previews | roster | contacts
   branch:<run>/<branch>            mailbox
   session:<id> | session:all       status | runs     (status=all|active|terminal|<status>)
+                                   | sessions (state, live/total runs, last activity)
+                                   | trace    (session:<id>: the whole session's timeline)
   coordinator                      status | runs | followups | dead_letters
                                    (your session's runs; followups drains its queue;
                                    dead_letters: expired or undeliverable messages)
@@ -69,6 +73,8 @@ Examples:
   pi-actors inspect target=tool:my-tool view=schema
   pi-actors inspect target=run:web view=status
   pi-actors inspect target=session:all view=runs status=active
+  pi-actors inspect target=session:all view=sessions
+  pi-actors inspect target=run:worker-3 view=trace
   pi-actors inspect target=room:swarm view=messages lines=20`,
 		New: func() Request { return new(Inspect) },
 		Run: runInspect,
@@ -85,6 +91,7 @@ type inspectTarget struct {
 	raw  string
 	kind string
 	id   string
+	node string // run:<id>@<node>: the node (see route.go)
 }
 
 // inspectQuery is one inspect request, checked.
@@ -121,20 +128,25 @@ var inspectRoutes = map[string]*inspectRoute{
 	"tool":           {name: "tool:<name>", views: []string{"status", "schema"}, handle: inspectTool},
 	"tool:pi-actors": {name: "tool:pi-actors", views: []string{"status", "triage"}, handle: inspectPiActors},
 	"run":            {name: "run:<id>", views: runViews, handle: inspectRun},
-	"session":        {name: "session:<id>", views: []string{"status", "runs"}, handle: inspectSession},
+	"session":        {name: "session:<id>", views: []string{"status", "runs", "sessions", "trace"}, handle: inspectSession},
 	"coordinator":    {name: "coordinator", views: []string{"status", "runs", "followups"}, handle: inspectCoordinator},
+	"cluster":        {name: "cluster", views: []string{"nodes", "status"}, handle: inspectCluster},
 	// room and branch: inspect_rooms.go
 }
 
 // inspectTargets lists the target forms for errors.
-const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, knowledge, room:<run>, branch:<run>/<branch>"
+const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>[@<node>], session:<id>|all, coordinator, knowledge, cluster, room:<run>, branch:<run>/<branch>"
 
 var inspectIDRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
 // parseInspectTarget parses a target address; a bad one fails before any
 // view is looked at.
 func parseInspectTarget(s string) (inspectTarget, error) {
-	t := inspectTarget{raw: strings.TrimSpace(s)}
+	addr, node, err := SplitAddress(s)
+	if err != nil {
+		return inspectTarget{raw: strings.TrimSpace(s)}, err
+	}
+	t := inspectTarget{raw: addr, node: node}
 	switch t.raw {
 	case "":
 		return t, Usagef("inspect needs target=<target> and view=<view>; targets: %s", inspectTargets)
@@ -188,7 +200,11 @@ func inspectViewList(views []string) string {
 }
 
 func runInspect(ctx context.Context, env *Env, req Request) (*Outcome, error) {
-	q, route, err := req.(*Inspect).query()
+	in := req.(*Inspect)
+	if out, routed, err := env.route(ctx, "inspect", in, &in.Target); routed {
+		return out, err
+	}
+	q, route, err := in.query()
 	if err != nil {
 		return nil, err
 	}

@@ -200,10 +200,15 @@ func inspectTool(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, 
 	if err != nil {
 		return nil, err
 	}
-	e, ok := g.Active[name]
-	if !ok || !e.Tool() {
-		return nil, toolNotFound(g, name, e)
+	id, err := g.Resolve(name, (*recipes.Entry).Tool)
+	if err != nil {
+		return nil, err
 	}
+	e, ok := g.Active[id]
+	if !ok {
+		return nil, toolNotFound(g, name, g.Active[name])
+	}
+	name = id
 	tool, err := env.resolver().Tool(e.Recipe)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 // while the kernel is down. They never write a file or signal a process.
 
 // runViews are the views of run:<id>, in the order errors list them.
-var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox", "dag"}
+var runViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox", "dag", "trace"}
 
 // Bounds of the run views' text.
 const (
@@ -48,6 +48,8 @@ func inspectRun(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, e
 		return runMailboxView(in, q.lines)
 	case "dag":
 		return runDagView(in, q.lines)
+	case "trace":
+		return runTraceView(env, in, q.lines)
 	}
 	return nil, Usagef("inspect run:<id> supports %s.", inspectViewList(runViews))
 }
@@ -135,6 +137,8 @@ func runStatusNext(in *runs.Info, stalled bool) []string {
 	switch {
 	case in.Status == runs.StatusArchived:
 		next = []string{view("files"), view("messages")}
+	case in.Status == runs.StatusSuspended:
+		next = []string{"session resume session=" + in.Meta.OwnerID, view("trace")}
 	case stalled:
 		next = []string{view("tail"), view("events"), "message to=" + addr + " type=control.kill"}
 	case in.Live():
@@ -187,6 +191,10 @@ func runStatusView(env *Env, in *runs.Info) *inspectOutput {
 		num("completed", p.Completed)
 		num("failures", len(p.Failures))
 		restarts = p.Restarts
+		if !p.SuspendedAt.IsZero() && in.Live() {
+			kv("suspended_at", p.SuspendedAt.UTC().Format(time.RFC3339Nano))
+		}
+		num("paused_ms", int(p.PausedMS))
 	}
 	if in.Live() {
 		// Leaves alive now, not as last written (an ended run has none,

@@ -47,7 +47,10 @@ type sessionListing struct {
 }
 
 // inspectSession answers target=session:<id> and session:all.
-func inspectSession(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+func inspectSession(ctx context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
+	if q.view == "trace" || q.view == "sessions" {
+		return inspectSessionViews(ctx, env, q)
+	}
 	return sessionRuns(env, q, q.target.id)
 }
 
@@ -159,7 +162,9 @@ func coordinatorFollowups(env *Env, session string) (*inspectOutput, error) {
 	res.Count = len(res.Followups)
 	var b strings.Builder
 	fmt.Fprintf(&b, "session=%s followups=%d", session, res.Count)
-	if res.Count == 0 {
+	if res.Held {
+		b.WriteString(" held=true\n(the session is suspended: its follow-ups wait for pi-actors session resume)")
+	} else if res.Count == 0 {
 		b.WriteString("\n(no follow-ups)")
 	}
 	for i, f := range res.Followups {

@@ -58,9 +58,16 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 	return mailbox.Normalize(raw)
 }
 
-// Validate checks the envelope.
+// Validate checks the envelope. A node-qualified to= (run:<id>@<node>)
+// is checked without its node; the kernel routes it.
 func (m *Message) Validate() error {
-	if _, err := m.Envelope(); err != nil {
+	addr, _, err := mailbox.SplitNode(m.To)
+	if err != nil {
+		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error()}
+	}
+	probe := *m
+	probe.To = addr
+	if _, err := probe.Envelope(); err != nil {
 		return err
 	}
 	return nil

@@ -36,10 +36,17 @@ func InvokeTool(ctx context.Context, env *Env, name, msgType string, body any) (
 	if err != nil {
 		return nil, err
 	}
-	if e, ok := g.Active[name]; !ok || !e.Tool() {
+	// The tool's exact id, else its id spelt differently (tool:my-tool
+	// reaches my_tool).
+	id, err := g.Resolve(name, (*recipes.Entry).Tool)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
 		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: "tool actor not found or not executable: " + name,
 			Hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
 	}
+	name = id
 	params := ToolParams(body)
 	call := Find("call")
 	req := &Call{Recipe: name, Args: params}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pi-actors/pi-actors/sessions"
 )
 
 // Request is one verb's typed parameters.
@@ -58,6 +60,9 @@ type Spec struct {
 	// Word is the parameter the first positional word fills (exec's
 	// template, call's recipe, kernel's action); "" means no words.
 	Word string
+	// Words: every positional word fills Word, a list parameter (the runs
+	// of stop, kill, restart and rm: pi-actors stop web worker).
+	Words bool
 	// Rest is a map parameter that collects every CLI parameter that is not
 	// one of the request's own (exec's values, call's args).
 	Rest string
@@ -89,8 +94,18 @@ var (
 	registryMu sync.Mutex
 )
 
-// Register adds a verb (from an init function).
+// Register adds a verb (from an init function). Every call of a verb
+// with a session, from outside a run, is that session's activity
+// (sessions.Touch: [sessions] auto_suspend_after and session list).
 func Register(s *Spec) {
+	if run := s.Run; run != nil {
+		s.Run = func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+			if env != nil && env.Session != "" && env.AgentDir != "" && sessions.Caller(env.Environ) {
+				sessions.Touch(env.AgentDir, env.Session)
+			}
+			return run(ctx, env, req)
+		}
+	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	registry = append(registry, s)
@@ -200,13 +215,17 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 		if s.Word == "" {
 			return nil, Usagef("%s takes parameters, not words (got %q): %s", s.Name, words[0], s.example())
 		}
-		if len(words) > 1 {
+		if len(words) > 1 && !s.Words {
 			return nil, Usagef("%s takes one word before its parameters; got extra word %q — quote a value with spaces, or write it as key=value", s.Name, words[1])
 		}
 		if _, dup := clean[s.Word]; dup {
 			return nil, Usagef("%s got both a %s word and %s=…; give one", s.Name, s.Word, s.Word)
 		}
-		clean[s.Word] = words[0]
+		if s.Words {
+			clean[s.Word] = words
+		} else {
+			clean[s.Word] = words[0]
+		}
 	}
 	b, err := json.Marshal(clean)
 	if err != nil {
@@ -324,7 +343,7 @@ func (s *Spec) ParamHelp() string {
 		}
 		desc := f.desc
 		if f.name == s.Word {
-			desc = "(or the first word) " + desc
+			desc = "(or the " + map[bool]string{false: "first word", true: "words"}[s.Words] + ") " + desc
 		}
 		if f.name == s.Rest {
 			desc = "(or any other key=value) " + desc

@@ -134,6 +134,7 @@ func (h *workflowHost) Observe(c workflows.Child) workflows.Observation {
 	if res := k.dir.Result(); res != nil {
 		return ended(obs, res.Status, res.Code, res.Reason, res.Error, res.CompletedAt)
 	}
+	obs.Ready, obs.ReadyAt = k.ready()
 	if time.Since(k.alive) < aliveEvery {
 		return obs
 	}
@@ -159,6 +160,17 @@ func (h *workflowHost) Observe(c workflows.Child) workflows.Observation {
 		code, at = in.Result.Code, in.Result.CompletedAt
 	}
 	return ended(obs, in.Status, code, in.Reason, "", at)
+}
+
+// ready is a running child's readiness, as (*runs.Info).Ready says: a
+// child without a readiness probe is ready while it runs (no file read);
+// one with a probe reads its progress.json.
+func (k *kid) ready() (bool, time.Time) {
+	in := &runs.Info{Dir: k.dir, Meta: k.meta, Status: runs.StatusRunning}
+	if h := k.meta.Health; h != nil && h.Ready != nil {
+		in.Progress = k.dir.Progress()
+	}
+	return in.Ready()
 }
 
 func ended(obs workflows.Observation, status string, code int, reason, msg string, at time.Time) workflows.Observation {

@@ -24,14 +24,17 @@
 // their own run's files.
 //
 // A dependency condition is met by a fact about the dependency's node:
-// done and started by its status. A condition that needs a fact of the
-// child run itself (a readiness probe's "ready") is added by letting the
-// Host report it in Observation, keeping it in NodeState, and meeting it
-// in Engine.depsMet; Parse accepts the conditions listed in conditions.
+// done and started by its status, ready by the readiness the Host reports
+// of its child run (Observation.Ready, kept in NodeState.Ready; a node
+// that ended done meets it too). Parse accepts the conditions listed in
+// conditions.
 //
 // This package does not start processes or talk to the kernel: the Host
 // (the lean binary's kernel client, package verbs) does. It does not know
 // the spawn parameters either; they are given to Parse.
+//
+// Time the workflow spent suspended with its session (Engine.Paused, read
+// when a timeout or a retry delay falls due) counts for neither.
 //
 // # Concurrency
 //

@@ -27,6 +27,10 @@ type Engine struct {
 	Failed func(n *NodeState)
 	// Tick is how often children are observed (default 20 ms).
 	Tick time.Duration
+	// Paused, when set, reports how long the workflow's run was suspended
+	// so far (its progress.json paused_ms): read when a timeout or a
+	// retry delay falls due, so time spent suspended counts for neither.
+	Paused func() int64
 
 	cmds     chan command
 	again    map[string]time.Duration // the next delay of a start to ask for again
@@ -147,6 +151,9 @@ func (e *Engine) logf(format string, args ...any) {
 // step is one round: observe, decide, start, stop, finish.
 func (e *Engine) step(ctx context.Context) {
 	now := time.Now()
+	if e.due(now) {
+		e.syncPause()
+	}
 	var stops []string
 	for i := range e.St.Nodes {
 		n := &e.St.Nodes[i]
@@ -154,7 +161,7 @@ func (e *Engine) step(ctx context.Context) {
 			e.observe(n, now)
 		}
 		if n.Status == NodeRunning && n.Stopping == "" {
-			if to := e.W.Node(n.ID).TimeoutMS; to > 0 && now.Sub(n.StartedAt) > time.Duration(to)*time.Millisecond {
+			if to := e.W.Node(n.ID).TimeoutMS; to > 0 && e.elapsed(n, now) > time.Duration(to)*time.Millisecond {
 				n.Stopping, e.dirty = "timeout", true
 				e.logf("node %s timed out after %d ms: stopping run:%s", n.ID, to, n.Run)
 			}
@@ -217,7 +224,7 @@ func (e *Engine) start(ctx context.Context, now time.Time) {
 			}
 			busy++
 		}
-		n.Status, n.Attempts, n.NextAt = NodeStarting, n.Attempts+1, time.Time{}
+		n.Status, n.Attempts, n.NextAt, n.Ready, n.ReadyAt, n.PausedMS = NodeStarting, n.Attempts+1, time.Time{}, false, time.Time{}, 0
 		n.ExitCode, n.Error, n.Reason, n.Stopping, n.EndedAt = nil, "", "", "", time.Time{}
 		batch = append(batch, n)
 		e.dirty = true
@@ -308,6 +315,10 @@ func (e *Engine) depsMet(n *Node) bool {
 			if s != NodeRunning && s != NodeDone {
 				return false
 			}
+		case CondReady:
+			if s != NodeDone && (s != NodeRunning || !e.St.Node(d.Node).Ready) {
+				return false
+			}
 		default:
 			if s != NodeDone {
 				return false
@@ -324,4 +335,67 @@ func (e *Engine) upstream(id string) Upstream {
 		return Upstream{}
 	}
 	return Upstream{Output: ReadOutput(n.OutputFile), OutputFile: n.OutputFile}
+}
+
+// elapsed is how long a node's attempt has run, the time it spent
+// suspended aside.
+func (e *Engine) elapsed(n *NodeState, now time.Time) time.Duration {
+	return now.Sub(n.StartedAt) - time.Duration(n.PausedMS)*time.Millisecond
+}
+
+// due reports whether a clock-driven transition falls due now: a
+// running node's timeout, a retry's or a deferred start's time.
+func (e *Engine) due(now time.Time) bool {
+	if e.Paused == nil {
+		return false
+	}
+	for i := range e.St.Nodes {
+		n := &e.St.Nodes[i]
+		switch n.Status {
+		case NodeRunning:
+			if to := e.W.Node(n.ID).TimeoutMS; to > 0 && e.elapsed(n, now) > time.Duration(to)*time.Millisecond {
+				return true
+			}
+		case NodeBackoff, NodeStarting:
+			if !n.NextAt.IsZero() && !now.Before(n.NextAt) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// syncPause learns how long the workflow was suspended since it last
+// looked, and gives that time back to every running attempt's timeout and
+// every waiting retry or start. A paused_ms below the last one seen comes
+// from a new supervisor (it counts from 0).
+func (e *Engine) syncPause() {
+	total := e.Paused()
+	delta := total - e.St.PausedSeen
+	if total < e.St.PausedSeen {
+		delta = total
+	}
+	if total != e.St.PausedSeen {
+		e.St.PausedSeen, e.dirty = total, true
+	}
+	if delta <= 0 {
+		return
+	}
+	d := time.Duration(delta) * time.Millisecond
+	for i := range e.St.Nodes {
+		n := &e.St.Nodes[i]
+		switch n.Status {
+		case NodeRunning:
+			n.PausedMS += delta
+		case NodeStarting:
+			n.PausedMS += delta
+			if !n.NextAt.IsZero() {
+				n.NextAt = n.NextAt.Add(d)
+			}
+		case NodeBackoff:
+			n.NextAt = n.NextAt.Add(d)
+		}
+	}
+	e.St.PausedMS += delta
+	e.logf("workflow was suspended for %s: timeouts and retry delays go on with the time they had left", d.Round(time.Millisecond))
 }

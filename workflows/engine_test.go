@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -281,5 +282,34 @@ func TestEngineKill(t *testing.T) {
 	}
 	if !p.killed {
 		t.Error("a's process was not killed")
+	}
+}
+
+// Time the workflow spent suspended (its run's paused_ms, read through
+// Engine.Paused when a timeout falls due) does not count toward a node's
+// timeout: a node that runs 1.5 s with 5 s reported suspended is within
+// its 1 s; without the pause it times out.
+func TestEngineTimeoutSkipsSuspendedTime(t *testing.T) {
+	src := `{"nodes":[{"id":"a","template":"sleep 1500","metadata":{"timeout_ms":1000}}]}`
+	e, _, _ := engine(t, src)
+	var reads atomic.Int64
+	e.Paused = func() int64 { reads.Add(1); return 5000 }
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"a": workflows.NodeDone})
+	if reads.Load() == 0 || e.St.PausedMS != 5000 || e.St.Node("a").PausedMS != 5000 {
+		t.Errorf("paused read %d times, workflow paused_ms=%d node paused_ms=%d; want 5000 each", reads.Load(), e.St.PausedMS, e.St.Node("a").PausedMS)
+	}
+
+	e2, _, _ := engine(t, src)
+	e2.Paused = func() int64 { return 0 }
+	if err := e2.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := e2.St.Node("a"); n.Status != workflows.NodeFailed || n.Reason != "timeout" {
+		t.Errorf("without a pause: node %s (%s); want failed by its timeout", n.Status, n.Reason)
 	}
 }

@@ -55,6 +55,11 @@ type Observation struct {
 	State     string
 	StateDir  string
 	StartedAt time.Time // the run's createdAt
+	// Ready is a running run's readiness ((*runs.Info).Ready): its
+	// readiness probe passed in its current attempt, or it has none;
+	// ReadyAt is since when.
+	Ready   bool
+	ReadyAt time.Time
 	// Status, Code, Reason and Error describe an ended run (its
 	// result.json, or how it was lost).
 	Status  string

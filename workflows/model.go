@@ -39,10 +39,14 @@ func invalid(node, field, format string, args ...any) *Error {
 const (
 	CondDone    = "done"    // the dependency ended successfully
 	CondStarted = "started" // the dependency's run is up
+	// CondReady: the dependency's run is ready — its readiness probe
+	// passed in its current attempt (a run without a probe is ready while
+	// it runs) — or it ended done.
+	CondReady = "ready"
 )
 
 // conditions are the conditions depends_on accepts.
-var conditions = []string{CondStarted, CondDone}
+var conditions = []string{CondStarted, CondReady, CondDone}
 
 // Priorities, most urgent first; ready nodes start in this order.
 var priorities = []string{"critical", "high", "normal", "low"}

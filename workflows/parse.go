@@ -320,7 +320,7 @@ func parseDeps(n *Node, v any, w *Workflow) error {
 		case seen[d.Node]:
 			return invalid(n.ID, "depends_on", "lists %s twice", d.Node)
 		case dep.Service && d.Condition == CondDone:
-			return invalid(n.ID, "depends_on", "%s is a service (it runs until its dependents end): wait for it with {\"node\": %q, \"condition\": \"started\"}", d.Node, d.Node)
+			return invalid(n.ID, "depends_on", "%s is a service (it runs until its dependents end): wait for it with {\"node\": %q, \"condition\": \"started\"} or \"ready\" (its readiness probe passed)", d.Node, d.Node)
 		}
 		seen[d.Node] = true
 		n.Deps = append(n.Deps, d)

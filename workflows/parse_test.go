@@ -40,7 +40,7 @@ func TestParseRejects(t *testing.T) {
 		{"cycle", `{"nodes":[{"id":"a","template":"true","depends_on":["c"]},{"id":"b","template":"true","depends_on":["a"]},{"id":"c","template":"true","depends_on":["b"]}]}`,
 			"a", "depends_on", "cycle a → c → b → a"},
 		{"dependency twice", `{"nodes":[{"id":"a","template":"true"},{"id":"b","template":"true","depends_on":["a","a"]}]}`, "b", "depends_on", "lists a twice"},
-		{"bad condition", `{"nodes":[{"id":"a","template":"true"},{"id":"b","template":"true","depends_on":[{"node":"a","condition":"soon"}]}]}`, "b", "depends_on[0].condition", "started or done"},
+		{"bad condition", `{"nodes":[{"id":"a","template":"true"},{"id":"b","template":"true","depends_on":[{"node":"a","condition":"soon"}]}]}`, "b", "depends_on[0].condition", "started, ready or done"},
 		{"order contradicts", `{"nodes":[{"id":"a","template":"true"},{"id":"b","template":"true","depends_on":["a"]}],"execution_order":[["a","b"]]}`,
 			"b", "execution_order", "before or beside its dependency a"},
 		{"order misses node", `{"nodes":[{"id":"a","template":"true"},{"id":"b","template":"true"}],"execution_order":[["a"]]}`, "b", "execution_order", "in no layer"},

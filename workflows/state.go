@@ -70,6 +70,11 @@ type State struct {
 	Layers    [][]string  `json:"layers"`
 	Policy    Policy      `json:"policy"`
 	Nodes     []NodeState `json:"nodes"`
+	// PausedMS is the time the workflow spent suspended with its session
+	// (its timeouts and retry delays did not count it); PausedSeen is the
+	// last paused_ms read from its run's progress.json.
+	PausedMS   int64 `json:"paused_ms,omitempty"`
+	PausedSeen int64 `json:"paused_seen_ms,omitempty"`
 }
 
 // NodeState is one node in workflow.json.
@@ -95,6 +100,13 @@ type NodeState struct {
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	EndedAt    time.Time `json:"ended_at,omitzero"`
 	NextAt     time.Time `json:"next_attempt_at,omitzero"`
+	// Ready is what the last observation of the node's run said of its
+	// readiness (condition "ready"), ReadyAt since when.
+	Ready   bool      `json:"ready,omitempty"`
+	ReadyAt time.Time `json:"ready_at,omitzero"`
+	// PausedMS is the time this attempt spent suspended: its timeout
+	// does not count it.
+	PausedMS int64 `json:"paused_ms,omitempty"`
 }
 
 // NewState is the state of a workflow that has not started a node yet.

@@ -35,6 +35,12 @@ func (e *Engine) observe(n *NodeState, now time.Time) {
 	if !obs.StartedAt.IsZero() && !n.StartedAt.Equal(obs.StartedAt) {
 		n.StartedAt, e.dirty = obs.StartedAt, true // when its run started: its timeout counts from there
 	}
+	if obs.State == ChildRunning && obs.Ready != n.Ready {
+		n.Ready, n.ReadyAt, e.dirty = obs.Ready, obs.ReadyAt, true
+		if obs.Ready {
+			e.logf("node %s ready (run:%s)", n.ID, n.Run)
+		}
+	}
 	if obs.State == ChildEnded {
 		e.ended(n, obs, now)
 	}

@@ -34,7 +34,7 @@ A long-lived JSON-lines front door (hidden; the pi extension uses it).
 The first line out is the hello: {"id":0,"ok":true,"result":{"version",
 "agent_dir","pi":{[pi] of pi-actors.toml}}} (ok=false with the config error
 and the defaults when pi-actors.toml is invalid). Then each line in
-  {"id":N,"verb":"query_graph","params":{...},"cwd":"/dir","session":"s","timeout_ms":200}
+  {"id":N,"verb":"query_graph","params":{...},"cwd":"/dir","session":"s","timeout_ms":200,"tool_call_id":"t1","cause":"<message id>"}
 gets one line out
   {"id":N,"ok":true,"result":...,"text":"...","ms":1.2}   or   {"id":N,"ok":false,"error":{"code","message","hint","exit"}}
 in completion order. {"id":N,"op":"hello"} repeats the hello (config re-read);
@@ -53,6 +53,10 @@ type bridgeRequest struct {
 	TimeoutMS int             `json:"timeout_ms,omitempty"`
 	// Target is the id of the call a cancel op cancels.
 	Target int `json:"target,omitempty"`
+	// ToolCall is pi's tool-call id, Cause the message the call answers:
+	// the spawns and messages the call makes record them as their cause.
+	ToolCall string `json:"tool_call_id,omitempty"`
+	Cause    string `json:"cause,omitempty"`
 }
 
 // bridgeReply is one reply line.
@@ -196,6 +200,7 @@ func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, 
 		}), "PI_ACTORS_SESSION="+req.Session)
 	}
 	env.Stdin = bytes.NewReader(nil)
+	env.Cause.ToolCall, env.Cause.Message = req.ToolCall, req.Cause
 	if err := env.LoadConfig(); err != nil && !lenientConfig[spec.Name] {
 		return nil, err
 	}

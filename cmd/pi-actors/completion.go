@@ -103,8 +103,12 @@ func complete(words []string) []string {
 }
 
 // firstWord reports whether the word being completed is the verb's first
-// word (no word typed before it).
+// word (no word typed before it), or any word of a verb that takes several
+// (stop web worker).
 func firstWord(verb string, before []string) bool {
+	if s := verbs.Find(verb); s != nil && s.Words {
+		return true
+	}
 	for _, w := range before {
 		if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
 			return false
@@ -156,8 +160,10 @@ func paramsOf(verb string) []string {
 // wordsOf lists what a verb's first word can be.
 func wordsOf(verb string) []string {
 	switch verb {
-	case "logs", "stop", "kill", "restart", "rm":
+	case "logs":
 		return runIDs()
+	case "stop", "kill", "restart", "rm":
+		return append(runIDs(), "all")
 	case "call":
 		return recipeNames()
 	case "kernel":

@@ -20,14 +20,16 @@ import (
 func init() {
 	localVerbs = append(localVerbs, &verb{
 		name:    "demo",
-		summary: "a guided tour of supervised runs",
+		summary: "a guided tour of supervised runs and the memory",
 		usage: `pi-actors demo [keep=true]
 
 A guided tour of about eight seconds. In a private agent root it starts a
 kernel and a small supervised workload: a service that crashes once and is
 restarted, a parallel fan-out, a script actor fed through its mailbox, a
-run that is killed, and a room swarm (a locker and three workers). Each step prints the command it ran and what that
-command showed, then the follow-ups your session received. Everything it
+run that is killed, a room swarm (a locker and three workers), and the
+memory: the demo's runs recalled from the knowledge store, and an atom
+about one of its files found by the file. Each step prints the command it
+ran and what that command showed, then the follow-ups your session received. Everything it
 started is stopped at the end and the private root is removed (keep=true
 keeps the root and prints its path). Ctrl-C also cleans up, then exits 130.
 
@@ -254,6 +256,7 @@ func (d *demo) summary(keep bool) {
 		"run:worker, a plain sh script, took tasks from its mailbox and reported each result upward.",
 		"run:doomed was killed with control.kill; none of its processes was left.",
 		"run:swarm split 30 tasks between three actor-workers through a locker; its room holds the conversation.",
+		"Every run was recorded as it ended: recall found run:service's attempts by what they printed, and an atom\n    about service.sh was found by the file it owns.",
 		"Your session heard about ends, results and failures as follow-ups, without polling.",
 	} {
 		d.printf("  - %s\n", s)
@@ -265,6 +268,7 @@ func (d *demo) summary(keep bool) {
 		{"pi-actors inspect target=run:tick view=status", "what it is doing now"},
 		{"pi-actors message to=run:tick type=control.kill", "stop it and every process it started"},
 		{"pi-actors watch", "follow-ups as they arrive (Ctrl-C stops)"},
+		{"pi-actors knowledge recall query='tick'", "what your runs did, recalled"},
 		{"pi-actors kernel stop", "stop the kernel; runs keep running"},
 	} {
 		d.printf("  %-50s # %s\n", c[0], c[1])

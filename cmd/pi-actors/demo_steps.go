@@ -33,7 +33,7 @@ func (d *demo) tour() error {
 		}
 	}
 
-	steps := []func() error{d.stepKernel, d.stepService, d.stepFanout, d.stepWorker, d.stepDoomed, d.stepStop, d.stepSwarm, d.stepFollowups}
+	steps := []func() error{d.stepKernel, d.stepService, d.stepFanout, d.stepWorker, d.stepDoomed, d.stepStop, d.stepSwarm, d.stepMemory, d.stepFollowups}
 	for _, s := range steps {
 		if err := d.ctx.Err(); err != nil {
 			return err

@@ -31,7 +31,7 @@ func verbTable() string {
 			for _, p := range s.Params() {
 				switch p {
 				case s.Word:
-					ps = append(ps, fmt.Sprintf("`%s` (or the first word)", p))
+					ps = append(ps, fmt.Sprintf("`%s` (or the %s)", p, map[bool]string{false: "first word", true: "words"}[s.Words]))
 				case s.Rest:
 					ps = append(ps, fmt.Sprintf("`%s` (or any other `k=v`)", p))
 				default:

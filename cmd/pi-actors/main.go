@@ -75,6 +75,9 @@ func run(ctx context.Context, args []string, io streams) int {
 	if len(args) > 0 && args[0] == "supervise" {
 		return superviseMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "stage" {
+		return stageMain(ctx, args[1:], io)
+	}
 	if len(args) > 0 && args[0] == "__complete" {
 		return completeMain(args[1:], io)
 	}

@@ -76,7 +76,7 @@ func stripNoColor(args []string) ([]string, bool) {
 
 // statusColours are the SGR codes of status words.
 var statusColours = map[string]string{
-	"running": "32", "backoff": "33", "done": "36", "failed": "31", "exited": "31",
+	"running": "32", "backoff": "33", "suspended": "35", "done": "36", "failed": "31", "exited": "31",
 	"killed": "31", "cancelled": "33", "archived": "2", "starting": "32",
 }
 

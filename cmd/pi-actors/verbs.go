@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -52,19 +53,26 @@ func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
 var lenientConfig = map[string]bool{"inspect": true, "mailbox": true}
 
 // decode turns one parsed invocation into the verb's typed request. The
-// common parameter session= names the caller's session (verbs that take
-// any parameter as a value keep it as one).
+// common parameter session= names the caller's session, cause= the
+// message the call answers (the trace records it); verbs that take any
+// parameter as a value, or a parameter of that name of their own, keep it.
 func decode(spec *verbs.Spec, r *request, env *verbs.Env) (verbs.Request, error) {
 	params := maps.Clone(r.params)
-	if spec.Rest == "" {
-		if s, ok := params["session"]; ok {
-			str, isStr := s.(string)
-			if !isStr {
-				return nil, verbs.Invalidf("session must be a string")
-			}
-			env.Session = str
-			delete(params, "session")
+	for _, name := range []string{"session", "cause"} {
+		s, ok := params[name]
+		if !ok || spec.Rest != "" || slices.Contains(spec.Params(), name) {
+			continue
 		}
+		str, isStr := s.(string)
+		if !isStr {
+			return nil, verbs.Invalidf("%s must be a string", name)
+		}
+		if name == "session" {
+			env.Session = str
+		} else {
+			env.Cause.Message = strings.TrimSpace(str)
+		}
+		delete(params, name)
 	}
 	if r.verbose && slices.Contains(spec.Params(), "verbose") {
 		params["verbose"] = true

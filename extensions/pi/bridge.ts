@@ -159,7 +159,7 @@ export class Bridge {
 	async call(
 		verb: string,
 		params: unknown,
-		opts: { cwd: string; session?: string; timeoutMs: number; op?: string; signal?: AbortSignal },
+		opts: { cwd: string; session?: string; timeoutMs: number; op?: string; signal?: AbortSignal; toolCallId?: string },
 	): Promise<BridgeReply> {
 		const deadline = opts.timeoutMs > 0 ? Date.now() + opts.timeoutMs : Infinity;
 		try {
@@ -175,7 +175,7 @@ export class Bridge {
 		const reply = new Promise<BridgeReply>((resolve) => this.pending.set(id, resolve));
 		if (this.pending.size === 1) this.hold(child, true);
 		const timeout_ms = opts.timeoutMs > 0 ? Math.max(opts.timeoutMs, 1000) : undefined;
-		const req = { id, op: opts.op, verb, params, cwd: opts.cwd, session: opts.session, timeout_ms };
+		const req = { id, op: opts.op, verb, params, cwd: opts.cwd, session: opts.session, timeout_ms, tool_call_id: opts.toolCallId };
 		child.stdin.write(JSON.stringify(req) + "\n");
 		let onAbort: (() => void) | undefined;
 		const aborted = new Promise<never>((_, reject) => {

@@ -34,7 +34,7 @@ import { selectTools, type ToolSpec } from "./select.ts";
 import { delivered, levelOf, parseFollowup, remember, Watcher } from "./watch.ts";
 
 export { fetchSchema, toolArgs } from "./cli.ts";
-export { DEFAULT_TOOLS, selectTools, type ToolSpec } from "./select.ts";
+export { DEFAULT_TOOLS, nameKey, selectTools, type ToolSpec } from "./select.ts";
 export { formatContext } from "./render.ts";
 
 /** The most pi start-up waits for the bridge's hello (it usually takes a few ms). */
@@ -175,9 +175,9 @@ class Extension {
 			description: spec.description,
 			// pi accepts plain JSON Schema objects as parameters (TypeBox schemas are JSON Schema).
 			parameters: spec.inputSchema as unknown as ToolDefinition["parameters"],
-			execute: async (_id, params, signal, _onUpdate, ctx): Promise<AgentToolResult<unknown>> => {
+			execute: async (toolCallId, params, signal, _onUpdate, ctx): Promise<AgentToolResult<unknown>> => {
 				this.touch(ctx);
-				const reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal);
+				const reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal, toolCallId);
 				const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.result ?? null);
 				return { content: [{ type: "text", text: bound(text) }], details: reply.result };
 			},
@@ -195,12 +195,13 @@ class Extension {
 	 * Runs one tool call: through the bridge (about a millisecond; Escape
 	 * cancels it there), or, without one, a CLI process (Escape kills it).
 	 */
-	private async callTool(spec: ToolSpec, args: string[], params: Record<string, unknown>, ctx: ExtensionContext, signal: AbortSignal | undefined): Promise<Reply> {
+	private async callTool(spec: ToolSpec, args: string[], params: Record<string, unknown>, ctx: ExtensionContext, signal: AbortSignal | undefined, toolCallId?: string): Promise<Reply> {
 		const session = sessionOf(ctx);
 		if (this.viaBridge) {
 			const c = toolCall(spec, params);
 			try {
-				return unwrap(await this.bridge.call(c.verb, c.params, { cwd: ctx.cwd, session, timeoutMs: 0, signal }));
+				// The tool call's id goes with it: the spawns and messages it makes record it as their cause.
+				return unwrap(await this.bridge.call(c.verb, c.params, { cwd: ctx.cwd, session, timeoutMs: 0, signal, toolCallId }));
 			} catch (err) {
 				if (!(err instanceof UnavailableError)) throw err;
 				this.viaBridge = false; // nothing was sent: the CLI runs it

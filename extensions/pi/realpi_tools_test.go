@@ -115,7 +115,7 @@ func TestRealPiToolsSetting(t *testing.T) {
 	}
 
 	r.script(pitest.Text("ok").On("^two$"))
-	r.run("two", "PI_ACTORS_PI_TOOLS=!manage_*,!utility-*,!subagent*,!actor-worker,!locker,!room-swarm,smart_search,default")
+	r.run("two", "PI_ACTORS_PI_TOOLS=!manage_*,!utility-*,!subagent*,!pipeline-*,!actor-worker,!locker,!room-swarm,smart_search,default")
 	got = ours(r.last().Tools)
 	if want := []string{"inspect", "message", "query_graph", "recall", "search_all", "smart_search", "spawn"}; !slices.Equal(got, want) {
 		t.Fatalf("PI_ACTORS_PI_TOOLS: pi offered %v, want %v", got, want)

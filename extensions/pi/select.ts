@@ -37,9 +37,10 @@ export interface Selection {
 }
 
 /**
- * Selects the tools: patterns are tool names or globs (* and ?), "default"
- * for the default set, "!pattern" to leave tools out; no positive pattern
- * means the default set. A recipe whose name is one of pi's tools or a verb
+ * Selects the tools: patterns are tool names or globs (* and ?), spelt
+ * either way (my-tool selects my_tool), "default" for the default set,
+ * "!pattern" to leave tools out; no positive pattern means the default
+ * set. A recipe whose name is one of pi's tools or a verb
  * is never registered. Names without a glob that match no tool are
  * reported in unknown (and otherwise ignored).
  */
@@ -59,7 +60,7 @@ export function selectTools(specs: ToolSpec[], patterns: readonly string[] | nul
 	const negative = list.filter((p) => p.startsWith("!")).map((p) => p.slice(1));
 	const unknown: string[] = [];
 	for (const p of [...positive, ...negative]) {
-		if (p !== "default" && !/[*?]/.test(p) && !usable.some((s) => s.name === p)) unknown.push(p);
+		if (p !== "default" && !/[*?]/.test(p) && !usable.some((s) => nameKey(s.name) === nameKey(p))) unknown.push(p);
 	}
 	const matchers = positive.map((p) => (p === "default" ? isDefault : globTest(p)));
 	const excluded = negative.map(globTest);
@@ -70,8 +71,16 @@ export function selectTools(specs: ToolSpec[], patterns: readonly string[] | nul
 	return { tools, unknown };
 }
 
-/** A predicate matching tool names against a glob (* any run, ? one character). */
+/**
+ * A name's spelling-blind form, as pi-actors looks names up: lowercase, -
+ * and _ the same (a tool registered as my-tool is stored as my_tool).
+ */
+export function nameKey(name: string): string {
+	return name.trim().toLowerCase().replace(/-/g, "_");
+}
+
+/** A predicate matching tool names against a glob (* any run, ? one character), spelt either way. */
 function globTest(glob: string): (s: ToolSpec) => boolean {
-	const re = new RegExp("^" + glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$");
-	return (s) => re.test(s.name);
+	const re = new RegExp("^" + nameKey(glob).replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$");
+	return (s) => re.test(nameKey(s.name));
 }

@@ -32,6 +32,7 @@ type Config struct {
 	Knowledge Knowledge `toml:"knowledge"`
 	Cluster   Cluster   `toml:"cluster"`
 	Pi        Pi        `toml:"pi"`
+	Sessions  Sessions  `toml:"sessions"`
 }
 
 // Knowledge configures the knowledge store's vector graph.
@@ -177,6 +178,9 @@ func (c Config) check(path string) error {
 		}
 	}
 	if err := c.Pi.check(path); err != nil {
+		return err
+	}
+	if err := c.Sessions.check(path); err != nil {
 		return err
 	}
 	return c.Knowledge.Embedder.check(path)

@@ -21,7 +21,9 @@ const ServiceUsage = `service helpers:
   touch-after DELAY FILE [PIDFILE] wait DELAY, create FILE, sleep forever
   exists FILE              exit 0 when FILE exists, else 1
   alloc MIB [PIDFILE]      allocate and touch MIB MiB, print "allocated", sleep
-  count-starts FILE [PIDFILE]  append a line to FILE, print "start <n>", sleep`
+  count-starts FILE [PIDFILE]  append a line to FILE, print "start <n>", sleep
+  http-get PORT            GET / from 127.0.0.1:PORT: exit 0 on a 2xx answer, else 1
+  busy-loop [PIDFILE]      spin on the CPU for ever (its CPU time grows while it runs)`
 
 // runService runs a service helper; ok is false for another name.
 func runService(name string, args []string) (code int, ok bool) {
@@ -58,6 +60,15 @@ func runService(name string, args []string) (code int, ok bool) {
 		for {
 			time.Sleep(time.Hour)
 			mem[0]++ // keep it alive
+		}
+	case "http-get":
+		return httpGet(arg(args, 0, "0")), true
+	case "busy-loop":
+		writePid(arg(args, 0, ""), os.Getpid())
+		for n := 0; ; n++ {
+			if n < 0 {
+				fmt.Println(n) // never: keeps the loop from being optimised away
+			}
 		}
 	case "count-starts":
 		file := arg(args, 0, "")
@@ -112,6 +123,24 @@ func serve(answer bool, args []string) int {
 			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
 		}()
 	}
+}
+
+// httpGet sends one GET / to 127.0.0.1:port: 0 when the answer is 2xx.
+func httpGet(port string) int {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 2") {
+		fmt.Fprintf(os.Stderr, "answer %q: %v\n", line, err)
+		return 1
+	}
+	return 0
 }
 
 func duration(s string) time.Duration {

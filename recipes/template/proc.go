@@ -190,7 +190,7 @@ func (p *proc) wait(ctx context.Context, grace time.Duration) (int, bool) {
 	}
 	<-p.exited
 	p.drain()
-	if killed && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if killed && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		return 124, true
 	}
 	return exitStatus(p.cmd.ProcessState), killed

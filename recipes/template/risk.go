@@ -47,9 +47,19 @@ func RiskLabels(argv []string, label string) ([]string, []string) {
 		return nil, nil
 	}
 	c := command{name: executableName(argv[0]), argv: argv}
+	// A command a wrapper runs after `--` (pi-actors stage validate --
+	// bash -c …) carries its own risks: its labels count too, its
+	// warnings do not (the wrapper is the boundary a reader audits).
+	var inner *command
+	for i := 1; i < len(argv)-1; i++ {
+		if argv[i] == "--" {
+			inner = &command{name: executableName(argv[i+1]), argv: argv[i+1:]}
+			break
+		}
+	}
 	var labels []string
 	for i, check := range riskCheckList {
-		if check(c) {
+		if check(c) || (inner != nil && check(*inner)) {
 			labels = append(labels, riskOrder[i])
 		}
 	}

@@ -153,6 +153,13 @@ func TestRiskLabels(t *testing.T) {
 		{"windows path", []string{`C:\Windows\System32\CMD.EXE`, "dir"}, []string{platformL}},
 		{"openssl", []string{"openssl", "version"}, nil},
 
+		// a command wrapped after --: its labels count, the wrapper's stay
+		{"wrapped shell", []string{"pi-actors", "stage", "validate", "dir=.", "--", "bash", "-c", "{command}"}, []string{shellL, evalL}},
+		{"wrapped rm", []string{"xargs", "--", "rm", "-rf"}, []string{destroyL}},
+		{"wrapper labels kept", []string{"tool", "--serve", "--", "curl", "u"}, []string{networkL, longL}},
+		{"git path after --", []string{"git", "checkout", "--", "src/x.go"}, nil},
+		{"trailing --", []string{"bash", "x.sh", "--"}, []string{shellL}},
+
 		{"empty argv", nil, nil},
 	}
 	for _, name := range []string{"systemctl", "launchctl", "osascript", "open", "xdg-open",
@@ -279,5 +286,14 @@ func BenchmarkRiskLabels(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		RiskLabels(argv, "review")
+	}
+}
+
+// TestRiskWrappedNoWarning: a command wrapped after -- adds labels, not
+// the wrapped command's warning (the wrapper is the audited boundary).
+func TestRiskWrappedNoWarning(t *testing.T) {
+	labels, warnings := RiskLabels([]string{"pi-actors", "stage", "validate", "--", "bash", "-c", "make"}, "")
+	if len(labels) != 2 || len(warnings) != 0 {
+		t.Errorf("labels %q warnings %q, want shell+eval and no warning", labels, warnings)
 	}
 }

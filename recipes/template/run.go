@@ -33,6 +33,17 @@ type Runner struct {
 	// OnEvent, if set, is called (from many goroutines) when a command
 	// starts and when it is done.
 	OnEvent func(Event)
+	// Clock, if set, counts steps' timeouts and delays instead of the wall
+	// clock (a run's supervisor passes one that stops while its run is
+	// suspended, so a timeout goes on with the time it had left).
+	Clock Clock
+}
+
+// Clock counts time for timeouts and delays.
+type Clock interface {
+	// Wait returns true once d of counted time has passed, false when ctx
+	// ended first.
+	Wait(ctx context.Context, d time.Duration) bool
 }
 
 // Event reports a command starting or finishing.
@@ -174,24 +185,49 @@ func (x *run) killGrace() time.Duration {
 // timeout expired, 130 when the composition was aborted.
 func interrupted(ctx context.Context, s *Step) outcome {
 	o := outcome{code: 130, killed: true, path: s.Path}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		o.code = 124
 	}
 	return o
+}
+
+// wait waits d of the Runner's clock (the wall clock without one); false
+// when ctx ended first.
+func (x *run) wait(ctx context.Context, d time.Duration) bool {
+	if x.Clock != nil {
+		return x.Clock.Wait(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// withTimeout is context.WithTimeout on the Runner's clock: the context
+// ends with cause context.DeadlineExceeded once d of counted time passed.
+func (x *run) withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if x.Clock == nil {
+		return context.WithTimeout(ctx, d)
+	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		if x.Clock.Wait(tctx, d) {
+			cancel(context.DeadlineExceeded)
+		}
+	}()
+	return tctx, func() { cancel(context.Canceled) }
 }
 
 func (x *run) step(ctx context.Context, s *Step, in *Buffer) outcome {
 	if s.Kind == StepSkipped {
 		return outcome{out: in, skipped: true, path: s.Path}
 	}
-	if s.Delay > 0 {
-		t := time.NewTimer(s.Delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return interrupted(ctx, s)
-		}
+	if s.Delay > 0 && !x.wait(ctx, s.Delay) {
+		return interrupted(ctx, s)
 	}
 	var o outcome
 	for attempt := 1; ; attempt++ {
@@ -220,7 +256,7 @@ func (x *run) attempt(ctx context.Context, s *Step, in *Buffer) outcome {
 	actx := ctx
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, s.Timeout)
+		actx, cancel = x.withTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
 	var o outcome

@@ -46,6 +46,10 @@ type client struct {
 	logs     []*mcp.LoggingMessageParams
 	changed  int
 	notified chan struct{}
+	// updated are the URIs of notifications/resources/updated, in order;
+	// listChanged counts notifications/resources/list_changed.
+	updated     []string
+	listChanged int
 }
 
 // env is the environment of every process the test starts: a private
@@ -75,6 +79,18 @@ func connectVersion(t *testing.T, agent, version string, extraEnv ...string) *cl
 			c.changed++
 			c.mu.Unlock()
 			c.notified <- struct{}{}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			c.mu.Lock()
+			c.updated = append(c.updated, req.Params.URI)
+			c.mu.Unlock()
+			c.notify()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.mu.Lock()
+			c.listChanged++
+			c.mu.Unlock()
+			c.notify()
 		},
 	})
 	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
@@ -302,5 +318,56 @@ func TestMCPSessionOwnership(t *testing.T) {
 	}
 	if res := a.call("message", map[string]any{"to": "run:mine", "type": "control.kill"}); res.IsError {
 		t.Errorf("alice could not kill her run: %s", text(res))
+	}
+}
+
+// A tool registered as name=my-tool is listed as my_tool and answers to
+// either spelling; so does a packaged recipe (utility_git_status).
+func TestMCPToolSpellings(t *testing.T) {
+	agent := t.TempDir()
+	c := connect(t, agent)
+	c.mu.Lock()
+	before := c.changed
+	c.mu.Unlock()
+	res := c.call("register_tool", map[string]any{"name": "my-tool", "description": "say hi", "template": "echo hi {who=you}"})
+	if res.IsError || !strings.Contains(text(res), `Registered tool "my_tool"`) {
+		t.Fatalf("register_tool: %s", text(res))
+	}
+	c.wait("tools/list_changed", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.changed > before })
+	tools, err := c.session.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, tool := range tools.Tools {
+		listed[tool.Name] = true
+	}
+	if !listed["my_tool"] || listed["my-tool"] {
+		t.Fatalf("listed my_tool=%v my-tool=%v", listed["my_tool"], listed["my-tool"])
+	}
+	for _, name := range []string{"my_tool", "my-tool", "My-Tool"} {
+		res := c.call(name, map[string]any{"who": name})
+		if res.IsError || !strings.Contains(structured(t, res)["output"].(string), "hi "+name) {
+			t.Errorf("call %s: %s", name, text(res))
+		}
+	}
+	if res := c.call("utility_git_status", map[string]any{}); strings.Contains(text(res), "unknown tool") {
+		t.Errorf("utility_git_status: %s", text(res))
+	}
+	// Through the tools that take a name: message to=tool:, inspect target=tool:, call.
+	res = c.call("message", map[string]any{"to": "tool:my-tool", "type": "tool.call", "body": map[string]any{"who": "msg"}})
+	if res.IsError || !strings.Contains(text(res), "tool_invoked") {
+		t.Errorf("message to=tool:my-tool: %s", text(res))
+	}
+	res = c.call("inspect", map[string]any{"target": "tool:my-tool", "view": "status"})
+	if res.IsError || !strings.HasPrefix(text(res), "tool=my_tool ") {
+		t.Errorf("inspect target=tool:my-tool: %s", text(res))
+	}
+	res = c.call("call", map[string]any{"recipe": "my-tool", "args": map[string]any{"who": "call"}})
+	if res.IsError || !strings.Contains(text(res), "hi call") {
+		t.Errorf("call recipe=my-tool: %s", text(res))
+	}
+	if _, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "no-such-tool"}); err == nil || !strings.Contains(err.Error(), `unknown tool "no-such-tool"`) {
+		t.Errorf("an unknown tool: %v", err)
 	}
 }

@@ -17,14 +17,22 @@ const maxFrame = 16 << 20
 // that is not JSON is answered with a JSON-RPC parse error (-32700), a
 // JSON value that is not a JSON-RPC 2.0 message with an invalid-request
 // error (-32600), and the connection goes on. Every well-formed line
-// reaches the SDK unchanged.
+// reaches the SDK unchanged. The JSON-RPC id of each tools/call is kept
+// for the call's handler (the cause its spawns and messages record).
 func Guarded(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
+	g := &guarded{IOTransport: &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: maxFrame}, calls: &callIDs{}}
 	go func() {
-		pw.CloseWithError(filterFrames(in, pw, w))
+		pw.CloseWithError(filterFrames(in, pw, w, g.calls))
 	}()
-	return &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: maxFrame}
+	return g
+}
+
+// guarded is the guarded stdio transport and the ids of its tool calls.
+type guarded struct {
+	*mcp.IOTransport
+	calls *callIDs
 }
 
 // lockedWriter serialises the SDK's writes and the guard's replies, one
@@ -44,7 +52,7 @@ func (l *lockedWriter) Close() error { return l.w.Close() }
 
 // filterFrames copies valid JSON-RPC lines from in to pw and answers the
 // others on w.
-func filterFrames(in io.Reader, pw io.Writer, w io.Writer) error {
+func filterFrames(in io.Reader, pw io.Writer, w io.Writer, calls *callIDs) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -52,6 +60,7 @@ func filterFrames(in io.Reader, pw io.Writer, w io.Writer) error {
 			if reply := check(line); reply != nil {
 				w.Write(reply)
 			} else {
+				calls.note(line)
 				if line[len(line)-1] != '\n' {
 					line = append(line, '\n')
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -23,12 +24,14 @@ type Server struct {
 	env    *verbs.Env
 	log    *slog.Logger
 	srv    *mcp.Server
+	runs   *runResources
 	mu     sync.Mutex
 	tools  map[string]ToolDef // by tool name
 	ss     *mcp.ServerSession
 	ssSet  chan struct{}
 	cancel context.CancelFunc
 	pump   sync.Once
+	calls  *callIDs // the JSON-RPC ids of tool calls (guarded transports)
 }
 
 // Options configure a server.
@@ -68,15 +71,22 @@ target=coordinator view=followups drains any you missed. Tools: spawn,
 message, inspect, call, register_tool, mailbox, the knowledge graph
 (query_graph, manage_graph, manage_changelog: durable memory about the
 codebase; read it before working on files, update it after), and one tool
-per recipe.`, env.Session)
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "pi-actors", Version: opts.Version}, &mcp.ServerOptions{
+per recipe. Every run you may read is also a resource:
+pi-actors://run/<id>/status and pi-actors://run/<id>/tail (subscribe to
+follow a run without polling).`, env.Session)
+	s.runs = newRunResources(s)
+	so := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.log,
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}},
 		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
 			s.startFollowups()
 		},
-	})
+	}
+	s.runs.options(so)
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "pi-actors", Version: opts.Version}, so)
+	s.runs.register()
 	// Follow-ups are not ordinary log lines: they reach the client whatever
 	// level it asks for, so the session's level stays at debug.
 	s.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -86,6 +96,12 @@ per recipe.`, env.Session)
 			// which has no handshake — with its first request.
 			if method != "initialize" && (method == "notifications/initialized" || !strings.HasPrefix(method, "notifications/")) {
 				s.startFollowups()
+			}
+			if method == "resources/list" {
+				s.runs.start(ctx) // the runs are listed once the kernel's stream says which
+			}
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
+				p.Name = s.toolName(p.Name) // my-tool reaches my_tool
 			}
 			if method == "logging/setLevel" {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
@@ -116,6 +132,9 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.cancel = cancel
+	if g, ok := t.(*guarded); ok {
+		s.calls = g.calls
+	}
 	stopWatch := s.watchRecipes(ctx)
 	defer stopWatch()
 	ss, err := s.srv.Connect(ctx, t, &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{LogLevel: "debug"}})
@@ -148,6 +167,29 @@ func (s *Server) add(t ToolDef) {
 	s.srv.AddTool(tool, s.handler(t))
 }
 
+// toolName is the listed tool a called name stands for: the name itself,
+// else the one tool spelt differently (recipes.NameKey: case, - and _).
+func (s *Server) toolName(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tools[name]; ok {
+		return name
+	}
+	match := ""
+	for listed := range s.tools {
+		if recipes.NameKey(listed) == recipes.NameKey(name) {
+			if match != "" {
+				return name // ambiguous: the client must use the listed name
+			}
+			match = listed
+		}
+	}
+	if match == "" {
+		return name
+	}
+	return match
+}
+
 // handler runs a tool call through the verb layer.
 func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
@@ -158,10 +200,12 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 			}
 		}()
 		var args json.RawMessage
+		var id string
 		if req != nil && req.Params != nil {
 			args = req.Params.Arguments
+			id = s.calls.take(req.Params.Name, args)
 		}
-		out, err := s.call(ctx, t, args)
+		out, err := s.call(ctx, t, args, id)
 		if err != nil {
 			return errorResult(verbs.Classify(err)), nil
 		}
@@ -170,8 +214,9 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 }
 
 // call decodes, validates and runs one call.
-func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage) (*verbs.Outcome, error) {
+func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage, requestID string) (*verbs.Outcome, error) {
 	env := *s.env
+	env.Cause.MCPRequest = requestID // what its spawns and messages record as their cause
 	if t.Recipe != "" {
 		spec := verbs.Find("call")
 		c := &verbs.Call{Recipe: t.Recipe}

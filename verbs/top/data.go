@@ -147,7 +147,7 @@ func (m *Model) refreshPane(timed bool) tea.Cmd {
 // message verb's control.kill / control.restart) and reports the outcome.
 func runAction(env *verbs.Env, verb, run string) tea.Cmd {
 	return func() tea.Msg {
-		out, err := verbs.Find(verb).Run(context.Background(), env, &verbs.RunRef{Run: run})
+		out, err := verbs.Find(verb).Run(context.Background(), env, &verbs.RunRef{Run: verbs.RunList{run}})
 		if err != nil {
 			ce := verbs.Classify(err)
 			return actionMsg{note: fmt.Sprintf("%s run:%s failed: %s", verb, run, ce.Message)}

@@ -39,7 +39,7 @@ func newStyles(colour bool) styles {
 	}
 	s.dim = s.dim.Faint(true)
 	s.warn = s.warn.Foreground(lipgloss.Color("3"))
-	for word, c := range map[string]string{"running": "2", "backoff": "3", "stalled": "3", "done": "6",
+	for word, c := range map[string]string{"running": "2", "backoff": "3", "suspended": "5", "stalled": "3", "done": "6",
 		"failed": "1", "exited": "1", "killed": "1", "cancelled": "3", "archived": "8",
 		"ready": "2", "starting": "3", "unready": "1"} {
 		s.status[word] = lipgloss.NewStyle().Foreground(lipgloss.Color(c))

@@ -34,7 +34,34 @@ type Request struct {
 	Env     []string          `json:"env,omitempty"`
 	Params  json.RawMessage   `json:"params,omitempty"`
 	Items   []json.RawMessage `json:"items,omitempty"`
+	// Node, on a clustered kernel, is the node whose kernel answers the
+	// request ("" or this node: this kernel).
+	Node string `json:"node,omitempty"`
+	// From is the node a request came from over the cluster; the receiving
+	// kernel sets it (a local client's is ignored) and never forwards such
+	// a request again.
+	From string `json:"from,omitempty"`
+	// Cause is what made the caller send it (the trace records it with
+	// every spawn and message).
+	Cause *Cause `json:"cause,omitempty"`
 }
+
+// Cause is what made a spawn or a message happen (seed 002's "triggers"):
+// the session, the run it came from (the caller's PI_ACTORS_RUN_ID), the
+// message it answers (cause=<message id>), the pi tool call or MCP
+// request that made it, the workflow node. A client fills what it knows;
+// the kernel adds the session, the run and the node.
+type Cause struct {
+	Session    string `json:"session,omitempty"`
+	Run        string `json:"run,omitempty"`
+	Message    string `json:"message,omitempty"`
+	ToolCall   string `json:"tool_call,omitempty"`
+	MCPRequest string `json:"mcp_request,omitempty"`
+	Node       string `json:"node,omitempty"`
+}
+
+// Empty reports whether the cause says nothing.
+func (c *Cause) Empty() bool { return c == nil || *c == Cause{} }
 
 // Encode sets the request's parameters from a typed request.
 func (r *Request) Encode(params any) error {

@@ -62,6 +62,14 @@ test("selectTools: the default set, globs, default, exclusions, unknown names", 
 	assert.deepEqual(sel.unknown, ["recal", "nope"]);
 });
 
+test("selectTools: a name or glob spelt either way (my-tool selects my_tool)", () => {
+	const cat = [...catalogue, recipe("my_tool")];
+	const sel = mod.selectTools(cat, ["my-tool", "Utility_Git_Status", "subagent_*", "!utility_git_log"]);
+	assert.deepEqual(names(sel), ["my_tool", "subagent-prompt", "utility-git-status"]);
+	assert.deepEqual(sel.unknown, []);
+	assert.equal(mod.nameKey(" My-Tool "), "my_tool");
+});
+
 const ctxResult = (knowledge = "K".repeat(50)) => ({
 	molecules: [{ id: "m1", name: "Payments", knowledge: "molecule knowledge", atoms: [{ id: "a1", name: "Webhooks", knowledge, matchedPaths: ["src/pay/w.ts"], changelog: [{ summary: "split the handler", createdAt: "2026-11-01T00:00:00Z" }] }] }],
 	orphanAtoms: [{ id: "a2", name: "Retry", knowledge: "retry knowledge" }],

@@ -1,0 +1,65 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// joinHeader is a branch report's first line in a parallel join
+// (docs/command-templates.md, "Parallel joins").
+var joinHeader = lazyre.New(`(?m)^--- branch: (.*) status: (done|failed|timeout) ---$`)
+
+// Branch is one branch report of a join.
+type Branch struct {
+	Label, Status string
+}
+
+// Branches are the branch reports of a parallel join, in order.
+func Branches(join string) []Branch {
+	var out []Branch
+	for _, m := range joinHeader.FindAllStringSubmatch(join, -1) {
+		out = append(out, Branch{Label: m[1], Status: m[2]})
+	}
+	return out
+}
+
+// quorum passes a join through when at least min branches are done.
+func quorum(_ context.Context, _ *verbs.Env, a *Args, io IO) error {
+	const name = "quorum"
+	min, err := a.Int(name, "min", 1)
+	if err != nil {
+		return err
+	}
+	in, err := readInput(name, io.In)
+	if err != nil {
+		return err
+	}
+	bs := Branches(string(in))
+	done := 0
+	var failed []string
+	for _, b := range bs {
+		if b.Status == "done" {
+			done++
+		} else {
+			failed = append(failed, b.Label+" ("+b.Status+")")
+		}
+	}
+	fmt.Fprintf(io.Err, "stage quorum: %d of %d branches done (need %d)\n", done, len(bs), min)
+	if done < min || len(bs) == 0 {
+		msg := fmt.Sprintf("stage quorum: %d of %d branches done, need %d", done, len(bs), min)
+		if len(failed) > 0 {
+			msg += "; not done: " + strings.Join(failed, ", ")
+		}
+		if len(bs) == 0 {
+			msg += "; stdin holds no parallel join (--- branch: <label> status: <status> --- lines)"
+		}
+		return &verbs.Error{Exit: verbs.ExitDataErr, Code: "no_quorum", Message: msg,
+			Hint: "inspect the run's stderr.log for the failed branches' errors"}
+	}
+	_, err = io.Out.Write(in)
+	return err
+}

@@ -1,0 +1,162 @@
+package verbs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// Several runs, or all, for stop, kill, restart and rm: one batch of
+// control messages to the kernel (applied together, like `message -`),
+// each run reported.
+
+// allRuns is the word that names every run ps lists.
+const allRuns = "all"
+
+// ShortResult is one run's outcome of a short verb given several runs or
+// all: its delivery, or its error.
+type ShortResult struct {
+	Run    string    `json:"run"`
+	OK     bool      `json:"ok"`
+	Result *Delivery `json:"result,omitempty"`
+	Error  *Error    `json:"error,omitempty"`
+}
+
+// checkRuns validates the run words of a short verb in full: at least
+// one, all alone, and every id well-formed (nothing is sent otherwise).
+func checkRuns(list RunList, verb string) error {
+	if len(list) == 0 {
+		return Usagef("name the runs: pi-actors %s <run>... (or all)", verb)
+	}
+	for _, w := range list {
+		w = strings.TrimSpace(w)
+		if w == allRuns {
+			if len(list) > 1 {
+				return Usagef("all stands alone: give run ids or all, not both (a run named all is run:all)")
+			}
+			continue
+		}
+		id := runWord(w)
+		if id == "" {
+			return Usagef("name the runs: pi-actors %s <run>... (got an empty run word)", verb)
+		}
+		// The long form's own check (and, for one run, its error).
+		if err := (&Message{To: "run:" + id, Type: "control.cancel"}).Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runShort runs a control message for the runs: one run is exactly the
+// long form; several, or all, are one batch with a report per run.
+func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome, error) {
+	all := len(list) == 1 && strings.TrimSpace(list[0]) == allRuns
+	if len(list) == 1 && !all {
+		return runControl(ctx, env, list[0], typ)
+	}
+	local := *env
+	if strings.TrimSpace(local.Session) == allRuns {
+		local.Session = "" // session=all: every session's runs, as ps lists them
+	}
+	var ids []string
+	if all {
+		var err error
+		if ids, err = allTargets(&local, typ); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, w := range list {
+			if id := runWord(w); !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	results := make([]ShortResult, len(ids))
+	if len(ids) > 0 {
+		reqs := make([]Request, len(ids))
+		for i, id := range ids {
+			reqs[i] = &Message{To: "run:" + id, Type: typ}
+		}
+		outs, errs, err := RunBatch(&local, Find("message"), reqs)
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			results[i] = ShortResult{Run: id, OK: errs[i] == nil}
+			if errs[i] != nil {
+				results[i].Error = Classify(errs[i])
+			} else if d, ok := outs[i].Result.(*Delivery); ok {
+				results[i].Result = d
+			}
+		}
+	}
+	return shortOutcome(&local, typ, results), nil
+}
+
+// allTargets lists the runs all names: the live ones (stop, kill,
+// restart) or the ended, not yet archived ones (rm), of the caller's
+// session — of every session without one — in ps's order.
+func allTargets(env *Env, typ string) ([]string, error) {
+	filter := "active"
+	if typ == "control.archive" || typ == "control.prune" {
+		filter = "terminal"
+	}
+	list, err := env.runIndex().List(filter)
+	if err != nil {
+		return nil, err
+	}
+	session := strings.TrimSpace(env.Session)
+	var ids []string
+	for _, in := range treeOrder(orderRuns(list)) {
+		if in.Status == runs.StatusArchived || (session != "" && in.Meta.OwnerID != session) {
+			continue
+		}
+		if !slices.Contains(ids, in.Meta.Run) {
+			ids = append(ids, in.Meta.Run)
+		}
+	}
+	return ids, nil
+}
+
+// shortOutcome reports every run: one line each, the list as the result —
+// or, when a run failed, as the details of the first failure's error
+// (whose exit code is the verb's).
+func shortOutcome(env *Env, typ string, results []ShortResult) *Outcome {
+	if len(results) == 0 {
+		what := "live runs"
+		if typ == "control.archive" || typ == "control.prune" {
+			what = "ended runs"
+		}
+		scope := "in any session"
+		if s := strings.TrimSpace(env.Session); s != "" {
+			scope = "in session " + s
+		}
+		return &Outcome{Result: results, Text: fmt.Sprintf("(no %s %s: nothing to do for all)", what, scope)}
+	}
+	lines := make([]string, len(results))
+	var first *Error
+	failed := 0
+	for i, r := range results {
+		if r.OK {
+			lines[i] = r.Result.Text()
+			continue
+		}
+		failed++
+		if first == nil {
+			first = r.Error
+		}
+		msg, _, _ := strings.Cut(r.Error.Message, "\n")
+		lines[i] = fmt.Sprintf("to=run:%s type=%s error=%s exit=%d: %s", r.Run, typ, r.Error.Code, r.Error.Exit, msg)
+	}
+	out := &Outcome{Result: results, Text: strings.Join(lines, "\n")}
+	if first != nil {
+		out.Exit = first.Exit
+		out.Fail = &Error{Exit: first.Exit, Code: first.Code, Hint: first.Hint, Details: results,
+			Message: fmt.Sprintf("%d of %d runs failed; the first: %s", failed, len(results), first.Message)}
+	}
+	return out
+}
