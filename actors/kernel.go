@@ -15,7 +15,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/fsnotify/fsnotify"
-	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -26,11 +25,15 @@ import (
 // Config is what a kernel needs to run.
 type Config struct {
 	AgentDir string
-	// Supervisor is the argv prefix that starts `pi-actors supervise`; the
-	// state directory is appended.
+	// Supervisor is the argv prefix that starts a run's supervisor
+	// (`pi-actors-supervise`, or `pi-actors supervise`); the state
+	// directory is appended.
 	Supervisor []string
-	Version    string
-	Settings   config.Config
+	// CLI is the pi-actors binary templates get as {pi_actors} ("" =
+	// Supervisor[0], for a Supervisor that is `pi-actors supervise`).
+	CLI      string
+	Version  string
+	Settings config.Config
 	// KnowledgeIdle is how long an unused knowledge store stays open
 	// (0: 5 minutes).
 	KnowledgeIdle time.Duration
@@ -57,6 +60,7 @@ type Kernel struct {
 	exits   *runs.ExitWatcher
 	fsw     *fsnotify.Watcher
 	index   *runs.Index
+	pool    *runs.Pool // a supervisor waiting for the next run (nil: none)
 	started time.Time
 	ln      net.Listener
 	stopped chan struct{}
@@ -139,6 +143,11 @@ func Run(ctx context.Context, cfg Config) error {
 	defer k.ln.Close()
 	defer os.Remove(filepath.Join(k.tmp, "kernel.json"))
 	k.cleanTemp()
+	if os.Getenv("PI_ACTORS_SUPERVISOR_POOL") != "0" {
+		// One supervisor started ahead of the next spawn (runs.Pool).
+		k.pool = runs.NewPool(cfg.Supervisor, 1)
+		defer k.pool.Close()
+	}
 	k.rebuild()
 	k.trace.k = k
 	defer k.trace.flush()
@@ -350,16 +359,12 @@ func (k *Kernel) status() map[string]any {
 	return out
 }
 
-// selfRSS is the kernel's resident set (gopsutil; the kernel binary is
-// the one place it is linked).
+// selfRSS is the kernel's resident set, from /proc/self/stat (runs.Stat:
+// the kernel links no process library for one number).
 func selfRSS() int64 {
-	p, err := process.NewProcess(int32(os.Getpid()))
+	st, err := runs.Stat(os.Getpid())
 	if err != nil {
 		return 0
 	}
-	m, err := p.MemoryInfo()
-	if err != nil {
-		return 0
-	}
-	return int64(m.RSS)
+	return int64(st.RSS) * int64(os.Getpagesize())
 }

@@ -8,23 +8,28 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
-// batchLimit bounds how many items of a batch are handled at once: spawns
-// are CPU-bound; messages mostly wait for a supervisor to apply them.
+// batchLimit bounds how many items of a batch are handled at once:
+// messages mostly wait for a supervisor to apply them; a spawn waits a few
+// milliseconds for its supervisor to come up around well under one of its
+// own, so four per CPU keep the CPUs busy — more only add threads blocked
+// in system calls (the vfork of a supervisor, an fsync) and memory.
 func batchLimit(op string) int {
 	if op == "message" {
 		return 256
 	}
-	return 32
+	return max(8, 4*runtime.GOMAXPROCS(0))
 }
 
 func (k *Kernel) listen() error {
@@ -148,6 +153,12 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 			after []func()
 		)
 		later := func(f func()) { mu.Lock(); after = append(after, f); mu.Unlock() }
+		// A batch of spawns commits its new state directories together:
+		// their parent is fsynced once, before the answer (group commit).
+		var dirs *fsutil.DirSyncs
+		if req.Op == "spawn" {
+			dirs = &fsutil.DirSyncs{}
+		}
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
 		for _, group := range batchGroups(req) {
@@ -155,12 +166,17 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 				for _, i := range group {
 					one := req
 					one.Items, one.Params = nil, req.Items[i]
-					resp.Results[i] = k.one(one, later)
+					resp.Results[i] = k.one(one, later, dirs)
 				}
 				return nil
 			})
 		}
 		g.Wait()
+		if dirs != nil {
+			if err := dirs.Sync(); err != nil {
+				k.log.Warn("sync new state dirs", "err", err)
+			}
+		}
 		g.SetLimit(batchLimit(req.Op))
 		for _, f := range after {
 			g.Go(func() error {
@@ -170,9 +186,10 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 			})
 		}
 		g.Wait()
+		releaseAfter(len(req.Items))
 		return resp
 	}
-	return k.one(req, nil)
+	return k.one(req, nil, nil)
 }
 
 // recoverPanic turns a panic while handling op into a logged internal
@@ -198,8 +215,9 @@ var streamOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Res
 	"watch": (*Kernel).watch,
 }
 
-// one answers a single request; later as for message.
-func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) {
+// one answers a single request; later as for message; dirs, in a batch
+// of spawns, collects the new state directories' parents (see runs.Spec).
+func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs) (resp wire.Response) {
 	resp.ID = req.ID
 	defer k.recoverPanic(req.Op, &resp)
 	var (
@@ -223,7 +241,7 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 	case "spawn":
 		var sp *verbs.Spawn
 		if sp, err = decodeParams[*verbs.Spawn](req); err == nil {
-			result, err = k.spawn(req, sp)
+			result, err = k.spawn(req, sp, dirs)
 		}
 	case "message":
 		var m *verbs.Message

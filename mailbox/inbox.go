@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Inbox record statuses. A record is queued when appended, sent once a
@@ -177,7 +175,7 @@ func recordLine(msg any) (line []byte, id string, callerID bool, err error) {
 	}
 	callerID = id != ""
 	if !callerID {
-		id = uuid.NewString()
+		id = NewID()
 	}
 	now := timestamp()
 	for _, kv := range []struct {
@@ -295,7 +293,7 @@ func (in *Inbox) Claim(owner string, statuses ...string) (Record, error) {
 				continue
 			}
 			if Record(l.Value).ID() == "" {
-				if err := l.Set("id", uuid.NewString()); err != nil {
+				if err := l.Set("id", NewID()); err != nil {
 					return nil, err
 				}
 			}

@@ -166,6 +166,13 @@ func KernelBinary() (string, error) { return findBinary("pi-actors-kernel", "PI_
 // $PI_ACTORS_CLUSTER_BIN, next to this binary, then PATH.
 func ClusterBinary() (string, error) { return findBinary("pi-actors-cluster", "PI_ACTORS_CLUSTER_BIN") }
 
+// FrontBinary finds pi-actors-front, the binary of the front doors that
+// need heavy libraries (mcp, schema, top): $PI_ACTORS_FRONT_BIN, this
+// binary when it is that one, next to this binary, then PATH.
+func FrontBinary() (string, error) { return findBinary("pi-actors-front", "PI_ACTORS_FRONT_BIN") }
+
+// findBinary finds one of the pi-actors binaries: $envVar, this binary
+// when it is name, name next to this binary, then PATH.
 func findBinary(name, envVar string) (string, error) {
 	if b := os.Getenv(envVar); b != "" {
 		return b, nil

@@ -11,8 +11,8 @@ import (
 )
 
 // `pi-actors top` is the live terminal inspector. It needs the TUI
-// libraries, so it lives in the full binary: this lean one execs
-// `pi-actors-kernel top`, passing its flags on.
+// libraries, so it lives in the front doors' binary: this lean one execs
+// `pi-actors-front top`, passing its flags on.
 
 func init() {
 	localVerbs = append(localVerbs, &verb{name: "top", summary: "a live view of the runs: tree, status, CPU, RSS, logs; kill and restart",
@@ -56,7 +56,7 @@ func runTop(_ context.Context, a *app, r *request) int {
 	if r.flags["--no-color"] || a.noColor {
 		argv = append(argv, "--no-color")
 	}
-	bin, err := verbs.KernelBinary()
+	bin, err := verbs.FrontBinary()
 	if err != nil {
 		return a.fail(r, err)
 	}

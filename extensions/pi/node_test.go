@@ -140,13 +140,13 @@ func tapSummary(out []byte) []byte {
 	return bytes.Join(keep, []byte("\n"))
 }
 
-// realBinaries builds the real pi-actors and pi-actors-kernel for the
+// realBinaries builds the real pi-actors, pi-actors-kernel, pi-actors-front and pi-actors-supervise for the
 // node test that drives the extension against them; the kernel it starts
 // (for agent) is stopped afterwards.
 func realBinaries(t *testing.T, agent string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel")
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel", "github.com/pi-actors/pi-actors/cmd/pi-actors-front", "github.com/pi-actors/pi-actors/cmd/pi-actors-supervise")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the binaries: %v\n%s", err, out)
