@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestSIMDMatchesScalar(t *testing.T) {
@@ -140,4 +141,13 @@ func TestIDTable(t *testing.T) {
 	if tb.remove(1<<40, ids) {
 		t.Fatal("removed an absent id")
 	}
+}
+
+// TestPrefetchNeverFaults: prefetching is a hint, whatever the address.
+func TestPrefetchNeverFaults(t *testing.T) {
+	v := make([]float32, 100)
+	prefetch(unsafe.Pointer(&v[0]), 400)
+	prefetch(unsafe.Pointer(&v[99]), 4)
+	prefetch(unsafe.Pointer(&v[0]), 0)
+	prefetch(nil, 4096)
 }

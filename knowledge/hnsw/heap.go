@@ -105,14 +105,14 @@ func (h *maxHeap) pop() item {
 // current search when marks[i] == gen. Starting a search bumps gen instead
 // of clearing the array; the array is cleared only when gen wraps.
 type visited struct {
-	marks []uint32
-	gen   uint32
+	marks []uint16
+	gen   uint16
 }
 
 // reset starts a new search over n slots.
 func (v *visited) reset(n int) {
 	if len(v.marks) < n {
-		v.marks = make([]uint32, n+n/4)
+		v.marks = make([]uint16, n+n/4)
 		v.gen = 0
 	}
 	v.gen++
@@ -135,5 +135,4 @@ type scratch struct {
 	batch []uint32
 	own   []uint32  // Delete: the deleted slot's list
 	q     []float32 // the normalised query
-	touch float32   // sink of searchBase's prefetching loads
 }

@@ -113,11 +113,16 @@ func (x *Index) links(sc *scratch, s uint32, l int, b *builder) []uint32 {
 	return sc.links
 }
 
-// greedy walks level l from ep to a local minimum of the distance to q.
+// greedy walks level l from ep to a local minimum of the distance to q,
+// asking for all of a list's vectors before scoring them (see searchLayer).
 func (x *Index) greedy(sc *scratch, q []float32, ep item, l int, b *builder) item {
 	for changed := true; changed; {
 		changed = false
-		for _, nb := range x.links(sc, ep.i, l, b) {
+		lst := x.links(sc, ep.i, l, b)
+		for _, nb := range lst {
+			x.prefetchVec(nb)
+		}
+		for _, nb := range lst {
 			if d := x.distance(q, x.vec(nb)); d < ep.d {
 				ep = item{d, nb}
 				changed = true
@@ -158,7 +163,7 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			if marks[nb] != gen {
 				marks[nb] = gen
 				batch = append(batch, nb)
-				prefetch(unsafe.Pointer(&x.vecs[int(nb)*x.dim]))
+				x.prefetchVec(nb)
 			}
 		}
 		sc.batch = batch
@@ -170,7 +175,7 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			sc.cand.push(item{d, nb})
 			if l == 0 {
 				// Likely expanded soon: start loading its list.
-				prefetch(unsafe.Pointer(&x.l0[int(nb)*x.stride0]))
+				prefetch(unsafe.Pointer(&x.l0[int(nb)*x.stride0]), uintptr(4*x.stride0))
 			}
 			if filtered && !x.accept(nb, checkDead, keep) {
 				continue
@@ -182,6 +187,11 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			lower = sc.res[0].d
 		}
 	}
+}
+
+// prefetchVec starts loading the vector of slot s into the cache.
+func (x *Index) prefetchVec(s uint32) {
+	prefetch(unsafe.Pointer(&x.vecs[int(s)*x.dim]), uintptr(4*x.dim))
 }
 
 // drainSorted empties sc.res into sc.sel, nearest first.
