@@ -13,7 +13,7 @@ func TestSIMDMatchesScalar(t *testing.T) {
 		t.Log("no AVX2/FMA here (or built with purego): comparing the scalar kernels with themselves")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, dim := range []int{1, 3, 8, 31, 32, 33, 128, 384, 1000} {
+	for _, dim := range []int{1, 3, 7, 8, 15, 31, 32, 33, 40, 47, 100, 128, 384, 1000} {
 		a, b := make([]float32, dim), make([]float32, dim)
 		for i := range a {
 			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())

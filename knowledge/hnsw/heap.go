@@ -101,6 +101,28 @@ func (h *maxHeap) pop() item {
 	return top
 }
 
+// replaceTop replaces the farthest item with it (nearer) and restores the
+// heap: what push then pop would do in one sift.
+func (h maxHeap) replaceTop(it item) {
+	n := len(h)
+	j := 0
+	for {
+		c := 2*j + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].d > h[c].d {
+			c++
+		}
+		if it.d >= h[c].d {
+			break
+		}
+		h[j] = h[c]
+		j = c
+	}
+	h[j] = it
+}
+
 // visited is a generation-stamped visited set: slot i was visited in the
 // current search when marks[i] == gen. Starting a search bumps gen instead
 // of clearing the array; the array is cleared only when gen wraps.

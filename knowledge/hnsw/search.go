@@ -180,9 +180,10 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			if filtered && !x.accept(nb, checkDead, keep) {
 				continue
 			}
-			sc.res.push(item{d, nb})
-			if len(sc.res) > ef {
-				sc.res.pop()
+			if len(sc.res) < ef {
+				sc.res.push(item{d, nb})
+			} else {
+				sc.res.replaceTop(item{d, nb})
 			}
 			lower = sc.res[0].d
 		}
