@@ -61,6 +61,23 @@ func (x *Index) distance(a, b []float32) float32 {
 	return 1 - dotScalar(a, b)
 }
 
+// distances sets out[i] to the distance from q to slot ids[i], for every
+// i < len(ids) (len(out) >= len(ids); every id a slot): one assembly call
+// for a whole list with the SIMD dot product.
+func (x *Index) distances(q []float32, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	if k := x.kern; k.simd && !k.l2 {
+		dotBatchAVX2(q, x.vecs, ids, out)
+		for i, d := range out {
+			out[i] = 1 - d
+		}
+		return
+	}
+	for i, s := range ids {
+		out[i] = x.distance(q, x.vec(s))
+	}
+}
+
 // distFunc returns the distance for metric m as a plain function (tests).
 func distFunc(m Metric, simd bool) func(a, b []float32) float32 {
 	k := kernelsFor(m, simd)

@@ -155,6 +155,7 @@ type scratch struct {
 	pkept []item   // pruning an existing list: chosen
 	links []uint32 // a neighbour list copied under a stripe lock; searchBase's batch
 	batch []uint32
+	dists []float32 // the distances of batch
 	own   []uint32  // Delete: the deleted slot's list
 	q     []float32 // the normalised query
 }

@@ -122,9 +122,11 @@ func (x *Index) greedy(sc *scratch, q []float32, ep item, l int, b *builder) ite
 		for _, nb := range lst {
 			x.prefetchVec(nb)
 		}
-		for _, nb := range lst {
-			if d := x.distance(q, x.vec(nb)); d < ep.d {
-				ep = item{d, nb}
+		sc.dists = slices.Grow(sc.dists[:0], len(lst))[:len(lst)]
+		x.distances(q, lst, sc.dists)
+		for j, d := range sc.dists {
+			if d < ep.d {
+				ep = item{d, lst[j]}
 				changed = true
 			}
 		}
@@ -167,8 +169,10 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			}
 		}
 		sc.batch = batch
-		for _, nb := range batch {
-			d := x.distance(q, x.vec(nb))
+		sc.dists = slices.Grow(sc.dists[:0], len(batch))[:len(batch)]
+		x.distances(q, batch, sc.dists)
+		for j, nb := range batch {
+			d := sc.dists[j]
 			if d >= lower && len(sc.res) >= ef {
 				continue
 			}

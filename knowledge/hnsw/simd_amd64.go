@@ -22,3 +22,11 @@ func dotAVX2(a, b []float32) float32
 //
 //go:noescape
 func l2AVX2(a, b []float32) float32
+
+// dotBatchAVX2 sets out[i] to the dot product of q with the row ids[i] of
+// vecs (rows of len(q) floats), for every i < len(ids): one call for a
+// whole neighbour list. The caller guarantees the rows exist and
+// len(out) >= len(ids).
+//
+//go:noescape
+func dotBatchAVX2(q, vecs []float32, ids []uint32, out []float32)

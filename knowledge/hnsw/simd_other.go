@@ -12,3 +12,9 @@ var simdCPU = false
 // package building.
 func dotAVX2(a, b []float32) float32 { return dotScalar(a, b) }
 func l2AVX2(a, b []float32) float32  { return l2Scalar(a, b) }
+
+func dotBatchAVX2(q, vecs []float32, ids []uint32, out []float32) {
+	for i, s := range ids {
+		out[i] = dotScalar(q, vecs[int(s)*len(q):])
+	}
+}
