@@ -26,8 +26,9 @@
 // InnerProduct (1-dot; vectors are used as given). On amd64 CPUs with
 // AVX2 and FMA the dot product and the squared L2 distance are two small
 // assembly kernels (simd_amd64.s: four 8-wide accumulators, called
-// directly, no function value or length checks per call); elsewhere, and
-// when built with the purego tag, scalar loops (see SIMD).
+// directly, no function value or length checks per call), and a whole
+// neighbour list is scored by one call (dotBatchAVX2); elsewhere, and when
+// built with the purego tag, scalar loops (see SIMD).
 //
 // A search is bound by memory latency, not arithmetic: it scores a few
 // hundred vectors scattered over the slab. So before scoring a neighbour
@@ -43,7 +44,9 @@
 //
 //   - Every neighbour entry is a slot below Len+deleted count; lists hold at
 //     most M0 (level 0) or M (upper levels) entries; the entry point is a
-//     slot on the highest level.
+//     slot on the highest level. The list-scoring kernel reads rows
+//     without bounds checks and relies on this (Read checks every list
+//     before the index is used).
 //   - Delete tombstones a slot: its id leaves the id table, it is never
 //     returned again, but its vector and lists stay so searches can still
 //     pass through it. Its neighbours that linked back to it are repaired at
