@@ -201,6 +201,7 @@ bench() {
 	mkdir -p "$d"
 	echo
 	echo "== $label: ${n}×${dim}, $clusters clusters, $queries queries · load $(cut -d' ' -f1-3 /proc/loadavg) =="
+	loadwarn
 	"$vb" gen -dir "$d" -n "$n" -dim "$dim" -queries "$queries" -clusters "$clusters" -latent 16
 	"$vb" hnsw -dir "$d" -ef 16,32 -workers "$WORKERS" -reps "$REPS" >"$d/go.txt"
 	other hnswlib "$hnswlib_note" "$d" "$PY" "$root/scripts/vectorbench/hnswlib_bench.py" "$d" 16,32 "$WORKERS" "$REPS"
@@ -270,6 +271,19 @@ bench() {
 	row "file size / raw vectors" "${fs[@]}" "" ""
 	row "load (ms)" "${ls[@]}" "<= 100" "$(verdict "${ls[0]}" '<=' 100)"
 	echo "  (load at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+	loadwarn
+}
+
+# loadwarn: a warning when the 1-minute load average is above 3/4 of the
+# CPUs: other processes then take CPU time from the wall-clock figures
+# (QPS wall, builds and above all the parallel speed-up); the thread-CPU
+# QPS ratios hold up better.
+loadwarn() {
+	local l
+	l=$(cut -d' ' -f1 /proc/loadavg)
+	if [ "$(calc "($l > 0.75 * $(nproc)) ? 1 : 0")" = 1 ]; then
+		echo "  WARNING: load average $l on $(nproc) CPUs: wall-clock figures and the speed-up are unreliable; rerun when quieter"
+	fi
 }
 
 if [ "$QUICK" = 1 ]; then
