@@ -3,8 +3,6 @@ package hnsw
 import (
 	"math"
 	"strconv"
-
-	"github.com/viterin/vek/vek32"
 )
 
 // Metric selects the distance an Index ranks by. Smaller is nearer.
@@ -40,40 +38,50 @@ func (m Metric) valid() bool { return m >= Cosine && m <= InnerProduct }
 // with AVX2 and FMA unless the package was built with the purego tag.
 func SIMD() bool { return simdBuild && simdCPU }
 
-// kernels are the distance primitives of one Index: a dot product or a
-// squared L2 distance, SIMD or scalar. Searches call them through
-// Index.distance, one indirect call per distance.
+// kernels selects the distance primitives of one Index: a dot product or
+// a squared L2 distance, SIMD or scalar. distance calls them directly (no
+// function values: an indirect call per distance measurably cost).
 type kernels struct {
-	l2  bool
-	dot func(a, b []float32) float32 // Cosine, InnerProduct
-	sq  func(a, b []float32) float32 // L2
+	l2   bool // L2, else a dot product (Cosine, InnerProduct)
+	simd bool
 }
 
-func kernelsFor(m Metric, simd bool) kernels {
-	k := kernels{l2: m == L2, dot: dotScalar, sq: l2Scalar}
-	if simd {
-		k.dot, k.sq = vek32.Dot, l2SIMD
-	}
-	return k
-}
+func kernelsFor(m Metric, simd bool) kernels { return kernels{l2: m == L2, simd: simd} }
 
 // distance is the metric's distance between a and b (len(a) == len(b)).
 func (x *Index) distance(a, b []float32) float32 {
-	if x.kern.l2 {
-		return x.kern.sq(a, b)
+	switch k := x.kern; {
+	case k.l2 && k.simd:
+		return l2AVX2(a, b)
+	case k.l2:
+		return l2Scalar(a, b)
+	case k.simd:
+		return 1 - dotAVX2(a, b)
 	}
-	return 1 - x.kern.dot(a, b)
+	return 1 - dotScalar(a, b)
+}
+
+// distances sets out[i] to the distance from q to slot ids[i], for every
+// i < len(ids) (len(out) >= len(ids); every id a slot): one assembly call
+// for a whole list with the SIMD dot product.
+func (x *Index) distances(q []float32, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	if k := x.kern; k.simd && !k.l2 {
+		dotBatchAVX2(q, x.vecs, ids, out)
+		for i, d := range out {
+			out[i] = 1 - d
+		}
+		return
+	}
+	for i, s := range ids {
+		out[i] = x.distance(q, x.vec(s))
+	}
 }
 
 // distFunc returns the distance for metric m as a plain function (tests).
 func distFunc(m Metric, simd bool) func(a, b []float32) float32 {
 	k := kernelsFor(m, simd)
 	return (&Index{kern: k}).distance
-}
-
-func l2SIMD(a, b []float32) float32 {
-	d := vek32.Distance(a, b)
-	return d * d
 }
 
 // dotScalar is the portable dot product: four independent accumulators so

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestSIMDMatchesScalar(t *testing.T) {
@@ -12,7 +13,7 @@ func TestSIMDMatchesScalar(t *testing.T) {
 		t.Log("no AVX2/FMA here (or built with purego): comparing the scalar kernels with themselves")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, dim := range []int{1, 3, 8, 31, 32, 33, 128, 384, 1000} {
+	for _, dim := range []int{1, 3, 7, 8, 15, 31, 32, 33, 40, 47, 100, 128, 384, 1000} {
 		a, b := make([]float32, dim), make([]float32, dim)
 		for i := range a {
 			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
@@ -139,5 +140,46 @@ func TestIDTable(t *testing.T) {
 	}
 	if tb.remove(1<<40, ids) {
 		t.Fatal("removed an absent id")
+	}
+}
+
+// TestPrefetchNeverFaults: prefetching is a hint, whatever the address.
+func TestPrefetchNeverFaults(t *testing.T) {
+	v := make([]float32, 100)
+	prefetch(unsafe.Pointer(&v[0]), 400)
+	prefetch(unsafe.Pointer(&v[99]), 4)
+	prefetch(unsafe.Pointer(&v[0]), 0)
+	prefetch(nil, 4096)
+}
+
+// TestDistancesMatchDistance: scoring a list in one call gives what one
+// call per slot gives, for every metric, kernel and tail length.
+func TestDistancesMatchDistance(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dim := range []int{1, 7, 8, 31, 32, 33, 47, 128, 385} {
+		const n = 50
+		x := New(dim, Options{Metric: InnerProduct})
+		x.vecs = make([]float32, n*dim)
+		for i := range x.vecs {
+			x.vecs[i] = float32(r.NormFloat64())
+		}
+		q := x.vecs[3*dim : 4*dim]
+		ids := []uint32{0, 49, 7, 7, 3, 12, 48, 1, 30}
+		for _, m := range []Metric{Cosine, L2, InnerProduct} {
+			for _, simd := range []bool{false, SIMD()} {
+				x.kern = kernelsFor(m, simd)
+				out := make([]float32, len(ids)+1)
+				out[len(ids)] = 42 // beyond len(ids): untouched
+				x.distances(q, ids, out)
+				for i, s := range ids {
+					if want := x.distance(q, x.vec(s)); math.Abs(float64(out[i]-want)) > 1e-5*float64(dim) {
+						t.Errorf("dim %d %s simd=%v: distances[%d] (slot %d) = %v, distance = %v", dim, m, simd, i, s, out[i], want)
+					}
+				}
+				if out[len(ids)] != 42 {
+					t.Errorf("dim %d %s simd=%v: wrote past len(ids)", dim, m, simd)
+				}
+			}
+		}
 	}
 }

@@ -101,18 +101,40 @@ func (h *maxHeap) pop() item {
 	return top
 }
 
+// replaceTop replaces the farthest item with it (nearer) and restores the
+// heap: what push then pop would do in one sift.
+func (h maxHeap) replaceTop(it item) {
+	n := len(h)
+	j := 0
+	for {
+		c := 2*j + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].d > h[c].d {
+			c++
+		}
+		if it.d >= h[c].d {
+			break
+		}
+		h[j] = h[c]
+		j = c
+	}
+	h[j] = it
+}
+
 // visited is a generation-stamped visited set: slot i was visited in the
 // current search when marks[i] == gen. Starting a search bumps gen instead
 // of clearing the array; the array is cleared only when gen wraps.
 type visited struct {
-	marks []uint32
-	gen   uint32
+	marks []uint16
+	gen   uint16
 }
 
 // reset starts a new search over n slots.
 func (v *visited) reset(n int) {
 	if len(v.marks) < n {
-		v.marks = make([]uint32, n+n/4)
+		v.marks = make([]uint16, n+n/4)
 		v.gen = 0
 	}
 	v.gen++
@@ -133,7 +155,7 @@ type scratch struct {
 	pkept []item   // pruning an existing list: chosen
 	links []uint32 // a neighbour list copied under a stripe lock; searchBase's batch
 	batch []uint32
+	dists []float32 // the distances of batch
 	own   []uint32  // Delete: the deleted slot's list
 	q     []float32 // the normalised query
-	touch float32   // sink of searchBase's prefetching loads
 }

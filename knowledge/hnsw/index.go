@@ -254,6 +254,7 @@ func grow[T any](s []T, c int) []T {
 		return s
 	}
 	t := make([]T, len(s), c)
+	adviseHuge(t)
 	copy(t, s)
 	return t
 }

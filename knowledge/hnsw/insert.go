@@ -138,9 +138,12 @@ func (x *Index) prune(sc *scratch, s uint32, l int, adds []item) {
 	sv := x.vec(s)
 	cands := sc.prune[:0]
 	checkDead := x.nDead > 0
-	for _, o := range lst[1 : 1+lst[0]] {
+	members := lst[1 : 1+lst[0]]
+	sc.dists = slices.Grow(sc.dists[:0], len(members))[:len(members)]
+	x.distances(sv, members, sc.dists)
+	for j, o := range members {
 		if !checkDead || !x.isDead(o) {
-			cands = append(cands, item{x.distance(sv, x.vec(o)), o})
+			cands = append(cands, item{sc.dists[j], o})
 		}
 	}
 	for _, a := range adds {

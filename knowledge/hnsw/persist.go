@@ -383,6 +383,7 @@ func readSlice[T flat](rd *sumReader, n int) ([]T, error) {
 		c = min(n, readChunk/size)
 	}
 	s := make([]T, 0, c)
+	adviseHuge(s)
 	for len(s) < n {
 		if len(s) == cap(s) {
 			s = grow(s, min(n, 2*cap(s)))

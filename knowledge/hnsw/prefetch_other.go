@@ -5,4 +5,4 @@ package hnsw
 import "unsafe"
 
 // prefetch is a no-op without the amd64 assembly.
-func prefetch(unsafe.Pointer) {}
+func prefetch(unsafe.Pointer, uintptr) {}

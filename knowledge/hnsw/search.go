@@ -113,13 +113,20 @@ func (x *Index) links(sc *scratch, s uint32, l int, b *builder) []uint32 {
 	return sc.links
 }
 
-// greedy walks level l from ep to a local minimum of the distance to q.
+// greedy walks level l from ep to a local minimum of the distance to q,
+// asking for all of a list's vectors before scoring them (see searchLayer).
 func (x *Index) greedy(sc *scratch, q []float32, ep item, l int, b *builder) item {
 	for changed := true; changed; {
 		changed = false
-		for _, nb := range x.links(sc, ep.i, l, b) {
-			if d := x.distance(q, x.vec(nb)); d < ep.d {
-				ep = item{d, nb}
+		lst := x.links(sc, ep.i, l, b)
+		for _, nb := range lst {
+			x.prefetchVec(nb)
+		}
+		sc.dists = slices.Grow(sc.dists[:0], len(lst))[:len(lst)]
+		x.distances(q, lst, sc.dists)
+		for j, d := range sc.dists {
+			if d < ep.d {
+				ep = item{d, lst[j]}
 				changed = true
 			}
 		}
@@ -158,30 +165,38 @@ func (x *Index) searchLayer(sc *scratch, q []float32, ep item, ef, l int, b *bui
 			if marks[nb] != gen {
 				marks[nb] = gen
 				batch = append(batch, nb)
-				prefetch(unsafe.Pointer(&x.vecs[int(nb)*x.dim]))
+				x.prefetchVec(nb)
 			}
 		}
 		sc.batch = batch
-		for _, nb := range batch {
-			d := x.distance(q, x.vec(nb))
+		sc.dists = slices.Grow(sc.dists[:0], len(batch))[:len(batch)]
+		x.distances(q, batch, sc.dists)
+		for j, nb := range batch {
+			d := sc.dists[j]
 			if d >= lower && len(sc.res) >= ef {
 				continue
 			}
 			sc.cand.push(item{d, nb})
 			if l == 0 {
 				// Likely expanded soon: start loading its list.
-				prefetch(unsafe.Pointer(&x.l0[int(nb)*x.stride0]))
+				prefetch(unsafe.Pointer(&x.l0[int(nb)*x.stride0]), uintptr(4*x.stride0))
 			}
 			if filtered && !x.accept(nb, checkDead, keep) {
 				continue
 			}
-			sc.res.push(item{d, nb})
-			if len(sc.res) > ef {
-				sc.res.pop()
+			if len(sc.res) < ef {
+				sc.res.push(item{d, nb})
+			} else {
+				sc.res.replaceTop(item{d, nb})
 			}
 			lower = sc.res[0].d
 		}
 	}
+}
+
+// prefetchVec starts loading the vector of slot s into the cache.
+func (x *Index) prefetchVec(s uint32) {
+	prefetch(unsafe.Pointer(&x.vecs[int(s)*x.dim]), uintptr(4*x.dim))
 }
 
 // drainSorted empties sc.res into sc.sel, nearest first.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,12 +23,24 @@ func runHNSW(args []string) error {
 	efList := fs.String("ef", "16,32", "search beam widths")
 	workers := fs.Int("workers", runtime.NumCPU(), "goroutines for the parallel build")
 	reps := fs.Int("reps", 3, "passes over the queries per QPS figure (the best is kept)")
+	load := fs.String("load", "", "skip the builds: search an index file written by an earlier run")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the builds and searches to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	d, err := loadDataset(*dir)
 	if err != nil {
 		return err
+	}
+	if *cpuprof != "" {
+		stop, err := startProfile(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if *load != "" {
+		return searchFile(*load, d, *efList, *reps)
 	}
 	ids := make([]uint64, d.n)
 	for i := range ids {
@@ -54,12 +67,44 @@ func runHNSW(args []string) error {
 		y = nil
 	}
 
-	for _, ef := range parseInts(*efList) {
+	searchFigures(x, d, *efList, *reps)
+	return persistFigures(x, d, *dir)
+}
+
+// searchFigures prints recall@k and QPS at every beam width of efList.
+func searchFigures(x *hnsw.Index, d *dataset, efList string, reps int) {
+	for _, ef := range parseInts(efList) {
 		fmt.Printf("recall_ef%d %.4f\n", ef, recallAt(x, d, ef))
-		wall, cpu := qps(x, d, ef, *reps)
+		wall, cpu := qps(x, d, ef, reps)
 		fmt.Printf("qps_ef%d %.0f\nqps_cpu_ef%d %.0f\n", ef, wall, ef, cpu)
 	}
-	return persistFigures(x, d, *dir)
+}
+
+// searchFile prints the search figures of an index read from path.
+func searchFile(path string, d *dataset, efList string, reps int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	x, err := hnsw.Read(f)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	searchFigures(x, d, efList, reps)
+	return nil
+}
+
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func parseInts(s string) []int {
