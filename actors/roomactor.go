@@ -247,14 +247,27 @@ type roomActor struct {
 	subs    []*roomSub
 	idle    int
 	start   time.Time
-	started bool // the cursor was tried once
+	started bool        // the cursor was tried once
+	timer   *time.Timer // the next roomTick
+}
+
+// roomTickMsg is a room actor's own periodic tick. It is not protoactor's
+// receive timeout: that timer's handler cancels it from the timer's
+// goroutine while the actor may be re-arming it (a data race inside the
+// engine, seen by -race in TestRoomActorRetires).
+type roomTickMsg struct{}
+
+// arm schedules the next tick.
+func (a *roomActor) arm(ctx actor.Context) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timer = time.AfterFunc(a.h.every, func() { root.Send(self, roomTickMsg{}) })
 }
 
 func (a *roomActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.start = time.Now()
-		ctx.SetReceiveTimeout(a.h.every)
+		a.arm(ctx)
 		a.drain()
 	case roomPoke:
 		a.idle = 0
@@ -266,10 +279,8 @@ func (a *roomActor) Receive(ctx actor.Context) {
 		ctx.Respond(roomSubAck{})
 	case *roomUnsub:
 		a.remove(m.sub)
-	case *actor.ReceiveTimeout:
-		// protoactor cancels the receive timeout when it fires: re-arm it
-		// for the next tick.
-		ctx.SetReceiveTimeout(a.h.every)
+	case roomTickMsg:
+		a.arm(ctx)
 		a.h.tick(a.dir)
 		a.drain()
 		if len(a.subs) > 0 {
@@ -280,6 +291,9 @@ func (a *roomActor) Receive(ctx actor.Context) {
 			ctx.Stop(ctx.Self())
 		}
 	case *actor.Stopping, *actor.Restarting:
+		if a.timer != nil {
+			a.timer.Stop()
+		}
 		for _, s := range a.subs {
 			s.close()
 		}

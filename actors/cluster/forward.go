@@ -131,7 +131,9 @@ func (s *Side) Stream(node string, req wire.Request, write func(wire.Response) e
 	}
 }
 
-// streamClient writes a remote stream's frames to the local client.
+// streamClient writes a remote stream's frames to the local client. Its
+// deadlines are its own timers, not protoactor's receive timeout (whose
+// handler races with the actor re-arming it).
 type streamClient struct {
 	write   func(wire.Response) error
 	fail    func(error)
@@ -140,18 +142,30 @@ type streamClient struct {
 	stopped bool
 	// serverGone: the server actor stopped; frames may still be queued.
 	serverGone bool
+	timer      *time.Timer
+}
+
+// streamDeadline fires a streamClient's current deadline.
+type streamDeadline struct{ serverGone bool }
+
+func (c *streamClient) after(ctx actor.Context, d time.Duration, msg streamDeadline) {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	c.timer = time.AfterFunc(d, func() { root.Send(self, msg) })
 }
 
 func (c *streamClient) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		ctx.SetReceiveTimeout(10 * time.Second)
-	case *actor.ReceiveTimeout:
+		c.after(ctx, 10*time.Second, streamDeadline{})
+	case streamDeadline:
 		switch {
-		case c.server == nil:
+		case !m.serverGone && c.server == nil:
 			c.fail(errors.New("the node did not start the stream"))
 			ctx.Stop(ctx.Self())
-		case c.serverGone:
+		case m.serverGone && c.serverGone:
 			c.fail(errors.New("the stream's node went away"))
 			ctx.Stop(ctx.Self())
 		}
@@ -160,9 +174,12 @@ func (c *streamClient) Receive(ctx actor.Context) {
 			// A system message overtakes the frames still queued (the
 			// last ones and the end): give them a moment.
 			c.serverGone = true
-			ctx.SetReceiveTimeout(2 * time.Second)
+			c.after(ctx, 2*time.Second, streamDeadline{serverGone: true})
 		}
 	case *actor.Stopping:
+		if c.timer != nil {
+			c.timer.Stop()
+		}
 		if !c.stopped {
 			c.stopped = true
 			close(c.done)
@@ -174,7 +191,9 @@ func (c *streamClient) Receive(ctx actor.Context) {
 		}
 		switch e.Kind {
 		case kindStarted:
-			ctx.CancelReceiveTimeout()
+			if c.timer != nil {
+				c.timer.Stop()
+			}
 			c.server = e.Server
 			ctx.Watch(c.server)
 		case kindFrame:
