@@ -18,6 +18,8 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // helperVar selects a helper mode in the test binary: TestMain then runs
@@ -26,6 +28,7 @@ import (
 const helperVar = "PI_ACTORS_ROOMS_HELPER"
 
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(helperVar) != "" {
 		if err := runHelper(os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -24,6 +24,7 @@ import (
 // supervise <dir>` is the run supervisor (runs.Supervise, readiness pipe on
 // fd 3) and any other first word is a named helper (internal/testproc).
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		if len(os.Args) == 3 && os.Args[1] == "supervise" {
 			if err := runs.Supervise(context.Background(), runs.Dir(os.Args[2]), os.Stdin, os.NewFile(3, "ready")); err != nil {

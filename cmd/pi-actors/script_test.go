@@ -24,6 +24,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	// The scripts mostly wait on processes (grace periods, timeouts), so
 	// run more of them at once than there are CPUs; -parallel overrides.
 	if f := flag.Lookup("test.parallel"); f != nil {
