@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 		},
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
+		"pa-probe":  func() { os.Exit(probeMain(os.Args[1:])) },
 		// The kernel binary: the test binary doubles as pi-actors-kernel,
 		// next to pi-actors, as `go install ./cmd/...` lays them out.
 		"pi-actors-kernel": func() {
@@ -156,8 +157,10 @@ func ownedBy(pid int, dir string) bool {
 // stopKernel stops the script's kernel (if one was started) and every run
 // supervisor it left, so no process outlives the script. Pids are trusted
 // only with their recorded start times.
-func stopKernel(env *testscript.Env) {
-	agent := filepath.Join(env.WorkDir, "agent")
+func stopKernel(env *testscript.Env) { stopAgent(filepath.Join(env.WorkDir, "agent")) }
+
+// stopAgent is stopKernel for the agent root agent.
+func stopAgent(agent string) {
 	data, err := os.ReadFile(filepath.Join(agent, "tmp", "pi-actors", "kernel.json"))
 	if err == nil {
 		var info struct {
