@@ -113,15 +113,27 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	proc, err := launch(dir, meta, spec)
 	if err != nil {
 		meta.Pid = 0
-		// Leave a record of the failed start for inspect.
-		if !dir.Exists(RunFile) {
-			dir.WriteJSON(RunFile, meta)
+		if !recordFailedStart(dir, meta, err) && fresh {
+			// No record could be written (a full disk): a state dir
+			// without its run.json would be a run nobody can inspect.
+			os.RemoveAll(string(dir))
 		}
-		appendEvent(dir, map[string]any{"event": "run.failed", "error": err.Error()})
-		dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()})
 		return nil, nil, err
 	}
 	return meta, proc, nil
+}
+
+// recordFailedStart leaves the record of a start that failed for inspect
+// (run.json, a run.failed event, result.json start_failed); false if it
+// could not be written whole.
+func recordFailedStart(dir Dir, meta *Meta, cause error) bool {
+	if !dir.Exists(RunFile) {
+		if dir.WriteJSON(RunFile, meta) != nil {
+			return false
+		}
+	}
+	appendEvent(dir, map[string]any{"event": "run.failed", "error": cause.Error()})
+	return dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: cause.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()}) == nil
 }
 
 // launch starts the supervisor in its own session. run.json travels on
@@ -204,11 +216,47 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 		if l == "" {
 			l = "supervisor exited before it was ready; see " + dir.Path(StderrLog)
 		}
-		return fail(strings.TrimPrefix(l, "error "))
+		fail("")
+		return nil, fmt.Errorf("start supervisor: %w", parseReadyError(l))
 	case <-time.After(ReadyTimeout):
 		return fail(fmt.Sprintf("not ready after %s", ReadyTimeout))
 	}
 }
+
+// readyError is the readiness line of a supervisor that could not set
+// up: "error [errno=N ]<message>", the errno (a full disk, no file
+// descriptor left) kept for the kernel to classify.
+func readyError(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Sprintf("error errno=%d %v", int(errno), err)
+	}
+	return fmt.Sprintf("error %v", err)
+}
+
+// parseReadyError is the error a readiness line other than "ok" reports:
+// its message, matching the errno it carries (errors.Is(err,
+// syscall.ENOSPC)).
+func parseReadyError(line string) error {
+	msg := strings.TrimPrefix(line, "error ")
+	if rest, ok := strings.CutPrefix(msg, "errno="); ok {
+		if num, text, ok := strings.Cut(rest, " "); ok {
+			if n, err := strconv.Atoi(num); err == nil && n > 0 {
+				return &errnoError{syscall.Errno(n), text}
+			}
+		}
+	}
+	return errors.New(msg)
+}
+
+// errnoError is a supervisor's error as it reported it, with its errno.
+type errnoError struct {
+	errno syscall.Errno
+	text  string
+}
+
+func (e *errnoError) Error() string { return e.text }
+func (e *errnoError) Unwrap() error { return e.errno }
 
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run
 // gets its own.

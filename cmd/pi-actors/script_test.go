@@ -59,7 +59,11 @@ func TestMain(m *testing.M) {
 //
 // Extra commands: `alive PIDFILE` / `! alive PIDFILE` (is the recorded
 // process running), `waitfile FILE` (wait up to 10 s for FILE to exist),
-// `freeport VAR` (set $VAR to a TCP port nothing listens on).
+// `freeport VAR` (set $VAR to a TCP port nothing listens on); for the
+// fault cases (faults_script_test.go) `mounttmpfs DIR SIZE`, `fill FILE`
+// (until the disk is full), `intact AGENTDIR` (nothing half-written),
+// `storeok FILE` (SQLite's integrity check of a knowledge store) and
+// `kernelfiles +N|N` (the kernel's open-file limit). Condition [root].
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -75,10 +79,16 @@ func TestScripts(t *testing.T) {
 			})
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
+		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"alive":    cmdAlive,
-			"waitfile": cmdWaitFile,
-			"freeport": cmdFreePort,
+			"alive":       cmdAlive,
+			"waitfile":    cmdWaitFile,
+			"freeport":    cmdFreePort,
+			"mounttmpfs":  cmdMountTmpfs,
+			"fill":        cmdFill,
+			"intact":      cmdIntact,
+			"kernelfiles": cmdKernelFiles,
+			"storeok":     cmdStoreOK,
 		},
 	})
 }

@@ -265,7 +265,8 @@ func checkEmpty(path string) error {
 	return nil
 }
 
-// classify maps SQLite's damage reports to ErrCorrupt.
+// classify maps SQLite's damage reports to ErrCorrupt, and a full disk
+// (SQLITE_FULL) to an error matching syscall.ENOSPC.
 func classify(err error) error {
 	if err == nil || errors.Is(err, ErrTooNew) || errors.Is(err, ErrNotStore) {
 		return err
@@ -275,6 +276,10 @@ func classify(err error) error {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			return fmt.Errorf("%w: %v (left untouched; restore a backup or move it away)", ErrCorrupt, err)
+		case sqlite3.SQLITE_FULL:
+			// The transaction was rolled back whole; the errno lets the
+			// caller say what happened (73).
+			return fmt.Errorf("%w (%w; the store is unchanged)", err, syscall.ENOSPC)
 		}
 	}
 	return err
