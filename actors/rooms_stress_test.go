@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -71,7 +72,8 @@ func init() {
 }
 
 // TestRoomsThroughKernel: 8 writer processes (the CLI's batch form) each
-// send 2,000 messages to one room and 2,000 to one branch inbox through
+// send 2,000 messages (500 under -race, see soakMessages) to one room and
+// as many to one branch inbox through
 // the kernel, while 2 claimer processes drain the branch inbox, a third
 // claims one message and dies, and a watcher follows the room. Every room
 // message lands once, in each writer's order, and reaches the watcher
@@ -79,9 +81,10 @@ func init() {
 // stays claimed after its claimer exited.
 func TestRoomsThroughKernel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("soak test: 8 writer processes × 2 × 2,000 messages through the kernel")
+		t.Skip("soak test: 8 writer processes × 2 × 2,000 messages through the kernel (500 under -race)")
 	}
-	const writers, n = 8, 2000
+	const writers = 8
+	n := soakMessages()
 	t.Setenv(rooms.EnvRoomMaxMessages, fmt.Sprint(4*writers*n))
 	k := startTB(t)
 	k.spawn("s1", "soak", "sleep-forever", nil)
@@ -244,4 +247,16 @@ func watchRoom(t *testing.T, agent, target string) func(want int) []rooms.Entry 
 		}
 		return got
 	}
+}
+
+// soakMessages is how many messages each soak writer sends: 2,000, or 500
+// under the race detector, which makes the kernel and the claimers (all
+// instrumented) several times slower — 32,000 messages took 4 minutes on
+// a loaded 2-core machine, past the test's deadline. 8,000 still
+// interleave 8 writers and 2 claimers on one room and one inbox.
+func soakMessages() int {
+	if testproc.Race {
+		return 500
+	}
+	return 2000
 }

@@ -230,7 +230,8 @@ func (h *helper) wait(t *testing.T, want int) {
 	}
 }
 
-// TestSoakProcesses: 8 writer processes post 2,000 messages each to one
+// TestSoakProcesses: 8 writer processes post 2,000 messages each (500
+// under -race) to one
 // room and send 2,000 each to one branch inbox while 2 claimer processes
 // drain it and a third claims one message and dies. Every room message
 // lands once, in each writer's order, with strictly increasing
@@ -240,7 +241,14 @@ func TestSoakProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test: 8 writer processes × 2,000 messages")
 	}
-	const writers, n = 8, 2000
+	// 500 each under the race detector: its instrumentation of the ten
+	// processes made 32,000 messages take ~3 minutes on a loaded 2-core
+	// machine; 8,000 still interleave every writer and claimer.
+	const writers = 8
+	n := 2000
+	if testproc.Race {
+		n = 500
+	}
 	t.Setenv(EnvRoomMaxMessages, strconv.Itoa(4*writers*n)) // keep every entry to check it
 	dir := t.TempDir()
 	stop := filepath.Join(t.TempDir(), "stop")
