@@ -231,9 +231,8 @@ func (h *helper) wait(t *testing.T, want int) {
 }
 
 // TestSoakProcesses: 8 writer processes post 2,000 messages each (500
-// under -race) to one
-// room and send 2,000 each to one branch inbox while 2 claimer processes
-// drain it and a third claims one message and dies. Every room message
+// under -race) to one room and send as many each to one branch inbox
+// while 2 claimer processes drain it and a third claims one message and dies. Every room message
 // lands once, in each writer's order, with strictly increasing
 // received_at; every branch message is handled exactly once and nothing
 // stays claimed.
