@@ -232,10 +232,10 @@ func (h *helper) wait(t *testing.T, want int) {
 
 // TestSoakProcesses: 8 writer processes post 2,000 messages each (500
 // under -race) to one room and send as many each to one branch inbox
-// while 2 claimer processes drain it and a third claims one message and dies. Every room message
-// lands once, in each writer's order, with strictly increasing
-// received_at; every branch message is handled exactly once and nothing
-// stays claimed.
+// while 2 claimer processes drain it and a third claims one message and
+// dies. Every room message lands once, in each writer's order, with
+// strictly increasing received_at; every branch message is handled
+// exactly once and nothing stays claimed.
 func TestSoakProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test: 8 writer processes × 2,000 messages")
