@@ -43,6 +43,10 @@ func (k *Kernel) enqueue(session string, f Followup) {
 	} else if dup {
 		return
 	}
+	if k.cluster != nil && k.SessionHome(session) != "" {
+		k.cluster.Pending(session) // the session's coordinator is on another node
+		return
+	}
 	k.system.Root.Send(k.sess, &notifySession{session: session})
 }
 

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/fsnotify/fsnotify"
-	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -25,17 +25,24 @@ import (
 // Config is what a kernel needs to run.
 type Config struct {
 	AgentDir string
-	// Supervisor is the argv prefix that starts `pi-actors supervise`; the
-	// state directory is appended.
+	// Supervisor is the argv prefix that starts a run's supervisor
+	// (`pi-actors-supervise`, or `pi-actors supervise`); the state
+	// directory is appended.
 	Supervisor []string
-	Version    string
-	Settings   config.Config
+	// CLI is the pi-actors binary templates get as {pi_actors} ("" =
+	// Supervisor[0], for a Supervisor that is `pi-actors supervise`).
+	CLI      string
+	Version  string
+	Settings config.Config
 	// KnowledgeIdle is how long an unused knowledge store stays open
 	// (0: 5 minutes).
 	KnowledgeIdle time.Duration
 	// RoomIdle is how long a room actor with no subscribers and no posts
 	// stays up (0: 30 seconds); the next post or watch starts another.
 	RoomIdle time.Duration
+	// Cluster is the kernel's cluster side (nil: the single-machine
+	// kernel). It is started when Settings has a [cluster] section.
+	Cluster Cluster
 }
 
 // ErrRunning means another kernel already owns the agent root.
@@ -53,6 +60,7 @@ type Kernel struct {
 	exits   *runs.ExitWatcher
 	fsw     *fsnotify.Watcher
 	index   *runs.Index
+	pool    *runs.Pool // a supervisor waiting for the next run (nil: none)
 	started time.Time
 	ln      net.Listener
 	stopped chan struct{}
@@ -64,6 +72,8 @@ type Kernel struct {
 	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
+
+	cluster Cluster // nil: not clustered (cluster.go)
 
 	captured  recentSet      // run instances captured into the knowledge graph lately (capture.go)
 	captures  sync.WaitGroup // captures in flight; waited for before the stores close
@@ -133,6 +143,11 @@ func Run(ctx context.Context, cfg Config) error {
 	defer k.ln.Close()
 	defer os.Remove(filepath.Join(k.tmp, "kernel.json"))
 	k.cleanTemp()
+	if os.Getenv("PI_ACTORS_SUPERVISOR_POOL") != "0" {
+		// One supervisor started ahead of the next spawn (runs.Pool).
+		k.pool = runs.NewPool(cfg.Supervisor, 1)
+		defer k.pool.Close()
+	}
 	k.rebuild()
 	k.trace.k = k
 	defer k.trace.flush()
@@ -141,6 +156,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	k.log.Info("kernel started", "pid", os.Getpid(), "socket", k.ln.Addr().String(), "version", cfg.Version)
+	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
+		k.cluster = cfg.Cluster
+		k.cluster.Start(k)
+		defer k.cluster.Stop()
+	}
 	go k.serve()
 	go k.retentionLoop()
 	go k.autoSuspend()
@@ -323,24 +343,28 @@ func (k *Kernel) unwatchDir(dir runs.Dir, pid *actor.PID) {
 
 // status is the kernel's own status report.
 func (k *Kernel) status() map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"pid": os.Getpid(), "socket": k.ln.Addr().String(), "agent_dir": k.cfg.AgentDir,
 		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
 		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
 		"room_actors": k.liveRooms(),
 	}
+	switch {
+	case k.cluster != nil:
+		st, _ := k.cluster.View(wire.Request{Op: "cluster", Params: json.RawMessage(`{"view":"status"}`)})
+		out["cluster"] = st
+	case k.cfg.Settings.Cluster.Enabled():
+		out["cluster"] = map[string]any{"state": "down", "error": k.errNotClustered("[cluster]").Error()}
+	}
+	return out
 }
 
-// selfRSS is the kernel's resident set (gopsutil; the kernel binary is
-// the one place it is linked).
+// selfRSS is the kernel's resident set, from /proc/self/stat (runs.Stat:
+// the kernel links no process library for one number).
 func selfRSS() int64 {
-	p, err := process.NewProcess(int32(os.Getpid()))
+	st, err := runs.Stat(os.Getpid())
 	if err != nil {
 		return 0
 	}
-	m, err := p.MemoryInfo()
-	if err != nil {
-		return 0
-	}
-	return int64(m.RSS)
+	return int64(st.RSS) * int64(os.Getpagesize())
 }

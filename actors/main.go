@@ -14,10 +14,14 @@ import (
 )
 
 // Main is the body of the pi-actors-kernel binary: it reads the agent root
-// and config, finds the pi-actors binary that runs supervisors, and runs
+// and config, finds the binaries that run supervisors, and runs
 // the kernel until SIGTERM/SIGINT or a stop request. It returns the exit
 // code (75 when another kernel owns the agent root).
-func Main(version string) int {
+func Main(version string) int { return MainWith(version, nil) }
+
+// MainWith is Main with a cluster side (the pi-actors-cluster binary's
+// body); it is started when pi-actors.toml has [cluster].
+func MainWith(version string, cl Cluster) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	agent, err := config.AgentDir()
@@ -30,12 +34,12 @@ func Main(version string) int {
 		fmt.Fprintln(os.Stderr, "pi-actors-kernel:", err)
 		return 65
 	}
-	sup, err := supervisorCommand()
+	sup, cli, err := supervisorCommand()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pi-actors-kernel:", err)
 		return 69
 	}
-	err = Run(ctx, Config{AgentDir: agent, Supervisor: sup, Version: version, Settings: cfg})
+	err = Run(ctx, Config{AgentDir: agent, Supervisor: sup, CLI: cli, Version: version, Settings: cfg, Cluster: cl})
 	switch {
 	case errors.Is(err, ErrRunning):
 		fmt.Fprintln(os.Stderr, "pi-actors-kernel:", err)
@@ -47,20 +51,44 @@ func Main(version string) int {
 	return 0
 }
 
-// supervisorCommand finds the pi-actors binary that runs supervisors:
-// $PI_ACTORS_BIN, else the pi-actors next to this binary, else PATH.
-func supervisorCommand() ([]string, error) {
-	if b := os.Getenv("PI_ACTORS_BIN"); b != "" {
-		return []string{b, "supervise"}, nil
-	}
-	if self, err := os.Executable(); err == nil {
-		sib := filepath.Join(filepath.Dir(self), "pi-actors")
-		if st, err := os.Stat(sib); err == nil && !st.IsDir() {
-			return []string{sib, "supervise"}, nil
+// supervisorCommand finds the pi-actors CLI (what templates get as
+// {pi_actors}: $PI_ACTORS_BIN, else the pi-actors next to this binary,
+// else PATH) and the argv prefix that starts a run's supervisor:
+// $PI_ACTORS_SUPERVISE_BIN, else the pi-actors-supervise next to that CLI
+// or next to this binary (the same installation, so the same version),
+// else the CLI's hidden `supervise` verb.
+func supervisorCommand() (sup []string, cli string, err error) {
+	cli = os.Getenv("PI_ACTORS_BIN")
+	self, selfErr := os.Executable()
+	if cli == "" && selfErr == nil {
+		if sib := filepath.Join(filepath.Dir(self), "pi-actors"); isFile(sib) {
+			cli = sib
 		}
 	}
-	if p, err := exec.LookPath("pi-actors"); err == nil {
-		return []string{p, "supervise"}, nil
+	if cli == "" {
+		if p, err := exec.LookPath("pi-actors"); err == nil {
+			cli = p
+		}
 	}
-	return nil, errors.New("cannot find the pi-actors binary to run supervisors: install it next to pi-actors-kernel or set PI_ACTORS_BIN")
+	if cli == "" {
+		return nil, "", errors.New("cannot find the pi-actors binary to run supervisors: install it next to pi-actors-kernel or set PI_ACTORS_BIN")
+	}
+	if b := os.Getenv("PI_ACTORS_SUPERVISE_BIN"); b != "" {
+		return []string{b}, cli, nil
+	}
+	near := []string{filepath.Dir(cli)}
+	if selfErr == nil {
+		near = append(near, filepath.Dir(self))
+	}
+	for _, dir := range near {
+		if sib := filepath.Join(dir, "pi-actors-supervise"); isFile(sib) {
+			return []string{sib}, cli, nil
+		}
+	}
+	return []string{cli, "supervise"}, cli, nil
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }

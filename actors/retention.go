@@ -49,6 +49,11 @@ func (k *Kernel) cleanTemp() {
 	if n := runs.CleanTemp(k.tmp, 24*time.Hour); n > 0 {
 		k.log.Info("removed stale temp entries", "count", n)
 	}
+	// State directories a killed kernel left half made (never a run's:
+	// we hold the kernel lock, so no start is under way).
+	if n := runs.CleanStaging(k.cfg.AgentDir, 0); n > 0 {
+		k.log.Info("removed unfinished state dirs", "count", n)
+	}
 }
 
 // retentionLoop prunes terminal runs older than the retention period,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -15,17 +16,21 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
-// batchLimit bounds how many items of a batch are handled at once: spawns
-// are CPU-bound; messages mostly wait for a supervisor to apply them.
+// batchLimit bounds how many items of a batch are handled at once:
+// messages mostly wait for a supervisor to apply them; a spawn waits a few
+// milliseconds for its supervisor to come up around well under one of its
+// own, so four per CPU keep the CPUs busy — more only add threads blocked
+// in system calls (the vfork of a supervisor, an fsync) and memory.
 func batchLimit(op string) int {
 	if op == "message" {
 		return 256
 	}
-	return 32
+	return max(8, 4*runtime.GOMAXPROCS(0))
 }
 
 func (k *Kernel) listen() error {
@@ -120,6 +125,7 @@ func (k *Kernel) handle(c net.Conn) {
 			write(wire.Response{Error: &wire.Error{Code: "invalid_request", Message: "malformed request: " + err.Error(), Exit: 65}})
 			continue
 		}
+		req.From = "" // only the cluster side says where a request came from
 		if h, ok := streamOps[req.Op]; ok {
 			// The stream owns the connection from here; a client that hangs
 			// up closes gone at once (its streams need not wait for a
@@ -129,7 +135,7 @@ func (k *Kernel) handle(c net.Conn) {
 				defer close(gone)
 				io.Copy(io.Discard, r)
 			}()
-			h(k, req, write, gone)
+			k.stream(h, req, write, gone)
 			return
 		}
 		resp := k.dispatch(req)
@@ -154,6 +160,12 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 			after []func()
 		)
 		later := func(f func()) { mu.Lock(); after = append(after, f); mu.Unlock() }
+		// A batch of spawns commits its new state directories together:
+		// their parent is fsynced once, before the answer (group commit).
+		var dirs *fsutil.DirSyncs
+		if req.Op == "spawn" {
+			dirs = &fsutil.DirSyncs{}
+		}
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
 		for _, group := range batchGroups(req) {
@@ -161,12 +173,17 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 				for _, i := range group {
 					one := req
 					one.Items, one.Params = nil, req.Items[i]
-					resp.Results[i] = k.one(one, later)
+					resp.Results[i] = k.one(one, later, dirs)
 				}
 				return nil
 			})
 		}
 		g.Wait()
+		if dirs != nil {
+			if err := dirs.Sync(); err != nil {
+				k.log.Warn("sync new state dirs", "err", err)
+			}
+		}
 		g.SetLimit(batchLimit(req.Op))
 		for _, f := range after {
 			g.Go(func() error {
@@ -176,9 +193,10 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 			})
 		}
 		g.Wait()
+		releaseAfter(len(req.Items))
 		return resp
 	}
-	return k.one(req, nil)
+	return k.one(req, nil, nil)
 }
 
 // recoverPanic turns a panic while handling op into a logged internal
@@ -204,14 +222,24 @@ var streamOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Res
 	"watch": (*Kernel).watch,
 }
 
-// one answers a single request; later as for message.
-func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) {
+// one answers a single request; later as for message; dirs, in a batch
+// of spawns, collects the new state directories' parents (see runs.Spec).
+func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs) (resp wire.Response) {
 	resp.ID = req.ID
 	defer k.recoverPanic(req.Op, &resp)
 	var (
 		result any
 		err    error
 	)
+	node, err := k.routeTarget(&req)
+	if err != nil {
+		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
+	}
+	if node != "" {
+		resp = k.cluster.Forward(node, req)
+		resp.ID = req.ID
+		return resp
+	}
 	switch req.Op {
 	case "ping":
 		result = map[string]any{"pid": os.Getpid(), "version": k.cfg.Version}
@@ -220,7 +248,7 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 	case "spawn":
 		var sp *verbs.Spawn
 		if sp, err = decodeParams[*verbs.Spawn](req); err == nil {
-			result, err = k.spawn(req, sp)
+			result, err = k.spawn(req, sp, dirs)
 		}
 	case "message":
 		var m *verbs.Message
@@ -231,6 +259,10 @@ func (k *Kernel) one(req wire.Request, later func(func())) (resp wire.Response) 
 		}
 	case "followups":
 		result, err = k.followups(req)
+	case "verb":
+		result, err = k.runVerb(req)
+	case "cluster":
+		result, err = k.clusterView(req)
 	case "stop":
 		result = map[string]any{"stopping": true, "pid": os.Getpid()}
 		defer k.Stop()
@@ -267,4 +299,44 @@ func decodeParams[T verbs.Request](req wire.Request) (T, error) {
 		return zero, fmt.Errorf("kernel: %s decodes to %T", req.Op, r)
 	}
 	return t, nil
+}
+
+// stream runs a streaming operation here, or on the node its request
+// names.
+func (k *Kernel) stream(h func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}), req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
+	node, err := k.routeTarget(&req)
+	switch {
+	case err != nil:
+		write(wire.Response{ID: req.ID, Error: verbs.Classify(err)})
+	case node != "":
+		k.cluster.Stream(node, req, write, gone)
+	default:
+		h(k, req, write, gone)
+	}
+}
+
+// Handle answers a request that arrived over the cluster from node from:
+// exactly as a local client's request (the same validation, ownership and
+// session checks), except that it is never forwarded again.
+func (k *Kernel) Handle(from string, req wire.Request) wire.Response {
+	req.From = from
+	return k.dispatch(req)
+}
+
+// HandleStream runs a streaming request that arrived over the cluster; it
+// reports false when req.Op is not a streaming operation.
+func (k *Kernel) HandleStream(from string, req wire.Request, write func(wire.Response) error, gone <-chan struct{}) bool {
+	h, ok := streamOps[req.Op]
+	if !ok {
+		return false
+	}
+	req.From = from
+	k.stream(h, req, write, gone)
+	return true
+}
+
+// IsStream reports whether op is a streaming operation.
+func IsStream(op string) bool {
+	_, ok := streamOps[op]
+	return ok
 }

@@ -22,8 +22,9 @@ import (
 // spawn starts a detached run: everything is checked first (recipe,
 // template, values, limits), so bad input never creates a state directory
 // or starts a process; then the supervisor is started and a run actor
-// attached before the answer goes back.
-func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, error) {
+// attached before the answer goes back. dirs, in a batch, takes the new
+// state directory's parent for one fsync after the batch (runs.Spec.Dirs).
+func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) (*verbs.SpawnResult, error) {
 	if k.held(req.Session) {
 		return nil, &wire.Error{Code: "session_suspended", Exit: 75, Message: fmt.Sprintf("session %s is suspended: it starts no run until it is resumed", req.Session),
 			Hint: "pi-actors session resume session=" + req.Session}
@@ -40,6 +41,7 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 		return nil, err
 	}
 	k.settle(spec)
+	spec.Dirs = dirs
 	spec.Cause = spawnCause(req, p)
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
@@ -63,9 +65,16 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn) (*verbs.SpawnResult, er
 	if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
 		k.log.Warn("default room", "run", meta.Run, "err", err)
 	}
-	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID)
-	return &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
-		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes}, nil
+	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID, "from", req.From)
+	res := &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
+		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes, Node: k.nodeName()}
+	if req.From != "" {
+		// Spawned for a session on another node: its follow-ups go there,
+		// and the caller addresses the run with this node's name.
+		k.SetSessionHome(req.Session, req.From)
+		res.Address += "@" + res.Node
+	}
+	return res, nil
 }
 
 // prepare builds and checks the run spec of a spawn request.
@@ -168,7 +177,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	}
 	spec.Tool = p.Tool
 	spec.WorkflowNode = p.WorkflowNode
-	spec.Supervisor = k.cfg.Supervisor
+	spec.Supervisor, spec.Pool = k.cfg.Supervisor, k.pool
 	spec.Limits = runs.Limits{MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, KillGraceMS: cfg.Exec.KillGraceMS,
 		LogMaxBytes: cfg.Runs.LogMaxBytes, LogKeep: cfg.Runs.LogKeep}
 	return spec, src, nil
@@ -394,8 +403,11 @@ func injected(id string, dir runs.Dir, bin string) map[string]any {
 	}
 }
 
-// cliBinary is the pi-actors binary the kernel starts supervisors with.
+// cliBinary is the pi-actors CLI binary ({pi_actors} in templates).
 func (k *Kernel) cliBinary() string {
+	if k.cfg.CLI != "" {
+		return k.cfg.CLI
+	}
 	if len(k.cfg.Supervisor) > 0 {
 		return k.cfg.Supervisor[0]
 	}

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Inbox record statuses. A record is queued when appended, sent once a
@@ -176,7 +174,7 @@ func recordLine(msg any) (line []byte, id string, callerID bool, err error) {
 	}
 	callerID = id != ""
 	if !callerID {
-		id = uuid.NewString()
+		id = NewID()
 	}
 	now := timestamp()
 	for _, kv := range []struct {
@@ -260,7 +258,7 @@ func (in *Inbox) Claim(owner string, statuses ...string) (Record, error) {
 				continue
 			}
 			if Record(l.Value).ID() == "" {
-				if err := l.Set("id", uuid.NewString()); err != nil {
+				if err := l.Set("id", NewID()); err != nil {
 					return nil, err
 				}
 			}
@@ -389,6 +387,30 @@ func (in *Inbox) DoneMany(ids []string, status string) error {
 		}
 		if done > 0 && in.KeepTerminal > 0 {
 			lines = compact(lines, in.KeepTerminal)
+		}
+		return lines, nil
+	})
+}
+
+// Requeue gives claimed records back (a delivery that did not go
+// through): they are queued again, in place, so order holds. Records that
+// are not claimed are left as they are.
+func (in *Inbox) Requeue(ids []string) error {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[strings.TrimSpace(id)] = true
+	}
+	return RewriteLazy(in.Path, func(lines []Line) ([]Line, error) {
+		for i := range lines {
+			l := &lines[i]
+			id, _ := l.Peek("id")
+			st, _ := l.Peek("status")
+			if !want[id] || st != StatusClaimed {
+				continue
+			}
+			if err := setAll(l, "status", StatusQueued, "requeued_at", timestamp()); err != nil {
+				return nil, err
+			}
 		}
 		return lines, nil
 	})

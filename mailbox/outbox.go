@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/google/uuid"
 )
 
 // Outbox deliveries: how far a record travels towards the session that
@@ -98,7 +96,7 @@ func AppendOutbox(path string, rec OutboxRecord) (OutboxRecord, error) {
 		*f.v = a.String()
 	}
 	if rec.ID == "" {
-		rec.ID = uuid.NewString()
+		rec.ID = NewID()
 	}
 	if rec.TS == "" {
 		rec.TS = timestamp()

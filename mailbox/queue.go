@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/internal/proc"
 )
@@ -486,4 +484,4 @@ func foldRecords(lines []Line) (recs []Record, malformed int) {
 }
 
 // newUUID is the fresh id of a legacy record.
-var newUUID = uuid.NewString
+var newUUID = NewID

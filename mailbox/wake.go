@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"github.com/google/uuid"
 )
 
 // Wake reasons written by the runtime.
@@ -59,7 +57,7 @@ func AppendWakes(tx *Tx, path string, ws ...Wake) ([]Wake, error) {
 			return nil, err
 		}
 		if w.ID == "" {
-			w.ID = uuid.NewString()
+			w.ID = NewID()
 		}
 		if w.StateDir == "" {
 			w.StateDir = filepath.Dir(path)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -54,7 +52,7 @@ func deadLetter(path, dir string, env mailbox.Envelope, reason string) (DeadLett
 	msg, _ := decodeMap(b)
 	rec := DeadLetterRecord{ID: env.ID, Reason: reason, TS: formatTime(time.Now()), StateDir: dir, Message: msg}
 	if rec.ID == "" {
-		rec.ID = uuid.NewString()
+		rec.ID = mailbox.NewID()
 	}
 	var dup bool
 	err = mailbox.Update(path, func(tx *mailbox.Tx) error {

@@ -271,9 +271,11 @@ func (rt *roomTx) ensure(address string, body map[string]any, summary string) (b
 // status: present}, summary "Run joined default room") and writes the
 // run's communication snapshot. Calling it again only returns the
 // counts. The kernel calls it after every spawn, so a fresh run has one
-// message and one member.
+// message and one member. The join rings no doorbell (no room.message
+// wake): it is the run's own entry, made as the run starts, and nobody
+// waits for it — a spawn creates one file fewer.
 func EnsureDefaultRoom(dir, run string) (Counts, error) {
-	c, _, err := EnsureMember(dir, run, "run:"+run, map[string]any{"role": "run", "status": "present"}, RunJoinSummary)
+	c, _, err := ensureMember(dir, run, "run:"+run, map[string]any{"role": "run", "status": "present"}, RunJoinSummary, false)
 	return c, err
 }
 
@@ -283,12 +285,18 @@ func EnsureDefaultRoom(dir, run string) (Counts, error) {
 // left). It writes the member's and the run's communication snapshots
 // when due and reports whether it joined the member.
 func EnsureMember(dir, run, address string, body map[string]any, summary string) (Counts, bool, error) {
+	return ensureMember(dir, run, address, body, summary, true)
+}
+
+// ensureMember is EnsureMember; ring false writes no wake for the join.
+func ensureMember(dir, run, address string, body map[string]any, summary string, ring bool) (Counts, bool, error) {
 	a, err := sameRun(address, run, "member")
 	if err != nil {
 		return Counts{}, false, err
 	}
 	var joined bool
 	c, err := withRoom(dir, run, func(rt *roomTx) error {
+		rt.quiet = !ring
 		var err error
 		if joined, err = rt.ensure(a.String(), body, summary); err != nil {
 			return err

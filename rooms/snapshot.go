@@ -1,6 +1,7 @@
 package rooms
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,11 +84,13 @@ func SnapshotPath(dir, self string) (string, error) {
 	return "", &mailbox.EnvelopeError{Field: "self", Msg: fmt.Sprintf("communication snapshots belong to run:<run> or branch:<run>/<branch>, not %s", self)}
 }
 
-// LoadSnapshot reads a snapshot file: nil for a missing one, an error
-// wrapping ErrCorrupt for one that does not decode.
+// LoadSnapshot reads a snapshot file: nil for a missing or empty one (a
+// snapshot is written without fsync, so a crash of the machine can leave
+// a new one empty), an error wrapping ErrCorrupt for one that does not
+// decode.
 func LoadSnapshot(path string) (*Snapshot, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil
 	}
 	if err != nil {
@@ -126,7 +129,13 @@ func (rt *roomTx) writeSnapshot(self string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("write communication snapshot: %w", err)
 	}
-	if err := fsutil.WriteJSON(path, s, 0o600); err != nil {
+	// A snapshot: rebuilt from the roster whenever it changes, so it is
+	// replaced atomically but not fsynced.
+	data, err := fsutil.MarshalIndent(s)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := fsutil.WriteSnapshot(path, data, 0o600); err != nil {
 		return err
 	}
 	if id, ok := statID(path); ok {

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -116,6 +114,7 @@ type roomTx struct {
 	seen     bool   // a member's last_seen moved
 	snaps    []string
 	appended []Entry // to ring the doorbell for, once the lock is released
+	quiet    bool    // ring no doorbell (the run's own join at spawn)
 }
 
 // withRoom runs fn under the room lock with the timeline state and the
@@ -148,6 +147,9 @@ func withRoom(dir, run string, fn func(rt *roomTx) error) (c Counts, err error) 
 		return c, err
 	}
 	for _, e := range rt.appended {
+		if rt.quiet {
+			break
+		}
 		if err := wakeRoom(dir, run, e); err != nil {
 			return c, err
 		}
@@ -229,7 +231,7 @@ func (rt *roomTx) append(env mailbox.Envelope) (e Entry, dup bool, err error) {
 			}
 		}
 	} else {
-		env.ID = uuid.NewString()
+		env.ID = mailbox.NewID()
 	}
 	ts := time.Now()
 	if !ts.After(rt.st.last) {

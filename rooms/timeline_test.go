@@ -2,6 +2,7 @@ package rooms
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,14 @@ func TestEnsureDefaultRoom(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, CommunicationFile))
 	if strings.Contains(string(data), "contacts") || strings.Contains(string(data), "parent") {
 		t.Fatalf("empty contacts and parent must be omitted:\n%s", data)
+	}
+	// The run's own join at spawn rings no doorbell: no wake.jsonl.
+	if _, err := os.Stat(filepath.Join(dir, WakeFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the default room's join wrote a wake: %v", err)
+	}
+	// A branch joining does ring.
+	if _, joined, err := EnsureMember(dir, "r1", "branch:r1/b", branchJoinBody("r1"), BranchJoinSummary); err != nil || !joined {
+		t.Fatalf("branch join: %v %v", joined, err)
 	}
 	wakes, _ := readLines(t, filepath.Join(dir, WakeFile))
 	if len(wakes) != 1 || wakes[0]["reason"] != "room.message" || wakes[0]["actor"] != "room:r1" {

@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -94,7 +92,7 @@ func claimWhere(path, owner string, match func(mailbox.Record) bool, handled boo
 				continue
 			}
 			if r.ID() == "" {
-				if err := l.Set("id", uuid.NewString()); err != nil {
+				if err := l.Set("id", mailbox.NewID()); err != nil {
 					return nil, err
 				}
 			}

@@ -9,9 +9,14 @@
 //
 // # Invariants
 //
-// The supervisor writes every state file of its run itself, atomically
+// The kernel writes run.json (Start: the state directory appears whole,
+// run.json inside it, before the supervisor is handed its run); the
+// supervisor writes every other state file of its run itself, atomically
 // (JSON snapshots) or by appending (JSONL); status is derived from those
-// files, never cached in memory. Every leaf runs in its own process group;
+// files, never cached in memory. Durable are run.json (fsynced; a new
+// state directory's parent fsynced at once or once per batch),
+// result.json and the JSONL files' appends as mailbox makes them;
+// progress.json is a snapshot replaced without fsync. Every leaf runs in its own process group;
 // stopping is SIGTERM to the group, a grace period, then SIGKILL, and
 // nothing the run started outlives it.
 //
@@ -37,6 +42,15 @@
 // Probes use no HTTP library: an HTTP probe is one GET over a TCP
 // connection.
 //
+// # Waiting supervisors
+//
+// Pool keeps supervisors started ahead of their runs (`<supervisor> -`):
+// each waits on stdin for a handover — the run's environment and
+// run.json — then takes on the run's environment, working directory and
+// stderr.log and supervises it like one started for it; with nothing on
+// stdin (the pool closed) it exits. Start takes one when the spec has a
+// Pool, else starts a supervisor itself.
+//
 // # Suspension
 //
 // A run whose session is suspended (its session record, package
@@ -49,11 +63,16 @@
 //
 // This package does not route messages (package actors does), interpret
 // message bodies, or import the actor system: it is linked into the lean
-// pi-actors binary that every run's supervisor is.
+// pi-actors-supervise binary that every run's supervisor is (and into
+// the pi-actors CLI).
 //
 // # Crash behaviour
 //
-// A run survives the kernel: its supervisor is its own process. A
+// A run survives the kernel: its supervisor is its own process. A kernel
+// killed while it starts runs leaves no state directory without its
+// run.json: one not yet published stays under its hidden staging name
+// (removed by the next kernel, CleanStaging), and its supervisor, never
+// handed its run, exits without starting anything. A
 // supervisor that dies is detected by pid and start time and its run is
 // recorded as exited with a reason; its process groups are killed — or,
 // for a run that keeps its own durable state (a workflow), Resume starts

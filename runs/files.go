@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -205,6 +206,16 @@ func (d Dir) WriteJSON(name string, v any) error {
 	return fsutil.WriteJSON(d.Path(name), v, 0o600)
 }
 
+// WriteSnapshot atomically replaces a snapshot state file, one a crash of
+// the machine may lose (progress.json): no fsync (fsutil.WriteSnapshot).
+func (d Dir) WriteSnapshot(name string, v any) error {
+	data, err := fsutil.MarshalIndent(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", d.Path(name), err)
+	}
+	return fsutil.WriteSnapshot(d.Path(name), data, 0o600)
+}
+
 // Exists reports whether a state file exists.
 func (d Dir) Exists(name string) bool {
 	_, err := os.Stat(d.Path(name))
@@ -227,6 +238,19 @@ func (d Dir) Meta() (*Meta, error) {
 // createdAt, owner, pid and start time, recipe, tool): enough for a runs
 // index entry, without building the template and values.
 func (d Dir) metaHead() (*Meta, error) {
+	data, err := os.ReadFile(d.Path(RunFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, d)
+		}
+		return nil, err
+	}
+	return metaHeadOf(data, d.Path(RunFile))
+}
+
+// metaHeadOf decodes the identity fields of run.json's content (path
+// names it in errors).
+func metaHeadOf(data []byte, path string) (*Meta, error) {
 	var h struct {
 		Run       string    `json:"run"`
 		Address   string    `json:"address"`
@@ -238,17 +262,14 @@ func (d Dir) metaHead() (*Meta, error) {
 		Recipe    string    `json:"recipe"`
 		Tool      string    `json:"tool"`
 	}
-	data, err := os.ReadFile(d.Path(RunFile))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, d)
-		}
-		return nil, err
-	}
 	// run.json is written indented from Meta ("run" first), whose
-	// identity fields all come before "template": decode just that head (a
-	// third of the file) when the file has that shape, else all of it.
+	// identity fields all come before "template": read just that head (a
+	// third of the file) when the file has that shape — line by line, or
+	// decoded — else decode all of it.
 	if i := bytes.Index(data, []byte("\n  \"template\":")); i > 0 && bytes.HasPrefix(data, []byte("{\n  \"run\":")) {
+		if m, ok := scanMetaHead(data[:i]); ok {
+			return m, nil
+		}
 		head := append(bytes.TrimSuffix(bytes.TrimRight(data[:i:i], " \t\r\n"), []byte(",")), '}')
 		if json.Unmarshal(head, &h) != nil || h.Run == "" {
 			h.Run = ""
@@ -256,11 +277,114 @@ func (d Dir) metaHead() (*Meta, error) {
 	}
 	if h.Run == "" {
 		if err := json.Unmarshal(data, &h); err != nil {
-			return nil, fmt.Errorf("read %s: %w", d.Path(RunFile), err)
+			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 	}
 	return &Meta{Run: h.Run, Address: h.Address, StateDir: h.StateDir, CreatedAt: h.CreatedAt, OwnerID: h.OwnerID,
 		Pid: h.Pid, PidStart: h.PidStart, Recipe: h.Recipe, Tool: h.Tool}, nil
+}
+
+// scanMetaHead reads the identity fields from run.json's head as Meta's
+// indented encoding writes it, without reflection (a runs index rebuild
+// reads ten thousand of them; see scanFlat). It reports false for
+// anything else, and the caller decodes the head with encoding/json.
+func scanMetaHead(head []byte) (*Meta, bool) {
+	m := &Meta{}
+	ok := scanFlat(head, func(key string, val []byte) (err error) {
+		switch key {
+		case "run":
+			m.Run, err = flatString(val)
+		case "address":
+			m.Address, err = flatString(val)
+		case "state_dir":
+			m.StateDir, err = flatString(val)
+		case "ownerId":
+			m.OwnerID, err = flatString(val)
+		case "recipe":
+			m.Recipe, err = flatString(val)
+		case "tool":
+			m.Tool, err = flatString(val)
+		case "createdAt":
+			m.CreatedAt, err = flatTime(val)
+		case "pid":
+			m.Pid, err = strconv.Atoi(string(val))
+		case "pid_start_time":
+			m.PidStart, err = strconv.ParseUint(string(val), 10, 64)
+		}
+		return err
+	})
+	return m, ok && m.Run != ""
+}
+
+// scanResultStatus reads what a runs index entry needs of result.json
+// (status, code, reason, completedAt) as Result's indented encoding
+// writes it, without reflection; the other fields are left out. It
+// reports false for anything else.
+func scanResultStatus(data []byte) (*Result, bool) {
+	r := &Result{}
+	ok := scanFlat(bytes.TrimSuffix(bytes.TrimRight(data, " \t\r\n"), []byte("}")), func(key string, val []byte) (err error) {
+		switch key {
+		case "status":
+			r.Status, err = flatString(val)
+		case "reason":
+			r.Reason, err = flatString(val)
+		case "code":
+			r.Code, err = strconv.Atoi(string(val))
+		case "completedAt":
+			r.CompletedAt, err = flatTime(val)
+		}
+		return err
+	})
+	return r, ok && !r.CompletedAt.IsZero()
+}
+
+// errFlat is a value scanFlat's callers do not read without encoding/json.
+var errFlat = errors.New("not a plain value")
+
+// scanFlat walks a JSON object as the indented encoders write a flat one
+// — "{", then one `"key": value` per line, two spaces in — calling fn
+// with each key and its raw value; body is the object without its
+// closing brace. A line of any other shape, or an error from fn, makes it
+// report false. (A JSON string never holds a raw newline, so the lines
+// are the members.)
+func scanFlat(body []byte, fn func(key string, val []byte) error) bool {
+	if len(body) == 0 || body[0] != '{' {
+		return false
+	}
+	for _, line := range bytes.Split(body[1:], []byte("\n")) {
+		line = bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("  ")), []byte(","))
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '"' {
+			return false
+		}
+		k := bytes.IndexByte(line[1:], '"') + 1
+		if k <= 0 || !bytes.HasPrefix(line[k:], []byte("\": ")) {
+			return false
+		}
+		if fn(string(line[1:k]), line[k+3:]) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// flatString is a JSON string without escapes, unquoted.
+func flatString(val []byte) (string, error) {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' || bytes.IndexByte(val, '\\') >= 0 || bytes.IndexByte(val[1:len(val)-1], '"') >= 0 {
+		return "", errFlat
+	}
+	return string(val[1 : len(val)-1]), nil
+}
+
+// flatTime is a time as encoding/json writes it (RFC 3339).
+func flatTime(val []byte) (time.Time, error) {
+	s, err := flatString(val)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(time.RFC3339Nano, s)
 }
 
 // Result reads result.json; nil when the run has not ended.

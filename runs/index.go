@@ -45,6 +45,12 @@ type Index struct {
 	// Progress, when set, hears a rebuild's progress: (0, total) first,
 	// then (done, total) as run dirs are loaded (from several goroutines).
 	Progress func(done, total int)
+
+	// wmu serialises this process's writers before they take the index
+	// file's lock: a writer waiting here parks its goroutine, where one
+	// waiting in flock(2) holds an OS thread (a batch of spawns would
+	// leave the kernel with a thread per concurrent spawn).
+	wmu sync.Mutex
 }
 
 // NewIndex returns the index of <agent>/tmp/pi-actors/runs.
@@ -63,6 +69,8 @@ func (x *Index) Record(entries ...Entry) error {
 		}
 	}
 	buf := encodeEntries(entries)
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	unlock, err := fsutil.Lock(x.path() + ".lock")
 	if err != nil {
 		return err
@@ -119,6 +127,11 @@ func (x *Index) read() (map[string]Entry, error) {
 	defer f.Close()
 	hint := 0
 	if st, err := f.Stat(); err == nil {
+		if st.Size() == 0 {
+			// Empty: never written whole (a crash of the machine right
+			// after a rewrite, which is not fsynced): rebuild it.
+			return nil, fs.ErrNotExist
+		}
 		hint = int(min(st.Size()/160, 1<<20)) // a record is ~150-250 bytes
 	}
 	m := make(map[string]Entry, hint)
@@ -281,8 +294,10 @@ func (x *Index) Rebuild() ([]Entry, error) {
 	next := make(chan int)
 	for range min(len(dirs), max(2, runtime.NumCPU())) {
 		wg.Go(func() {
+			r := newRebuildReader(x.Root)
+			defer r.close()
 			for i := range next {
-				if in, err := load(dirs[i], false); err == nil {
+				if in, err := r.load(dirs[i]); err == nil {
 					loaded[i] = in
 				}
 				if x.Progress != nil {
@@ -329,12 +344,16 @@ func (x *Index) write(entries []Entry) error {
 		return fmt.Errorf("runs index: %w", err)
 	}
 	buf := encodeEntries(entries)
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	unlock, err := fsutil.Lock(x.path() + ".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return fsutil.WriteFile(x.path(), buf.Bytes(), 0o600)
+	// The index is rebuilt from the state directories whenever it is
+	// missing or empty, so a rewrite needs no fsync (fsutil.WriteSnapshot).
+	return fsutil.WriteSnapshot(x.path(), buf.Bytes(), 0o600)
 }
 
 // encodeEntries renders entries as JSON lines.

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-
-	"github.com/pi-actors/pi-actors/internal/config"
-	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // kernelPid is the agent root's kernel when it is alive, else 0. A kernel
@@ -15,19 +12,54 @@ import (
 // but it is never part of the run: stopping a run must not stop it, nor
 // the supervisors it started since.
 func kernelPid() int {
-	dir, err := config.AgentDir()
+	path, ok := kernelInfoPath()
+	if !ok {
+		return 0
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
-	data, err := os.ReadFile(filepath.Join(wire.TmpDir(dir), "kernel.json"))
-	if err != nil {
-		return 0
+	var info struct {
+		Pid      int    `json:"pid"`
+		PidStart uint64 `json:"pid_start_time"`
 	}
-	var info wire.Info
 	if json.Unmarshal(data, &info) != nil || info.Pid <= 0 || !Alive(info.Pid, info.PidStart) {
 		return 0
 	}
 	return info.Pid
+}
+
+// kernelInfoPath is <agent>/tmp/pi-actors/kernel.json (wire.Info) of the
+// agent root this process runs under.
+func kernelInfoPath() (string, bool) {
+	dir := agentRoot()
+	if dir == "" {
+		return "", false
+	}
+	return filepath.Join(dir, "tmp", "pi-actors", "kernel.json"), true
+}
+
+// agentRoot is the agent root this process runs under — the kernel that
+// started it, the session records it reads: $PI_CODING_AGENT_DIR, else
+// ~/.pi/agent ("" when neither can be found). It is config.AgentDir's
+// rule, written out here because package runs, linked into every
+// supervisor, does not link the config package and its TOML library
+// (TestKernelInfoPath keeps the two in step).
+func agentRoot() string {
+	dir := os.Getenv("PI_CODING_AGENT_DIR")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".pi", "agent")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // DescendantsBut lists every live descendant of pid, depth first, but

@@ -44,7 +44,7 @@ func Resume(dir Dir, supervisor, env []string, reason string) (*Meta, *os.Proces
 	meta.Resumes++
 	meta.Pid, meta.PidStart = 0, 0
 	appendEvent(dir, map[string]any{"event": "run.resume", "reason": reason, "resumes": meta.Resumes})
-	proc, err := launch(dir, meta, Spec{Supervisor: supervisor, Env: env})
+	proc, _, err := launch(dir, meta, Spec{Supervisor: supervisor, Env: env}, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume run:%s: %w", meta.Run, err)
 	}

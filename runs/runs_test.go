@@ -2,7 +2,6 @@ package runs_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,11 +26,7 @@ func TestMain(m *testing.M) {
 	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		if len(os.Args) == 3 && os.Args[1] == "supervise" {
-			if err := runs.Supervise(context.Background(), runs.Dir(os.Args[2]), os.Stdin, os.NewFile(3, "ready")); err != nil {
-				fmt.Fprintln(os.Stderr, "supervise:", err)
-				os.Exit(70)
-			}
-			os.Exit(0)
+			os.Exit(runs.Main("supervise", os.Args[2:]))
 		}
 		testproc.Main(os.Args[1:])
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -39,9 +40,16 @@ type Spec struct {
 	ActorContext   bool
 	DraftRecipe    string
 	Env            []string // the caller's environment; PI_ACTORS_* are added
-	// Supervisor is the argv that starts `pi-actors supervise`; the state
+	// Supervisor is the argv that starts the run's supervisor
+	// (`pi-actors-supervise` or `pi-actors supervise`); the state
 	// directory is appended.
 	Supervisor []string
+	// Pool, when set, lends a supervisor already started (Pool).
+	Pool *Pool
+	// Dirs, when set, collects the parent of a new state directory for
+	// the caller to fsync once for a whole batch (fsutil.DirSyncs);
+	// without it Start fsyncs the parent itself.
+	Dirs *fsutil.DirSyncs
 
 	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
 	// the caller), "" for a run started from outside any run.
@@ -59,10 +67,19 @@ var starting sync.Map
 // ReadyTimeout bounds how long Start waits for a supervisor to be set up.
 const ReadyTimeout = 10 * time.Second
 
-// Start creates the run's state directory, writes run.json and starts its
-// supervisor, returning once the supervisor reports it is set up. It
+// Start creates the run's state directory with its run.json and starts
+// its supervisor, returning once the supervisor reports it is set up. It
 // refuses (ErrBusy) a state directory whose run is live or being started.
 // On any error nothing is left running.
+//
+// A new state directory appears whole: it is made under a hidden name
+// beside its final one (<parent>/.<name>.new-<n>, see CleanStaging),
+// holding the supervisor's stderr.log and the run.json the kernel writes
+// and fsyncs once it knows the supervisor's pid, and renamed into place
+// before the supervisor gets its run — so however the kernel dies, no
+// state directory is left without its run.json. The rename is made
+// durable by an fsync of the parent directory: at once, or once for a
+// whole batch when spec.Dirs collects it (a group commit).
 func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if err := ValidID(spec.ID); err != nil {
 		return nil, nil, err
@@ -77,8 +94,13 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	}
 	_, statErr := os.Stat(string(dir))
 	fresh := errors.Is(statErr, os.ErrNotExist)
-	if err := os.MkdirAll(string(dir), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create state dir: %w", err)
+	if statErr != nil && !fresh {
+		return nil, nil, fmt.Errorf("create state dir: %w", statErr)
+	}
+	if fresh {
+		if err := os.MkdirAll(filepath.Dir(string(dir)), 0o700); err != nil {
+			return nil, nil, fmt.Errorf("create state dir: %w", err)
+		}
 	}
 	// The kernel (one per agent root) is the only starter: an in-process
 	// guard refuses a concurrent start of the same state dir.
@@ -88,16 +110,6 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	defer starting.Delete(string(dir))
 	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
 		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
-	}
-	if !fresh {
-		// A restart of a terminal run id: the previous run's files go
-		// (rooms/, branches/ and communication.json stay).
-		for _, f := range []string{RunFile, EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
-			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
-			}
-		}
-		os.RemoveAll(dir.Path("tmp"))
 	}
 	meta := &Meta{
 		Run: spec.ID, Address: "run:" + spec.ID, StateDir: string(dir), Cwd: spec.Cwd, CreatedAt: time.Now().UTC(),
@@ -110,71 +122,60 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if meta.Values == nil {
 		meta.Values = map[string]any{}
 	}
-	proc, err := launch(dir, meta, spec)
-	if err != nil {
-		meta.Pid = 0
-		if !recordFailedStart(dir, meta, err) && fresh {
-			// No record could be written (a full disk): a state dir
-			// without its run.json would be a run nobody can inspect.
-			os.RemoveAll(string(dir))
+	if !fresh {
+		// A restart of a terminal run id. run.json becomes the new run's
+		// first (no supervisor yet), so the previous run's actor, still
+		// finishing, sees another instance and leaves the directory
+		// alone — and the directory is never without a run.json. Then the
+		// previous run's other files go (rooms/, branches/ and
+		// communication.json stay).
+		if err := writeRecord(dir, meta, false, nil); err != nil {
+			return nil, nil, fmt.Errorf("create state dir: %w", err)
 		}
+		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
+			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+			}
+		}
+		os.RemoveAll(dir.Path("tmp"))
+	}
+	proc, written, err := launch(dir, meta, spec, fresh)
+	if err != nil {
+		// Leave a record of the failed start for inspect.
+		if !written {
+			meta.Pid, meta.PidStart = 0, 0
+			if werr := writeRecord(dir, meta, fresh, spec.Dirs); werr != nil {
+				return nil, nil, fmt.Errorf("%w (and its record: %v)", err, werr)
+			}
+		}
+		appendEvent(dir, map[string]any{"event": "run.failed", "error": err.Error()})
+		dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()})
 		return nil, nil, err
 	}
 	return meta, proc, nil
 }
 
-// recordFailedStart leaves the record of a start that failed for inspect
-// (run.json, a run.failed event, result.json start_failed); false if it
-// could not be written whole.
-func recordFailedStart(dir Dir, meta *Meta, cause error) bool {
-	if !dir.Exists(RunFile) {
-		if dir.WriteJSON(RunFile, meta) != nil {
-			return false
-		}
-	}
-	appendEvent(dir, map[string]any{"event": "run.failed", "error": cause.Error()})
-	return dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: cause.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()}) == nil
-}
-
-// launch starts the supervisor in its own session. run.json travels on
-// its stdin: the supervisor adds its own pid and start time and writes the
-// file itself (one atomic write per start). fd 3 is the readiness pipe:
-// "ok" once the supervisor is set up.
-func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
+// launch starts the supervisor in its own session — or takes one that is
+// waiting (spec.Pool) — writes run.json with the supervisor's pid and
+// start time (for a fresh state directory, into the staging directory it
+// then publishes), and hands the run to the supervisor on its stdin; fd 3
+// is the readiness pipe: "ok" once the supervisor is set up. written
+// reports whether run.json was written.
+func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, written bool, err error) {
 	if len(spec.Supervisor) == 0 {
-		return nil, errors.New("no supervisor command configured")
+		return nil, false, errors.New("no supervisor command configured")
 	}
-	metaJSON, err := json.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode run.json: %w", err)
+	work := string(dir)
+	if fresh {
+		if work, err = os.MkdirTemp(filepath.Dir(string(dir)), "."+filepath.Base(string(dir))+stagingInfix); err != nil {
+			return nil, false, fmt.Errorf("create state dir: %w", err)
+		}
+		defer func() {
+			if !written {
+				os.RemoveAll(work)
+			}
+		}()
 	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("readiness pipe: %w", err)
-	}
-	defer rd.Close()
-	in, inW, err := os.Pipe()
-	if err != nil {
-		wr.Close()
-		return nil, fmt.Errorf("run.json pipe: %w", err)
-	}
-	defer in.Close()
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		wr.Close()
-		inW.Close()
-		return nil, err
-	}
-	defer devnull.Close()
-	// The supervisor's own stderr (a panic, say) lands in the run's
-	// stderr.log, where its log lines go too.
-	logf, err := os.OpenFile(dir.Path(StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		wr.Close()
-		inW.Close()
-		return nil, fmt.Errorf("supervisor log: %w", err)
-	}
-	defer logf.Close()
 	env := append(withoutPIEnv(spec.Env),
 		"PI_ACTORS_RUN_ID="+meta.Run,
 		"PI_ACTORS_ADDRESS="+meta.Address,
@@ -182,44 +183,75 @@ func launch(dir Dir, meta *Meta, spec Spec) (*os.Process, error) {
 		"PI_ACTORS_SESSION="+meta.OwnerID,
 		"PI_ACTORS_DEPTH="+strconv.Itoa(meta.Depth),
 	)
-	argv := append(append([]string{}, spec.Supervisor...), meta.StateDir)
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Dir:   meta.Cwd,
-		Env:   env,
-		Files: []*os.File{in, devnull, logf, wr},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
-	wr.Close()
-	if err != nil {
-		inW.Close()
-		return nil, fmt.Errorf("start supervisor: %w", err)
+	sup := spec.Pool.take()
+	if sup == nil {
+		if sup, err = startSupervisor(work, meta, spec, env); err != nil {
+			return nil, false, err
+		}
 	}
-	inW.Write(metaJSON)
-	inW.Close()
-	meta.Pid = proc.Pid
-	meta.PidStart = StartTime(proc.Pid)
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(rd).ReadString('\n')
-		line <- strings.TrimSpace(s)
-	}()
-	fail := func(msg string) (*os.Process, error) {
+	defer sup.ready.Close()
+	defer sup.in.Close()
+	proc = sup.proc
+	// fail keeps the cause's errno (a full disk: 73; no descriptor: 74).
+	fail := func(cause error) (*os.Process, bool, error) {
 		syscall.Kill(-proc.Pid, syscall.SIGKILL)
 		proc.Wait()
-		return nil, fmt.Errorf("start supervisor: %s", msg)
+		return nil, written, fmt.Errorf("start supervisor: %w", cause)
 	}
+	// The supervisor waits for its run on stdin: run.json is on disk, with
+	// its pid, before it gets it.
+	meta.Pid, meta.PidStart = proc.Pid, sup.start
+	data, err := fsutil.MarshalIndent(meta)
+	// The new directory's entry in its parent is made durable once the
+	// supervisor has its run (off the way to its leaf), or with the rest
+	// of the batch.
+	dirs, own := spec.Dirs, spec.Dirs == nil
+	if own {
+		dirs = &fsutil.DirSyncs{}
+	}
+	if err == nil {
+		if fresh {
+			err = publish(work, dir, data, dirs)
+		} else {
+			err = fsutil.WriteFile(dir.Path(RunFile), data, 0o600)
+		}
+	}
+	if err != nil {
+		return fail(fmt.Errorf("write run.json: %w", err))
+	}
+	written = true
+	hand := data
+	if sup.waiting {
+		// A waiting supervisor takes on the run's environment too.
+		if hand, err = json.Marshal(handover{Env: env, Run: data}); err != nil {
+			return fail(fmt.Errorf("encode the handover: %w", err))
+		}
+	}
+	if _, err := sup.in.Write(hand); err != nil {
+		return fail(fmt.Errorf("hand over the run: %w", err))
+	}
+	sup.in.Close()
+	if own {
+		if err := dirs.Sync(); err != nil {
+			return fail(fmt.Errorf("sync state dir: %w", err))
+		}
+	}
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(sup.ready).ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
 	select {
 	case l := <-line:
 		if l == "ok" {
-			return proc, nil
+			return proc, true, nil
 		}
 		if l == "" {
 			l = "supervisor exited before it was ready; see " + dir.Path(StderrLog)
 		}
-		fail("")
-		return nil, fmt.Errorf("start supervisor: %w", parseReadyError(l))
+		return fail(parseReadyError(l))
 	case <-time.After(ReadyTimeout):
-		return fail(fmt.Sprintf("not ready after %s", ReadyTimeout))
+		return fail(fmt.Errorf("not ready after %s", ReadyTimeout))
 	}
 }
 
@@ -257,6 +289,51 @@ type errnoError struct {
 
 func (e *errnoError) Error() string { return e.text }
 func (e *errnoError) Unwrap() error { return e.errno }
+
+// startSupervisor starts the supervisor of the run meta describes in its
+// own session, its stderr the run's stderr.log in work (the state
+// directory, or its staging directory).
+func startSupervisor(work string, meta *Meta, spec Spec, env []string) (*waiting, error) {
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("readiness pipe: %w", err)
+	}
+	in, inW, err := os.Pipe()
+	if err != nil {
+		rd.Close()
+		wr.Close()
+		return nil, fmt.Errorf("run.json pipe: %w", err)
+	}
+	defer in.Close()
+	defer wr.Close()
+	closeAll := func() { rd.Close(); inW.Close() }
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	defer devnull.Close()
+	// The supervisor's own stderr (a panic, say) lands in the run's
+	// stderr.log, where its log lines go too.
+	logf, err := os.OpenFile(filepath.Join(work, StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("supervisor log: %w", err)
+	}
+	defer logf.Close()
+	argv := append(append([]string{}, spec.Supervisor...), meta.StateDir)
+	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+		Dir:   meta.Cwd,
+		Env:   env,
+		Files: []*os.File{in, devnull, logf, wr},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	return &waiting{proc: proc, start: StartTime(proc.Pid), in: inW, ready: rd}, nil
+}
 
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run
 // gets its own.

@@ -96,13 +96,7 @@ func load(dir Dir, full bool) (*Info, error) {
 	}
 	switch {
 	case in.Result != nil:
-		in.Status, in.Reason = in.Result.Status, in.Result.Reason
-		if in.Status == "" {
-			in.Status = StatusDone
-			if in.Result.Code != 0 {
-				in.Status = StatusFailed
-			}
-		}
+		in.ended()
 	case m.Pid > 0 && Alive(m.Pid, m.PidStart):
 		in.Status = StatusRunning
 		switch {
@@ -120,6 +114,17 @@ func load(dir Dir, full bool) (*Info, error) {
 		in.Status, in.Reason = lastStop(dir)
 	}
 	return in, nil
+}
+
+// ended sets the status and reason of a run that has its result.json.
+func (in *Info) ended() {
+	in.Status, in.Reason = in.Result.Status, in.Result.Reason
+	if in.Status == "" {
+		in.Status = StatusDone
+		if in.Result.Code != 0 {
+			in.Status = StatusFailed
+		}
+	}
 }
 
 // lastStop scans the newest events for an intentional stop.

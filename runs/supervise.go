@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,11 +61,44 @@ type supervisor struct {
 	sessionSeen fileStamp
 }
 
+// Main is the body of the supervisor's entry points, `pi-actors-supervise
+// <state_dir>` and the hidden `pi-actors supervise <state_dir>` (name is
+// how errors name it; args are the words after it): fd 3 is the readiness
+// pipe the kernel reads. It returns the exit code: 64 for bad arguments, 70
+// when the run could not be set up.
+func Main(name string, args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "usage: %s <state_dir> (started by the kernel)\n", name)
+		return 64
+	}
+	ready := os.NewFile(3, "ready")
+	dir, metaIn := Dir(args[0]), io.Reader(os.Stdin)
+	if args[0] == WaitingDir {
+		// Started ahead of its run (Pool): wait for it.
+		d, run, err := awaitHandover(os.Stdin)
+		if errors.Is(err, io.EOF) {
+			return 0 // the pool closed: no run
+		}
+		if err != nil {
+			fmt.Fprintf(ready, "error %v\n", err)
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			return 70
+		}
+		dir, metaIn = d, bytes.NewReader(run)
+	}
+	if err := Supervise(context.Background(), dir, metaIn, ready); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 70
+	}
+	return 0
+}
+
 // Supervise runs the run whose state directory is dir until it is over.
-// It is the body of the hidden `pi-actors supervise <dir>` verb: started
-// detached (its own session) by the kernel, it owns the run's process tree
-// (it becomes a child subreaper), writes every state file, applies the
-// restart policy and control messages, and exits when the run is terminal.
+// It is the body of the supervisor (Main): started detached (its own
+// session) by the kernel, it owns the run's process tree (it becomes a
+// child subreaper), writes every state file but run.json (the kernel's),
+// applies the restart policy and control messages, and exits when the
+// run is terminal.
 // ready, if not nil, receives one line once the supervisor is set up.
 func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
 	RestoreLeafEnv()
@@ -117,10 +151,16 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 	return nil
 }
 
-// setup writes run.json — from the kernel's copy on metaIn, with our pid
-// and start time — or reads it (metaIn nil, or empty).
+// setup takes the run from metaIn — the run.json the kernel wrote, with
+// our pid, before it handed it over — or, when metaIn is nil or empty,
+// from run.json on disk. A run.json that names another pid is written
+// with ours (a caller that did not write it). With an empty metaIn the
+// run.json on disk must name us: the kernel died between starting us
+// and handing the run over, and whatever is on disk then (a previous
+// run of the same id) is not ours to run.
 func (s *supervisor) setup(metaIn io.Reader) error {
 	var m *Meta
+	handed := false
 	if metaIn != nil {
 		data, err := io.ReadAll(metaIn)
 		if err != nil {
@@ -131,15 +171,21 @@ func (s *supervisor) setup(metaIn io.Reader) error {
 			if err := json.Unmarshal(data, m); err != nil {
 				return fmt.Errorf("run.json from the kernel: %w", err)
 			}
-			m.Pid, m.PidStart = os.Getpid(), StartTime(os.Getpid())
-			if err := s.dir.WriteJSON(RunFile, m); err != nil {
-				return err
-			}
+			handed = true
 		}
 	}
 	if m == nil {
 		var err error
 		if m, err = s.dir.Meta(); err != nil {
+			return err
+		}
+		if metaIn != nil && m.Pid != os.Getpid() {
+			return fmt.Errorf("run.json in %s names pid %d, not this supervisor: its run was never handed over", s.dir, m.Pid)
+		}
+	}
+	if pid := os.Getpid(); handed && m.Pid != pid {
+		m.Pid, m.PidStart = pid, StartTime(pid)
+		if err := s.dir.WriteJSON(RunFile, m); err != nil {
 			return err
 		}
 	}
@@ -347,18 +393,12 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		s.appendEvent(map[string]any{"event": "run.requeue", "count": n, "attempt": attempt})
 	}
 	s.setPhase("running", func(p *Progress) { p.Attempt, p.Restarts = attempt, restarts })
-	// A leaf's captured stdout spills to files here past 4 MiB; without
-	// the directory the capture fails and the leaf's output pipe stops
-	// being read (the leaf then blocks for ever).
-	if err := os.MkdirAll(s.dir.Path("tmp"), 0o700); err != nil {
-		s.logf("create %s: %v", s.dir.Path("tmp"), err)
-	}
 	stdout, stderr, stopHealth := s.startHealth(actx, attempt)
 	defer stopHealth()
 	runner := &template.Runner{
 		Dir:        s.meta.Cwd,
 		KillGrace:  time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond,
-		TempDir:    s.dir.Path("tmp"),
+		TempDir:    s.dir.Path("tmp"), // a leaf's captured stdout spills here past 4 MiB (made then)
 		Stdout:     stdout,
 		Stderr:     stderr,
 		OnEvent:    s.onCommand,
@@ -490,7 +530,9 @@ func (s *supervisor) flushProgress() {
 	}
 	p.Failures = append([]any{}, s.progress.Failures...)
 	s.mu.Unlock()
-	if err := s.dir.WriteJSON(ProgressFile, p); err != nil {
+	// A snapshot, rewritten as the run goes: after a crash of the machine
+	// nothing it describes is left, so it is not fsynced.
+	if err := s.dir.WriteSnapshot(ProgressFile, p); err != nil {
 		s.logf("write progress: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/sessions"
 )
 
@@ -52,16 +51,6 @@ func (s *supervisor) sessionRecord() string {
 		return ""
 	}
 	return sessions.Path(s.agentDir, s.meta.OwnerID, sessions.RecordSuffix)
-}
-
-// agentRoot is the agent root whose session records the supervisor reads
-// ("" when it cannot be found: the run is then never suspended).
-func agentRoot() string {
-	dir, err := config.AgentDir()
-	if err != nil {
-		return ""
-	}
-	return dir
 }
 
 // checkSession suspends or resumes the run as its session record says,

@@ -91,7 +91,7 @@ row "search_all median (ms)" "$m" "<= 10 (in the actor)" "$st - ratio $(printf '
 row "search_all p90 (ms)" "$(val search_all_p90_ms "$f")" "(printed)" "$(val search_all_hits_per_query "$f") hits/query"
 # The CLI: a whole `pi-actors knowledge search_all` process per query,
 # against a copy of the store as a repository's project store, warm kernel.
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel)
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./cmd/pi-actors-supervise)
 repo="$tmp/repo"
 mkdir -p "$repo/.git" "$repo/.pi" "$tmp/agent"
 for src in "$dir"/bench-"$N".db*; do

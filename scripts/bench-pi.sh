@@ -19,7 +19,7 @@
 #
 # Needs Go, node and npm (the pinned @mariozechner/pi-coding-agent is
 # installed once into the user cache, as the tests do). Self-contained:
-# builds pi-actors, pi-actors-kernel and scripts/pibench into a temp dir,
+# builds pi-actors, pi-actors-kernel, pi-actors-front and scripts/pibench into a temp dir,
 # installs the extension into a private agent root there, seeds ATOMS
 # atoms (src/m<i>/**, one `knowledge manage_graph -` batch), and never
 # calls a real model (the scripted endpoint of extensions/pi/pitest). The
@@ -44,7 +44,7 @@ export PI_ACTORS_SESSION=""
 export PATH="$tmp/bin:$PATH"
 repo="$tmp/repo"
 
-(cd "$root" && go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./scripts/pibench)
+(cd "$root" && go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./cmd/pi-actors-front ./cmd/pi-actors-supervise ./scripts/pibench)
 mkdir -p "$repo/.git" "$PI_CODING_AGENT_DIR"
 cd "$repo"
 pi-actors install pi >/dev/null

@@ -11,7 +11,8 @@
 #   BENCH_DIR=/dev/shm bash scripts/bench-runs.sh   # state on tmpfs:
 #                                                   # the filesystem's share
 #
-# Self-contained: builds pi-actors and pi-actors-kernel (`go build -o
+# Self-contained: builds every binary (pi-actors, pi-actors-kernel,
+# pi-actors-supervise, pi-actors-front: `go build -o
 # $tmp/bin/ ./cmd/...`) and the timing helper scripts/benchtool into a temp
 # dir under BENCH_DIR (default ~/.cache: where a real agent root,
 # ~/.pi/agent, lives), runs against private agent roots there, and on exit (a trap) kills
@@ -50,6 +51,21 @@ trap 'exit 130' INT TERM
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.2f", k / 1024 }'; }
 
+# ensure_strace: strace (Debian package strace) for the syscall counts,
+# installed with apt-get when missing and running as root; else a note.
+ensure_strace() {
+	command -v strace >/dev/null 2>&1 && return 0
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		echo "installing strace (apt-get install -y strace)…" >&2
+		DEBIAN_FRONTEND=noninteractive timeout 120 apt-get install -y -q strace >"$out/apt-strace.log" 2>&1 ||
+			{ DEBIAN_FRONTEND=noninteractive timeout 60 apt-get update -q >>"$out/apt-strace.log" 2>&1 &&
+				DEBIAN_FRONTEND=noninteractive timeout 120 apt-get install -y -q strace >>"$out/apt-strace.log" 2>&1; } || true
+	fi
+	command -v strace >/dev/null 2>&1 && return 0
+	echo "  file system calls of one spawn: skipped (strace is not installed; installing it needs root and apt-get)"
+	return 1
+}
+
 # --- build -----------------------------------------------------------------
 
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/... && go build -o "$bt" ./scripts/benchtool)
@@ -65,7 +81,10 @@ mkdir -p "$out"
 
 "$bt" fscost "$tmp" >"$out/fscost"
 slow_fs=$(awk -v c="$(kv "$out/fscost" create_us)" 'BEGIN { print (c + 0 > 100) ? 1 : 0 }')
-echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state in $BENCH_DIR on $( (findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") | head -1) (a new file costs $(kv "$out/fscost" create_us) µs, an fsync $(kv "$out/fscost" fsync_ms) ms); targets from the issue; figures are printed, never asserted"
+fstype=$( (findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") | head -1)
+# The issue's targets differ on tmpfs (the filesystem's share is gone).
+if [[ $fstype == tmpfs ]]; then leaf_target=3 sd_target=0.4; else leaf_target=5 sd_target=0.55; fi
+echo "bench-runs: $(go version | awk '{print $3}'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), state in $BENCH_DIR on $fstype (a new file costs $(kv "$out/fscost" create_us) µs, an fsync $(kv "$out/fscost" fsync_ms) ms); targets from the issue; figures are printed, never asserted"
 if [[ $slow_fs == 1 ]]; then
 	echo "  note: new files cost $(kv "$out/fscost" create_us) µs here (ext4 without a journal skips recently deleted inodes; tens of µs is usual): the run figures carry that; BENCH_DIR=<another filesystem or a fresh top-level dir> separates it"
 fi
@@ -73,15 +92,41 @@ fi
 # --- warm kernel -----------------------------------------------------------
 
 "$pa" kernel start --json >"$out/kstart.json"
+k_fresh_kb=$(($(sed -n 's/.*"rss_bytes":\([0-9]*\).*/\1/p' "$out/kstart.json") / 1024))
 "$pa" spawn as=run:warmup template='true' >/dev/null
+# Idle: no live run (the warm-up ran `true`); waits for its end.
+for ((i = 0; i < 100; i++)); do
+	"$pa" kernel status --json >"$out/kidle.json"
+	grep -q '"live_runs":0' "$out/kidle.json" && break
+	sleep 0.05
+done
+k_idle_kb=$(($(sed -n 's/.*"rss_bytes":\([0-9]*\).*/\1/p' "$out/kidle.json") / 1024))
 
 # --- 1. spawn latency ------------------------------------------------------
 
 "$bt" latency "$pa" "$PI_CODING_AGENT_DIR" "$SPAWNS" >"$out/lat"
 med=$(kv "$out/lat" spawn_median_ms)
 echo "spawn latency: median $med ms p95 $(kv "$out/lat" spawn_p95_ms) ms over $(kv "$out/lat" ok)/$SPAWNS sequential spawns, warm kernel (target median < 15 ms) $(verdict "$med" '<' 15)"
-echo "  CLI start -> leaf process running: median $(kv "$out/lat" leaf_median_ms) ms p95 $(kv "$out/lat" leaf_p95_ms) ms (max spawn $(kv "$out/lat" spawn_max_ms) ms)"
+leaf_med=$(kv "$out/lat" leaf_median_ms)
+echo "  CLI start -> leaf process running (its command.start event): median $leaf_med ms p95 $(kv "$out/lat" leaf_p95_ms) ms (max spawn $(kv "$out/lat" spawn_max_ms) ms) (target median <= $leaf_target ms on $fstype) $(verdict "$leaf_med" '<=' "$leaf_target")"
 echo "  phases (medians): CLI start -> run.json created $(kv "$out/lat" phase_cli_to_created_median_ms) ms; -> run.json written by the supervisor $(kv "$out/lat" phase_created_to_forked_median_ms) ms; -> supervisor ready (run.start) $(kv "$out/lat" phase_forked_to_ready_median_ms) ms; -> CLI exit $(kv "$out/lat" phase_ready_to_exit_median_ms) ms"
+# What one spawn asks of the file system: strace -f of the kernel and the
+# supervisor it starts (not timed; strace slows both down).
+if ensure_strace; then
+	"$bt" syscalls "$pa" "$PI_CODING_AGENT_DIR" lat-sys >"$out/sys"
+	# The supervisor's figures add those of the one the kernel starts
+	# ahead for the next spawn ("other": this spawn's was started ahead
+	# by the previous one, outside the window).
+	sum() { echo $(($(kv "$out/sys" "$1_supervisor") + $(kv "$out/sys" "$1_other"))); }
+	sys_line() {
+		if [[ $1 == kernel ]]; then
+			echo "$(kv "$out/sys" fsync_kernel) fsync, $(kv "$out/sys" open_kernel) open ($(kv "$out/sys" create_kernel) creating), $(kv "$out/sys" mkdir_kernel) mkdir, $(kv "$out/sys" rename_kernel) rename"
+		else
+			echo "$(sum fsync) fsync, $(sum open) open ($(sum create) creating), $(sum mkdir) mkdir, $(sum rename) rename"
+		fi
+	}
+	echo "  file system calls of one spawn (strace -f, CLI start until 1.5 s after the leaf started): kernel $(sys_line kernel); supervisor $(sys_line supervisor); in all $(($(kv "$out/sys" fsync_kernel) + $(sum fsync))) fsync, $(($(kv "$out/sys" open_kernel) + $(sum open))) open"
+fi
 # Stop them (not timed) so they do not end during the next figures.
 "$bt" kill "$pa" "$PI_CODING_AGENT_DIR" lat >/dev/null
 
@@ -103,7 +148,7 @@ echo "supervisor memory: PSS $(mib "$sup_pss") MiB per run (avg of $(kv "$out/me
 k_rss_bytes=$(sed -n 's/.*"rss_bytes":\([0-9]*\).*/\1/p' "$out/kstatus.json")
 k_live=$(sed -n 's/.*"live_runs":\([0-9]*\).*/\1/p' "$out/kstatus.json")
 k_rss_kb=$((${k_rss_bytes:-0} / 1024))
-echo "kernel memory: RSS $(mib "$k_rss_kb") MiB with $k_live live runs (kernel status rss_bytes; /proc PSS $(mib "$(kv "$out/mem" kernel_pss_kb)") MiB) (target <= 40 MiB) $(verdict "$k_rss_kb" '<=' 40960)"
+echo "kernel memory: RSS $(mib "$k_rss_kb") MiB with $k_live live runs (kernel status rss_bytes; /proc PSS $(mib "$(kv "$out/mem" kernel_pss_kb)") MiB) (target <= 25 MiB) $(verdict "$k_rss_kb" '<=' 25600); idle (no live run, after one spawn) $(mib "$k_idle_kb") MiB (target <= 20 MiB) $(verdict "$k_idle_kb" '<=' 20480), just started $(mib "$k_fresh_kb") MiB"
 
 "$bt" kill "$pa" "$PI_CODING_AGENT_DIR" b >"$out/kill"
 pa_kill=$(kv "$out/kill" gone_ms)
@@ -200,7 +245,7 @@ supervisord_bench() {
 	sd_rss=$(kv "$out/sd_mem" rss_kb)
 	sd_pss=$(kv "$out/sd_mem" pss_kb)
 	echo "supervisord $version (startsecs=0, stopsignal=KILL, stopwaitsecs=1), same $RUNS x sleep 30:"
-	echo "  start: \`supervisorctl start all\` -> all $RUNS running in $sd_start ms (returned after $(kv "$out/sd_start" cli_ms) ms); pi-actors $pa_start ms, ratio pi-actors/supervisord $(ratio "$pa_start" "$sd_start")"
+	echo "  start: \`supervisorctl start all\` -> all $RUNS running in $sd_start ms (returned after $(kv "$out/sd_start" cli_ms) ms); pi-actors $pa_start ms, ratio pi-actors/supervisord $(ratio "$pa_start" "$sd_start") (target <= $sd_target on $fstype) $(verdict "$(ratio "$pa_start" "$sd_start")" '<=' "$sd_target")"
 	echo "  kill: \`supervisorctl stop all\` -> every pid gone in $sd_kill ms (returned after $(kv "$out/sd_stop" cli_ms) ms, $(kv "$out/sd_stop" pids) pids); pi-actors $pa_kill ms, ratio $(ratio "$pa_kill" "$sd_kill")"
 	echo "  memory: supervisord RSS $(mib "$sd_rss") MiB PSS $(mib "$sd_pss") MiB for all $RUNS ($(mib $((sd_pss / RUNS))) MiB PSS per program); pi-actors supervisors $(mib "$sup_pss") MiB PSS per run + kernel RSS $(mib "$k_rss_kb") MiB"
 	"${ctl[@]}" shutdown >/dev/null 2>&1 || true
@@ -239,6 +284,6 @@ PI_CODING_AGENT_DIR=$big "$bt" time "$WARM" -- "$pa" inspect target=session:all 
 first=$(kv "$out/ls" first_ms)
 warm=$(kv "$out/ls" warm_median_ms)
 echo "inspect session:all view=runs over $OLD_RUNS run dirs: warm median $warm ms p95 $(kv "$out/ls" warm_p95_ms) ms (target < 200 ms) $(verdict "$warm" '<' 200)"
-echo "  first call (no index: rebuilt from the run dirs) $first ms $(verdict "$first" '<' 200); listed count=$(kv "$out/ls" count), $(kv "$out/ls" bytes) bytes of JSON"
+echo "  first call (no index: rebuilt from the run dirs) $first ms (target <= 150 ms) $(verdict "$first" '<=' 150); listed count=$(kv "$out/ls" count), $(kv "$out/ls" bytes) bytes of JSON"
 
 echo "bench-runs: done in $(elapsed_s) s"

@@ -54,6 +54,9 @@ type Env struct {
 	// Progress, when set, receives progress bars (the CLI's stderr when it
 	// is a terminal); nil shows none.
 	Progress io.Writer
+	// Routed means the verb runs on the node a cluster routed it to: it
+	// acts on this node's files and is never routed again.
+	Routed bool
 }
 
 // NewEnv reads the agent root and its config and the calling process's
@@ -92,6 +95,9 @@ func (env *Env) Dial(autostart bool) (*wire.Conn, error) {
 		return c, err
 	}
 	bin, err := KernelBinary()
+	if env.Config.Cluster.Enabled() {
+		bin, err = ClusterBinary()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,23 +160,37 @@ func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Resp
 
 // KernelBinary finds pi-actors-kernel: $PI_ACTORS_KERNEL_BIN, this binary
 // when it is the kernel binary, next to this binary, then PATH.
-func KernelBinary() (string, error) {
-	if b := os.Getenv("PI_ACTORS_KERNEL_BIN"); b != "" {
+func KernelBinary() (string, error) { return findBinary("pi-actors-kernel", "PI_ACTORS_KERNEL_BIN") }
+
+// ClusterBinary finds pi-actors-cluster, the kernel with its cluster side
+// (started instead of pi-actors-kernel when pi-actors.toml has [cluster]):
+// $PI_ACTORS_CLUSTER_BIN, next to this binary, then PATH.
+func ClusterBinary() (string, error) { return findBinary("pi-actors-cluster", "PI_ACTORS_CLUSTER_BIN") }
+
+// FrontBinary finds pi-actors-front, the binary of the front doors that
+// need heavy libraries (mcp, schema, top): $PI_ACTORS_FRONT_BIN, this
+// binary when it is that one, next to this binary, then PATH.
+func FrontBinary() (string, error) { return findBinary("pi-actors-front", "PI_ACTORS_FRONT_BIN") }
+
+// findBinary finds one of the pi-actors binaries: $envVar, this binary
+// when it is name, name next to this binary, then PATH.
+func findBinary(name, envVar string) (string, error) {
+	if b := os.Getenv(envVar); b != "" {
 		return b, nil
 	}
 	if self, err := os.Executable(); err == nil {
-		if filepath.Base(self) == "pi-actors-kernel" {
+		if filepath.Base(self) == name {
 			return self, nil
 		}
-		sib := filepath.Join(filepath.Dir(self), "pi-actors-kernel")
+		sib := filepath.Join(filepath.Dir(self), name)
 		if _, err := os.Stat(sib); err == nil {
 			return sib, nil
 		}
 	}
-	if p, err := exec.LookPath("pi-actors-kernel"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: pi-actors-kernel not found next to pi-actors or in PATH (install both: CGO_ENABLED=0 go install ./cmd/...)", wire.ErrUnavailable)
+	return "", fmt.Errorf("%w: %s not found next to pi-actors or in PATH (install them all: CGO_ENABLED=0 go install ./cmd/...)", wire.ErrUnavailable, name)
 }
 
 // startKernel starts the kernel detached (its own session); it outlives
@@ -193,7 +213,7 @@ func startKernel(bin, agentDir string) (<-chan int, error) {
 	}
 	defer errf.Close()
 	env := append(os.Environ(), "PI_CODING_AGENT_DIR="+agentDir)
-	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" && filepath.Base(self) != "pi-actors-kernel" {
+	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" && filepath.Base(self) == "pi-actors" {
 		env = append(env, "PI_ACTORS_BIN="+self)
 	}
 	env = append(env, "PI_ACTORS_SESSION=", "PI_ACTORS_RUN_ID=", "PI_ACTORS_STATE_DIR=", "PI_ACTORS_ADDRESS=")

@@ -29,6 +29,7 @@ const (
 	ExitIOErr       = 74
 	ExitTempFail    = 75
 	ExitNoPerm      = 77
+	ExitConfig      = 78
 )
 
 // Error is a failed request with its exit code and machine code decided:

@@ -77,42 +77,13 @@ type KernelFigures struct {
 // needed) until ctx ends or the kernel goes away, calling emit for each
 // frame.
 func StreamEvents(ctx context.Context, env *Env, req *Events, emit func(*EventsFrame) error) error {
-	c, err := env.Dial(true)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	r := wire.Request{Op: "events", Session: env.Session, Cwd: env.Cwd}
-	if err := r.Encode(req); err != nil {
-		return err
-	}
-	if err := c.Send(r); err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	for {
-		resp, err := c.Read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		if bytes.Contains(resp.Result, []byte(`"keepalive":true`)) {
-			continue
-		}
+	return env.stream(ctx, "events", "", req, func(resp *wire.Response) (bool, error) {
 		var f EventsFrame
 		if err := resp.Decode(&f); err != nil {
-			return err
+			return true, err
 		}
-		if err := emit(&f); err != nil {
-			return err
-		}
-	}
+		return false, emit(&f)
+	})
 }
 
 // lastLineWindow is how much of a log's end LastLine reads.

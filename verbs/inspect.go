@@ -91,6 +91,7 @@ type inspectTarget struct {
 	raw  string
 	kind string
 	id   string
+	node string // run:<id>@<node>: the node (see route.go)
 }
 
 // inspectQuery is one inspect request, checked.
@@ -129,18 +130,23 @@ var inspectRoutes = map[string]*inspectRoute{
 	"run":            {name: "run:<id>", views: runViews, handle: inspectRun},
 	"session":        {name: "session:<id>", views: []string{"status", "runs", "sessions", "trace"}, handle: inspectSession},
 	"coordinator":    {name: "coordinator", views: []string{"status", "runs", "followups"}, handle: inspectCoordinator},
+	"cluster":        {name: "cluster", views: []string{"nodes", "status"}, handle: inspectCluster},
 	// room and branch: inspect_rooms.go
 }
 
 // inspectTargets lists the target forms for errors.
-const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>, session:<id>|all, coordinator, knowledge, room:<run>, branch:<run>/<branch>"
+const inspectTargets = "recipes, tool:<name>, tool:pi-actors, run:<id>[@<node>], session:<id>|all, coordinator, knowledge, cluster, room:<run>, branch:<run>/<branch>"
 
 var inspectIDRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
 // parseInspectTarget parses a target address; a bad one fails before any
 // view is looked at.
 func parseInspectTarget(s string) (inspectTarget, error) {
-	t := inspectTarget{raw: strings.TrimSpace(s)}
+	addr, node, err := SplitAddress(s)
+	if err != nil {
+		return inspectTarget{raw: strings.TrimSpace(s)}, err
+	}
+	t := inspectTarget{raw: addr, node: node}
 	switch t.raw {
 	case "":
 		return t, Usagef("inspect needs target=<target> and view=<view>; targets: %s", inspectTargets)
@@ -194,7 +200,11 @@ func inspectViewList(views []string) string {
 }
 
 func runInspect(ctx context.Context, env *Env, req Request) (*Outcome, error) {
-	q, route, err := req.(*Inspect).query()
+	in := req.(*Inspect)
+	if out, routed, err := env.route(ctx, "inspect", in, &in.Target); routed {
+		return out, err
+	}
+	q, route, err := in.query()
 	if err != nil {
 		return nil, err
 	}

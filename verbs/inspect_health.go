@@ -123,7 +123,13 @@ func withReadyColumn(cols []psColumn, rows []RunRow, now time.Time) []psColumn {
 			}
 			return "-"
 		}}
-		return append(cols[:2:2], append([]psColumn{ready}, cols[2:]...)...)
+		at := 2
+		for j, c := range cols {
+			if c.head == "STATUS" {
+				at = j + 1
+			}
+		}
+		return append(cols[:at:at], append([]psColumn{ready}, cols[at:]...)...)
 	}
 	return cols
 }

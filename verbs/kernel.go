@@ -32,6 +32,9 @@ type Followup struct {
 	GraphHints  any            `json:"graphHints,omitempty"`
 	StateDir    string         `json:"state_dir"`
 	TS          time.Time      `json:"ts"`
+	// Node is the node whose kernel supervises the run, when it is not the
+	// session's own (a clustered spawn with node= or placement=spread).
+	Node string `json:"node,omitempty"`
 }
 
 // Followups is a drained follow-up queue.
@@ -89,6 +92,10 @@ type KernelStatus struct {
 	Stopped    bool      `json:"stopped,omitempty"`
 	UptimeMS   int64     `json:"uptime_ms"`
 	Version    string    `json:"version,omitempty"`
+	// Cluster is the cluster side's state when pi-actors.toml has
+	// [cluster]: state (starting, up, down), node, address, and why it is
+	// down.
+	Cluster map[string]any `json:"cluster,omitempty"`
 }
 
 func init() {
@@ -177,6 +184,15 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 		return nil, err
 	}
 	text := fmt.Sprintf("kernel running=true pid=%d live_runs=%d uptime_ms=%d rss_bytes=%d socket=%s", st.Pid, st.LiveRuns, st.UptimeMS, st.RSSBytes, st.Socket)
+	if cl := st.Cluster; cl != nil {
+		text += fmt.Sprintf("\ncluster=%v node=%v state=%v", cl["cluster"], cl["node"], cl["state"])
+		if a, ok := cl["address"]; ok {
+			text += fmt.Sprintf(" address=%v", a)
+		}
+		if e, ok := cl["error"]; ok {
+			text += fmt.Sprintf("\ncluster_error: %v", e)
+		}
+	}
 	return &Outcome{Text: text, Result: &st}, nil
 }
 
@@ -184,43 +200,11 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 // kernel goes away, calling emit for each (each is delivered once: the
 // kernel's queue drains as it sends).
 func WatchFollowups(ctx context.Context, env *Env, emit func(Followup) error) error {
-	c, err := env.Dial(true)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.Send(wire.Request{Op: "watch", Session: env.Session, Cwd: env.Cwd}); err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	first := true
-	for {
-		resp, err := c.Read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		var probe struct {
-			Keepalive bool   `json:"keepalive"`
-			Watching  string `json:"watching"`
-		}
-		resp.Decode(&probe)
-		if probe.Keepalive || (first && probe.Watching != "") {
-			first = false
-			continue
-		}
+	return env.stream(ctx, "watch", "", nil, func(resp *wire.Response) (bool, error) {
 		var f Followup
 		if err := resp.Decode(&f); err != nil {
-			return err
+			return true, err
 		}
-		if err := emit(f); err != nil {
-			return err
-		}
-	}
+		return false, emit(f)
+	})
 }

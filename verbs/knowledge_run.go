@@ -129,6 +129,9 @@ func CallKnowledge(env *Env, req Request) (json.RawMessage, error) {
 	if kr.apiRequest().Op() == "ingest" {
 		return callIngest(env, params)
 	}
+	if raw, ok, err := clusterKnowledge(env, kr, params); ok {
+		return raw, err
+	}
 	var raw json.RawMessage
 	if err := env.Call("knowledge", &KnowledgeCall{Op: kr.apiRequest().Op(), Params: params}, &raw); err != nil {
 		return nil, err

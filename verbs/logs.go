@@ -40,7 +40,11 @@ func (l *Logs) Validate() error {
 
 func (l *Logs) query(now time.Time) (*logsQuery, error) {
 	q := &logsQuery{lines: defaultInspectLines}
-	q.id = strings.TrimPrefix(strings.TrimSpace(l.Run), "run:")
+	word, _, err := SplitAddress(l.Run)
+	if err != nil {
+		return nil, err
+	}
+	q.id = strings.TrimPrefix(word, "run:")
 	if q.id == "" {
 		return nil, Usagef("logs needs a run: pi-actors logs <run> [-f] [--lines=N] [--since=10m] [--stdout|--stderr]")
 	}
@@ -114,6 +118,9 @@ Examples:
 
 func runLogs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	l := req.(*Logs)
+	if out, routed, err := env.route(ctx, "logs", l, &l.Run); routed {
+		return out, err
+	}
 	q, err := l.query(time.Now())
 	if err != nil {
 		return nil, err

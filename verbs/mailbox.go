@@ -29,11 +29,14 @@ type Mailbox struct {
 // Validate checks the action and its parameters.
 func (m *Mailbox) Validate() error {
 	if m.Address != "" {
-		a, err := mailbox.Parse(m.Address)
+		a, node, err := mailbox.ParseNode(m.Address)
 		if err != nil || a.Kind != mailbox.KindBranch {
-			return Invalidf("mailbox address must be a branch inbox, branch:<run>/<branch> (got %q); leave it out for the run's own inbox", m.Address)
+			return Invalidf("mailbox address must be a branch inbox, branch:<run>/<branch>[@<node>] (got %q); leave it out for the run's own inbox", m.Address)
 		}
 		m.Address = a.String()
+		if node != "" {
+			m.Address += "@" + node
+		}
 	}
 	switch m.Action {
 	case "claim":
@@ -93,6 +96,11 @@ restarts that lease: work that takes longer renews every minute or so.`,
 
 func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	m := req.(*Mailbox)
+	if m.Address != "" {
+		if out, routed, err := env.route(ctx, "mailbox", m, &m.Address); routed {
+			return out, err
+		}
+	}
 	owner := envValue(env.Environ, "PI_ACTORS_ADDRESS")
 	if owner == "" {
 		owner = "script"

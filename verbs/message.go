@@ -58,9 +58,16 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 	return mailbox.Normalize(raw)
 }
 
-// Validate checks the envelope.
+// Validate checks the envelope. A node-qualified to= (run:<id>@<node>)
+// is checked without its node; the kernel routes it.
 func (m *Message) Validate() error {
-	if _, err := m.Envelope(); err != nil {
+	addr, _, err := mailbox.SplitNode(m.To)
+	if err != nil {
+		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error()}
+	}
+	probe := *m
+	probe.To = addr
+	if _, err := probe.Envelope(); err != nil {
 		return err
 	}
 	return nil
@@ -84,6 +91,7 @@ type Delivery struct {
 	Multicast          []string    `json:"multicast,omitempty"`
 	MulticastCount     int         `json:"multicast_count,omitempty"`
 	MulticastResults   []*Delivery `json:"multicast_results,omitempty"`
+	Node               string      `json:"node,omitempty"`
 	NextActions        []string    `json:"next_actions,omitempty"`
 	Outbox             string      `json:"outbox,omitempty"`
 	Persisted          *bool       `json:"persisted,omitempty"`
@@ -112,6 +120,9 @@ func Ptr[T any](v T) *T { return &v }
 // order.
 func (d *Delivery) Text() string {
 	parts := []string{"to=" + d.To, "type=" + d.Type}
+	if d.Node != "" {
+		parts = append(parts, "node="+d.Node)
+	}
 	sent := d.Sent || d.Stopped || (d.Delivered != nil && *d.Delivered) || (d.Queued != nil && *d.Queued)
 	parts = append(parts, "message="+map[bool]string{true: "sent", false: "not_sent"}[sent])
 	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }

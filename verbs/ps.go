@@ -14,9 +14,10 @@ import (
 // Ps lists runs as a table: live ones, or with all every run, newest
 // first.
 type Ps struct {
-	All    Bool     `json:"all,omitempty" jsonschema:"list ended runs too, not only live ones (--all)"`
-	Status string   `json:"status,omitempty" jsonschema:"only runs with this status: active, terminal, running, backoff, done, failed, cancelled, killed, exited, archived"`
-	Lines  LooseInt `json:"lines,omitzero" jsonschema:"at most this many rows (default 100)"`
+	All     Bool     `json:"all,omitempty" jsonschema:"list ended runs too, not only live ones (--all)"`
+	Status  string   `json:"status,omitempty" jsonschema:"only runs with this status: active, terminal, running, backoff, done, failed, cancelled, killed, exited, archived"`
+	Lines   LooseInt `json:"lines,omitzero" jsonschema:"at most this many rows (default 100)"`
+	Cluster Bool     `json:"cluster,omitempty" jsonschema:"clustered kernels: every node's runs, with a NODE column (--cluster)"`
 }
 
 // defaultPsLines bounds the table when lines is not given.
@@ -56,14 +57,17 @@ type PsResult struct {
 	Count   int      `json:"count"`
 	More    int      `json:"more,omitempty"`
 	Runs    []RunRow `json:"runs"`
+	// Unreachable lists the nodes ps --cluster could not ask (their runs
+	// are not in the table), with why.
+	Unreachable map[string]string `json:"unreachable,omitempty"`
 }
 
 func init() {
 	ps := &Spec{
 		Name:    "ps",
 		Summary: "a table of runs: id, status, elapsed, restarts, CPU, RSS, recipe or command",
-		Flags:   map[string]string{"--all": "all", "-a": "all", "--lines=": "lines", "--status=": "status"},
-		Usage: `pi-actors ps [--all] [--status=S] [--lines=N] [--json]
+		Flags:   map[string]string{"--all": "all", "-a": "all", "--lines=": "lines", "--status=": "status", "--cluster": "cluster"},
+		Usage: `pi-actors ps [--all] [--status=S] [--lines=N] [--cluster] [--json]
 pi-actors ls …                (the same)
 
 A table of live runs (with --all ended ones too, newest first; child
@@ -76,7 +80,10 @@ run has a readiness probe.
 The table fits the terminal; status words are coloured on a terminal
 (NO_COLOR or --no-color turn that off). Runs of your session
 ($PI_ACTORS_SESSION or session=<id>) when you have one, of every session
-otherwise (session=all too). At most lines rows (default 100).`,
+otherwise (session=all too). At most lines rows (default 100).
+--cluster (clustered kernels): every node's runs, asked in parallel,
+with a NODE column; a node that cannot be reached is named below the
+table.`,
 		New: func() Request { return new(Ps) },
 		Run: runPs,
 	}
@@ -86,7 +93,10 @@ otherwise (session=all too). At most lines rows (default 100).`,
 	Register(&ls)
 }
 
-func runPs(_ context.Context, env *Env, req Request) (*Outcome, error) {
+func runPs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
+	if p := req.(*Ps); bool(p.Cluster) && !env.Routed {
+		return psCluster(ctx, env, p)
+	}
 	filter, lines, err := req.(*Ps).query()
 	if err != nil {
 		return nil, err
@@ -146,6 +156,7 @@ func psColumns(now time.Time) []psColumn {
 		return s
 	}
 	return []psColumn{
+		{head: "NODE", cell: func(r *RunRow) string { return r.Node }},
 		{head: "ID", cell: func(r *RunRow) string { return r.Run }},
 		{head: "STATUS", cell: func(r *RunRow) string { return r.Status }},
 		{head: "ELAPSED", right: true, drop: 4, cell: func(r *RunRow) string { return ShortDuration(r.Elapsed(now)) }},
@@ -169,6 +180,9 @@ func psTable(res *PsResult, now time.Time, width int) string {
 		return fmt.Sprintf("(no %s; pi-actors ps --all lists ended runs too)", what)
 	}
 	cols := withReadyColumn(psColumns(now), res.Runs, now)
+	if res.Runs[0].Node == "" {
+		cols = cols[1:] // NODE: ps --cluster only
+	}
 	cells := make([][]string, len(res.Runs))
 	widths := make([]int, len(cols))
 	for i, c := range cols {
@@ -179,7 +193,7 @@ func psTable(res *PsResult, now time.Time, width int) string {
 		cells[j] = make([]string, len(cols))
 		for i, c := range cols {
 			cells[j][i] = c.cell(&res.Runs[j])
-			if i == 0 {
+			if c.head == "ID" {
 				cells[j][i] = ids[j]
 			}
 			widths[i] = max(widths[i], runeLen(cells[j][i]))

@@ -12,7 +12,9 @@ import (
 // top): who it is, its status, what it runs, for how long, and what it
 // costs.
 type RunRow struct {
-	Run    string `json:"run"`
+	Run string `json:"run"`
+	// Node is the node that supervises the run (ps --cluster).
+	Node   string `json:"node,omitempty"`
 	Status string `json:"status"`
 	// Reason says why an ended run ended (control.kill, start_limit, …).
 	Reason string `json:"reason,omitempty"`

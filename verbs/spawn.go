@@ -21,6 +21,9 @@ type Spawn struct {
 	StateDir  string         `json:"state_dir,omitempty" jsonschema:"the run's state directory (default <agent>/tmp/pi-actors/runs/<id>)"`
 	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
 	RunID     string         `json:"run_id,omitempty" jsonschema:"the run id (as as=run:<id>)"`
+	// Where the run starts on a clustered kernel (docs/cluster.md).
+	Node      string `json:"node,omitempty" jsonschema:"clustered kernels: the node whose kernel starts and supervises the run (default: this one)"`
+	Placement string `json:"placement,omitempty" jsonschema:"clustered kernels: local (default) or spread (the least-loaded member)"`
 	// Services (spawn_health.go): probes, memory cap, watched files.
 	Ready            string   `json:"ready,omitempty" jsonschema:"readiness probe: http://host:port/path (a 2xx answer), tcp:host:port (a connection), log:<regex> (a line of the run's output) or exec:<command template> (exit 0)"`
 	ReadyTimeout     Text     `json:"ready_timeout,omitempty" jsonschema:"how long the readiness probe may take before the run counts as not ready (default 60s; 30s, 500ms, or seconds)"`
@@ -77,6 +80,19 @@ func (s *Spawn) Validate() error {
 	if _, err := s.HealthSpec(); err != nil {
 		return err
 	}
+	switch strings.TrimSpace(s.Placement) {
+	case "", "local", "spread":
+	default:
+		return Usagef("spawn: placement must be local or spread (got %q)", s.Placement)
+	}
+	if n := strings.TrimSpace(s.Node); n != "" {
+		if _, _, err := mailbox.SplitNode("run:x@" + n); err != nil {
+			return Usagef("spawn: node must be a node name (letters, digits, '.', '_', '-'; got %q)", s.Node)
+		}
+		if strings.TrimSpace(s.Placement) == "spread" {
+			return Usagef("spawn: give node= or placement=spread, not both")
+		}
+	}
 	if s.As != "" {
 		a, err := mailbox.Parse(s.As)
 		if err != nil {
@@ -99,6 +115,8 @@ type SpawnResult struct {
 	StateDir    string   `json:"state_dir"`
 	Status      string   `json:"status"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Node is the node whose kernel supervises the run (clustered kernels).
+	Node string `json:"node,omitempty"`
 	// Ready and ReadyAt answer wait=ready.
 	Ready   *bool  `json:"ready,omitempty"`
 	ReadyAt string `json:"ready_at,omitempty"`
@@ -106,10 +124,15 @@ type SpawnResult struct {
 
 // Text is the compact line.
 func (r *SpawnResult) Text() string {
-	s := fmt.Sprintf("address=%s status=%s pid=%d state_dir=%s", r.Address, r.Status, r.Pid, r.StateDir)
-	if r.Ready != nil {
-		s = fmt.Sprintf("address=%s status=%s ready=%t ready_at=%s pid=%d state_dir=%s", r.Address, r.Status, *r.Ready, r.ReadyAt, r.Pid, r.StateDir)
+	s := "address=" + r.Address
+	if r.Node != "" {
+		s += " node=" + r.Node
 	}
+	s += " status=" + r.Status
+	if r.Ready != nil {
+		s += fmt.Sprintf(" ready=%t ready_at=%s", *r.Ready, r.ReadyAt)
+	}
+	s += fmt.Sprintf(" pid=%d state_dir=%s", r.Pid, r.StateDir)
 	if r.DraftRecipe != "" {
 		s += " draft_recipe=" + r.DraftRecipe
 	}
@@ -134,7 +157,9 @@ Starts a run under its own supervisor process (it survives the kernel) and
 returns its address, pid and state dir once the supervisor is up. The run
 belongs to your session ($PI_ACTORS_SESSION or session=). restart is
 {policy: never|on-failure|always, backoff_ms, max_backoff_ms, jitter,
-reset_after_ms, burst, window_ms}.
+reset_after_ms, burst, window_ms}. On a clustered kernel, node=<name>
+starts the run on that node and placement=spread on the least-loaded
+member; the run is supervised there and its address is run:<id>@<node>.
 
 A workflow (seed 001's DAG) runs each node as a child run <id>-<node>
 under the workflow run, in dependency order, with retries, timeouts,
@@ -151,11 +176,13 @@ matching file changes. See docs/runs.md.
 
 Examples:
   pi-actors spawn as=run:web template='python3 -m http.server 8000' restart=on-failure
+  pi-actors spawn as=run:build node=gpu-1 template='make -j8'  # clustered kernels
   pi-actors spawn as=run:build workflow=plan.json
   pi-actors spawn as=run:web template='python3 -m http.server 8000' ready=http://127.0.0.1:8000/ wait=ready
   pi-actors spawn as=run:api template='go run ./cmd/api' ready=log:'listening on' watch='**/*.go,go.mod'
   pi-actors spawn recipe=utility-git-log values:='{"count":3}'`,
 		Internal: []string{"tool", "launch_source", "verbose", "workflow_node"},
+		Enums:    map[string][]string{"placement": {"local", "spread"}},
 		New:      func() Request { return new(Spawn) },
 		Run: func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			if err := req.(*Spawn).readWorkflow(env.Cwd); err != nil {
@@ -165,7 +192,7 @@ Examples:
 			if err := env.Call("spawn", req, &res); err != nil {
 				return nil, err
 			}
-			if err := req.(*Spawn).awaitReady(ctx, &res); err != nil {
+			if err := req.(*Spawn).awaitReady(ctx, env, &res); err != nil {
 				return nil, err
 			}
 			return &Outcome{Result: &res, Text: res.Text()}, nil
@@ -210,7 +237,7 @@ func RunBatch(env *Env, spec *Spec, reqs []Request) ([]*Outcome, []error, error)
 		if sp, ok := r.(*Spawn); ok && errs[i] == nil && outs[i] != nil {
 			// wait=ready: every run of the batch is already starting.
 			res := outs[i].Result.(*SpawnResult)
-			if errs[i] = sp.awaitReady(context.Background(), res); errs[i] == nil {
+			if errs[i] = sp.awaitReady(context.Background(), env, res); errs[i] == nil {
 				outs[i].Text = res.Text()
 			}
 		}

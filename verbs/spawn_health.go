@@ -115,9 +115,12 @@ const readyGrace = 10 * time.Second
 // the supervisor's readiness probe decides. A run whose probe timed out
 // is a 75 with the probe's last error (the run keeps going); a run that
 // ended first is a 69.
-func (s *Spawn) awaitReady(ctx context.Context, res *SpawnResult) error {
+func (s *Spawn) awaitReady(ctx context.Context, env *Env, res *SpawnResult) error {
 	if trimmed(s.Wait) != "ready" || res == nil {
 		return nil
+	}
+	if strings.Contains(res.Address, "@") {
+		return awaitReadyOn(ctx, env, res)
 	}
 	dir := runs.Dir(res.StateDir)
 	started := time.Now()
@@ -178,4 +181,44 @@ func readyHealth(in *runs.Info) *runs.HealthState {
 		return nil
 	}
 	return in.Progress.Health
+}
+
+// awaitReadyOn is wait=ready for a run another node supervises: its
+// status, through that node's kernel, until the probe has decided.
+func awaitReadyOn(ctx context.Context, env *Env, res *SpawnResult) error {
+	hint := fmt.Sprintf("inspect target=%s view=status shows the probe's last error", res.Address)
+	deadline := time.Now().Add(runs.DefaultReadyTimeout + readyGrace)
+	for {
+		var ro RoutedOutcome
+		in := &Inspect{Target: "run:" + res.Run, View: "status"}
+		if err := env.CallNode(res.Node, "verb", map[string]any{"verb": "inspect", "params": in}, &ro); err != nil {
+			return err
+		}
+		var st struct {
+			Status     string `json:"status"`
+			Ready      bool   `json:"ready"`
+			ReadyAt    string `json:"ready_at"`
+			ReadyState string `json:"ready_state"`
+			ProbeError string `json:"probe_error"`
+			Timeout    string `json:"ready_timeout"`
+		}
+		json.Unmarshal(ro.Result, &st)
+		switch {
+		case st.Ready:
+			b := true
+			res.Ready, res.ReadyAt = &b, st.ReadyAt
+			return nil
+		case st.ReadyState == runs.ReadyTimedOut:
+			return &Error{Exit: ExitTempFail, Code: "not_ready", Hint: hint, Message: fmt.Sprintf("%s is not ready after its ready_timeout: %s; the run keeps going", res.Address, st.ProbeError)}
+		case st.Status != "" && st.Status != runs.StatusRunning && st.Status != runs.StatusBackoff:
+			return &Error{Exit: ExitUnavailable, Code: "run_ended", Hint: hint, Message: fmt.Sprintf("%s ended (%s) before it was ready", res.Address, st.Status)}
+		case time.Now().After(deadline):
+			return &Error{Exit: ExitTempFail, Code: "not_ready", Hint: hint, Message: fmt.Sprintf("%s is not ready yet; the run keeps going", res.Address)}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * readyPoll):
+		}
+	}
 }

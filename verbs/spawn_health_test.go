@@ -70,7 +70,8 @@ func TestReadyCellAndColumn(t *testing.T) {
 	}
 	probed := append(plain, RunRow{Run: "b", Status: "running", ReadyState: runs.ReadyOK, ReadySince: now})
 	cols := withReadyColumn(psColumns(now), probed, now)
-	if cols[2].head != "READY" || cols[2].cell(&probed[0]) != "-" || cols[2].cell(&probed[1]) != "ready 0s" {
+	// NODE (ps --cluster only), ID, STATUS, READY, …
+	if cols[3].head != "READY" || cols[3].cell(&probed[0]) != "-" || cols[3].cell(&probed[1]) != "ready 0s" {
 		t.Errorf("columns %v", cols)
 	}
 	b, _ := json.Marshal(plain[0])

@@ -14,7 +14,7 @@ func (w *Watch) IsRoom() bool { return w.Target != "" && w.Target != "coordinato
 
 // validateRoom checks a room target and since.
 func (w *Watch) validateRoom() error {
-	a, err := mailbox.Parse(w.Target)
+	a, node, err := mailbox.ParseNode(w.Target)
 	if err != nil {
 		return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: err.Error(), Hint: "watch target=room:<run> (or no target: your session's follow-ups)"}
 	}
@@ -22,6 +22,9 @@ func (w *Watch) validateRoom() error {
 		return Usagef("watch target=%s is not available: watch streams your session's follow-ups (target=coordinator) or a room's timeline (target=room:<run>)", w.Target)
 	}
 	w.Target = a.String()
+	if node != "" {
+		w.Target += "@" + node // the kernel routes it
+	}
 	if w.Since != "" {
 		if _, err := time.Parse(time.RFC3339Nano, w.Since); err != nil {
 			return Invalidf("watch since must be an RFC 3339 time such as an entry's received_at (got %q)", w.Since)
@@ -36,41 +39,7 @@ func (w *Watch) validateRoom() error {
 // what was received after it. A {"missed":true,…} object is emitted when
 // a compaction dropped entries after since.
 func WatchRoom(ctx context.Context, env *Env, w *Watch, emit func(json.RawMessage) error) error {
-	c, err := env.Dial(true)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	req := wire.Request{Op: "watch_room", Session: env.Session, Cwd: env.Cwd}
-	if err := req.Encode(w); err != nil {
-		return err
-	}
-	if err := c.Send(req); err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	for first := true; ; first = false {
-		resp, err := c.Read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		var probe struct {
-			Keepalive bool   `json:"keepalive"`
-			Watching  string `json:"watching"`
-		}
-		json.Unmarshal(resp.Result, &probe)
-		if probe.Keepalive || (first && probe.Watching != "") {
-			continue
-		}
-		if err := emit(resp.Result); err != nil {
-			return err
-		}
-	}
+	return env.stream(ctx, "watch_room", "", w, func(resp *wire.Response) (bool, error) {
+		return false, emit(resp.Result)
+	})
 }

@@ -148,7 +148,7 @@ func runDemo(ctx context.Context, a *app, r *request) int {
 			msg = fmt.Sprintf("the demo starts a real kernel, but PI_ACTORS_KERNEL_BIN=%s is not a file", env)
 		}
 		return a.fail(r, &cliError{Exit: exitUnavailable, Code: "kernel_unavailable", Message: msg,
-			Hint: `install both binaries and run the installed one: CGO_ENABLED=0 go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`})
+			Hint: `install the binaries and run the installed one: CGO_ENABLED=0 go install ./cmd/... && "$(go env GOPATH)/bin/pi-actors" demo`})
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 )
 
 // The front doors that need heavy libraries (the MCP SDK, the JSON-schema
-// library) live in the full binary, pi-actors-kernel; this lean binary
-// execs it for them, so its own start-up (every CLI call, every run's
-// supervisor) stays small.
+// library, the TUI libraries) live in their own binary, pi-actors-front;
+// this lean binary execs it for them, so its own start-up (every CLI call,
+// every run's supervisor) stays small, and so does the kernel's.
 
 func init() {
 	localVerbs = append(localVerbs,
@@ -42,13 +42,13 @@ annotations, verb | recipe}]}}; the pi extension reads it.`,
 	)
 }
 
-// execFull replaces this process with `pi-actors-kernel <sub> [flags]`.
+// execFull replaces this process with `pi-actors-front <sub> [flags]`.
 func execFull(sub string) func(context.Context, *app, *request) int {
 	return func(_ context.Context, a *app, r *request) int {
 		if len(r.words) > 0 || len(r.params) > 0 || len(r.batch) > 0 {
 			return a.fail(r, usagef("%s takes no parameters (got %q)", sub, append(r.words, r.order...)))
 		}
-		bin, err := verbs.KernelBinary()
+		bin, err := verbs.FrontBinary()
 		if err != nil {
 			return a.fail(r, err)
 		}

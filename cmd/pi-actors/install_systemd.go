@@ -91,6 +91,9 @@ func installSystemd(a *app, r *request) int {
 		return a.fail(r, err)
 	}
 	kernel, err := verbs.KernelBinary()
+	if cfg, cerr := a.config(); cerr == nil && cfg.Cluster.Enabled() {
+		kernel, err = verbs.ClusterBinary() // [cluster]: the kernel with its cluster side
+	}
 	if err != nil {
 		return a.fail(r, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,9 +37,12 @@ func TestMain(m *testing.M) {
 		},
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
 		"pa-probe":  func() { os.Exit(probeMain(os.Args[1:])) },
-		// The kernel binary: the test binary doubles as pi-actors-kernel,
-		// next to pi-actors, as `go install ./cmd/...` lays them out.
-		"pi-actors-kernel": func() {
+		// The kernel and front-door binaries: the test binary doubles as
+		// pi-actors-kernel and pi-actors-front, next to pi-actors, as
+		// `go install ./cmd/...` lays them out.
+		"pi-actors-kernel":    func() { os.Exit(actors.Main("test")) },
+		"pi-actors-supervise": func() { os.Exit(runs.Main("pi-actors-supervise", os.Args[1:])) },
+		"pi-actors-front": func() {
 			if len(os.Args) > 1 && os.Args[1] == "mcp" {
 				os.Exit(mcpserver.Main("test"))
 			}
@@ -48,7 +52,7 @@ func TestMain(m *testing.M) {
 			if len(os.Args) > 1 && os.Args[1] == "top" {
 				os.Exit(top.Main(os.Args[2:], os.Stdout, os.Stderr))
 			}
-			os.Exit(actors.Main("test"))
+			os.Exit(64)
 		},
 	})
 }
@@ -73,6 +77,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PI_ACTORS_SESSION", "")
 			env.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+			// Runs are supervised by pi-actors-supervise (this test binary):
+			// the kernel finds it beside the CLI only when both are
+			// installed, which the test binary is not.
+			sup, err := exec.LookPath("pi-actors-supervise")
+			if err != nil {
+				return err
+			}
+			env.Setenv("PI_ACTORS_SUPERVISE_BIN", sup)
 			env.Defer(func() {
 				stopKernel(env)
 				killRecorded(env.WorkDir)

@@ -105,6 +105,7 @@ func (a *app) runSpec(ctx context.Context, spec *verbs.Spec, r *request) int {
 	if spec.Name == "watch" {
 		return a.watch(ctx, env, spec, r)
 	}
+	listingGC(spec.Name)
 	req, err := decode(spec, r, env)
 	if err != nil {
 		return a.fail(r, err)

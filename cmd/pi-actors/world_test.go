@@ -14,9 +14,10 @@ import (
 )
 
 // world is an agent root for the Go tests that go beyond what a testscript
-// can (another user, a full disk): the test binary linked as pi-actors,
-// pi-actors-kernel, pa-helper and pa-probe in a directory every user may
-// read, so a process running as another uid can start it too.
+// can (another user): the test binary linked as pi-actors,
+// pi-actors-kernel, pi-actors-supervise, pi-actors-front, pa-helper and
+// pa-probe in a directory every user may read, so a process running as
+// another uid can start it too.
 type world struct {
 	t     *testing.T
 	base  string // 0755: every user may look in
@@ -53,7 +54,7 @@ func newWorld(t *testing.T, agent string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"pi-actors", "pi-actors-kernel", "pa-helper", "pa-probe"} {
+	for _, name := range []string{"pi-actors", "pi-actors-kernel", "pi-actors-supervise", "pi-actors-front", "pa-helper", "pa-probe"} {
 		if err := linkOrCopy(self, filepath.Join(w.bin, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func newWorld(t *testing.T, agent string) *world {
 	}
 	w.env = append(os.Environ(), "PATH="+w.bin+":"+os.Getenv("PATH"), "HOME="+home,
 		"PI_CODING_AGENT_DIR="+agent, "PI_ACTORS_SESSION=s1", "PI_ACTORS_MAX_PARALLEL_BRANCHES=",
-		"PI_ACTORS_KERNEL_BIN=", "PI_ACTORS_BIN=")
+		"PI_ACTORS_KERNEL_BIN=", "PI_ACTORS_BIN=", "PI_ACTORS_SUPERVISE_BIN="+filepath.Join(w.bin, "pi-actors-supervise"))
 	return w
 }
 

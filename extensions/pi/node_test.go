@@ -140,7 +140,7 @@ func tapSummary(out []byte) []byte {
 	return bytes.Join(keep, []byte("\n"))
 }
 
-// realBinaries builds the real pi-actors and pi-actors-kernel for the
+// realBinaries builds the real pi-actors, pi-actors-kernel, pi-actors-front and pi-actors-supervise for the
 // node test that drives the extension against them; the kernel it starts
 // (for agent) is stopped afterwards.
 func realBinaries(t *testing.T, agent string) string {

@@ -29,7 +29,7 @@ var (
 	buildOut  []byte
 )
 
-// binaries builds pi-actors and pi-actors-kernel once per test process.
+// binaries builds pi-actors, pi-actors-kernel, pi-actors-front and pi-actors-supervise once per test process.
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -38,7 +38,7 @@ func binaries(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel")
+		cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel", "github.com/pi-actors/pi-actors/cmd/pi-actors-front", "github.com/pi-actors/pi-actors/cmd/pi-actors-supervise")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		buildOut, buildErr = cmd.CombinedOutput()
 		builtBin = dir

@@ -32,9 +32,6 @@ type Cluster struct {
 	// Consul is the consul agent's address (provider consul; default the
 	// consul client's own default, 127.0.0.1:8500).
 	Consul string `toml:"consul"`
-	// Namespace is the Kubernetes namespace (provider k8s; default the
-	// pod's own).
-	Namespace string `toml:"namespace"`
 	// Bind is host:port of the gRPC remote (port 0: any); Advertise is
 	// what peers dial when it differs.
 	Bind      string `toml:"bind"`
@@ -113,6 +110,9 @@ func (c *Cluster) Check(agentDir string) error {
 	host, err := hostPort(c.Bind)
 	if err != nil {
 		return bad("cluster.bind must be host:port (port 0 = any; got %q): %v", c.Bind, err)
+	}
+	if ip := net.ParseIP(host); (host == "" || ip != nil && ip.IsUnspecified()) && c.Advertise == "" {
+		return bad("cluster.bind %s listens on every address: set cluster.advertise to the host:port peers dial (e.g. 10.0.0.7:7100)", c.Bind)
 	}
 	if c.Advertise != "" {
 		if _, err := hostPort(c.Advertise); err != nil || strings.HasSuffix(c.Advertise, ":0") {

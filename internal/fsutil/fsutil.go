@@ -1,7 +1,8 @@
 // Package fsutil holds the file primitives every state file goes through:
-// atomic replacement (temp file → fsync → rename → fsync dir) and
-// cross-process locks. Nothing else in pi-actors writes a state file
-// another way, so a crash never leaves a half-written JSON document.
+// atomic replacement (temp file → fsync → rename → fsync dir; snapshots
+// without the fsyncs) and cross-process locks. Nothing else in pi-actors
+// writes a state file another way, so a crash never leaves a half-written
+// JSON document.
 package fsutil
 
 import (
@@ -9,25 +10,54 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+	"golang.org/x/sys/unix"
 )
 
-// WriteFile atomically replaces path with data: it writes a temporary file
-// in the same directory, fsyncs it, renames it over path and fsyncs the
-// directory. On any error path is unchanged and the temporary file is gone.
-func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+// WriteFile atomically and durably replaces path with data: it writes a
+// temporary file in the same directory, fsyncs it, renames it over path
+// and fsyncs the directory. On any error path is unchanged and the
+// temporary file is gone. It is for state that a crash of the machine
+// must not lose (run.json, result.json, rosters, queues rewritten whole).
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return replace(path, data, perm, true)
+}
+
+// WriteSnapshot atomically replaces path with data like WriteFile, without
+// the two fsyncs: a crashed or killed process never leaves a torn or
+// half-written file (the rename is atomic), but a crash of the operating
+// system may lose the latest version — or, for a file written for the
+// first time, leave it empty. It is for snapshots that are rewritten as
+// their subject changes and that nothing needs after such a crash, when
+// every process they describe is gone: a supervisor's progress.json, a
+// communication snapshot. Readers treat an empty or unreadable snapshot as
+// absent.
+func WriteSnapshot(path string, data []byte, perm fs.FileMode) error {
+	return replace(path, data, perm, false)
+}
+
+// replace writes data to a new temporary file beside path (plain system
+// calls: an os.File would also try to register each descriptor with the
+// runtime's poller), renames it over path, and with durable fsyncs the
+// file before the rename and the directory after it.
+func replace(path string, data []byte, perm fs.FileMode, durable bool) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	defer func() {
 		if err != nil {
-			f.Close()
+			if f != nil {
+				f.Close()
+			}
 			os.Remove(tmp)
 		}
 	}()
@@ -37,16 +67,34 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
 	}
-	if err = f.Close(); err != nil {
+	err = f.Close()
+	f = nil
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
+}
+
+// createTemp creates a new file dir/prefix<random> (mode 0600, O_EXCL).
+func createTemp(dir, prefix string) (*RawFile, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := OpenRaw(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
+			return f, err
+		}
+	}
 }
 
 // WriteJSON atomically writes v as indented JSON with a final newline.
@@ -81,12 +129,12 @@ func (w *sliceWriter) Write(p []byte) (int, error) {
 
 // SyncDir fsyncs a directory so a rename or create in it is durable.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := OpenRaw(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+	if err := d.Sync(); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
 	return nil
@@ -101,4 +149,38 @@ func Lock(path string) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return unlock, nil
+}
+
+// DirSyncs collects the directories a batch added entries to, so each is
+// fsynced once for the whole batch (a group commit) rather than once per
+// entry. Safe for concurrent use; the zero value is ready.
+type DirSyncs struct {
+	mu   sync.Mutex
+	dirs map[string]bool
+}
+
+// Add records that dir got a new entry.
+func (g *DirSyncs) Add(dir string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.dirs == nil {
+		g.dirs = map[string]bool{}
+	}
+	g.dirs[dir] = true
+}
+
+// Sync fsyncs every directory added since the last Sync, each once, and
+// returns the first error.
+func (g *DirSyncs) Sync() error {
+	g.mu.Lock()
+	dirs := g.dirs
+	g.dirs = nil
+	g.mu.Unlock()
+	var first error
+	for dir := range dirs {
+		if err := SyncDir(dir); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

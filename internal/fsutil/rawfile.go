@@ -81,6 +81,14 @@ func (f *RawFile) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// Chmod is fchmod(2).
+func (f *RawFile) Chmod(perm fs.FileMode) error {
+	if err := retry(func() error { return unix.Fchmod(f.fd, uint32(perm.Perm())) }); err != nil {
+		return &fs.PathError{Op: "chmod", Path: f.name, Err: err}
+	}
+	return nil
+}
+
 // Truncate is ftruncate(2).
 func (f *RawFile) Truncate(size int64) error {
 	if err := retry(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {

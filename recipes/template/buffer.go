@@ -2,8 +2,10 @@ package template
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 )
@@ -29,8 +31,9 @@ type Buffer struct {
 	lost  int64
 }
 
-// NewBuffer returns an empty buffer that spills to dir ("" = os.TempDir())
-// past spill bytes (<= 0 means DefaultSpill).
+// NewBuffer returns an empty buffer that spills to dir ("" = os.TempDir();
+// created with its parents when the first spill needs it) past spill bytes
+// (<= 0 means DefaultSpill).
 func NewBuffer(dir string, spill int) *Buffer {
 	if spill <= 0 {
 		spill = DefaultSpill
@@ -79,6 +82,13 @@ func (b *Buffer) Dropped() int64 {
 func (b *Buffer) write(p []byte) (int, error) {
 	if b.f == nil && len(b.mem)+len(p) > b.spill {
 		f, err := os.CreateTemp(b.dir, "pi-actors-output-*")
+		if errors.Is(err, fs.ErrNotExist) && b.dir != "" {
+			// The spill directory is made when first needed: most
+			// outputs never spill.
+			if err = os.MkdirAll(b.dir, 0o700); err == nil {
+				f, err = os.CreateTemp(b.dir, "pi-actors-output-*")
+			}
+		}
 		if err != nil {
 			b.err = fmt.Errorf("spill output to a file: %w", err)
 			return 0, b.err

@@ -19,7 +19,7 @@ type Runner struct {
 	Dir       string
 	Env       []string      // nil = the current environment
 	KillGrace time.Duration // SIGTERM → SIGKILL; 0 = DefaultKillGrace
-	TempDir   string        // where large outputs spill; "" = os.TempDir()
+	TempDir   string        // where large outputs spill (made when first needed); "" = os.TempDir()
 	// Stdout and Stderr, if set, receive a live copy of every leaf's
 	// stdout and stderr (a run's logs).
 	Stdout io.Writer

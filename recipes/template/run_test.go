@@ -2,6 +2,9 @@ package template
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -157,6 +160,25 @@ func TestLargeOutputSpillsAndFlows(t *testing.T) {
 	res := runGraph(t, `["{h} bytes {n}", "{h} echo-stdin", "wc -c"]`, Values{"n": "6291456"}, &Runner{TempDir: t.TempDir()})
 	if res.Code != 0 || strings.TrimSpace(stdout(t, res)) != "6291456" {
 		t.Fatalf("code=%d out=%q", res.Code, stdout(t, res))
+	}
+}
+
+func TestSpillMakesItsDirectory(t *testing.T) {
+	// The spill directory does not exist until an output spills.
+	dir := filepath.Join(t.TempDir(), "state", "tmp")
+	res := runGraph(t, `["{h} bytes {n}", "wc -c"]`, Values{"n": "5242880"}, &Runner{TempDir: dir})
+	if res.Code != 0 || strings.TrimSpace(stdout(t, res)) != "5242880" {
+		t.Fatalf("code=%d out=%q", res.Code, stdout(t, res))
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("spill directory %s: %v", dir, err)
+	}
+	small := filepath.Join(t.TempDir(), "unused")
+	if res := runGraph(t, `["{h} bytes 10", "wc -c"]`, nil, &Runner{TempDir: small}); res.Code != 0 {
+		t.Fatalf("code=%d", res.Code)
+	}
+	if _, err := os.Stat(small); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a run that never spilled made %s: %v", small, err)
 	}
 }
 

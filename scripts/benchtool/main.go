@@ -20,6 +20,7 @@
 //	benchtool stopwait PIDFILE -- CMD ARGS…  CMD, then until every pid of PIDFILE is gone
 //	benchtool descendants PARENT COMM        pids of PARENT's live descendants named COMM
 //	benchtool pss PID                        rss_kb=, pss_kb= of one process
+//	benchtool syscalls BIN AGENT ID          file system calls of the kernel and the new supervisor for one spawn (strace)
 package main
 
 import (
@@ -43,7 +44,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatalf("usage: benchtool latency|batch|mem|kill|gen|time|followup|startwait|stopwait|descendants|fscost|pss|mcp …")
+		fatalf("usage: benchtool latency|batch|mem|kill|gen|time|followup|startwait|stopwait|descendants|fscost|pss|syscalls|mcp …")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -84,6 +85,9 @@ func main() {
 	case "mcp":
 		need(args, 3)
 		mcpBench(args[0], atoi(args[1]), atoi(args[2]))
+	case "syscalls":
+		need(args, 3)
+		syscalls(args[0], args[1], args[2])
 	case "pss":
 		need(args, 1)
 		rss, pss := memOf(atoi(args[0]))
@@ -397,8 +401,8 @@ func parseResults(out []byte) []spawnResult {
 
 // latency: N sequential spawns on a warm kernel. Per spawn: CLI start →
 // CLI exit with status running (the spawn answers once the supervisor is
-// up), and CLI start → the leaf process recorded in progress.json and
-// alive.
+// up), and CLI start → the leaf process started (its command.start event,
+// the leaf alive).
 func latency(bin, agent string, n int) {
 	var cli, leaf []time.Duration
 	var phases [4][]time.Duration
@@ -437,10 +441,15 @@ func latency(bin, agent string, n int) {
 				}
 			}
 		}
+		// CLI start → leaf running: the supervisor's command.start event
+		// is written the moment the leaf's exec succeeded, whether before
+		// or after the CLI exits; the leaf must still be alive.
 		deadline := t0.Add(5 * time.Second)
 		for time.Now().Before(deadline) {
 			if _, alive := leafOf(dir); alive {
-				leaf = append(leaf, time.Since(t0))
+				if ts, ok := eventTS(dir, "command.start"); ok {
+					leaf = append(leaf, ts.Sub(t0))
+				}
 				break
 			}
 			time.Sleep(200 * time.Microsecond)

@@ -5,7 +5,10 @@
 // running kernel through verbs/wire, as the front doors do, and reads
 // inboxes and rooms with the mailbox and rooms packages.
 //
-//	msgbench latency AGENT RUN N            send (wire) → claimed by a waiting claimer (inotify wake), run inbox and branch inbox
+//	msgbench latency AGENT RUN N [VIA NODE] send (wire) → claimed by a waiting claimer (inotify wake), run inbox and branch inbox;
+//	                                        with VIA, sent through the kernel of agent root VIA to run:RUN@NODE (a cluster)
+//	msgbench routed VIA NODE RUN N          N `inspect target=run:RUN view=status` through VIA's kernel answered by NODE's (op verb), and the same
+//	                                        asked of NODE's own kernel (AGENT of NODE = VIA's sibling given as NODE's root in $NODE_AGENT)
 //	msgbench writers BIN AGENT W N TO [FROM] W processes of `BIN message -` with N messages each to TO
 //	msgbench appends N                      N rooms.Post appends to a fresh room in this process
 //	msgbench fanout AGENT RUN SUBS N        N posts through the kernel; each until SUBS watch_room streams have it
@@ -40,7 +43,14 @@ func main() {
 	switch os.Args[1] {
 	case "latency":
 		need(a, 3)
-		latency(a[0], a[1], atoi(a[2]))
+		via, node := a[0], ""
+		if len(a) >= 5 {
+			via, node = a[3], a[4]
+		}
+		latency(a[0], a[1], atoi(a[2]), via, node)
+	case "routed":
+		need(a, 4)
+		routed(a[0], a[1], a[2], atoi(a[3]))
 	case "writers":
 		need(a, 5)
 		from := ""
@@ -63,10 +73,14 @@ func main() {
 // `pi-actors mailbox claim` does); the message is sent through the
 // kernel; the time is from the send to the claim. Run inbox, then a
 // branch inbox of the same run.
-func latency(agent, run string, n int) {
+func latency(agent, run string, n int, via, node string) {
 	dir := runs.StateDirFor(agent, run)
-	conn := dial(agent)
+	conn := dial(via)
 	defer conn.Close()
+	at := ""
+	if node != "" {
+		at = "@" + node
+	}
 	for _, route := range []struct{ name, to, watch string }{
 		{"run", "run:" + run, string(dir)},
 		{"branch", "branch:" + run + "/lat", rooms.BranchDir(string(dir), "lat")},
@@ -75,7 +89,7 @@ func latency(agent, run string, n int) {
 		if route.name == "branch" {
 			claim = func() (mailbox.Record, error) { return rooms.ClaimBranch(string(dir), route.to, "bench", os.Getpid()) }
 		}
-		send(conn, map[string]any{"to": route.to, "type": "bench.warm"}) // creates the inbox and its directory
+		send(conn, map[string]any{"to": route.to + at, "type": "bench.warm"}) // creates the inbox and its directory
 		for r, _ := claim(); r != nil; r, _ = claim() {
 		}
 		var samples, sent []float64
@@ -84,7 +98,7 @@ func latency(agent, run string, n int) {
 			go func() { got <- waitClaim(route.watch, claim, ready) }()
 			<-ready
 			start := time.Now()
-			send(conn, map[string]any{"to": route.to, "type": "bench.ping", "body": i})
+			send(conn, map[string]any{"to": route.to + at, "type": "bench.ping", "body": i})
 			sent = append(sent, ms(time.Since(start)))
 			at := <-got
 			samples = append(samples, ms(at.Sub(start)))
@@ -92,6 +106,32 @@ func latency(agent, run string, n int) {
 		p, ps := pct(samples), pct(sent)
 		fmt.Printf("%s_send_p50_ms=%.3f\n", route.name, ps(50))
 		fmt.Printf("%s_p50_ms=%.3f\n%s_p99_ms=%.3f\n%s_max_ms=%.3f\n%s_n=%d\n", route.name, p(50), route.name, p(99), route.name, p(100), route.name, len(samples))
+	}
+}
+
+// routed times a routed inspect: through via's kernel to node's (the
+// cluster path), then the same verb asked of node's own kernel
+// ($NODE_AGENT, the baseline without the cluster), over the socket, so
+// no CLI start is counted.
+func routed(via, node, run string, n int) {
+	params, _ := json.Marshal(map[string]any{"verb": "inspect", "params": map[string]any{"target": "run:" + run, "view": "status"}})
+	for _, side := range []struct{ name, agent, node string }{{"routed", via, node}, {"direct", os.Getenv("NODE_AGENT"), ""}} {
+		if side.agent == "" {
+			continue
+		}
+		c := dial(side.agent)
+		var samples []float64
+		for range n + 5 {
+			start := time.Now()
+			r, err := c.Call(wire.Request{Op: "verb", Session: os.Getenv("PI_ACTORS_SESSION"), Params: params, Node: side.node})
+			if err != nil || r.Error != nil {
+				fatalf("%s inspect: %v %v", side.name, err, r.Error)
+			}
+			samples = append(samples, ms(time.Since(start)))
+		}
+		c.Close()
+		p := pct(samples[5:])
+		fmt.Printf("%s_p50_ms=%.3f\n%s_p99_ms=%.3f\n", side.name, p(50), side.name, p(99))
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// bin is a directory with the real pi-actors and pi-actors-kernel
+// bin is a directory with the real pi-actors, pi-actors-kernel, pi-actors-front and pi-actors-supervise
 // binaries, built once for the package's tests.
 var bin string
 
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel")
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel", "github.com/pi-actors/pi-actors/cmd/pi-actors-front", "github.com/pi-actors/pi-actors/cmd/pi-actors-supervise")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build binaries: %v\n%s", err, out)

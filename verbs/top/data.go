@@ -2,6 +2,7 @@ package top
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ type detail struct {
 
 // logView is the full-screen log of one run.
 type logView struct {
-	dir, run string
+	dir, run string // the row's rowKey and address
 	stream   string // stdout or stderr
 	lines    []string
 	path     string
@@ -40,7 +41,9 @@ const (
 	logLinesMax  = 500
 )
 
-// inspect runs `inspect target=run:<id> view=<view> lines=<n>`.
+// inspect runs `inspect target=run:<run> view=<view> lines=<n>`; run is
+// a row's address (<id>@<node> for another node's run: the inspect verb
+// routes it).
 func inspect(env *verbs.Env, run, view string, n int) (*verbs.Outcome, error) {
 	return inspectTarget(env, "run:"+run, view, n)
 }
@@ -63,12 +66,39 @@ func textLines(o *verbs.Outcome) []string {
 	return lines[1:]
 }
 
-func strs(v any) []string {
-	list, _ := v.([]string)
-	return list
+// resultMap is an outcome's result as a map: the verb's own on this
+// node, decoded JSON when another node's kernel answered.
+func resultMap(o *verbs.Outcome) map[string]any {
+	switch r := o.Result.(type) {
+	case map[string]any:
+		return r
+	case json.RawMessage:
+		var m map[string]any
+		if json.Unmarshal(r, &m) == nil {
+			return m
+		}
+	}
+	return nil
 }
 
-// loadDetail reads the detail pane of a run.
+func strs(v any) []string {
+	switch list := v.(type) {
+	case []string:
+		return list
+	case []any: // decoded JSON
+		out := make([]string, 0, len(list))
+		for _, s := range list {
+			if s, ok := s.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// loadDetail reads the detail pane of a run: run is the row's address,
+// dir its rowKey.
 func loadDetail(env *verbs.Env, run, dir string) tea.Cmd {
 	return func() tea.Msg {
 		d := &detail{}
@@ -79,7 +109,7 @@ func loadDetail(env *verbs.Env, run, dir string) tea.Cmd {
 		}
 		d.facts, _, _ = strings.Cut(st.Text, "\n")
 		if o, err := inspect(env, run, "tail", detailTail); err == nil {
-			if m, ok := o.Result.(map[string]any); ok {
+			if m := resultMap(o); m != nil {
 				d.stdout, d.stderr = strs(m["stdout"]), strs(m["stderr"])
 			}
 		}
@@ -103,7 +133,7 @@ func loadLogs(env *verbs.Env, lv logView, n int) tea.Cmd {
 			out.err = verbs.Classify(err).Message
 			return logsMsg{dir: lv.dir, l: out}
 		}
-		if m, ok := o.Result.(map[string]any); ok {
+		if m := resultMap(o); m != nil {
 			out.lines = strs(m[lv.stream])
 			out.path, _ = m[lv.stream+"Log"].(string)
 		}
@@ -135,7 +165,7 @@ func (m *Model) refreshPane(timed bool) tea.Cmd {
 		return nil
 	case m.pane == paneDetail:
 		if r := m.selected(); r != nil {
-			return loadDetail(m.env, r.Run, r.StateDir)
+			return loadDetail(m.env, address(r), rowKey(r))
 		}
 	case m.pane == paneFollowups && (timed || m.followups == nil):
 		return loadFollowups(m.env)
@@ -143,8 +173,9 @@ func (m *Model) refreshPane(timed bool) tea.Cmd {
 	return nil
 }
 
-// runAction kills or restarts a run with the kill / restart verbs (the
-// message verb's control.kill / control.restart) and reports the outcome.
+// runAction kills or restarts a run (a row's address) with the kill /
+// restart verbs (the message verb's control.kill / control.restart) and
+// reports the outcome.
 func runAction(env *verbs.Env, verb, run string) tea.Cmd {
 	return func() tea.Msg {
 		out, err := verbs.Find(verb).Run(context.Background(), env, &verbs.RunRef{Run: verbs.RunList{run}})
@@ -153,6 +184,9 @@ func runAction(env *verbs.Env, verb, run string) tea.Cmd {
 			return actionMsg{note: fmt.Sprintf("%s run:%s failed: %s", verb, run, ce.Message)}
 		}
 		first, _, _ := strings.Cut(out.Text, "\n")
+		if id, node, ok := strings.Cut(run, "@"); ok {
+			first = verbs.QualifyRun(first, id, node) // the node answered with its bare run:<id>
+		}
 		return actionMsg{note: verb + ": " + first}
 	}
 }
@@ -180,7 +214,8 @@ func stream(ctx context.Context, env *verbs.Env, send func(tea.Msg)) {
 	}
 }
 
-// loadRoom reads the run's room for the detail pane: its status line
+// loadRoom reads the run's room (run is the row's address: room:<id>@<node>
+// for another node's run) for the detail pane: its status line
 // (messages, roster, last sender), then its last entries; nothing when the
 // room is empty or cannot be read.
 func loadRoom(env *verbs.Env, run string) []string {

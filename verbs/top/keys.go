@@ -13,6 +13,7 @@ var keyHelp = [][2]string{
 	{"l", "the run's log, full screen, following (tab: stderr; esc: back)"},
 	{"/", "filter by id, recipe, command or status (esc clears)"},
 	{"s", "scope: your session's runs, or every session's"},
+	{"c", "cluster scope: every node's runs, with a NODE column (clustered)"},
 	{"f", "your session's follow-ups (read only: the agent still gets them)"},
 	{"K  x", "kill the selected run, after y (k moves up)"},
 	{"r", "restart the selected run's command, after y"},
@@ -67,17 +68,19 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "l":
 		if r := m.selected(); r != nil {
 			m.mode = modeLogs
-			m.logs = &logView{dir: r.StateDir, run: r.Run, stream: "stdout"}
+			m.logs = &logView{dir: rowKey(r), run: address(r), stream: "stdout"}
 			return m, m.refreshPane(false)
 		}
 	case "/":
 		m.filtering = true
 	case "s":
 		m.toggleScope()
+	case "c":
+		return m, m.toggleCluster()
 	case "K", "x", "r":
 		if r := m.selected(); r != nil {
 			verb := map[bool]string{true: "restart", false: "kill"}[s == "r"]
-			m.ask = &confirm{verb: verb, run: r.Run}
+			m.ask = &confirm{verb: verb, run: address(r)}
 		}
 	case "?":
 		m.mode = modeHelp

@@ -21,7 +21,7 @@ import (
 )
 
 // Usage is top's help.
-const Usage = `pi-actors top [--once] [--no-color] [session=<id>]
+const Usage = `pi-actors top [--once] [--cluster] [--no-color] [session=<id>]
 
 A live view of the runs: a tree (parent → child runs) with status,
 elapsed time, restarts, CPU (share of one core over the last 2 s sample),
@@ -29,8 +29,12 @@ RSS and the last output line; stalled marks a running run silent for
 runs.stalled_after_s. The kernel pushes changes (top never scans run
 directories). Keys: ↑↓/jk move, enter detail pane (status, stdout/stderr
 tails, events, mailbox), l full-screen log that follows, / filter, s scope
-(your session / every session), f your session's follow-ups (not drained),
-K or x kill and r restart (each asks y/n), ? help, q quit.
+(your session / every session), c cluster scope (clustered kernels: every
+node's runs with a NODE column; the other nodes asked every 2 s, the nodes
+not listed named; detail, logs, kill and restart of another node's run go
+to run:<id>@<node>), f your session's follow-ups (not drained), K or x
+kill and r restart (each asks y/n), ? help, q quit. --cluster starts in
+the cluster scope (exit 78 without [cluster]).
 --once prints one plain frame and exits (also when stdout is not a
 terminal); NO_COLOR or --no-color: no colours. The frame is $COLUMNS×$LINES,
 else the terminal's size, else 80×24. Agents read the same data with
@@ -39,6 +43,7 @@ pi-actors ps --json, logs and inspect.`
 // options are top's command line.
 type options struct {
 	once, noColor, help bool
+	cluster             bool
 	session             string
 	hasSession          bool
 }
@@ -51,12 +56,14 @@ func parseOptions(args []string) (options, error) {
 			o.once = true
 		case a == "--no-color":
 			o.noColor = true
+		case a == "--cluster":
+			o.cluster = true
 		case a == "--help" || a == "-h":
 			o.help = true
 		case strings.HasPrefix(a, "session="):
 			o.session, o.hasSession = strings.TrimPrefix(a, "session="), true
 		default:
-			return o, verbs.Usagef("top takes --once, --no-color and session=<id> (got %q)", a)
+			return o, verbs.Usagef("top takes --once, --cluster, --no-color and session=<id> (got %q)", a)
 		}
 	}
 	return o, nil
@@ -85,13 +92,19 @@ func Main(args []string, stdout, stderr *os.File) int {
 	}
 	tty := term.IsTerminal(int(stdout.Fd()))
 	width, height := frameSize(stdout, tty)
+	if o.cluster && !env.Config.Cluster.Enabled() {
+		return fail(stderr, errNoCluster)
+	}
 	if o.once || !tty {
-		return once(env, stdout, stderr, width, height)
+		return once(env, stdout, stderr, width, height, o.cluster)
 	}
 	colour := !o.noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 	m := New(env, width, height, colour)
+	if o.cluster {
+		_ = m.StartInCluster() // clustered: checked above
+	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout))
 	go stream(ctx, env, p.Send)
 	_, err = p.Run()
@@ -126,8 +139,8 @@ var errFirstFrame = errors.New("first frame")
 const onceTimeout = 15 * time.Second
 
 // once prints one plain frame: the runs as the kernel's first frame has
-// them.
-func once(env *verbs.Env, stdout, stderr io.Writer, width, height int) int {
+// them; in the cluster scope with the other nodes' runs as they answer.
+func once(env *verbs.Env, stdout, stderr io.Writer, width, height int, cluster bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), onceTimeout)
 	defer cancel()
 	m := New(env, width, height, false)
@@ -141,6 +154,14 @@ func once(env *verbs.Env, stdout, stderr io.Writer, width, height int) int {
 	}
 	if !m.connected {
 		return fail(stderr, fmt.Errorf("%w: no answer from the kernel within %s", wire.ErrUnavailable, onceTimeout))
+	}
+	if cluster {
+		if err := m.StartInCluster(); err != nil {
+			return fail(stderr, err)
+		}
+		if err := m.pollOnce(); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	fmt.Fprintln(stdout, m.Render())
 	return 0

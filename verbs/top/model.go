@@ -38,7 +38,7 @@ type item struct {
 // confirm is a pending kill or restart, waiting for y.
 type confirm struct {
 	verb string // kill or restart
-	run  string
+	run  string // the row's address
 }
 
 // Model is top's state. Only Bubble Tea's event loop touches it.
@@ -49,11 +49,12 @@ type Model struct {
 	high  int
 	style styles
 
-	rows   map[string]verbs.RunRow // by state dir
+	rows   map[string]verbs.RunRow // this node's runs (the stream's), by state dir
 	items  []item                  // the visible tree, in order
 	sel    int                     // selected item
-	selDir string                  // the selected run's state dir (kept across rebuilds)
+	selKey string                  // the selected run's rowKey (kept across rebuilds)
 	offset int                     // first item shown
+	cl     clusterScope            // the cluster scope and the other nodes' runs
 
 	mode      mode
 	pane      pane
@@ -77,11 +78,17 @@ type Model struct {
 // width×height until the terminal says otherwise.
 func New(env *verbs.Env, width, height int, colour bool) *Model {
 	return &Model{env: env, now: time.Now, width: width, high: height, style: newStyles(colour),
-		rows: map[string]verbs.RunRow{}, mine: env.Session != ""}
+		rows: map[string]verbs.RunRow{}, mine: env.Session != "", cl: newClusterScope(env)}
 }
 
-// Init starts the clock that refreshes elapsed times and open panes.
-func (m *Model) Init() tea.Cmd { return tick() }
+// Init starts the clock that refreshes elapsed times and open panes,
+// and in the cluster scope (--cluster) asks the other nodes.
+func (m *Model) Init() tea.Cmd {
+	if m.cl.on {
+		return tea.Batch(tick(), pollCluster(m.env, m.cl.self, m.cl.gen))
+	}
+	return tick()
+}
 
 // Messages the model receives besides keys and sizes.
 type (
@@ -92,11 +99,11 @@ type (
 	}
 	tickMsg   time.Time
 	detailMsg struct {
-		dir string
+		dir string // the row's rowKey
 		d   *detail
 	}
 	logsMsg struct {
-		dir string
+		dir string // the row's rowKey
 		l   *logView
 	}
 	followupsMsg struct {
@@ -122,7 +129,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.scroll()
 	case frameMsg:
 		m.apply(msg.f)
-		if m.pane == paneDetail && m.mode == modeList && frameHas(msg.f, m.selDir) {
+		if m.pane == paneDetail && m.mode == modeList && frameHas(msg.f, m.selKey) {
 			return m, m.refreshPane(false)
 		}
 	case streamMsg:
@@ -134,7 +141,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, tea.Batch(tick(), m.refreshPane(true))
 	case detailMsg:
-		if r := m.selected(); r != nil && r.StateDir == msg.dir {
+		if r := m.selected(); r != nil && rowKey(r) == msg.dir {
 			m.detail = msg.d
 		}
 	case logsMsg:
@@ -149,6 +156,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case actionMsg:
 		m.note = msg.note
+		return m, m.pollNow()
+	case clusterMsg:
+		return m, m.applyCluster(msg)
+	case clusterTickMsg:
+		return m, m.clusterTick(msg)
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -177,7 +189,8 @@ func (m *Model) apply(f *verbs.EventsFrame) {
 	m.rebuild()
 }
 
-// frameHas reports whether a frame changes the run in dir.
+// frameHas reports whether a frame changes the run in dir (a stream
+// row's rowKey is its state dir).
 func frameHas(f *verbs.EventsFrame, dir string) bool {
 	for _, r := range f.Runs {
 		if r.StateDir == dir {
@@ -201,7 +214,25 @@ func (m *Model) visible(r *verbs.RunRow) bool {
 			return true
 		}
 	}
-	return false
+	return m.cl.on && strings.Contains(strings.ToLower(m.nodeOf(r)), f)
+}
+
+// rowKey is a row's identity: its state dir, with its node for another
+// node's run (the same path can exist on two machines).
+func rowKey(r *verbs.RunRow) string {
+	if r.Node == "" {
+		return r.StateDir
+	}
+	return r.Node + "\x00" + r.StateDir
+}
+
+// address names a row's run for the verbs: <id>, or <id>@<node> for
+// another node's run (the verbs route it there).
+func address(r *verbs.RunRow) string {
+	if r.Node == "" {
+		return r.Run
+	}
+	return r.Run + "@" + r.Node
 }
 
 // before orders runs: live ones first, oldest first (a stable list);
@@ -229,6 +260,13 @@ func (m *Model) rebuild() {
 			shown = append(shown, &r)
 		}
 	}
+	if m.cl.on {
+		for i := range m.cl.rows {
+			if r := &m.cl.rows[i]; m.visible(r) {
+				shown = append(shown, r)
+			}
+		}
+	}
 	slices.SortFunc(shown, before)
 	m.items = m.items[:0]
 	if m.filter != "" {
@@ -241,28 +279,62 @@ func (m *Model) rebuild() {
 	// The same run stays selected; when it is gone, the same line.
 	m.sel = max(0, min(m.sel, len(m.items)-1))
 	for i, it := range m.items {
-		if it.row.StateDir == m.selDir {
+		if rowKey(it.row) == m.selKey {
 			m.sel = i
 			break
 		}
 	}
 	if len(m.items) > 0 {
-		m.selDir = m.items[m.sel].row.StateDir
+		m.selKey = rowKey(m.items[m.sel].row)
 	}
 	m.scroll()
 }
 
-// tree orders rows parent first, each parent's children under it.
+// treeKey names a run in the tree: its id, with its node for another
+// node's run (ids are unique per node only; an id has no NUL). This
+// node's runs cost no allocation: outside the cluster scope the tree is
+// what it always was.
+func treeKey(node, run string) string {
+	if node == "" {
+		return run
+	}
+	return node + "\x00" + run
+}
+
+// tree orders rows parent first, each parent's children under it. A
+// parent is looked for on the child's node first, then as the one run
+// with that id on another node (a run spawned across nodes).
 func tree(rows []*verbs.RunRow, out []item) []item {
 	ids := make(map[string]bool, len(rows))
+	var where map[string][]string // id → the nodes that have it, when rows span nodes
 	for _, r := range rows {
-		ids[r.Run] = true
+		ids[treeKey(r.Node, r.Run)] = true
+		if r.Node != "" && where == nil {
+			where = map[string][]string{}
+		}
+	}
+	if where != nil {
+		for _, r := range rows {
+			where[r.Run] = append(where[r.Run], r.Node)
+		}
+	}
+	parentOf := func(r *verbs.RunRow) (string, bool) {
+		if r.Parent == "" || r.Parent == r.Run {
+			return "", false
+		}
+		if k := treeKey(r.Node, r.Parent); ids[k] {
+			return k, true
+		}
+		if nodes := where[r.Parent]; len(nodes) == 1 {
+			return treeKey(nodes[0], r.Parent), true
+		}
+		return "", false
 	}
 	children := map[string][]*verbs.RunRow{}
 	var roots []*verbs.RunRow
 	for _, r := range rows {
-		if r.Parent != "" && r.Parent != r.Run && ids[r.Parent] {
-			children[r.Parent] = append(children[r.Parent], r)
+		if k, ok := parentOf(r); ok {
+			children[k] = append(children[k], r)
 		} else {
 			roots = append(roots, r)
 		}
@@ -278,11 +350,12 @@ func tree(rows []*verbs.RunRow, out []item) []item {
 			}
 		}
 		out = append(out, item{row: r, prefix: prefix})
-		if seen[r.Run] {
+		k := treeKey(r.Node, r.Run)
+		if seen[k] {
 			return // a cycle of parents: each run once
 		}
-		seen[r.Run] = true
-		kids := children[r.Run]
+		seen[k] = true
+		kids := children[k]
 		for i, c := range kids {
 			walk(c, next, i == len(kids)-1, false)
 		}
@@ -308,7 +381,7 @@ func (m *Model) move(delta int) tea.Cmd {
 	}
 	old := m.sel
 	m.sel = max(0, min(len(m.items)-1, m.sel+delta))
-	m.selDir = m.items[m.sel].row.StateDir
+	m.selKey = rowKey(m.items[m.sel].row)
 	m.scroll()
 	if m.sel != old {
 		m.detail = nil

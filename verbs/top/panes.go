@@ -56,7 +56,7 @@ func (m *Model) detailRows(h int) []string {
 	if r == nil {
 		return []string{m.rule("detail"), "(no run selected)"}
 	}
-	title := fmt.Sprintf("run:%s · %s", r.Run, statusWord(r))
+	title := fmt.Sprintf("run:%s · %s", address(r), statusWord(r))
 	if c := r.ReadyCell(m.now()); c != "" && r.Live() {
 		title += " · " + c
 	}
@@ -189,6 +189,10 @@ func (m *Model) footer() string {
 		return m.style.render(m.style.dim, fit("any key: back", m.width))
 	case m.mode == modeLogs:
 		return m.style.render(m.style.dim, fit("tab stdout/stderr · esc back · ctrl+c quit", m.width))
+	case m.cl.on && len(m.cl.unreachable) > 0:
+		return m.style.render(m.style.warn, fit(m.unreachableLine(), m.width))
+	case m.cl.on:
+		return m.style.render(m.style.dim, fit("⏎ detail  l log  / filter  s scope  c cluster  K kill  r restart  ? help  q quit", m.width))
 	}
 	return m.style.render(m.style.dim, fit("↑↓ move  ⏎ detail  l log  / filter  s scope  K kill  r restart  ? help  q quit", m.width))
 }

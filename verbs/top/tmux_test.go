@@ -26,7 +26,7 @@ func TestTopUnderTmux(t *testing.T) {
 		t.Skip("tmux is not installed (apt-get install tmux): the end-to-end test of top is skipped")
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "../../cmd/pi-actors", "../../cmd/pi-actors-kernel")
+	build := exec.Command("go", "build", "-o", bin+"/", "../../cmd/pi-actors", "../../cmd/pi-actors-kernel", "../../cmd/pi-actors-front", "../../cmd/pi-actors-supervise")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)

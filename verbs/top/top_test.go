@@ -81,7 +81,7 @@ func keyMsg(k string) tea.KeyPressMsg {
 func press(m *Model, keys ...string) (quit bool) {
 	for _, k := range keys {
 		_, cmd := m.Update(keyMsg(k))
-		if cmd != nil && k != "enter" && k != "f" && k != "l" && k != "tab" && k != "y" {
+		if cmd != nil && k != "enter" && k != "f" && k != "l" && k != "tab" && k != "y" && k != "c" {
 			if _, ok := cmd().(tea.QuitMsg); ok {
 				quit = true
 			}

@@ -160,6 +160,9 @@ func (m *Model) header() string {
 		scope = "session " + m.env.Session
 	}
 	h := fmt.Sprintf("pi-actors top · %s, %d live · %s", plural(len(m.items), "run"), live, scope)
+	if m.cl.on {
+		h = fmt.Sprintf("pi-actors top · %s · %s, %d live · %s", m.clusterHeader(), plural(len(m.items), "run"), live, scope)
+	}
 	if m.filter != "" {
 		h += " · filter " + strconv.Quote(m.filter)
 	}
@@ -176,7 +179,8 @@ func (m *Model) header() string {
 
 // columns are the widths of the fixed columns at the current width; the
 // last output line takes what is left (0: not shown).
-type columns struct{ id, status, elapsed, restarts, cpu, rss, output int }
+// node is 0 outside the cluster scope.
+type columns struct{ id, node, status, elapsed, restarts, cpu, rss, output int }
 
 func (m *Model) columns() columns {
 	c := columns{id: 8, status: 9, elapsed: 7, restarts: 3, cpu: 6, rss: 8}
@@ -185,6 +189,14 @@ func (m *Model) columns() columns {
 	}
 	c.id = min(c.id, max(12, m.width/4))
 	used := c.id + c.status + c.elapsed + c.restarts + c.cpu + c.rss + 6
+	if m.cl.on {
+		c.node = len("NODE")
+		for _, it := range m.items {
+			c.node = max(c.node, ansi.StringWidth(m.nodeOf(it.row)))
+		}
+		c.node = min(c.node, 12)
+		used += c.node + 1
+	}
 	c.output = m.width - used - 1
 	for _, drop := range []*int{&c.restarts, &c.rss, &c.cpu, &c.elapsed} {
 		if c.output >= 0 {
@@ -199,12 +211,15 @@ func (m *Model) columns() columns {
 
 // cells joins the cells of one line, each fitted to its column; paint,
 // when set, styles the status cell.
-func (c columns) cells(paint func(string) string, id, status, elapsed, restarts, cpu, rss, output string) string {
+func (c columns) cells(paint func(string) string, id, node, status, elapsed, restarts, cpu, rss, output string) string {
 	st := fit(status, c.status)
 	if paint != nil {
 		st = paint(st)
 	}
 	parts := []string{fit(id, c.id), st}
+	if c.node > 0 {
+		parts = []string{fit(id, c.id), fit(node, c.node), st}
+	}
 	for _, x := range []struct {
 		s string
 		w int
@@ -221,7 +236,7 @@ func (c columns) cells(paint func(string) string, id, status, elapsed, restarts,
 
 func (m *Model) columnHeads() string {
 	c := m.columns()
-	return m.style.render(m.style.heads, fit(c.cells(nil, "RUN", "STATUS", "ELAPSED", "RST", "CPU", "RSS", "LAST OUTPUT"), m.width))
+	return m.style.render(m.style.heads, fit(c.cells(nil, "RUN", "NODE", "STATUS", "ELAPSED", "RST", "CPU", "RSS", "LAST OUTPUT"), m.width))
 }
 
 // listRows renders the shown part of the run tree.
@@ -245,7 +260,11 @@ func (m *Model) listRows() []string {
 		if st, ok := m.style.status[word]; ok && !m.style.plain && i != m.sel {
 			paint = func(s string) string { return st.Render(s) }
 		}
-		line := fit(c.cells(paint, m.items[i].prefix+r.Run, word, verbs.ShortDuration(r.Elapsed(now)), strconv.Itoa(r.Restarts), cpu, rss, last), m.width)
+		node := ""
+		if c.node > 0 {
+			node = m.nodeOf(r)
+		}
+		line := fit(c.cells(paint, m.items[i].prefix+r.Run, node, word, verbs.ShortDuration(r.Elapsed(now)), strconv.Itoa(r.Restarts), cpu, rss, last), m.width)
 		if i == m.sel && !m.style.plain {
 			line = m.style.sel.Render(line)
 		}

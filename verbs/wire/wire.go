@@ -40,6 +40,13 @@ type Request struct {
 	Env     []string          `json:"env,omitempty"`
 	Params  json.RawMessage   `json:"params,omitempty"`
 	Items   []json.RawMessage `json:"items,omitempty"`
+	// Node, on a clustered kernel, is the node whose kernel answers the
+	// request ("" or this node: this kernel).
+	Node string `json:"node,omitempty"`
+	// From is the node a request came from over the cluster; the receiving
+	// kernel sets it (a local client's is ignored) and never forwards such
+	// a request again.
+	From string `json:"from,omitempty"`
 	// Cause is what made the caller send it (the trace records it with
 	// every spawn and message).
 	Cause *Cause `json:"cause,omitempty"`

@@ -43,6 +43,8 @@ type SearchAll struct {
 	Domains        op.StringList `json:"domains,omitempty" jsonschema:"comma-separated domains to search (code, history, academic); default all"`
 	LimitPerDomain *int          `json:"limitPerDomain,omitempty" jsonschema:"hits per domain; default 5, at most 50"`
 	Store          string        `json:"store,omitempty" jsonschema:"project or personal; default the project store when there is one"`
+	Scope          string        `json:"scope,omitempty" jsonschema:"local (default) or cluster: every member's knowledge asked in parallel, hits merged by score and labelled with their node"`
+	TimeoutMS      *int          `json:"timeout_ms,omitempty" jsonschema:"with scope cluster: how long to wait for a member (default 1000 ms); a slower one is reported, not waited for"`
 }
 
 // SmartSearch is smart_search: it widens the search round by round until
@@ -59,11 +61,13 @@ type SmartSearch struct {
 // score, deduplicated (the project's copy wins), each hit tagged with its
 // store: "have I done something like this before?".
 type Recall struct {
-	Query  string `json:"query" jsonschema:"what to remember: a task, an error, a name"`
-	Domain string `json:"domain,omitempty" jsonschema:"code, history or academic; default all"`
-	Type   string `json:"type,omitempty" jsonschema:"only nodes of this type; implies its domain"`
-	Limit  *int   `json:"limit,omitempty" jsonschema:"how many hits; default 10, at most 100"`
-	Store  string `json:"store,omitempty" jsonschema:"project or personal only; default both, project first"`
+	Query     string `json:"query" jsonschema:"what to remember: a task, an error, a name"`
+	Domain    string `json:"domain,omitempty" jsonschema:"code, history or academic; default all"`
+	Type      string `json:"type,omitempty" jsonschema:"only nodes of this type; implies its domain"`
+	Limit     *int   `json:"limit,omitempty" jsonschema:"how many hits; default 10, at most 100"`
+	Store     string `json:"store,omitempty" jsonschema:"project or personal only; default both, project first"`
+	Scope     string `json:"scope,omitempty" jsonschema:"local (default) or cluster: every member's knowledge asked in parallel, hits merged by score and labelled with their node"`
+	TimeoutMS *int   `json:"timeout_ms,omitempty" jsonschema:"with scope cluster: how long to wait for a member (default 1000 ms); a slower one is reported, not waited for"`
 }
 
 // Ingest is ingest: index files into the code domain. Unchanged files

@@ -55,6 +55,8 @@ type Hit struct {
 	Conflicts    []ConflictRef `json:"conflicts,omitzero"`
 	Atoms        []AtomRef     `json:"atoms,omitzero"`
 	Store        string        `json:"store,omitempty"`
+	// Node is the member whose knowledge holds the hit (scope=cluster).
+	Node string `json:"node,omitempty"`
 }
 
 // SearchResult is search's result. Status is no_matches when the filters
@@ -82,6 +84,8 @@ type SearchAllResult struct {
 	Query   string         `json:"query"`
 	Results []DomainResult `json:"results"`
 	Store   string         `json:"store,omitempty"`
+	// Nodes says how each member answered (scope=cluster).
+	Nodes map[string]string `json:"nodes,omitempty"`
 }
 
 // SmartSearchResult is smart_search's result: hits by score within the
@@ -106,6 +110,9 @@ type RecallResult struct {
 	Status string   `json:"status"`
 	Hits   []Hit    `json:"hits"`
 	Stores []string `json:"stores"`
+	// Nodes says how each member answered (scope=cluster): ok, or why
+	// its hits are missing (slow, unreachable, an error).
+	Nodes map[string]string `json:"nodes,omitempty"`
 }
 
 // IngestResult is ingest's result.

@@ -2,6 +2,7 @@ package vectorop
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
@@ -24,7 +25,7 @@ func render(b *strings.Builder, result any) bool {
 		textHits(b, r.Hits)
 		textHints(b, r.AlsoExistsIn, r.Hint)
 	case *SearchAllResult:
-		fmt.Fprintf(b, "query=%q%s\n", op.Clip(r.Query, op.TextPreview), op.StoreFact(r.Store))
+		fmt.Fprintf(b, "query=%q%s%s\n", op.Clip(r.Query, op.TextPreview), op.StoreFact(r.Store), nodesFact(r.Nodes))
 		for _, d := range r.Results {
 			fmt.Fprintf(b, "%s: status=%s hits=%d\n", d.Domain, d.Status, len(d.Hits))
 			textHits(b, d.Hits)
@@ -35,7 +36,7 @@ func render(b *strings.Builder, result any) bool {
 		textHits(b, r.Hits)
 		textHints(b, r.AlsoExistsIn, r.Hint)
 	case *RecallResult:
-		fmt.Fprintf(b, "status=%s hits=%d stores=%s\n", r.Status, len(r.Hits), strings.Join(r.Stores, ","))
+		fmt.Fprintf(b, "status=%s hits=%d stores=%s%s\n", r.Status, len(r.Hits), strings.Join(r.Stores, ","), nodesFact(r.Nodes))
 		textHits(b, r.Hits)
 	case *IngestResult:
 		fmt.Fprintf(b, "ingested=%s files=%d new=%d changed=%d unchanged=%d skipped=%d nodes=%d superseded=%d atom_links=%d ms=%d%s\n",
@@ -103,8 +104,12 @@ func textHit(b *strings.Builder, h *Hit) {
 			where += fmt.Sprintf(":%d-%d", h.LineStart, h.LineEnd)
 		}
 	}
-	fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s\n", h.Score, h.Domain, h.Type, op.Clip(h.Name, op.TextPreview),
-		where, h.ID, h.Similarity, h.Trust, h.Freshness, op.StoreFact(h.Store))
+	node := ""
+	if h.Node != "" {
+		node = " node=" + h.Node
+	}
+	fmt.Fprintf(b, "  %.2f %s/%s %q%s id=%s sim=%.2f trust=%d fresh=%.2f%s%s\n", h.Score, h.Domain, h.Type, op.Clip(h.Name, op.TextPreview),
+		where, h.ID, h.Similarity, h.Trust, h.Freshness, op.StoreFact(h.Store), node)
 	if s := op.OneLine(h.Snippet); s != "" {
 		fmt.Fprintf(b, "    %s\n", s)
 	}
@@ -203,4 +208,26 @@ func textStatus(b *strings.Builder, v *VectorStatus) {
 		fmt.Fprintf(b, "    %s nodes=%d vectors=%d index=%s filter_keys=%d filter_pending=%d\n", d.Domain, d.Nodes, d.Vectors, d.Index,
 			d.FilterKeys, d.FilterPending)
 	}
+}
+
+// nodesFact renders how each member answered a scope=cluster query:
+// " nodes=a:ok,b:slow".
+func nodesFact(nodes map[string]string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(nodes))
+	for n := range nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		st := nodes[n]
+		if st != "ok" {
+			st = strings.SplitN(st, ":", 2)[0]
+		}
+		parts[i] = n + ":" + st
+	}
+	return " nodes=" + strings.Join(parts, ",")
 }

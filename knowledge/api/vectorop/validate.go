@@ -59,7 +59,8 @@ func (s *Search) Validate() *op.Error {
 
 // Validate checks search_all parameters.
 func (s *SearchAll) Validate() *op.Error {
-	return op.First(checkQuery(&s.Query), checkDomains(s.Domains), op.CheckRange("limitPerDomain", s.LimitPerDomain, 1, MaxLimitPerDomain), op.CheckStore(s.Store))
+	return op.First(checkQuery(&s.Query), checkDomains(s.Domains), op.CheckRange("limitPerDomain", s.LimitPerDomain, 1, MaxLimitPerDomain), op.CheckStore(s.Store),
+		op.OneOf("scope", s.Scope, "", "local", "cluster"), op.CheckRange("timeout_ms", s.TimeoutMS, 1, 60000))
 }
 
 // Validate checks smart_search parameters.
@@ -70,7 +71,8 @@ func (s *SmartSearch) Validate() *op.Error {
 
 // Validate checks recall parameters.
 func (r *Recall) Validate() *op.Error {
-	return op.First(checkQuery(&r.Query), checkDomainType(&r.Domain, &r.Type), op.CheckRange("limit", r.Limit, 1, op.MaxLimit), op.CheckStore(r.Store))
+	return op.First(checkQuery(&r.Query), checkDomainType(&r.Domain, &r.Type), op.CheckRange("limit", r.Limit, 1, op.MaxLimit), op.CheckStore(r.Store),
+		op.OneOf("scope", r.Scope, "", "local", "cluster"), op.CheckRange("timeout_ms", r.TimeoutMS, 1, 60000))
 }
 
 // Validate checks ingest parameters.

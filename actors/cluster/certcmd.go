@@ -1,0 +1,135 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/pki"
+)
+
+// certUsage points at the full help, which the lean CLI prints.
+const certUsage = "pi-actors cluster ca dir=<D> [name=<cluster>] | cluster cert node=<N> ca=<D> out=<E> [hosts=<h1,h2>] [--json] (pi-actors cluster --help)"
+
+// CertMain is `pi-actors-cluster cluster ca|cert …`.
+func CertMain(args []string, stdout, stderr io.Writer) int {
+	params := map[string]string{}
+	asJSON := false
+	var action string
+	for _, a := range args {
+		switch {
+		case a == "--json":
+			asJSON = true
+		case a == "--help" || a == "-h":
+			fmt.Fprintln(stdout, certUsage)
+			return 0
+		case strings.Contains(a, "="):
+			k, v, _ := strings.Cut(a, "=")
+			params[k] = v
+		case action == "":
+			action = a
+		default:
+			return certFail(stdout, stderr, asJSON, "usage", 64, fmt.Sprintf("unexpected word %q", a))
+		}
+	}
+	var (
+		written []string
+		err     error
+	)
+	switch action {
+	case "ca":
+		if err := onlyKeys(params, "dir", "name"); err != nil {
+			return certFail(stdout, stderr, asJSON, "usage", 64, err.Error())
+		}
+		dir := params["dir"]
+		if dir == "" {
+			return certFail(stdout, stderr, asJSON, "usage", 64, "cluster ca needs dir=<directory for ca.crt and ca.key>")
+		}
+		name := params["name"]
+		if name == "" {
+			name = filepath.Base(dir)
+		}
+		var crt string
+		crt, err = pki.WriteCA(dir, name)
+		if err == nil {
+			_, key := pki.CAFiles(dir)
+			written = []string{crt, key}
+		}
+	case "cert":
+		if err := onlyKeys(params, "node", "ca", "out", "hosts"); err != nil {
+			return certFail(stdout, stderr, asJSON, "usage", 64, err.Error())
+		}
+		node, ca, out := params["node"], params["ca"], params["out"]
+		if node == "" || ca == "" || out == "" {
+			return certFail(stdout, stderr, asJSON, "usage", 64, "cluster cert needs node=<name> ca=<CA dir> out=<directory>")
+		}
+		if !validName(node) {
+			return certFail(stdout, stderr, asJSON, "invalid_node", 64, fmt.Sprintf("node must be letters, digits, '.', '_' or '-' (got %q)", node))
+		}
+		var hosts []string
+		if h := params["hosts"]; h != "" {
+			hosts = strings.Split(h, ",")
+		}
+		var crt string
+		crt, err = pki.WriteNode(ca, node, out, hosts)
+		if err == nil {
+			_, key := pki.NodeFiles(out, node)
+			written = []string{crt, key}
+		}
+	default:
+		return certFail(stdout, stderr, asJSON, "usage", 64, "cluster takes ca or cert (pi-actors cluster --help)")
+	}
+	switch {
+	case errors.Is(err, pki.ErrExists):
+		return certFail(stdout, stderr, asJSON, "exists", 73, err.Error())
+	case errors.Is(err, pki.ErrInvalid):
+		return certFail(stdout, stderr, asJSON, "invalid_ca", 65, err.Error())
+	case err != nil:
+		return certFail(stdout, stderr, asJSON, "io", 74, err.Error())
+	}
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"ok": true, "result": map[string]any{"written": written}})
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	fmt.Fprintf(stdout, "written=%s\n", strings.Join(written, ","))
+	return 0
+}
+
+func onlyKeys(params map[string]string, keys ...string) error {
+	for k := range params {
+		ok := false
+		for _, want := range keys {
+			ok = ok || k == want
+		}
+		if !ok {
+			return fmt.Errorf("unknown parameter %s= (takes %s)", k, strings.Join(keys, ", "))
+		}
+	}
+	return nil
+}
+
+func certFail(stdout, stderr io.Writer, asJSON bool, code string, exit int, msg string) int {
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"ok": false, "error": map[string]any{"code": code, "message": msg, "exit": exit}})
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stderr, "error: %s\n", msg)
+	}
+	return exit
+}
+
+func validName(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 63 {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
+}

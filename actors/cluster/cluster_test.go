@@ -1,0 +1,427 @@
+package cluster_test
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestClusterRoutes: three kernels on loopback with mutual TLS. A run is
+// spawned on another node and supervised there; inspect, logs, message
+// and kill reach it by run:<id>@<node> and by its bare id; a bare id two
+// nodes have is refused with both candidates; its follow-ups reach the
+// spawning session's node exactly once.
+func TestClusterRoutes(t *testing.T) {
+	c := newCluster(t, "a", "b", "c")
+
+	out := c.run("a", "spawn", "as=run:w1", "node=b", "template=sh -c 'echo hello from $PI_ACTORS_RUN_ID; sleep 60'")
+	if !strings.Contains(out, "address=run:w1@b node=b status=running") {
+		t.Fatalf("spawn node=b: %s", out)
+	}
+	if !strings.Contains(out, filepath.Join(c.members["b"].root, "tmp", "pi-actors", "runs", "w1")) {
+		t.Fatalf("the run's state dir is not on b: %s", out)
+	}
+	// The same answers by node-qualified and by bare address.
+	for _, target := range []string{"run:w1@b", "run:w1"} {
+		eventually(t, 10*time.Second, "hello in the tail of "+target, func() bool {
+			o, code := c.cli("a", "inspect", "target="+target, "view=tail")
+			return code == 0 && strings.Contains(o, "hello from w1")
+		})
+	}
+	env, _ := c.json("a", "inspect", "target=run:w1", "view=status")
+	if res, _ := env["result"].(map[string]any); res["node"] != "b" {
+		t.Fatalf("a routed result carries node b: %v", env)
+	}
+	if o := c.run("a", "inspect", "target=run:w1", "view=status"); !strings.Contains(o, "target=run:w1@b_view=tail") {
+		t.Fatalf("next actions of a routed inspect name the node: %s", o)
+	}
+	if o := c.run("a", "logs", "w1@b"); !strings.Contains(o, "hello from w1") {
+		t.Fatalf("logs w1@b: %s", o)
+	}
+	// A message lands in the run's inbox on b; the answer names the node.
+	if o := c.run("a", "message", "to=run:w1@b", "type=greet.hello", "body:={\"n\":1}"); !strings.Contains(o, "to=run:w1@b type=greet.hello node=b") {
+		t.Fatalf("message to a run on b: %s", o)
+	}
+	inbox, _ := os.ReadFile(filepath.Join(c.members["b"].root, "tmp", "pi-actors", "runs", "w1", "inbox.jsonl"))
+	if !strings.Contains(string(inbox), "greet.hello") {
+		t.Fatalf("b's inbox of w1: %s", inbox)
+	}
+	// Another session is refused there exactly as it would be locally.
+	if o, code := c.cliIn("a", "s2", "", "message", "to=run:w1@b", "type=control.kill"); code != 77 {
+		t.Fatalf("another session's kill: exit %d, want 77\n%s", code, o)
+	}
+
+	// A bare id two nodes have.
+	c.run("a", "spawn", "as=run:dup", "node=b", "template=sleep 60")
+	c.run("a", "spawn", "as=run:dup", "node=c", "template=sleep 60")
+	o, code := c.cli("a", "inspect", "target=run:dup", "view=status")
+	if code != 64 || !strings.Contains(o, "run:dup@b") || !strings.Contains(o, "run:dup@c") {
+		t.Fatalf("ambiguous bare id: exit %d\n%s", code, o)
+	}
+
+	// ps --cluster: every node's runs, with a NODE column.
+	o = c.run("a", "ps", "--cluster")
+	if !strings.Contains(o, "NODE") || !regexpMatch(`(?m)^b +dup `, o) || !regexpMatch(`(?m)^c +dup `, o) {
+		t.Fatalf("ps --cluster:\n%s", o)
+	}
+
+	// Follow-ups of runs on b and c reach a's session queue exactly once.
+	c.run("a", "kill", "w1@b")
+	c.run("a", "spawn", "as=run:quick", "node=c", "template=sh -c 'exit 3'")
+	var got []string
+	drain := func() bool {
+		env, _ := c.json("a", "inspect", "target=coordinator", "view=followups")
+		res, _ := env["result"].(map[string]any)
+		list, _ := res["followups"].([]any)
+		done := false
+		for _, f := range list {
+			m := f.(map[string]any)
+			got = append(got, fmt.Sprint(m["id"]))
+			if m["run"] == "quick" && m["kind"] == "transition" {
+				if m["node"] != "c" || m["address"] != "run:quick@c" {
+					t.Fatalf("follow-up does not name its node: %v", m)
+				}
+				done = true
+			}
+		}
+		return done
+	}
+	eventually(t, 20*time.Second, "the transition follow-up of run:quick on a", drain)
+	time.Sleep(6 * time.Second) // another delivery pass
+	drain()
+	// Memory across nodes: run:quick was captured into c's knowledge;
+	// recall scope=cluster from a finds it, labelled with its node.
+	eventually(t, 20*time.Second, "recall scope=cluster finds run:quick on c", func() bool {
+		env, code := c.json("a", "knowledge", "recall", "query=run quick failed exit 3", "scope=cluster")
+		res, _ := env["result"].(map[string]any)
+		hits, _ := res["hits"].([]any)
+		for _, h := range hits {
+			m := h.(map[string]any)
+			if m["node"] == "c" && strings.Contains(fmt.Sprint(m["name"], m["snippet"]), "quick") {
+				return code == 0
+			}
+		}
+		return false
+	})
+	seen := map[string]int{}
+	for _, id := range got {
+		seen[id]++
+		if seen[id] > 1 {
+			t.Fatalf("follow-up %s delivered twice", id)
+		}
+	}
+}
+
+// TestClusterFollowupsAcrossHomeRestart: the spawning node's kernel is
+// killed while the run on another node ends; the follow-up waits in that
+// node's durable queue and reaches the restarted kernel exactly once.
+func TestClusterFollowupsAcrossHomeRestart(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	c.run("a", "spawn", "as=run:job", "node=b", "template=sh -c 'sleep 2; exit 0'")
+	syscall.Kill(c.kernelPid("a"), syscall.SIGKILL)
+	eventually(t, 15*time.Second, "run:job ends on b", func() bool {
+		o, _ := c.cli("b", "inspect", "target=run:job", "view=status")
+		return strings.Contains(o, "status=done")
+	})
+	time.Sleep(2 * time.Second) // b tried to deliver while a was down
+	c.start("a")
+	c.waitUp("a", 10*time.Second, "b")
+	count := 0
+	eventually(t, 20*time.Second, "the follow-up of run:job on the restarted a", func() bool {
+		env, _ := c.json("a", "inspect", "target=coordinator", "view=followups")
+		res, _ := env["result"].(map[string]any)
+		list, _ := res["followups"].([]any)
+		for _, f := range list {
+			if m := f.(map[string]any); m["run"] == "job" && m["kind"] == "transition" {
+				count++
+			}
+		}
+		return count > 0
+	})
+	time.Sleep(6 * time.Second)
+	env, _ := c.json("a", "inspect", "target=coordinator", "view=followups")
+	res, _ := env["result"].(map[string]any)
+	for _, f := range res["followups"].([]any) {
+		if m := f.(map[string]any); m["run"] == "job" && m["kind"] == "transition" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("run:job's follow-up delivered %d times, want once", count)
+	}
+}
+
+// TestClusterSpreadPlacement: 30 runs spawned with placement=spread land on
+// every node, none with more than half.
+func TestClusterSpreadPlacement(t *testing.T) {
+	c := newCluster(t, "a", "b", "c")
+	var items []string
+	for i := range 30 {
+		items = append(items, fmt.Sprintf(`{"as":"run:s%02d","placement":"spread","template":"sleep 60"}`, i))
+	}
+	out, code := c.cliIn("a", "s1", strings.Join(items, "\n"), "spawn", "-")
+	if code != 0 {
+		t.Fatalf("spawn - : exit %d\n%s", code, out)
+	}
+	per := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(l, " node=b "):
+			per["b"]++
+		case strings.Contains(l, " node=c "):
+			per["c"]++
+		case strings.Contains(l, "address=run:s"):
+			per["a"]++
+		}
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if per[n] == 0 || per[n] > 15 {
+			t.Fatalf("spread placement of 30 runs: %v\n%s", per, out)
+		}
+	}
+	// A kernel stopped on purpose says goodbye: left, not unreachable.
+	c.run("c", "kernel", "stop")
+	c.waitStatus("a", 10*time.Second, "left", "c")
+}
+
+// TestClusterMemberLoss: a kernel killed with -9 is unreachable for the
+// others within 5 s; its runs keep running; inspect of them answers at
+// once with the last known status and 69; a message to them is refused
+// with 69 and written nowhere; the restarted kernel is up again within
+// 10 s. A kernel stopped with SIGSTOP is treated the same and rejoins
+// after SIGCONT (under a new member id: the engine blocks the old one).
+func TestClusterMemberLoss(t *testing.T) {
+	c := newCluster(t, "a", "b", "c")
+	c.run("a", "spawn", "as=run:keep", "node=b", "template=sleep 120")
+	eventually(t, 10*time.Second, "a knows run:keep", func() bool {
+		_, code := c.cli("a", "inspect", "target=run:keep", "view=status")
+		return code == 0
+	})
+	syscall.Kill(c.kernelPid("b"), syscall.SIGKILL)
+	if d := c.waitStatus("a", 5*time.Second, "unreachable", "b"); d > 5*time.Second {
+		t.Fatalf("loss detected after %s", d)
+	}
+	start := time.Now()
+	o, code := c.cli("a", "inspect", "target=run:keep@b", "view=status")
+	if code != 69 || !strings.Contains(o, "last known status of run:keep@b: running") || time.Since(start) > 2*time.Second {
+		t.Fatalf("inspect of a run on a lost node: exit %d after %s\n%s", code, time.Since(start), o)
+	}
+	deadBefore, _ := os.ReadFile(filepath.Join(c.members["a"].root, "tmp", "pi-actors", "dead_letters.jsonl"))
+	if o, code := c.cli("a", "message", "to=run:keep@b", "type=greet.hi"); code != 69 {
+		t.Fatalf("message to a lost node: exit %d\n%s", code, o)
+	}
+	deadAfter, _ := os.ReadFile(filepath.Join(c.members["a"].root, "tmp", "pi-actors", "dead_letters.jsonl"))
+	inbox, _ := os.ReadFile(filepath.Join(c.members["b"].root, "tmp", "pi-actors", "runs", "keep", "inbox.jsonl"))
+	if string(deadBefore) != string(deadAfter) || strings.Contains(string(inbox), "greet.hi") {
+		t.Fatal("a refused message was written somewhere")
+	}
+	// The run kept running on b's machine.
+	o = c.run("b", "inspect", "target=run:keep", "view=status")
+	if !strings.Contains(o, "status=running") {
+		t.Fatalf("run:keep after its kernel died: %s", o)
+	}
+	c.start("b") // any call that needs the kernel starts it again
+	if d := c.waitUp("a", 10*time.Second, "b"); d > 10*time.Second {
+		t.Fatalf("rejoin took %s", d)
+	}
+	c.waitUp("c", 10*time.Second, "b")
+	if o := c.run("a", "inspect", "target=run:keep@b", "view=status"); !strings.Contains(o, "status=running") {
+		t.Fatalf("run:keep after b rejoined: %s", o)
+	}
+
+	// SIGSTOP: the same, and back after SIGCONT.
+	cpid := c.kernelPid("c")
+	syscall.Kill(cpid, syscall.SIGSTOP)
+	c.waitStatus("a", 5*time.Second, "unreachable", "c")
+	syscall.Kill(cpid, syscall.SIGCONT)
+	c.waitUp("a", 15*time.Second, "c")
+	c.waitUp("c", 15*time.Second, "a", "b")
+	c.run("a", "spawn", "as=run:afterstop", "node=c", "template=sleep 30")
+}
+
+// TestClusterForeignCertificate: a kernel whose certificate comes from
+// another CA is listed as a peer by every member, yet none shows it, and
+// it can neither spawn on nor message a member.
+func TestClusterForeignCertificate(t *testing.T) {
+	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
+	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
+	c.run("", "cluster", "ca", "dir="+c.ca)
+	other := filepath.Join(c.dir, "other-ca")
+	c.run("", "cluster", "ca", "dir="+other)
+	c.run("", "cluster", "cert", "node=x", "ca="+other, "out="+c.certs)
+	c.add("a", nil)
+	c.add("b", nil)
+	c.add("x", nil) // its certificate exists: from the other CA
+	c.writeConfigs()
+	t.Cleanup(c.close)
+	for _, n := range c.order {
+		c.start(n)
+	}
+	c.waitUp("a", 20*time.Second, "b")
+	c.waitUp("b", 20*time.Second, "a")
+	time.Sleep(4 * time.Second) // x had every chance to be seen
+	for _, n := range []string{"a", "b"} {
+		if st, ok := c.nodes(n)["x"]; ok && st == "up" {
+			t.Fatalf("node %s shows the foreign kernel x up: %v", n, c.nodes(n))
+		}
+	}
+	if o, code := c.cli("x", "spawn", "as=run:evil", "node=a", "template=sleep 30"); code == 0 {
+		t.Fatalf("the foreign kernel spawned on a: %s", o)
+	}
+	if _, err := os.Stat(filepath.Join(c.members["a"].root, "tmp", "pi-actors", "runs", "evil")); err == nil {
+		t.Fatal("a has a run dir for the foreign kernel's spawn")
+	}
+}
+
+// TestClusterBadConfig: a kernel whose [cluster] cannot work still serves
+// its own machine; kernel status says why the cluster side is down, and
+// calls that need the cluster exit 78 (config) or 69 (unavailable).
+func TestClusterBadConfig(t *testing.T) {
+	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
+	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
+	c.run("", "cluster", "ca", "dir="+c.ca)
+	c.add("a", nil)
+	// A certificate for another node name.
+	c.add("wrongcert", func(m *member) {
+		m.config = strings.ReplaceAll(m.config, "wrongcert.crt", "a.crt")
+		m.config = strings.ReplaceAll(m.config, "wrongcert.key", "a.key")
+	})
+	// A bind that is not loopback, without TLS.
+	c.add("notls", func(m *member) {
+		m.config = fmt.Sprintf("name = \"test\"\nnode = \"notls\"\nprovider = \"automanaged\"\nmanage = \"127.0.0.1:%d\"\nbind = \"0.0.0.0:0\"\nadvertise = \"127.0.0.1:1\"\n", m.manage)
+	})
+	// An etcd nobody runs.
+	c.add("noetcd", func(m *member) {
+		m.config = strings.Replace(m.config, "provider = \"automanaged\"", "provider = \"etcd\"\nendpoints = [\"http://127.0.0.1:1\"]", 1)
+	})
+	// A bind port another process holds.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	c.add("busyport", func(m *member) {
+		m.config = strings.Replace(m.config, "bind = \"127.0.0.1:0\"", "bind = \""+held.Addr().String()+"\"", 1)
+	})
+	c.writeConfigs()
+	t.Cleanup(c.close)
+	for _, n := range c.order {
+		c.start(n)
+	}
+	for n, want := range map[string]string{"wrongcert": `is for node`, "notls": "tls_ca", "noetcd": "etcd", "busyport": "another process has the port"} {
+		eventually(t, 20*time.Second, n+"'s kernel status names the cause", func() bool {
+			o, _ := c.cli(n, "kernel", "status", "--json")
+			return strings.Contains(o, `"state":"down"`) && strings.Contains(o, want)
+		})
+		// Its own machine still works.
+		c.run(n, "spawn", "as=run:local", "template=sleep 30")
+		o, code := c.cli(n, "spawn", "as=run:far", "node=a", "template=sleep 30")
+		if code != 78 && code != 69 {
+			t.Fatalf("%s: spawn node=a exit %d, want 78 or 69\n%s", n, code, o)
+		}
+	}
+	if _, code := c.cli("wrongcert", "inspect", "target=cluster", "view=nodes"); code != 78 {
+		t.Fatalf("inspect cluster on a kernel with a wrong certificate: exit %d, want 78", code)
+	}
+}
+
+// TestClusterDuplicateNode: a second kernel with a member's node name
+// leaves the cluster (the first one stays).
+func TestClusterDuplicateNode(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	dup := c.add("b2", func(m *member) {
+		m.config = strings.Replace(m.config, "node = \"b2\"", "node = \"b\"", 1)
+		m.config = strings.ReplaceAll(m.config, "b2.crt", "b.crt")
+		m.config = strings.ReplaceAll(m.config, "b2.key", "b.key")
+	})
+	_ = dup
+	c.writeConfigs()
+	c.start("b2")
+	eventually(t, 20*time.Second, "the duplicate's status says duplicate", func() bool {
+		o, _ := c.cli("b2", "kernel", "status", "--json")
+		return strings.Contains(o, "duplicate node name")
+	})
+	if st := c.nodes("a")["b"]; st != "up" {
+		t.Fatalf("the first b is %s on a", st)
+	}
+}
+
+// TestClusterRoomsAndStreams: a worker on b takes part in the room of a
+// coordinator run on a (claims from its branch inbox, finishes the
+// message, posts a result), watches that room live from b, and a run's
+// logs on b are followed from a until it ends.
+func TestClusterRoomsAndStreams(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	c.run("a", "spawn", "as=run:coord", "template=sleep 120")
+	c.run("a", "message", "to=branch:coord/w1", "type=task.assign", "body:={\"task\":7}")
+
+	// The watcher on b starts first and must see the post.
+	watch := exec.Command(filepath.Join(bin, "pi-actors"), "watch", "target=room:coord@a")
+	watch.Env = append(cleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members["b"].root)
+	var wout syncBuffer
+	watch.Stdout, watch.Stderr = &wout, &wout
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { watch.Process.Kill(); watch.Wait() }()
+
+	env, code := c.json("b", "mailbox", "claim", "address=branch:coord/w1@a", "wait=10s")
+	if code != 0 {
+		t.Fatalf("claim from b: exit %d %v", code, env)
+	}
+	res, _ := env["result"].(map[string]any)
+	id, _ := res["id"].(string)
+	if id == "" || !strings.Contains(fmt.Sprint(res), "task") {
+		t.Fatalf("claimed %v", res)
+	}
+	c.run("b", "mailbox", "done", "id="+id, "status=handled", "address=branch:coord/w1@a")
+	c.run("b", "message", "to=room:coord@a", "from=branch:coord/w1", "type=task.result", "body:={\"task\":7,\"ok\":true}")
+	eventually(t, 10*time.Second, "b's watch of room:coord@a shows the result", func() bool {
+		return strings.Contains(wout.String(), "task.result")
+	})
+	o := c.run("a", "inspect", "target=branch:coord/w1", "view=mailbox")
+	if !strings.Contains(o, "handled") {
+		t.Fatalf("the branch message is not handled on a: %s", o)
+	}
+
+	// logs -f of a run on b, from a, ends with the run.
+	c.run("a", "spawn", "as=run:talk", "node=b", "template=sh -c 'for i in 1 2 3; do echo line$i; sleep 0.3; done'")
+	out, code := c.cli("a", "logs", "talk@b", "-f", "--lines=10")
+	if code != 0 {
+		t.Fatalf("logs -f talk@b: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"line1", "line2", "line3"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("logs -f talk@b: %s", out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer a process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

@@ -1,0 +1,487 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/verbs"
+)
+
+// Node statuses.
+const (
+	statusUp          = "up"
+	statusUnreachable = "unreachable"
+	statusLeft        = "left"
+)
+
+// NodeView is one member as `inspect target=cluster view=nodes` shows it
+// (the verb layer's type: what the kernel answers is what the CLI reads).
+type NodeView = verbs.ClusterNode
+
+// nodeState is what the directory knows of another node.
+type nodeState struct {
+	NodeView
+	Digest    string             `json:"digest,omitempty"`
+	Runs      []actors.RunDigest `json:"runs,omitempty"`
+	index     map[string]int
+	failures  int
+	inflight  bool
+	fetching  bool
+	lastPong  time.Time
+	stuckFrom time.Time
+}
+
+// directory is this node's view of the other members (see the package
+// doc): the provider's topology says who is a member, pings over the
+// remote say who is reachable and trusted.
+type directory struct {
+	s     *Side
+	path  string
+	mu    sync.Mutex
+	nodes map[string]*nodeState
+	dirty bool
+	saved time.Time
+	// alone is since when the topology has held no other member while
+	// peers are configured; isolations counts renewals for the back-off.
+	alone      time.Time
+	isolations int
+	lastPing   time.Time
+	// A batch's placements: each node's live runs when it began, and
+	// the runs placed on it since.
+	base, assigned map[string]int
+	lastPlace      time.Time
+	// checked are the member ids with this node's name already pinged.
+	checked map[string]bool
+}
+
+func newDirectory(s *Side) *directory {
+	return &directory{s: s, path: filepath.Join(s.k.AgentDir(), "tmp", "pi-actors", "cluster", "nodes.json"), nodes: map[string]*nodeState{}}
+}
+
+// load reads the nodes a previous kernel knew: they start unreachable
+// until a ping says otherwise.
+func (d *directory) load() {
+	b, err := os.ReadFile(d.path)
+	if err != nil {
+		return
+	}
+	var list []*nodeState
+	if err := json.Unmarshal(b, &list); err != nil {
+		d.s.log.Warn("cluster nodes file unreadable; starting empty", "path", d.path, "err", err)
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range list {
+		if n.Node == "" || n.Node == d.s.node {
+			continue
+		}
+		if n.Status == statusUp {
+			n.Status = statusUnreachable
+		}
+		n.reindex()
+		d.nodes[n.Node] = n
+	}
+}
+
+// save writes the directory (atomically), at most every few seconds.
+func (d *directory) save() {
+	d.mu.Lock()
+	if !d.dirty {
+		d.mu.Unlock()
+		return
+	}
+	list := make([]*nodeState, 0, len(d.nodes))
+	for _, n := range d.nodes {
+		list = append(list, n)
+	}
+	d.dirty = false
+	d.saved = time.Now()
+	b, err := json.Marshal(list)
+	d.mu.Unlock()
+	if err != nil {
+		return
+	}
+	os.MkdirAll(filepath.Dir(d.path), 0o700)
+	if err := fsutil.WriteFile(d.path, b, 0o600); err != nil {
+		d.s.log.Warn("save cluster nodes", "err", err)
+	}
+}
+
+func (n *nodeState) reindex() {
+	n.index = make(map[string]int, len(n.Runs))
+	for i, r := range n.Runs {
+		n.index[r.Run] = i
+	}
+}
+
+func (n *nodeState) setStatus(st string) {
+	if n.Status != st {
+		n.Status, n.Since = st, time.Now().UTC()
+	}
+}
+
+// refresh brings the directory up to date with the engine's topology and
+// pings members (once a second). It returns why the engine must restart
+// under a new member id, or "".
+func (d *directory) refresh(eng *engine) string {
+	members := eng.cluster.MemberList.Members().Members()
+	now := time.Now()
+	inTopology := map[string]string{} // node → member id
+	addrs := map[string]string{}
+	for _, m := range members {
+		if systemID(m.Id) == eng.id {
+			continue
+		}
+		node := nodeOf(m.Id)
+		if node == d.s.node {
+			d.checkDuplicate(eng, m.Address(), m.Id)
+			continue
+		}
+		if prev, ok := inTopology[node]; ok && systemID(prev) > systemID(m.Id) {
+			continue // an older start of a restarted node may linger a moment
+		}
+		inTopology[node] = m.Id
+		addrs[node] = m.Address()
+	}
+	d.mu.Lock()
+	defer func() {
+		d.mu.Unlock()
+		if time.Since(d.saved) > 5*time.Second {
+			d.save()
+		}
+	}()
+	for node, id := range inTopology {
+		n := d.nodes[node]
+		if n == nil {
+			n = &nodeState{NodeView: NodeView{Node: node, Status: statusUnreachable, Since: now.UTC()}}
+			d.nodes[node] = n
+		}
+		if n.MemberID != id || n.Address != addrs[node] {
+			// A new start of that node: nothing of the old one counts.
+			n.MemberID, n.Address, n.failures, n.stuckFrom = id, addrs[node], 0, time.Time{}
+			d.dirty = true
+		}
+	}
+	for node, n := range d.nodes {
+		if _, ok := inTopology[node]; !ok {
+			n.stuckFrom, n.failures = time.Time{}, 0
+			if n.Status == statusUp {
+				n.setStatus(statusUnreachable)
+				d.dirty = true
+				d.s.log.Info("member unreachable", "node", node)
+			}
+		}
+	}
+	// Isolation: no other member while peers are configured. The engine
+	// keeps ids it dropped blocked, so a node cut off and reconnected
+	// stays out until it joins under a new id.
+	if len(inTopology) == 0 && d.expectsPeers() {
+		if d.alone.IsZero() {
+			d.alone = now
+		}
+		if now.Sub(d.alone) > isolationBackoff(d.isolations) {
+			d.isolations++
+			d.alone = time.Time{}
+			return "no other member in the topology although peers are configured"
+		}
+	} else {
+		d.alone, d.isolations = time.Time{}, 0
+	}
+	if now.Sub(d.lastPing) < time.Second {
+		return ""
+	}
+	d.lastPing = now
+	for node := range inTopology {
+		n := d.nodes[node]
+		if n.inflight {
+			continue
+		}
+		n.inflight = true
+		go d.ping(eng, n.NodeView.Node, n.Address)
+		// A member the topology keeps but that never answers has most
+		// likely blocked this member id (see the package doc).
+		if n.Status != statusUp && !n.stuckFrom.IsZero() && now.Sub(n.stuckFrom) > stuckAfter {
+			n.stuckFrom = time.Time{}
+			return fmt.Sprintf("member %s is in the topology but has not answered for %s", node, stuckAfter)
+		}
+	}
+	return ""
+}
+
+// stuckAfter is how long a member may stay in the topology unanswering.
+const stuckAfter = 3 * time.Second
+
+func isolationBackoff(n int) time.Duration {
+	d := 10 * time.Second << min(n, 3)
+	return min(d, 60*time.Second)
+}
+
+// expectsPeers reports whether other members are configured (automanaged
+// lists them); with a discovery service, a lone member is normal.
+func (d *directory) expectsPeers() bool {
+	if d.s.cfg.Provider != "automanaged" {
+		return len(d.nodes) > 0
+	}
+	return len(d.s.cfg.Peers) > 1
+}
+
+// ping asks one member about itself; an answer over the mutual-TLS
+// remote makes it trusted and up.
+func (d *directory) ping(eng *engine, node, addr string) {
+	res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindPing, From: d.s.node}), pingTimeout).Result()
+	var p *pong
+	if err == nil {
+		var e *envelope
+		if e, err = unpack(res); err == nil {
+			p = e.Info
+		}
+	}
+	d.mu.Lock()
+	n := d.nodes[node]
+	if n == nil {
+		d.mu.Unlock()
+		return
+	}
+	n.inflight = false
+	if p == nil || p.Node != node {
+		n.failures++
+		if n.stuckFrom.IsZero() {
+			n.stuckFrom = time.Now()
+		}
+		if n.Status == statusUp && n.failures >= 3 {
+			n.setStatus(statusUnreachable)
+			d.dirty = true
+			d.s.log.Info("member unreachable", "node", node, "err", err)
+		}
+		d.mu.Unlock()
+		return
+	}
+	if n.Status != statusUp {
+		d.s.log.Info("member up", "node", node, "address", addr, "member", p.MemberID)
+		d.dirty = true
+	}
+	n.setStatus(statusUp)
+	n.failures, n.stuckFrom = 0, time.Time{}
+	n.LiveRuns, n.Load, n.Version, n.StartedAt = p.LiveRuns, p.Load1, p.Version, p.StartedAt
+	n.LastSeen, n.lastPong = time.Now().UTC(), time.Now()
+	fetch := p.Digest != n.Digest && !n.fetching
+	if fetch {
+		n.fetching = true
+	}
+	d.mu.Unlock()
+	if fetch {
+		d.fetchDigest(eng, node, addr, p.Digest)
+	}
+}
+
+const pingTimeout = time.Second
+
+// fetchDigest reads a member's runs.
+func (d *directory) fetchDigest(eng *engine, node, addr, version string) {
+	res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindDigest, From: d.s.node}), 5*time.Second).Result()
+	var e *envelope
+	if err == nil {
+		e, err = unpack(res)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.nodes[node]
+	if n == nil {
+		return
+	}
+	n.fetching = false
+	if err != nil {
+		return
+	}
+	n.Runs, n.Digest = e.Runs, version
+	n.reindex()
+	d.dirty = true
+}
+
+// checkDuplicate: another live member with this node's name. The younger
+// one leaves (a kernel restarted a moment ago may still be listed under
+// its old id: that one does not answer, so it is no duplicate). Each
+// member id is checked once, off the loop.
+func (d *directory) checkDuplicate(eng *engine, addr, id string) {
+	d.mu.Lock()
+	if d.checked == nil {
+		d.checked = map[string]bool{}
+	}
+	seen := d.checked[id]
+	d.checked[id] = true
+	d.mu.Unlock()
+	if seen {
+		return
+	}
+	go func() {
+		res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindPing, From: d.s.node}), 2*pingTimeout).Result()
+		if err != nil {
+			d.mu.Lock()
+			delete(d.checked, id) // it may answer later
+			d.mu.Unlock()
+			return
+		}
+		e, err := unpack(res)
+		if err != nil || e.Info == nil || e.Info.MemberID == eng.id {
+			return
+		}
+		if e.Info.StartedAt.Before(eng.started) {
+			d.s.duplicate(fmt.Errorf("%w: node %q is already a member (member %s at %s, started %s); give this kernel another [cluster] node", errDuplicate, d.s.node, id, addr, e.Info.StartedAt.Format(time.RFC3339)))
+		}
+	}()
+}
+
+// left records a member's goodbye.
+func (d *directory) left(node string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := d.nodes[node]; n != nil {
+		n.setStatus(statusLeft)
+		d.dirty = true
+	}
+}
+
+// goodbye tells every member this node leaves.
+func (d *directory) goodbye(eng *engine) {
+	d.mu.Lock()
+	var addrs []string
+	for _, n := range d.nodes {
+		if n.Status == statusUp {
+			addrs = append(addrs, n.Address)
+		}
+	}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, a := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			eng.system.Root.RequestFuture(pidOf(a), pack(&envelope{Kind: kindBye, From: d.s.node}), 300*time.Millisecond).Wait()
+		}()
+	}
+	wg.Wait()
+}
+
+// view lists every node, this one first.
+func (d *directory) view(self NodeView) []NodeView {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := []NodeView{self}
+	names := make([]string, 0, len(d.nodes))
+	for n := range d.nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, d.nodes[n].NodeView)
+	}
+	return out
+}
+
+// member is a node's state for a request to it.
+func (d *directory) member(node string) (NodeView, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, ok := d.nodes[node]
+	if !ok {
+		return NodeView{}, false
+	}
+	return n.NodeView, true
+}
+
+// lastKnown is the last digest entry of a run on node.
+func (d *directory) lastKnown(node, run string) (actors.RunDigest, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.nodes[node]
+	if n == nil {
+		return actors.RunDigest{}, false
+	}
+	i, ok := n.index[run]
+	if !ok {
+		return actors.RunDigest{}, false
+	}
+	return n.Runs[i], true
+}
+
+// noteRun records a run on node before its next digest says so.
+func (d *directory) noteRun(node string, r actors.RunDigest) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.nodes[node]
+	if n == nil {
+		return
+	}
+	if n.index == nil {
+		n.index = map[string]int{}
+	}
+	if i, ok := n.index[r.Run]; ok {
+		n.Runs[i] = r
+		return
+	}
+	n.Runs = append(n.Runs, r)
+	n.index[r.Run] = len(n.Runs) - 1
+	d.dirty = true
+}
+
+// locate lists the nodes whose digest has run.
+func (d *directory) locate(run string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for name, n := range d.nodes {
+		if n.Status == statusLeft {
+			continue
+		}
+		if _, ok := n.index[run]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// place picks the node for a new run (this one included): the fewest
+// live runs, then the lowest load average. Placements close together (a
+// batch) are counted against the live runs each node had when the batch
+// began, so a batch spreads evenly whatever the order its spawns finish
+// in.
+func (d *directory) place(selfLive int, selfLoad float64) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	if now.Sub(d.lastPlace) > placeWindow {
+		d.base = map[string]int{d.s.node: selfLive}
+		d.assigned = map[string]int{}
+		for name, n := range d.nodes {
+			d.base[name] = n.LiveRuns
+		}
+	}
+	d.lastPlace = now
+	best, bestLive, bestLoad := "", 0, 0.0
+	consider := func(name string, load float64) {
+		live := d.base[name] + d.assigned[name]
+		if best == "" || live < bestLive || live == bestLive && load < bestLoad {
+			best, bestLive, bestLoad = name, live, load
+		}
+	}
+	consider(d.s.node, selfLoad)
+	for name, n := range d.nodes {
+		if n.Status == statusUp && time.Since(n.lastPong) < 5*time.Second {
+			consider(name, n.Load)
+		}
+	}
+	d.assigned[best]++
+	return best
+}
+
+// placeWindow is how long after a placement the next one still counts
+// as the same batch.
+const placeWindow = 2 * time.Second

@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/consul"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/k8s"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/hashicorp/consul/api"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// engine is one start of the protoactor-go cluster: its own actor system
+// (never the kernel's: a cluster that stops or restarts takes nothing of
+// the kernel with it), remote, provider and gateway.
+type engine struct {
+	system   *actor.ActorSystem
+	cluster  *pcluster.Cluster
+	provider pcluster.ClusterProvider
+	gateway  *actor.PID
+	id       string
+	address  string
+	started  time.Time
+}
+
+// startEngine starts a member. The engine panics on errors it cannot
+// return (a port it cannot listen on, a provider it cannot reach); those
+// become errors here, and the ports are checked first.
+func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
+	cfg := s.cfg
+	if err := portFree(cfg.Bind, "bind"); err != nil {
+		return nil, err
+	}
+	if cfg.Provider == "automanaged" {
+		if err := portFree(cfg.Manage, "manage"); err != nil {
+			return nil, err
+		}
+	}
+	provider, err := newProvider(s)
+	if err != nil {
+		return nil, err
+	}
+	host, portS, _ := net.SplitHostPort(cfg.Bind)
+	port, _ := strconv.Atoi(portS)
+	// The engine's default queues hold a million messages each; a kernel
+	// sends far fewer, and smaller queues keep its memory down.
+	opts := []remote.ConfigOption{remote.WithEndpointWriterQueueSize(10000), remote.WithEndpointManagerQueueSize(10000)}
+	if cfg.Advertise != "" {
+		opts = append(opts, remote.WithAdvertisedHost(cfg.Advertise))
+	}
+	if tlsPair != nil {
+		opts = append(opts,
+			remote.WithServerOptions(grpc.Creds(credentials.NewTLS(tlsPair.server))),
+			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(tlsPair.client))))
+	}
+	logger := slog.New(newQuietHandler(s.k.Log().Handler())).With("component", "cluster-engine")
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	eng = &engine{system: system, provider: provider, id: memberID(s.node), started: time.Now().UTC()}
+	system.ID = eng.id
+	ccfg := pcluster.Configure(cfg.Name, provider, disthash.New(), remote.Configure(host, port, opts...),
+		pcluster.WithRequestTimeout(5*time.Second))
+	eng.cluster = pcluster.New(system, ccfg)
+	gw := &gateway{s: s, sem: make(chan struct{}, 64)}
+	if eng.gateway, err = system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return gw }), gatewayName); err != nil {
+		system.Shutdown()
+		return nil, fmt.Errorf("cluster gateway: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("start cluster member (%s provider): %v", cfg.Provider, p)
+			eng.stop(false)
+			eng = nil
+		}
+	}()
+	eng.cluster.StartMember()
+	eng.address = system.Address()
+	return eng, nil
+}
+
+// stop leaves the cluster: the provider deregisters (its health endpoint
+// closes, its lease is revoked), gossip stops, the remote stops.
+func (e *engine) stop(graceful bool) {
+	defer func() { recover() }() // the engine's own shutdown may panic on a half-started member
+	if e.provider != nil {
+		_ = e.provider.Shutdown(graceful)
+	}
+	if e.cluster != nil {
+		if e.cluster.Gossip != nil {
+			e.cluster.Gossip.Shutdown()
+		}
+		if e.cluster.IdentityLookup != nil {
+			e.cluster.IdentityLookup.Shutdown()
+		}
+		if e.cluster.Remote != nil {
+			e.cluster.Remote.Shutdown(false)
+		}
+	}
+	e.system.Shutdown()
+}
+
+// newProvider builds the configured membership provider.
+func newProvider(s *Side) (pcluster.ClusterProvider, error) {
+	cfg := s.cfg
+	switch cfg.Provider {
+	case "automanaged":
+		_, portS, _ := net.SplitHostPort(cfg.Manage)
+		port, _ := strconv.Atoi(portS)
+		return automanaged.NewWithConfig(time.Second, port, cfg.Peers...), nil
+	case "etcd":
+		// The provider's client dials lazily and its start retries for
+		// ever: ask etcd first, so an unreachable one is an error here.
+		if err := etcdReachable(cfg.Endpoints); err != nil {
+			return nil, err
+		}
+		p, err := etcd.NewWithConfig("/pi-actors", clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: 3 * time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("cluster.endpoints %v: %w", cfg.Endpoints, err)
+		}
+		return p, nil
+	case "consul":
+		c := api.DefaultConfig()
+		if cfg.Consul != "" {
+			c.Address = cfg.Consul
+		}
+		if err := consulReachable(c); err != nil {
+			return nil, err
+		}
+		p, err := consul.NewWithConfig(c, consul.WithTTL(3*time.Second), consul.WithRefreshTTL(time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("cluster.consul %s: %w", c.Address, err)
+		}
+		return p, nil
+	case "k8s":
+		// In-cluster config; the namespace is the pod's own.
+		p, err := k8s.New()
+		if err != nil {
+			return nil, fmt.Errorf("k8s provider (run the kernel in a pod with a service account that may list, watch and patch pods): %w", err)
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("cluster.provider %q is not one of automanaged, etcd, consul, k8s", cfg.Provider)
+}
+
+// providerTimeout bounds the check that a provider's service answers.
+const providerTimeout = 3 * time.Second
+
+func etcdReachable(endpoints []string) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: providerTimeout})
+	if err != nil {
+		return fmt.Errorf("cluster.endpoints %v: %w", endpoints, err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), providerTimeout)
+	defer cancel()
+	if _, err := cli.Get(ctx, "/pi-actors", clientv3.WithCountOnly()); err != nil {
+		return fmt.Errorf("etcd at cluster.endpoints %v does not answer: %w", endpoints, err)
+	}
+	return nil
+}
+
+func consulReachable(c *api.Config) error {
+	cli, err := api.NewClient(c)
+	if err != nil {
+		return fmt.Errorf("cluster.consul %s: %w", c.Address, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cli.Status().Leader()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("consul at %s does not answer: %w", c.Address, err)
+		}
+		return nil
+	case <-time.After(providerTimeout):
+		return fmt.Errorf("consul at %s does not answer within %s", c.Address, providerTimeout)
+	}
+}

@@ -1,0 +1,329 @@
+package cluster
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/pki"
+)
+
+// Side is a kernel's cluster side (actors.Cluster).
+type Side struct {
+	k    *actors.Kernel
+	cfg  config.Cluster
+	node string
+	log  *slog.Logger
+	dir  *directory
+
+	mu      sync.Mutex
+	state   string // starting, up, down, stopped
+	err     error
+	eng     *engine
+	since   time.Time
+	restart chan string // why the engine must restart
+
+	pending chan string // sessions with follow-ups for another node
+	fatal   chan error  // the engine must stop for good (a duplicate node)
+	stop    chan struct{}
+	done    chan struct{}
+	pushed  chan struct{} // the pusher ended
+}
+
+// Side states.
+const (
+	stateStarting = "starting"
+	stateUp       = "up"
+	stateDown     = "down"
+	stateStopped  = "stopped"
+)
+
+// New returns a cluster side for actors.MainWith.
+func New() *Side {
+	return &Side{restart: make(chan string, 1), pending: make(chan string, 256), fatal: make(chan error, 1),
+		stop: make(chan struct{}), done: make(chan struct{}), pushed: make(chan struct{})}
+}
+
+var _ actors.Cluster = (*Side)(nil)
+
+// Start implements actors.Cluster: the cluster is formed in the
+// background.
+func (s *Side) Start(k *actors.Kernel) {
+	s.k = k
+	s.cfg = k.Settings().Cluster
+	s.node = s.cfg.NodeName()
+	s.log = k.Log().With("component", "cluster")
+	s.dir = newDirectory(s)
+	s.setState(stateStarting, nil)
+	go s.loop()
+	go s.pusher()
+}
+
+// Stop implements actors.Cluster: members are told goodbye, then the
+// engine stops.
+func (s *Side) Stop() {
+	select {
+	case <-s.stop:
+		return
+	default:
+	}
+	close(s.stop)
+	<-s.done
+	<-s.pushed
+}
+
+// duplicate takes this member out for good: another live kernel has its
+// node name.
+func (s *Side) duplicate(err error) {
+	select {
+	case s.fatal <- err:
+	default:
+	}
+}
+
+// Node implements actors.Cluster.
+func (s *Side) Node() string { return s.node }
+
+func (s *Side) setState(state string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != state || (err != nil) != (s.err != nil) {
+		s.since = time.Now().UTC()
+	}
+	s.state, s.err = state, err
+	if err != nil {
+		s.log.Warn("cluster side down", "err", err)
+	}
+}
+
+func (s *Side) current() *engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateUp {
+		return nil
+	}
+	return s.eng
+}
+
+// errDown answers a request while the cluster side is not up.
+func (s *Side) errDown() error {
+	s.mu.Lock()
+	state, err := s.state, s.err
+	s.mu.Unlock()
+	if err != nil {
+		exit := 69
+		if errors.Is(err, config.ErrClusterConfig) || errors.Is(err, pki.ErrInvalid) {
+			exit = 78
+		}
+		return &clusterError{code: "cluster_down", exit: exit, msg: "the cluster side of this kernel is down: " + err.Error(), hint: "fix [cluster] in pi-actors.toml (pi-actors kernel status shows why), then pi-actors kernel stop; the next call starts it again"}
+	}
+	return &clusterError{code: "cluster_down", exit: 69, msg: "the cluster side of this kernel is " + state + "; try again in a moment"}
+}
+
+// restartSoon asks the loop for a fresh engine (a new member id).
+func (s *Side) restartSoon(why string) {
+	select {
+	case s.restart <- why:
+	default:
+	}
+}
+
+// loop owns the engine: it starts it (retrying what may heal — a port in
+// use, an unreachable provider), restarts it under a new member id when
+// the engine would keep this node out, refreshes the directory and
+// delivers follow-ups.
+func (s *Side) loop() {
+	defer close(s.done)
+	if err := s.cfg.Check(s.k.AgentDir()); err != nil {
+		s.setState(stateDown, err)
+		<-s.stop
+		s.setState(stateStopped, nil)
+		return
+	}
+	var tlsPair *tlsConfigs
+	if s.cfg.TLS() {
+		srv, cli, err := pki.Config(s.cfg.TLSCA, s.cfg.TLSCert, s.cfg.TLSKey, s.node)
+		if err != nil {
+			s.setState(stateDown, err)
+			<-s.stop
+			s.setState(stateStopped, nil)
+			return
+		}
+		tlsPair = &tlsConfigs{server: srv, client: cli}
+	}
+	s.dir.load()
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
+	var (
+		retryAt  time.Time
+		lastTick = time.Now()
+	)
+	for {
+		if s.current() == nil && !time.Now().Before(retryAt) && s.stateIs(stateStarting, stateDown) {
+			eng, err := startEngine(s, tlsPair)
+			if err != nil {
+				s.setState(stateDown, err)
+				retryAt = time.Now().Add(retryEvery)
+				if errors.Is(err, errDuplicate) || errors.Is(err, config.ErrClusterConfig) {
+					retryAt = time.Now().Add(24 * time.Hour)
+				}
+			} else {
+				s.mu.Lock()
+				s.eng = eng
+				s.mu.Unlock()
+				s.setState(stateUp, nil)
+				s.log.Info("cluster member started", "node", s.node, "member", eng.id, "address", eng.address)
+			}
+		}
+		select {
+		case <-s.stop:
+			s.shutdown()
+			return
+		case why := <-s.restart:
+			s.renew(why, tlsPair)
+			retryAt = time.Time{}
+		case err := <-s.fatal:
+			s.mu.Lock()
+			eng := s.eng
+			s.eng = nil
+			s.mu.Unlock()
+			if eng != nil {
+				eng.stop(false)
+			}
+			s.setState(stateDown, err)
+			retryAt = time.Now().Add(24 * time.Hour)
+		case now := <-tick.C:
+			// A process that was stopped (SIGSTOP) or starved past the
+			// members' failure detection has been dropped — and blocked —
+			// by them: only a new member id gets back in.
+			if gap := now.Sub(lastTick); gap > stallAfter && s.current() != nil {
+				s.renew(fmt.Sprintf("this kernel stalled for %s", gap.Round(time.Millisecond)), tlsPair)
+			}
+			lastTick = now
+			if eng := s.current(); eng != nil {
+				if why := s.dir.refresh(eng); why != "" {
+					s.renew(why, tlsPair)
+				}
+			}
+		}
+	}
+}
+
+func (s *Side) stateIs(states ...string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range states {
+		if s.state == st {
+			return true
+		}
+	}
+	return false
+}
+
+// renew replaces the engine with a fresh one under a new member id.
+func (s *Side) renew(why string, tlsPair *tlsConfigs) {
+	s.log.Warn("restarting the cluster member under a new member id", "why", why)
+	s.mu.Lock()
+	eng := s.eng
+	s.eng = nil
+	s.mu.Unlock()
+	if eng != nil {
+		eng.stop(false)
+	}
+	s.setState(stateStarting, nil)
+	neng, err := startEngine(s, tlsPair)
+	if err != nil {
+		s.setState(stateDown, err)
+		return
+	}
+	s.mu.Lock()
+	s.eng = neng
+	s.mu.Unlock()
+	s.setState(stateUp, nil)
+}
+
+func (s *Side) shutdown() {
+	s.mu.Lock()
+	eng := s.eng
+	s.eng = nil
+	s.mu.Unlock()
+	if eng != nil {
+		s.dir.goodbye(eng)
+		eng.stop(true)
+	}
+	s.dir.save()
+	s.setState(stateStopped, nil)
+}
+
+// Timings of the loop.
+const (
+	tickEvery  = 250 * time.Millisecond
+	retryEvery = 5 * time.Second
+	pushEvery  = 5 * time.Second
+	// stallAfter is a gap between ticks the members' failure detection
+	// has surely noticed (automanaged: 1 s refresh + 2 s timeout).
+	stallAfter = 2 * time.Second
+)
+
+type tlsConfigs struct{ server, client *tls.Config }
+
+// memberID is this start's member id: the node name and a nonce, so a
+// restarted kernel (or a fresh engine) is never the id the engine
+// blocked.
+func memberID(node string) string {
+	var b [3]byte
+	rand.Read(b[:])
+	// The start time first: a later start of a node sorts after an
+	// earlier one (the directory prefers it while both are listed).
+	return fmt.Sprintf("%s~%012x%s", node, time.Now().UnixMilli(), hex.EncodeToString(b[:]))
+}
+
+// nodeOf is the node name inside a member id: <node>~<nonce>, which a
+// provider may prefix (etcd: <cluster>@<node>~<nonce>).
+func nodeOf(memberID string) string {
+	n, _, _ := strings.Cut(systemID(memberID), "~")
+	return n
+}
+
+// systemID is the actor system id inside a member id.
+func systemID(memberID string) string {
+	if i := strings.LastIndexByte(memberID, '@'); i >= 0 {
+		return memberID[i+1:]
+	}
+	return memberID
+}
+
+// portFree checks host:port can be listened on now (the remote's own
+// listen panics when it cannot).
+func portFree(addr, key string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cluster.%s %s: %w (another process has the port; choose another or stop it)", key, addr, err)
+	}
+	return ln.Close()
+}
+
+// clusterError is an error with the verb layer's code and exit.
+type clusterError struct {
+	code, msg, hint string
+	exit            int
+	details         any
+}
+
+func (e *clusterError) Error() string { return e.msg }
+
+var errDuplicate = errors.New("duplicate node name")
+
+// pidOf is a member's gateway.
+func pidOf(address string) *actor.PID { return actor.NewPID(address, gatewayName) }

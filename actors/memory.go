@@ -1,0 +1,30 @@
+package actors
+
+import (
+	"runtime/debug"
+
+	cmap "github.com/orcaman/concurrent-map"
+)
+
+// The actor system's process registry is 1,024 buckets, each a
+// concurrent map of cmap.SHARD_COUNT shards (32 by default): 32,768 maps
+// and 1.5 MiB of the kernel's heap before the first run, for a registry
+// that holds one entry per live actor. One shard per bucket still stripes
+// the registry 1,024 ways. Set before any actor system exists.
+func init() { cmap.SHARD_COUNT = 1 }
+
+// releaseBatch is the batch size from which the kernel hands the memory
+// a batch used back to the operating system once it is answered.
+const releaseBatch = 32
+
+// releaseAfter returns a large batch's transient memory (request and
+// response buffers, encoders, spawn goroutines' grown stacks) to the
+// operating system: a collection and a scavenge, a few milliseconds of
+// one CPU, instead of the runtime's background scavenger giving it back
+// over minutes while the kernel idles. The kernel lives as long as the
+// agent root is in use; bursts must not set its size.
+func releaseAfter(items int) {
+	if items >= releaseBatch {
+		go debug.FreeOSMemory()
+	}
+}

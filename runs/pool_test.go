@@ -1,0 +1,116 @@
+package runs_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// A run handed to a waiting supervisor (Pool) runs as one started for it:
+// the pid in run.json is the waiting process's, the leaf gets the run's
+// environment and working directory, not the kernel's, and the next
+// supervisor waits in its place. Closing the pool leaves no process.
+func TestPoolHandsOverRun(t *testing.T) {
+	// Waiting supervisors are started with this process's environment:
+	// they must be this binary's supervise entry, not its tests.
+	t.Setenv(testproc.EnvVar, "1")
+	t.Setenv("PI_POOL_TEST", "kernel")
+	agent := t.TempDir()
+	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
+	defer pool.Close()
+	waiting := waitingSupervisors(t, 1)
+
+	cwd := t.TempDir()
+	sp := spec(agent, "pooled", []any{"{bin} print-env PI_POOL_TEST PI_ACTORS_RUN_ID", "pwd"}, nil)
+	sp.Cwd, sp.Pool = cwd, pool
+	sp.Env = append(sp.Env, "PI_POOL_TEST=run")
+	r := start(t, agent, sp)
+	if r.meta.Pid != waiting[0] {
+		t.Fatalf("run.json pid %d, the waiting supervisor was %d", r.meta.Pid, waiting[0])
+	}
+	if res := r.wait(10 * time.Second); res.Status != runs.StatusDone {
+		t.Fatalf("result %+v; stderr: %s", res, r.read(runs.StderrLog))
+	}
+	out := r.read(runs.StdoutLog)
+	for _, want := range []string{"PI_POOL_TEST=run", "PI_ACTORS_RUN_ID=pooled", cwd} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	// A replacement waits for the next run.
+	if next := waitingSupervisors(t, 1); next[0] == waiting[0] {
+		t.Fatalf("no new supervisor waits (still %d)", next[0])
+	}
+	pool.Close()
+	for deadline := time.Now().Add(10 * time.Second); len(waitingPids()) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting supervisors left after Close: %v", waitingPids())
+		}
+	}
+}
+
+// waitingSupervisors waits until n supervisors of this test process wait
+// for a run and returns their pids.
+func waitingSupervisors(t *testing.T, n int) []int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if pids := waitingPids(); len(pids) >= n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiting supervisors, want %d", len(waitingPids()), n)
+		}
+	}
+}
+
+// waitingPids lists this process's children that are supervisors waiting
+// for a run (`<this binary> supervise -`), zombies left out.
+func waitingPids() []int {
+	var out []int
+	for _, c := range runs.Children(os.Getpid()) {
+		args, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c), "cmdline"))
+		if err != nil || !strings.HasSuffix(string(args), "\x00supervise\x00-\x00") {
+			continue
+		}
+		if st, err := runs.Stat(c); err == nil && st.State != "Z" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// A waiting supervisor that died is not handed a run: the spawn starts a
+// supervisor of its own, and the pool starts no more.
+func TestPoolDeadSupervisor(t *testing.T) {
+	t.Setenv(testproc.EnvVar, "1")
+	agent := t.TempDir()
+	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
+	defer pool.Close()
+	dead := waitingSupervisors(t, 1)[0]
+	syscall.Kill(dead, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); runs.Alive(dead, 0); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting supervisor did not die")
+		}
+	}
+	sp := spec(agent, "fallback", "{bin} exit 0", nil)
+	sp.Pool = pool
+	r := start(t, agent, sp)
+	if r.meta.Pid == dead {
+		t.Fatal("the run was handed to a dead supervisor")
+	}
+	if res := r.wait(10 * time.Second); res.Status != runs.StatusDone {
+		t.Fatalf("result %+v", res)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if pids := waitingPids(); len(pids) != 0 {
+		t.Fatalf("the pool started more after one died waiting: %v", pids)
+	}
+}

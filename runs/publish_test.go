@@ -1,0 +1,88 @@
+package runs_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/runs"
+)
+
+// A new state directory appears with its run.json, written with the
+// supervisor's pid; in a batch (spec.Dirs) the parent is left for the
+// caller to sync once; no staging directory stays behind.
+func TestStartPublishesStateDir(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	dirs := &fsutil.DirSyncs{}
+	sp := spec(agent, "pub", "{bin} exit 0", nil)
+	sp.Dirs = dirs
+	r := start(t, agent, sp)
+	m, err := r.dir.Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Pid != r.meta.Pid || m.PidStart == 0 || m.Pid != r.proc.Pid {
+		t.Fatalf("run.json pid %d (start %d), supervisor %d", m.Pid, m.PidStart, r.proc.Pid)
+	}
+	if res := r.wait(10 * time.Second); res == nil || res.Status != runs.StatusDone {
+		t.Fatalf("result %+v", res)
+	}
+	ents, _ := os.ReadDir(runs.Root(agent))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+	if err := dirs.Sync(); err != nil {
+		t.Fatalf("sync the batch's parent: %v", err)
+	}
+}
+
+// A start that fails leaves a whole record: run.json (pid 0), a run.failed
+// event and a failed result, in a directory that appeared whole.
+func TestStartFailureLeavesRecord(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	sp := spec(agent, "nosup", "{bin} exit 0", nil)
+	sp.Supervisor = []string{filepath.Join(agent, "no-such-supervisor")}
+	if _, _, err := runs.Start(agent, sp); err == nil {
+		t.Fatal("Start with a missing supervisor succeeded")
+	}
+	dir := runs.StateDirFor(agent, "nosup")
+	m, err := dir.Meta()
+	if err != nil || m.Pid != 0 || m.Run != "nosup" {
+		t.Fatalf("run.json %+v, %v", m, err)
+	}
+	if res := dir.Result(); res == nil || res.Status != runs.StatusFailed || res.Reason != "start_failed" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// CleanStaging removes staging directories (a killed kernel's) and nothing
+// else.
+func TestCleanStaging(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	root := runs.Root(agent)
+	for _, d := range []string{".r1.new-123", ".r2.new-9", "r3", ".hidden-run"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := runs.CleanStaging(agent, 0); n != 2 {
+		t.Fatalf("removed %d, want 2", n)
+	}
+	for _, d := range []string{"r3", ".hidden-run"} {
+		if _, err := os.Stat(filepath.Join(root, d)); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".r1.new-123")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("staging dir kept: %v", err)
+	}
+}

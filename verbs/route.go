@@ -1,0 +1,199 @@
+package verbs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
+)
+
+// Routing: on a clustered kernel, verbs that act on a run's files (inspect,
+// logs, mailbox, rm) run on the node that has the run. A node-qualified
+// address (run:<id>@<node>, room:<run>@<node>, branch:<run>/<b>@<node>)
+// names it; a bare one is this node's run, else the one node that has it.
+// The caller's own kernel carries the request (op verb) to that node's
+// kernel, which runs the same verb code with the caller's session.
+
+// RouteField names the parameter that holds the address a routed verb
+// acts on.
+var RouteField = map[string]string{"inspect": "target", "logs": "run", "mailbox": "address"}
+
+// SplitAddress separates a node from an address or a bare run word
+// ("web@b" is run web on node b). The address comes back without the
+// node, in the form it was given.
+func SplitAddress(s string) (addr, node string, err error) {
+	v := strings.TrimSpace(s)
+	i := strings.LastIndexByte(v, '@')
+	if i < 0 {
+		return v, "", nil
+	}
+	probe := v
+	if !strings.Contains(v[:i], ":") {
+		probe = "run:" + v
+	}
+	if _, node, err = mailbox.SplitNode(probe); err != nil {
+		return "", "", &Error{Exit: ExitDataErr, Code: "invalid_address", Message: err.Error()}
+	}
+	return v[:i], node, nil
+}
+
+// runOfAddress is the run id inside an address, or inside a run word when
+// the verb takes one (logs); "" when it names no run: coordinator,
+// cluster, session:…, tool:….
+func runOfAddress(verb, addr string) string {
+	kind, rest, ok := strings.Cut(addr, ":")
+	if !ok {
+		if verb == "logs" {
+			return addr
+		}
+		return ""
+	}
+	switch kind {
+	case mailbox.KindRun, mailbox.KindRoom:
+		return rest
+	case mailbox.KindBranch:
+		run, _, _ := strings.Cut(rest, "/")
+		return run
+	}
+	return ""
+}
+
+// route runs a routed verb on another node when its address says so. It
+// rewrites *field to the address without its node. routed is false when
+// the verb runs here.
+func (env *Env) route(ctx context.Context, verb string, req Request, field *string) (out *Outcome, routed bool, err error) {
+	addr, node, err := SplitAddress(*field)
+	if err != nil {
+		return nil, true, err
+	}
+	cl := env.Config.Cluster
+	if env.Routed {
+		// Already on the node that answers (op verb): never again.
+		if node != "" && node != cl.NodeName() {
+			return nil, true, Usagef("%s reached node %s, not node %s", *field, cl.NodeName(), node)
+		}
+		*field = addr
+		return nil, false, nil
+	}
+	if !cl.Enabled() {
+		if node != "" {
+			return nil, true, errNotClustered(*field)
+		}
+		return nil, false, nil
+	}
+	self := cl.NodeName()
+	run := runOfAddress(verb, addr)
+	switch {
+	case node == self:
+		*field = addr
+		return nil, false, nil
+	case node == "":
+		if run == "" || runHere(env.AgentDir, run) {
+			return nil, false, nil
+		}
+		// Not here: the kernel finds the one node that has it.
+	}
+	*field = addr
+	if m, ok := req.(*Mailbox); ok && m.Pid == 0 {
+		m.Pid = -1 // a process on this machine means nothing there: the claim lease applies
+	}
+	params := map[string]any{"verb": verb, "params": req}
+	if l, ok := req.(*Logs); ok && bool(l.Follow) && env.Stream != nil {
+		out, err := env.streamNode(ctx, node, params)
+		return out, true, err
+	}
+	var ro RoutedOutcome
+	if err := env.CallNode(node, "verb", params, &ro); err != nil {
+		return nil, true, err
+	}
+	return ro.Qualified(run), true, nil
+}
+
+// QualifyRun adds @node to every run:<run> in text that does not name a
+// node yet (what another node's kernel answered names its runs bare).
+func QualifyRun(text, run, node string) string {
+	if run == "" || node == "" {
+		return text
+	}
+	addr := "run:" + run
+	var b strings.Builder
+	for {
+		i := strings.Index(text, addr)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(addr)
+		b.WriteString(text[:end])
+		rest := text[end:]
+		// next= actions join words with _: run:<id>_view=… is the run.
+		if rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=") {
+			b.WriteString("@" + node)
+		}
+		text = text[end:]
+	}
+}
+
+func isTokenByte(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// streamNode runs a routed verb that streams text (logs -f) on node: the
+// chunks go to env.Stream as they come.
+func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outcome, error) {
+	out := &Outcome{Streamed: true}
+	err := env.stream(ctx, "verb_stream", node, params, func(resp *wire.Response) (bool, error) {
+		var frame struct {
+			Chunk   string         `json:"chunk"`
+			Outcome *RoutedOutcome `json:"outcome"`
+		}
+		if err := resp.Decode(&frame); err != nil {
+			return true, err
+		}
+		if frame.Outcome != nil {
+			out = frame.Outcome.Outcome()
+			return true, nil
+		}
+		_, err := io.WriteString(env.Stream, frame.Chunk)
+		return err != nil, err
+	})
+	return out, err
+}
+
+// runHere reports whether this node has a run with that id.
+func runHere(agentDir, run string) bool {
+	if runs.ValidID(run) != nil {
+		return true // let the local verb report the bad id
+	}
+	_, err := os.Stat(string(runs.StateDirFor(agentDir, run)))
+	return err == nil
+}
+
+// CallNode is Call answered by node's kernel ("": wherever the kernel
+// routes it).
+func (env *Env) CallNode(node, op string, params any, out any) error {
+	c, err := env.Dial(true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Node: node}
+	if err := req.Encode(params); err != nil {
+		return err
+	}
+	resp, err := c.Call(req)
+	if err != nil {
+		return err
+	}
+	return resp.Decode(out)
+}
+
+func errNotClustered(addr string) error {
+	return &Error{Exit: ExitConfig, Code: "not_clustered", Message: fmt.Sprintf("%s names a node, but this kernel is not in a cluster (no [cluster] in pi-actors.toml)", addr),
+		Hint: "drop the @<node>, or set up a cluster: docs/cluster.md"}
+}
