@@ -146,8 +146,16 @@ func capturedType(t string) bool {
 
 // goCapture runs one capture in the right store's actor, off the caller's
 // path.
+// Once the kernel is stopping none starts (an Add racing the final Wait);
+// the run is captured when a kernel next sees it ended.
 func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge.Store) error) {
+	k.captureMu.Lock()
+	if k.capturesClosed {
+		k.captureMu.Unlock()
+		return
+	}
 	k.captures.Add(1)
+	k.captureMu.Unlock()
 	go func() {
 		defer k.captures.Done()
 		defer func() {
@@ -177,6 +185,9 @@ func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge
 // waitCaptures waits (bounded) for captures in flight before the stores
 // close.
 func (k *Kernel) waitCaptures() {
+	k.captureMu.Lock()
+	k.capturesClosed = true
+	k.captureMu.Unlock()
 	done := make(chan struct{})
 	go func() { k.captures.Wait(); close(done) }()
 	select {
