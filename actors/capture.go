@@ -146,8 +146,9 @@ func capturedType(t string) bool {
 
 // goCapture runs one capture in the right store's actor, off the caller's
 // path.
-// Once the kernel is stopping none starts (an Add racing the final Wait);
-// the run is captured when a kernel next sees it ended.
+// Once the kernel is stopping none starts (an Add racing the final Wait):
+// a run that ends as the kernel stops is not captured, as before, when the
+// capture met a closing store.
 func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge.Store) error) {
 	k.captureMu.Lock()
 	if k.capturesClosed {
