@@ -146,8 +146,17 @@ func capturedType(t string) bool {
 
 // goCapture runs one capture in the right store's actor, off the caller's
 // path.
+// Once the kernel is stopping none starts (an Add racing the final Wait):
+// a run that ends as the kernel stops is not captured, as before, when the
+// capture met a closing store.
 func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge.Store) error) {
+	k.captureMu.Lock()
+	if k.capturesClosed {
+		k.captureMu.Unlock()
+		return
+	}
 	k.captures.Add(1)
+	k.captureMu.Unlock()
 	go func() {
 		defer k.captures.Done()
 		defer func() {
@@ -177,6 +186,9 @@ func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge
 // waitCaptures waits (bounded) for captures in flight before the stores
 // close.
 func (k *Kernel) waitCaptures() {
+	k.captureMu.Lock()
+	k.capturesClosed = true
+	k.captureMu.Unlock()
 	done := make(chan struct{})
 	go func() { k.captures.Wait(); close(done) }()
 	select {

@@ -81,6 +81,9 @@ type Kernel struct {
 	roomHub   atomic.Pointer[roomHub] // room actors (roomactor.go), started on first use
 	runCache  sync.Map                // run id → cachedRun: live runs' access checks (rooms.go)
 
+	captureMu      sync.Mutex // guards capturesClosed and captures.Add against the final Wait
+	capturesClosed bool       // the kernel is stopping: no new capture starts (capture.go)
+
 	idMu      sync.Mutex
 	lastStamp int64 // the last <ms> of a run id stampID handed out
 

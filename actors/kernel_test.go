@@ -29,6 +29,7 @@ var piActors string
 // TestMain builds the supervisor binary, and doubles as the helper
 // processes run leaves start (internal/testproc).
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		testproc.Main(os.Args[1:])
 	}

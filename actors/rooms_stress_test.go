@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -35,6 +36,10 @@ func init() {
 	f := strings.Split(spec, "|")
 	dir, addr, owner, stop, mode := f[0], f[1], f[2], f[3], f[4]
 	out := bufio.NewWriter(os.Stdout)
+	// An idle claimer backs off (1 ms doubling to 32 ms, back to 1 ms at
+	// the next message): polling every 2 ms took as much CPU as the kernel
+	// under -race, on the same two cores.
+	idle := time.Millisecond
 	for {
 		rec, err := rooms.ClaimBranch(dir, addr, owner, os.Getpid())
 		if err != nil {
@@ -48,10 +53,12 @@ func init() {
 					os.Exit(0)
 				}
 			} else {
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(idle)
+				idle = min(2*idle, 32*time.Millisecond)
 				continue
 			}
 		}
+		idle = time.Millisecond
 		fmt.Fprintln(out, rec.ID())
 		if mode == "crash" {
 			out.Flush()
@@ -65,7 +72,8 @@ func init() {
 }
 
 // TestRoomsThroughKernel: 8 writer processes (the CLI's batch form) each
-// send 2,000 messages to one room and 2,000 to one branch inbox through
+// send 2,000 messages (500 under -race, see soakMessages) to one room and
+// as many to one branch inbox through
 // the kernel, while 2 claimer processes drain the branch inbox, a third
 // claims one message and dies, and a watcher follows the room. Every room
 // message lands once, in each writer's order, and reaches the watcher
@@ -73,9 +81,10 @@ func init() {
 // stays claimed after its claimer exited.
 func TestRoomsThroughKernel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("soak test: 8 writer processes × 2 × 2,000 messages through the kernel")
+		t.Skip("soak test: 8 writer processes × 2 × 2,000 messages through the kernel (500 under -race)")
 	}
-	const writers, n = 8, 2000
+	const writers = 8
+	n := soakMessages()
 	t.Setenv(rooms.EnvRoomMaxMessages, fmt.Sprint(4*writers*n))
 	k := startTB(t)
 	k.spawn("s1", "soak", "sleep-forever", nil)
@@ -238,4 +247,16 @@ func watchRoom(t *testing.T, agent, target string) func(want int) []rooms.Entry 
 		}
 		return got
 	}
+}
+
+// soakMessages is how many messages each soak writer sends: 2,000, or 500
+// under the race detector, which makes the kernel and the claimers (all
+// instrumented) several times slower — 32,000 messages took 4 minutes on
+// a loaded 2-core machine, past the test's deadline. 8,000 still
+// interleave 8 writers and 2 claimers on one room and one inbox.
+func soakMessages() int {
+	if testproc.Race {
+		return 500
+	}
+	return 2000
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -34,7 +35,13 @@ func batchLimit(op string) int {
 
 func (k *Kernel) listen() error {
 	path := wire.SocketPath(k.cfg.AgentDir)
-	// We hold the kernel lock, so a socket file left here is stale.
+	// We hold the kernel lock, so a socket file left here is stale —
+	// unless another user put it there (the fallback path is in /tmp).
+	if fi, err := os.Lstat(path); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+			return fmt.Errorf("kernel: listen %s: %w: the file there is uid %d's; remove it, or use a shorter agent root (its socket then lives inside it)", path, wire.ErrDenied, st.Uid)
+		}
+	}
 	os.Remove(path)
 	old := unix.Umask(0o177)
 	ln, err := net.Listen("unix", path)
@@ -75,28 +82,28 @@ func (k *Kernel) serve() {
 	}
 }
 
-// peerAllowed checks the connecting process runs as our uid.
-func peerAllowed(c net.Conn) bool {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return false
+// refusePeer answers a connection from another user (or one whose
+// credentials cannot be read) with a denied error and nothing else; nil
+// for our own uid.
+func refusePeer(c net.Conn) *wire.Error {
+	uid, err := wire.PeerUID(c)
+	switch {
+	case err != nil:
+		return &wire.Error{Code: "denied", Message: "kernel: " + err.Error(), Exit: 77}
+	case uid != os.Getuid():
+		return &wire.Error{Code: "denied", Exit: 77,
+			Message: fmt.Sprintf("kernel: %v: this kernel serves uid %d only, the caller runs as uid %d (use your own agent root: PI_CODING_AGENT_DIR)", wire.ErrDenied, os.Getuid(), uid)}
 	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	allowed := false
-	raw.Control(func(fd uintptr) {
-		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		allowed = err == nil && int(cred.Uid) == os.Getuid()
-	})
-	return allowed
+	return nil
 }
 
 func (k *Kernel) handle(c net.Conn) {
 	defer c.Close()
-	if !peerAllowed(c) {
-		k.log.Warn("refused connection from another user")
+	if e := refusePeer(c); e != nil {
+		k.log.Warn("refused a connection", "err", e.Message)
+		b, _ := json.Marshal(wire.Response{Error: e})
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		c.Write(append(b, '\n'))
 		return
 	}
 	r := bufio.NewReaderSize(c, 64<<10)

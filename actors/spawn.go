@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -497,7 +498,7 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 		cerr := f.Close()
 		if werr != nil || cerr != nil {
 			os.Remove(path)
-			return "", fmt.Errorf("write draft %s: %v %v", path, werr, cerr)
+			return "", fmt.Errorf("write draft %s: %w", path, errors.Join(werr, cerr))
 		}
 		return path, nil
 	}

@@ -1,7 +1,6 @@
 package mailbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,40 +235,6 @@ func inboxObject(msg any) (object, string, error) {
 	}
 	o = slices.DeleteFunc(o, func(mem member) bool { return slices.Contains(managed, mem.key) })
 	return o, id, nil
-}
-
-// findID returns the first record with id, or nil. The caller holds the
-// lock. Ids are tokens, which JSON writes without escapes, so a record with
-// the id contains the bytes "<id>" (quoted): only lines with that are
-// decoded.
-func findID(path, id string) (Record, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	needle := []byte(`"` + id + `"`)
-	for off := 0; ; {
-		i := bytes.Index(data[off:], needle)
-		if i < 0 {
-			return nil, nil
-		}
-		i += off
-		start := bytes.LastIndexByte(data[:i], '\n') + 1
-		end := bytes.IndexByte(data[i:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += i
-		}
-		l := Line{Raw: data[start:end]}
-		if l.decode(); l.Err == nil && Record(l.Value).ID() == id {
-			return Record(l.Value), nil
-		}
-		off = end
-	}
 }
 
 // Claim hands out the first record whose status is one of statuses

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // helperVar selects a helper mode in the test binary: when set, TestMain
@@ -24,6 +26,7 @@ const helperVar = "PI_ACTORS_MAILBOX_HELPER"
 const gateVar = "PI_ACTORS_MAILBOX_GATE"
 
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(helperVar) != "" {
 		if err := runHelper(os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // helperVar selects a helper mode in the test binary: TestMain then runs
@@ -26,6 +28,7 @@ import (
 const helperVar = "PI_ACTORS_ROOMS_HELPER"
 
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(helperVar) != "" {
 		if err := runHelper(os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -227,17 +230,24 @@ func (h *helper) wait(t *testing.T, want int) {
 	}
 }
 
-// TestSoakProcesses: 8 writer processes post 2,000 messages each to one
-// room and send 2,000 each to one branch inbox while 2 claimer processes
-// drain it and a third claims one message and dies. Every room message
-// lands once, in each writer's order, with strictly increasing
-// received_at; every branch message is handled exactly once and nothing
-// stays claimed.
+// TestSoakProcesses: 8 writer processes post 2,000 messages each (500
+// under -race) to one room and send as many each to one branch inbox
+// while 2 claimer processes drain it and a third claims one message and
+// dies. Every room message lands once, in each writer's order, with
+// strictly increasing received_at; every branch message is handled
+// exactly once and nothing stays claimed.
 func TestSoakProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test: 8 writer processes × 2,000 messages")
 	}
-	const writers, n = 8, 2000
+	// 500 each under the race detector: its instrumentation of the ten
+	// processes made 32,000 messages take ~3 minutes on a loaded 2-core
+	// machine; 8,000 still interleave every writer and claimer.
+	const writers = 8
+	n := 2000
+	if testproc.Race {
+		n = 500
+	}
 	t.Setenv(EnvRoomMaxMessages, strconv.Itoa(4*writers*n)) // keep every entry to check it
 	dir := t.TempDir()
 	stop := filepath.Join(t.TempDir(), "stop")

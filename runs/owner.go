@@ -1,7 +1,10 @@
 package runs
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 )
 
 // OwnerError refuses a session that does not own a run. It matches
@@ -39,6 +42,9 @@ func Resolve(agentDir, id string) (Dir, error) {
 	d := StateDirFor(agentDir, id)
 	if d.Exists(RunFile) || d.Exists(TombstoneFile) {
 		return d, nil
+	}
+	if _, err := os.Stat(string(d)); errors.Is(err, fs.ErrPermission) {
+		return "", fmt.Errorf("run:%s: %w", id, err) // another user's agent root
 	}
 	if entries, err := NewIndex(agentDir).Entries(); err == nil {
 		for _, e := range entries {

@@ -23,6 +23,7 @@ import (
 // supervise <dir>` is the run supervisor (runs.Supervise, readiness pipe on
 // fd 3) and any other first word is a named helper (internal/testproc).
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		if len(os.Args) == 3 && os.Args[1] == "supervise" {
 			os.Exit(runs.Main("supervise", os.Args[2:]))

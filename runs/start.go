@@ -192,10 +192,11 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	defer sup.ready.Close()
 	defer sup.in.Close()
 	proc = sup.proc
-	fail := func(msg string) (*os.Process, bool, error) {
+	// fail keeps the cause's errno (a full disk: 73; no descriptor: 74).
+	fail := func(cause error) (*os.Process, bool, error) {
 		syscall.Kill(-proc.Pid, syscall.SIGKILL)
 		proc.Wait()
-		return nil, written, fmt.Errorf("start supervisor: %s", msg)
+		return nil, written, fmt.Errorf("start supervisor: %w", cause)
 	}
 	// The supervisor waits for its run on stdin: run.json is on disk, with
 	// its pid, before it gets it.
@@ -216,23 +217,23 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		}
 	}
 	if err != nil {
-		return fail("write run.json: " + err.Error())
+		return fail(fmt.Errorf("write run.json: %w", err))
 	}
 	written = true
 	hand := data
 	if sup.waiting {
 		// A waiting supervisor takes on the run's environment too.
 		if hand, err = json.Marshal(handover{Env: env, Run: data}); err != nil {
-			return fail("encode the handover: " + err.Error())
+			return fail(fmt.Errorf("encode the handover: %w", err))
 		}
 	}
 	if _, err := sup.in.Write(hand); err != nil {
-		return fail("hand over the run: " + err.Error())
+		return fail(fmt.Errorf("hand over the run: %w", err))
 	}
 	sup.in.Close()
 	if own {
 		if err := dirs.Sync(); err != nil {
-			return fail("sync state dir: " + err.Error())
+			return fail(fmt.Errorf("sync state dir: %w", err))
 		}
 	}
 	line := make(chan string, 1)
@@ -248,11 +249,46 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		if l == "" {
 			l = "supervisor exited before it was ready; see " + dir.Path(StderrLog)
 		}
-		return fail(strings.TrimPrefix(l, "error "))
+		return fail(parseReadyError(l))
 	case <-time.After(ReadyTimeout):
-		return fail(fmt.Sprintf("not ready after %s", ReadyTimeout))
+		return fail(fmt.Errorf("not ready after %s", ReadyTimeout))
 	}
 }
+
+// readyError is the readiness line of a supervisor that could not set
+// up: "error [errno=N ]<message>", the errno (a full disk, no file
+// descriptor left) kept for the kernel to classify.
+func readyError(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Sprintf("error errno=%d %v", int(errno), err)
+	}
+	return fmt.Sprintf("error %v", err)
+}
+
+// parseReadyError is the error a readiness line other than "ok" reports:
+// its message, matching the errno it carries (errors.Is(err,
+// syscall.ENOSPC)).
+func parseReadyError(line string) error {
+	msg := strings.TrimPrefix(line, "error ")
+	if rest, ok := strings.CutPrefix(msg, "errno="); ok {
+		if num, text, ok := strings.Cut(rest, " "); ok {
+			if n, err := strconv.Atoi(num); err == nil && n > 0 {
+				return &errnoError{syscall.Errno(n), text}
+			}
+		}
+	}
+	return errors.New(msg)
+}
+
+// errnoError is a supervisor's error as it reported it, with its errno.
+type errnoError struct {
+	errno syscall.Errno
+	text  string
+}
+
+func (e *errnoError) Error() string { return e.text }
+func (e *errnoError) Unwrap() error { return e.errno }
 
 // startSupervisor starts the supervisor of the run meta describes in its
 // own session, its stderr the run's stderr.log in work (the state

@@ -111,6 +111,14 @@ func load(dir Dir, full bool) (*Info, error) {
 	case m.Pid == 0:
 		in.Status, in.Reason = StatusExited, "kernel_lost"
 	default:
+		// The supervisor writes result.json before it exits, so now that
+		// it is seen gone a second look is conclusive: it may have ended
+		// between the first read and the liveness check (a run ending as
+		// it was loaded read as supervisor_lost).
+		if in.Result = dir.Result(); in.Result != nil {
+			in.ended()
+			break
+		}
 		in.Status, in.Reason = lastStop(dir)
 	}
 	return in, nil

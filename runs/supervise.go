@@ -105,7 +105,7 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid(), clock: NewClock(), agentDir: agentRoot()}
 	if err := s.setup(metaIn); err != nil {
 		if ready != nil {
-			fmt.Fprintf(ready, "error %v\n", err)
+			fmt.Fprintln(ready, readyError(err))
 			ready.Close()
 		}
 		return err

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,7 +91,7 @@ const kernelStartTimeout = 5 * time.Second
 // Dial connects to the kernel, starting it when autostart is set.
 func (env *Env) Dial(autostart bool) (*wire.Conn, error) {
 	c, err := wire.Dial(env.AgentDir, time.Second)
-	if err == nil || !autostart {
+	if err == nil || !autostart || errors.Is(err, wire.ErrDenied) {
 		return c, err
 	}
 	bin, err := KernelBinary()

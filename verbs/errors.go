@@ -3,6 +3,8 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
@@ -78,7 +80,26 @@ func Classify(err error) *Error {
 	case errors.Is(err, config.ErrInvalid):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
 	}
+	if ce := classifySystem(err); ce != nil {
+		return ce
+	}
 	return &Error{Exit: ExitSoftware, Code: "internal", Message: err.Error()}
+}
+
+// classifySystem names what the system refused: another user's files or
+// kernel (77), a full disk (73), no file descriptor left (74). Whatever
+// failed wrote nothing half (atomic state files, whole JSONL lines, SQLite
+// transactions), so the same call works again once the cause is gone.
+func classifySystem(err error) *Error {
+	switch {
+	case errors.Is(err, wire.ErrDenied), errors.Is(err, fs.ErrPermission):
+		return &Error{Exit: ExitNoPerm, Code: "denied", Message: err.Error(), Hint: "the files or the kernel named above belong to another user: use your own agent root (PI_CODING_AGENT_DIR)"}
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return &Error{Exit: ExitCantCreate, Code: "no_space", Message: err.Error(), Hint: "the file system named above is full (or over quota): free space and retry; nothing was half-written"}
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return &Error{Exit: ExitIOErr, Code: "too_many_open_files", Message: err.Error(), Hint: "the kernel ran out of file descriptors: raise its limit (ulimit -n before it starts) or end some runs, then retry; nothing was half-written"}
+	}
+	return nil
 }
 
 func classifyRuns(err error) *Error {

@@ -25,6 +25,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	// The scripts mostly wait on processes (grace periods, timeouts), so
 	// run more of them at once than there are CPUs; -parallel overrides.
 	if f := flag.Lookup("test.parallel"); f != nil {
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 		},
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
+		"pa-probe":  func() { os.Exit(probeMain(os.Args[1:])) },
 		// The kernel and front-door binaries: the test binary doubles as
 		// pi-actors-kernel and pi-actors-front, next to pi-actors, as
 		// `go install ./cmd/...` lays them out.
@@ -61,7 +63,11 @@ func TestMain(m *testing.M) {
 //
 // Extra commands: `alive PIDFILE` / `! alive PIDFILE` (is the recorded
 // process running), `waitfile FILE` (wait up to 10 s for FILE to exist),
-// `freeport VAR` (set $VAR to a TCP port nothing listens on).
+// `freeport VAR` (set $VAR to a TCP port nothing listens on); for the
+// fault cases (faults_script_test.go) `mounttmpfs DIR SIZE`, `fill FILE`
+// (until the disk is full), `intact AGENTDIR` (nothing half-written),
+// `storeok FILE` (SQLite's integrity check of a knowledge store) and
+// `kernelfiles +N|N` (the kernel's open-file limit). Condition [root].
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -85,10 +91,16 @@ func TestScripts(t *testing.T) {
 			})
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
+		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"alive":    cmdAlive,
-			"waitfile": cmdWaitFile,
-			"freeport": cmdFreePort,
+			"alive":       cmdAlive,
+			"waitfile":    cmdWaitFile,
+			"freeport":    cmdFreePort,
+			"mounttmpfs":  cmdMountTmpfs,
+			"fill":        cmdFill,
+			"intact":      cmdIntact,
+			"kernelfiles": cmdKernelFiles,
+			"storeok":     cmdStoreOK,
 		},
 	})
 }
@@ -167,8 +179,10 @@ func ownedBy(pid int, dir string) bool {
 // stopKernel stops the script's kernel (if one was started) and every run
 // supervisor it left, so no process outlives the script. Pids are trusted
 // only with their recorded start times.
-func stopKernel(env *testscript.Env) {
-	agent := filepath.Join(env.WorkDir, "agent")
+func stopKernel(env *testscript.Env) { stopAgent(filepath.Join(env.WorkDir, "agent")) }
+
+// stopAgent is stopKernel for the agent root agent.
+func stopAgent(agent string) {
 	data, err := os.ReadFile(filepath.Join(agent, "tmp", "pi-actors", "kernel.json"))
 	if err == nil {
 		var info struct {

@@ -145,12 +145,7 @@ func tapSummary(out []byte) []byte {
 // (for agent) is stopped afterwards.
 func realBinaries(t *testing.T, agent string) string {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/pi-actors/pi-actors/cmd/pi-actors", "github.com/pi-actors/pi-actors/cmd/pi-actors-kernel", "github.com/pi-actors/pi-actors/cmd/pi-actors-front", "github.com/pi-actors/pi-actors/cmd/pi-actors-supervise")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the binaries: %v\n%s", err, out)
-	}
+	dir := binaries(t) // built once per test process, shared with the real-pi tests
 	t.Cleanup(func() {
 		stop := exec.Command(filepath.Join(dir, "pi-actors"), "kernel", "stop")
 		stop.Env = append(os.Environ(), "PI_CODING_AGENT_DIR="+agent)

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite" // the "sqlite" database/sql driver (no cgo)
@@ -84,6 +86,9 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
+	}
+	if err := ownerOnly(abs); err != nil {
 		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
 	}
 	s := &DB{path: abs, opts: opts, stmts: map[string]*sql.Stmt{}}
@@ -178,6 +183,34 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // file is a new store; otherwise it must be SQLite with our application id
 // (or id 0 and no tables: a database created empty) and a schema version
 // this binary knows.
+// ownerOnly makes a store readable by its owner alone, whatever the
+// directory (a project's .pi/ is often world-readable): a new store is
+// created empty, mode 0600, before SQLite opens it — SQLite gives its WAL
+// and shared-memory files the database's mode — and an existing store of
+// ours, with its WAL and shared-memory files, loses group and other
+// permissions.
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() {
+			if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func checkHeader(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -232,7 +265,8 @@ func checkEmpty(path string) error {
 	return nil
 }
 
-// classify maps SQLite's damage reports to ErrCorrupt.
+// classify maps SQLite's damage reports to ErrCorrupt, and a full disk
+// (SQLITE_FULL) to an error matching syscall.ENOSPC.
 func classify(err error) error {
 	if err == nil || errors.Is(err, ErrTooNew) || errors.Is(err, ErrNotStore) {
 		return err
@@ -242,6 +276,10 @@ func classify(err error) error {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			return fmt.Errorf("%w: %v (left untouched; restore a backup or move it away)", ErrCorrupt, err)
+		case sqlite3.SQLITE_FULL:
+			// The transaction was rolled back whole; the errno lets the
+			// caller say what happened (73).
+			return fmt.Errorf("%w (%w; the store is unchanged)", err, syscall.ENOSPC)
 		}
 	}
 	return err

@@ -110,7 +110,7 @@ func (s *DB) Write(ctx context.Context, fn func(tx *Tx) (any, error)) (any, erro
 		s.prepare(ctx, w.seen)
 	}
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	return v, nil
 }

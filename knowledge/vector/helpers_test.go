@@ -17,6 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		os.Exit(helperMain(os.Args[1:]))
 	}

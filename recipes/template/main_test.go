@@ -10,6 +10,7 @@ import (
 // TestMain doubles as the named helper processes (internal/testproc): when
 // PI_ACTORS_TEST_HELPER is set the binary runs a helper instead of tests.
 func TestMain(m *testing.M) {
+	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		testproc.Main(os.Args[1:])
 	}

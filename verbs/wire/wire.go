@@ -10,6 +10,12 @@
 // batch request carries items; its response carries one result per item, in
 // order. watch keeps the connection open and streams one response per
 // follow-up.
+//
+// Security: the socket is the user's alone. It is created mode 0600 in
+// the agent root's tmp/pi-actors (0700); the kernel answers only clients
+// running as its own uid (SO_PEERCRED), and a client talks only to a
+// kernel running as its own uid — so a socket another user left or
+// planted at the fallback path in /tmp receives nothing (ErrDenied).
 package wire
 
 import (
@@ -157,10 +163,17 @@ type Conn struct {
 }
 
 // Dial connects to the kernel of an agent root.
+// Only a kernel running as this user is talked to (ErrDenied otherwise:
+// see checkPeer).
 func Dial(agentDir string, timeout time.Duration) (*Conn, error) {
-	c, err := net.DialTimeout("unix", SocketPath(agentDir), timeout)
+	path := SocketPath(agentDir)
+	c, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, dialError(path, err)
+	}
+	if err := checkPeer(c, path); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
 }

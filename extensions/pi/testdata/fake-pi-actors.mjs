@@ -54,6 +54,9 @@ function watch() {
 	const countFile = join(state, `watch-count-${session}`);
 	const n = (existsSync(countFile) ? Number(readFileSync(countFile, "utf8")) : 0) + 1;
 	writeFileSync(countFile, String(n));
+	// Logged before anything is printed: a test that saw this watcher's
+	// output finds its call in the log.
+	log({ watch: n });
 	const id = process.env.FAKE_FOLLOWUP_ID ?? "demo.1.done";
 	const line = JSON.stringify({
 		id,
@@ -71,7 +74,6 @@ function watch() {
 		// A second, distinct follow-up: once it arrives, the duplicate before it was seen too.
 		process.stdout.write(JSON.stringify({ id: `${id}.marker.${n}`, kind: "message", run: "demo", level: "warning", delivery: "followup", summary: "marker", text: "marker" }) + "\n");
 	}
-	log({ watch: n });
 	if (n === 1) process.exit(3); // the first watcher dies: the extension restarts it
 	process.on("SIGTERM", () => process.exit(0));
 	setInterval(() => {}, 1000);
