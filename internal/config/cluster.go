@@ -75,10 +75,10 @@ func (c *Cluster) Check(agentDir string) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrClusterConfig, fmt.Sprintf(format, a...))
 	}
-	if !validNode(c.Name) {
+	if !ValidNode(c.Name) {
 		return bad("cluster.name must be letters, digits, '.', '_' or '-' (got %q)", c.Name)
 	}
-	if !validNode(c.NodeName()) {
+	if !ValidNode(c.NodeName()) {
 		return bad("cluster.node must be letters, digits, '.', '_' or '-' (got %q); set it in [cluster]", c.NodeName())
 	}
 	switch c.Provider {
@@ -157,7 +157,10 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func validNode(s string) bool {
+// ValidNode reports whether s can be a node or cluster name: 1 to 63
+// letters, digits, '.', '_' or '-', not "." or "..". A node name is a
+// file name (its certificate) and part of addresses (run:<id>@<node>).
+func ValidNode(s string) bool {
 	if s == "" || s == "." || s == ".." || len(s) > 63 {
 		return false
 	}
