@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
@@ -154,6 +156,41 @@ func (k *Kernel) routeTarget(req *wire.Request) (string, error) {
 		return "", k.errNotClustered("node " + target)
 	}
 	return target, nil
+}
+
+// remoteOps are the operations another node's kernel may ask of this one:
+// what routeTarget forwards (spawn node=/placement=, message and
+// watch_room to another node's address, the routed verbs, knowledge
+// scope=cluster). The rest — stop, session, followups, watch, events,
+// knowledge_ingest, … — is this machine's own business.
+var remoteOps = map[string]bool{"spawn": true, "message": true, "verb": true, "knowledge": true, "watch_room": true, "verb_stream": true}
+
+// remoteKnowledgeOps are the knowledge operations scope=cluster asks of
+// another node (read-only).
+var remoteKnowledgeOps = []string{"recall", "search_all"}
+
+// checkRemote refuses what another node may not ask of this one: a request
+// that does not name the node it comes from (taken for a local one, it
+// could be forwarded again and would keep the caller's run identity), one
+// that claims to come from this node, and an operation not served to
+// other nodes.
+func (k *Kernel) checkRemote(from string, req wire.Request) error {
+	if !config.ValidNode(from) || from == k.nodeName() {
+		return &wire.Error{Code: "invalid_request", Exit: 65, Message: fmt.Sprintf("a request over the cluster must name the node it comes from, another than this one (got from=%q)", from)}
+	}
+	refuse := func(what string) error {
+		return &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf("%s is not served to other nodes (node %s asked node %s)", what, from, k.nodeName())}
+	}
+	if !remoteOps[req.Op] {
+		return refuse("operation " + strconv.Quote(req.Op))
+	}
+	if req.Op == "knowledge" {
+		var call verbs.KnowledgeCall
+		if json.Unmarshal(req.Params, &call) != nil || call.Batch != nil || !slices.Contains(remoteKnowledgeOps, call.Op) {
+			return refuse(fmt.Sprintf("knowledge %q (other nodes may ask %s)", call.Op, strings.Join(remoteKnowledgeOps, ", ")))
+		}
+	}
+	return nil
 }
 
 // locateBare resolves a bare run:/room:/branch: address that names no

@@ -294,6 +294,9 @@ func (k *Kernel) stream(h func(k *Kernel, req wire.Request, write func(wire.Resp
 // exactly as a local client's request (the same validation, ownership and
 // session checks), except that it is never forwarded again.
 func (k *Kernel) Handle(from string, req wire.Request) wire.Response {
+	if err := k.checkRemote(from, req); err != nil {
+		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
+	}
 	req.From = from
 	return k.dispatch(req)
 }
@@ -304,6 +307,10 @@ func (k *Kernel) HandleStream(from string, req wire.Request, write func(wire.Res
 	h, ok := streamOps[req.Op]
 	if !ok {
 		return false
+	}
+	if err := k.checkRemote(from, req); err != nil {
+		write(wire.Response{ID: req.ID, Error: verbs.Classify(err)})
+		return true
 	}
 	req.From = from
 	k.stream(h, req, write, gone)

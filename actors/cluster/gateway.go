@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -127,6 +128,10 @@ func (g *gateway) Receive(ctx actor.Context) {
 		})
 		ctx.Spawn(props)
 	case kindFollowups:
+		if e.Session == "" || !config.ValidNode(e.From) || e.From == s.node {
+			reply(&envelope{Kind: kindAck, Err: fmt.Sprintf("follow-ups need a session and the node they come from (got session=%q from=%q)", e.Session, e.From)})
+			return
+		}
 		go func() {
 			if err := s.k.EnqueueFollowups(e.Session, e.Followups); err != nil {
 				reply(&envelope{Kind: kindAck, Err: err.Error()})

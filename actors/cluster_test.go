@@ -1,0 +1,152 @@
+package actors_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/verbs/wire"
+)
+
+// recordingCluster is a cluster side that reaches no other node: it hands
+// the test the kernel it was started with and records every request the
+// kernel asks it to carry elsewhere.
+type recordingCluster struct {
+	node    string
+	started chan *actors.Kernel
+	mu      sync.Mutex
+	carried []string // op@node of every Forward and Stream
+}
+
+func (c *recordingCluster) Start(k *actors.Kernel) { c.started <- k }
+func (c *recordingCluster) Stop()                  {}
+func (c *recordingCluster) Node() string           { return c.node }
+
+func (c *recordingCluster) Forward(node string, req wire.Request) wire.Response {
+	c.note(req.Op + "@" + node)
+	return wire.Response{ID: req.ID, Error: &wire.Error{Code: "node_unreachable", Exit: 69, Message: "test cluster: node " + node}}
+}
+
+func (c *recordingCluster) Stream(node string, req wire.Request, write func(wire.Response) error, _ <-chan struct{}) {
+	c.note(req.Op + "@" + node)
+	write(wire.Response{ID: req.ID, Error: &wire.Error{Code: "node_unreachable", Exit: 69, Message: "test cluster: node " + node}})
+}
+
+func (c *recordingCluster) note(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.carried = append(c.carried, s)
+}
+
+func (c *recordingCluster) carriedOps() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.carried...)
+}
+
+func (c *recordingCluster) Locate(string) []string         { return nil }
+func (c *recordingCluster) Place() (string, error)         { return c.node, nil }
+func (c *recordingCluster) View(wire.Request) (any, error) { return map[string]any{"state": "up"}, nil }
+func (c *recordingCluster) Pending(string)                 {}
+
+// startClustered runs a kernel with cl as its cluster side (node a of
+// cluster t) and returns it once it answers.
+func startClustered(t *testing.T, cl *recordingCluster) *actors.Kernel {
+	t.Helper()
+	agent := newAgent(t)
+	cfg := settings(func(c *config.Config) { c.Cluster = config.Cluster{Name: "t", Node: cl.node, Provider: "automanaged"} })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test", Settings: cfg, Cluster: cl})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("kernel did not stop")
+		}
+	})
+	select {
+	case k := <-cl.started:
+		return k
+	case err := <-done:
+		t.Fatalf("kernel exited: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the kernel did not start its cluster side within 10 s")
+	}
+	return nil
+}
+
+// TestHandleRefusesWhatOtherNodesMayNotAsk: a request that arrives over
+// the cluster is answered here or refused, never taken for a local one:
+// without the node it comes from (or claiming this node) it is refused
+// before anything routes it again; operations that are this machine's
+// own business (stop, session queues, ingesting a local path) are not
+// served to other nodes.
+func TestHandleRefusesWhatOtherNodesMayNotAsk(t *testing.T) {
+	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
+	k := startClustered(t, cl)
+	msg := func(to string) wire.Request {
+		p, _ := json.Marshal(map[string]any{"to": to, "type": "greet.hi"})
+		return wire.Request{Op: "message", Session: "s1", Params: p}
+	}
+
+	for _, from := range []string{"", "a", "b@c", "../x"} {
+		resp := k.Handle(from, msg("run:w1@b"))
+		if resp.Error == nil || resp.Error.Exit != 65 {
+			t.Fatalf("a request from %q over the cluster: %+v, want refused with 65", from, resp)
+		}
+	}
+	// Handled from node b: answered here (the run is not here), never
+	// carried on to another node.
+	if resp := k.Handle("b", msg("run:w1@c")); resp.Error == nil || resp.Error.Code == "node_unreachable" {
+		t.Fatalf("a message for node c that node b sent here: %+v", resp)
+	}
+	var streamed []wire.Response
+	if !k.HandleStream("", wire.Request{Op: "watch_room", Params: json.RawMessage(`{"target":"room:w1@b"}`)}, func(r wire.Response) error {
+		streamed = append(streamed, r)
+		return nil
+	}, make(chan struct{})) || len(streamed) != 1 || streamed[0].Error == nil || streamed[0].Error.Exit != 65 {
+		t.Fatalf("a stream without its node: %+v", streamed)
+	}
+	if got := cl.carriedOps(); len(got) != 0 {
+		t.Fatalf("requests from the cluster were carried on to other nodes: %v", got)
+	}
+
+	for _, req := range []wire.Request{
+		{Op: "stop"},
+		{Op: "followups", Session: "s1"},
+		{Op: "session", Params: json.RawMessage(`{"action":"suspend","session":"s1"}`)},
+		{Op: "knowledge", Params: json.RawMessage(`{"op":"ingest","params":{"path":"/"}}`)},
+		{Op: "knowledge", Params: json.RawMessage(`{"op":"recall","batch":[{"query":"x"}]}`)},
+	} {
+		if resp := k.Handle("b", req); resp.Error == nil || resp.Error.Exit != 64 {
+			t.Fatalf("%s %s from node b: %+v, want refused with 64", req.Op, req.Params, resp)
+		}
+	}
+	for _, op := range []string{"watch", "events", "knowledge_ingest"} {
+		var got []wire.Response
+		k.HandleStream("b", wire.Request{Op: op, Session: "s1"}, func(r wire.Response) error { got = append(got, r); return nil }, make(chan struct{}))
+		if len(got) != 1 || got[0].Error == nil || got[0].Error.Exit != 64 {
+			t.Fatalf("stream %s from node b: %+v, want refused with 64", op, got)
+		}
+	}
+	// What the cluster does ask is served: recall scope=cluster.
+	if resp := k.Handle("b", wire.Request{Op: "knowledge", Params: json.RawMessage(`{"op":"recall","params":{"query":"anything"}}`)}); resp.Error != nil {
+		t.Fatalf("recall from node b: %+v", resp.Error)
+	}
+	// The kernel is still up: the stop was refused.
+	if _, err := os.Stat(k.AgentDir()); err != nil {
+		t.Fatal(err)
+	}
+	if resp := callConn(t, k.AgentDir(), wire.Request{Op: "ping"}); resp.Error != nil {
+		t.Fatalf("ping after a refused stop: %+v", resp.Error)
+	}
+}
