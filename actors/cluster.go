@@ -11,7 +11,6 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
-	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -119,7 +118,7 @@ func (k *Kernel) routeTarget(req *wire.Request) (string, error) {
 			return "", nil
 		}
 		if node == "" {
-			if k.cluster != nil && req.Op == "message" {
+			if k.cluster != nil {
 				return k.locateBare(addr)
 			}
 			break
@@ -200,7 +199,7 @@ func (k *Kernel) locateBare(addr string) (string, error) {
 	if err != nil || a.ID == "" || (a.Kind != mailbox.KindRun && a.Kind != mailbox.KindRoom && a.Kind != mailbox.KindBranch) {
 		return "", nil
 	}
-	if _, err := os.Stat(string(runs.StateDirFor(k.cfg.AgentDir, a.ID))); err == nil {
+	if verbs.RunHere(k.cfg.AgentDir, a.ID) {
 		return "", nil
 	}
 	nodes := k.cluster.Locate(a.ID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -93,7 +92,7 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 		*field = addr
 		return nil, false, nil
 	case node == "":
-		if run == "" || runHere(env.AgentDir, run) {
+		if run == "" || RunHere(env.AgentDir, run) {
 			return nil, false, nil
 		}
 		// Not here: the kernel finds the one node that has it.
@@ -165,12 +164,15 @@ func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outco
 	return out, err
 }
 
-// runHere reports whether this node has a run with that id.
-func runHere(agentDir, run string) bool {
+// RunHere reports whether this node has a run with that id: in its
+// default state dir or, indexed, in a state_dir of its own. A bare
+// run:<id> is this node's run whenever it has one (the kernel asks the
+// cluster only otherwise).
+func RunHere(agentDir, run string) bool {
 	if runs.ValidID(run) != nil {
 		return true // let the local verb report the bad id
 	}
-	_, err := os.Stat(string(runs.StateDirFor(agentDir, run)))
+	_, err := runs.Resolve(agentDir, run)
 	return err == nil
 }
 

@@ -68,6 +68,20 @@ func TestClusterRoutes(t *testing.T) {
 		t.Fatalf("ambiguous bare id: exit %d\n%s", code, o)
 	}
 
+	// A bare id is this node's run whenever it has one, also in a
+	// state_dir of its own (not the default one), although b has one too.
+	own := filepath.Join(c.dir, "own-state", "mine")
+	c.run("a", "spawn", "as=run:mine", "state_dir="+own, "template=sleep 60")
+	c.run("a", "spawn", "as=run:mine", "node=b", "template=sleep 60")
+	env, _ = c.json("a", "inspect", "target=run:mine", "view=status")
+	if res, _ := env["result"].(map[string]any); res["node"] == "b" || !strings.Contains(fmt.Sprint(res), own) {
+		t.Fatalf("bare run:mine on a, which has it in its own state_dir: %v", env)
+	}
+	c.run("a", "message", "to=run:mine", "type=greet.mine")
+	if inbox, _ := os.ReadFile(filepath.Join(own, "inbox.jsonl")); !strings.Contains(string(inbox), "greet.mine") {
+		t.Fatalf("a message to bare run:mine did not reach a's run: %s", inbox)
+	}
+
 	// ps --cluster: every node's runs, with a NODE column.
 	o = c.run("a", "ps", "--cluster")
 	if !strings.Contains(o, "NODE") || !regexpMatch(`(?m)^b +dup `, o) || !regexpMatch(`(?m)^c +dup `, o) {
@@ -374,6 +388,20 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 	}
 	defer func() { watch.Process.Kill(); watch.Wait() }()
 
+	// A bare room address resolves to the one node that has the run.
+	eventually(t, 10*time.Second, "b knows run:coord is on a", func() bool {
+		_, code := c.cli("b", "inspect", "target=run:coord", "view=status")
+		return code == 0
+	})
+	bare := exec.Command(filepath.Join(bin, "pi-actors"), "watch", "target=room:coord")
+	bare.Env = watch.Env
+	var bout syncBuffer
+	bare.Stdout, bare.Stderr = &bout, &bout
+	if err := bare.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { bare.Process.Kill(); bare.Wait() }()
+
 	env, code := c.json("b", "mailbox", "claim", "address=branch:coord/w1@a", "wait=10s")
 	if code != 0 {
 		t.Fatalf("claim from b: exit %d %v", code, env)
@@ -387,6 +415,9 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 	c.run("b", "message", "to=room:coord@a", "from=branch:coord/w1", "type=task.result", "body:={\"task\":7,\"ok\":true}")
 	eventually(t, 10*time.Second, "b's watch of room:coord@a shows the result", func() bool {
 		return strings.Contains(wout.String(), "task.result")
+	})
+	eventually(t, 10*time.Second, "b's watch of the bare room:coord shows the result", func() bool {
+		return strings.Contains(bout.String(), "task.result")
 	})
 	o := c.run("a", "inspect", "target=branch:coord/w1", "view=mailbox")
 	if !strings.Contains(o, "handled") {
