@@ -308,7 +308,7 @@ func (k *Kernel) verbRequest(req wire.Request) (*verbs.Spec, verbs.Request, *ver
 	if err := r.Validate(); err != nil {
 		return nil, nil, nil, err
 	}
-	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: remoteEnviron(req),
+	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: req.Env,
 		Version: k.cfg.Version, CallerPid: os.Getpid(), JSON: true, Routed: true}
 	if st, err := os.Stat(env.Cwd); err != nil || !st.IsDir() {
 		env.Cwd = k.cfg.AgentDir
@@ -316,23 +316,41 @@ func (k *Kernel) verbRequest(req wire.Request) (*verbs.Spec, verbs.Request, *ver
 	return spec, r, env, nil
 }
 
-// remoteEnviron is the environment a verb from another node runs with:
-// the caller's, without the identity of a run on that node (a run id there
-// names nothing here).
-func remoteEnviron(req wire.Request) []string {
-	if req.From == "" {
-		return req.Env
-	}
-	out := slices.DeleteFunc(slices.Clone(req.Env), func(kv string) bool {
+// remoteEnviron is the environment a request from another node is
+// handled with: the caller's, without the identity of a run on that node
+// (a run id there names nothing here, or another run: it must not become
+// a spawned run's parent, a message's sender or a knowledge write's
+// source).
+func remoteEnviron(from string, env []string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "PI_ACTORS_RUN_ID=") || strings.HasPrefix(kv, "PI_ACTORS_STATE_DIR=")
 	})
 	for i, kv := range out {
 		// A claim's owner is the caller's run, qualified with its node.
 		if addr, ok := strings.CutPrefix(kv, "PI_ACTORS_ADDRESS="); ok && addr != "" && !strings.Contains(addr, "@") {
-			out[i] += "@" + req.From
+			out[i] += "@" + from
 		}
 	}
 	return out
+}
+
+// checkCwd refuses a spawn whose working directory is not a directory
+// here, before anything is written: a run starts in its caller's
+// directory, and a caller on another node may be in one this machine does
+// not have (the supervisor would not start, naming its own binary).
+func (k *Kernel) checkCwd(req wire.Request) error {
+	if req.Cwd == "" {
+		return nil
+	}
+	if st, err := os.Stat(req.Cwd); err == nil && st.IsDir() {
+		return nil
+	}
+	where := "here"
+	if n := k.nodeName(); n != "" {
+		where = "on node " + n
+	}
+	return &wire.Error{Code: "not_found", Exit: 66, Message: fmt.Sprintf("spawn: the working directory %s does not exist %s (a run starts in its caller's directory)", req.Cwd, where),
+		Hint: "call from a directory that exists there too"}
 }
 
 // nodeName is this kernel's node name ("" without a cluster).

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -148,5 +152,52 @@ func TestHandleRefusesWhatOtherNodesMayNotAsk(t *testing.T) {
 	}
 	if resp := callConn(t, k.AgentDir(), wire.Request{Op: "ping"}); resp.Error != nil {
 		t.Fatalf("ping after a refused stop: %+v", resp.Error)
+	}
+}
+
+// TestHandleDropsTheCallersRunIdentity: a run id in the environment of a
+// caller on another node names a run there, not here: a run spawned for
+// it has no parent here (it would be this node's run of that id), and a
+// routed verb sees the caller's address qualified with its node.
+func TestHandleDropsTheCallersRunIdentity(t *testing.T) {
+	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
+	k := startClustered(t, cl)
+	agent := k.AgentDir()
+	local := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: rawParams(spawnParams("w0", "sleep-forever", nil))})
+	if local.Error != nil {
+		t.Fatalf("spawn run:w0: %+v", local.Error)
+	}
+	env := append(os.Environ(), testproc.EnvVar+"=1", "PI_ACTORS_RUN_ID=w0", "PI_ACTORS_STATE_DIR=/elsewhere/w0", "PI_ACTORS_ADDRESS=run:w0")
+	resp := k.Handle("b", wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: env, Params: rawParams(spawnParams("w1", "sleep-forever", nil))})
+	if resp.Error != nil {
+		t.Fatalf("spawn from node b: %+v", resp.Error)
+	}
+	m, err := runs.StateDirFor(agent, "w1").Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Parent != "" {
+		t.Fatalf("a run spawned for node b's run:w0 has parent %q here (this node's run:w0)", m.Parent)
+	}
+	for _, id := range []string{"w0", "w1"} {
+		if r := callConn(t, agent, wire.Request{Op: "message", Session: "s1", Params: rawParams(map[string]any{"to": "run:" + id, "type": "control.kill"})}); r.Error != nil {
+			t.Fatalf("kill run:%s: %+v", id, r.Error)
+		}
+	}
+}
+
+// TestSpawnRefusesAMissingWorkingDirectory: a caller on another node may
+// be in a directory this machine does not have: the spawn is refused
+// naming it (66), and nothing is written.
+func TestSpawnRefusesAMissingWorkingDirectory(t *testing.T) {
+	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
+	k := startClustered(t, cl)
+	missing := filepath.Join(k.AgentDir(), "only-on-b")
+	resp := k.Handle("b", wire.Request{Op: "spawn", Session: "s1", Cwd: missing, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: rawParams(spawnParams("w1", "sleep-forever", nil))})
+	if resp.Error == nil || resp.Error.Exit != 66 || !strings.Contains(resp.Error.Message, missing) || !strings.Contains(resp.Error.Message, "node a") {
+		t.Fatalf("spawn from a directory node a does not have: %+v", resp)
+	}
+	if _, err := os.Stat(string(runs.StateDirFor(k.AgentDir(), "w1"))); err == nil {
+		t.Fatal("a refused spawn left a state dir")
 	}
 }

@@ -297,7 +297,7 @@ func (k *Kernel) Handle(from string, req wire.Request) wire.Response {
 	if err := k.checkRemote(from, req); err != nil {
 		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
 	}
-	req.From = from
+	req.From, req.Env = from, remoteEnviron(from, req.Env)
 	return k.dispatch(req)
 }
 
@@ -312,7 +312,7 @@ func (k *Kernel) HandleStream(from string, req wire.Request, write func(wire.Res
 		write(wire.Response{ID: req.ID, Error: verbs.Classify(err)})
 		return true
 	}
-	req.From = from
+	req.From, req.Env = from, remoteEnviron(from, req.Env)
 	k.stream(h, req, write, gone)
 	return true
 }
