@@ -252,11 +252,32 @@ func TestClusterMemberLoss(t *testing.T) {
 		t.Fatalf("run:keep after b rejoined: %s", o)
 	}
 
-	// SIGSTOP: the same, and back after SIGCONT.
+	// SIGSTOP: the same, and back after SIGCONT. Streams across it end
+	// on both sides: a's logs -f of a run on c ends once c is unreachable
+	// (a stopped node never says so itself), c's logs -f of a run on a
+	// once c's kernel runs again (it rejoins under a new member id, and
+	// its old member hears nothing more).
+	c.run("a", "spawn", "as=run:ticker", "node=c", "template=sh -c 'while :; do echo tick; sleep 0.3; done'")
+	c.run("a", "spawn", "as=run:quiet", "template=sh -c 'echo ready; sleep 120'")
+	eventually(t, 10*time.Second, "c knows run:quiet", func() bool {
+		_, code := c.cli("c", "inspect", "target=run:quiet@a", "view=status")
+		return code == 0
+	})
+	fromA := c.background("a", "logs", "ticker@c", "-f")
+	fromC := c.background("c", "logs", "quiet@a", "-f")
+	eventually(t, 10*time.Second, "both streams flow", func() bool {
+		return strings.Contains(fromA.out.String(), "tick") && strings.Contains(fromC.out.String(), "ready")
+	})
 	cpid := c.kernelPid("c")
 	syscall.Kill(cpid, syscall.SIGSTOP)
 	c.waitStatus("a", 5*time.Second, "unreachable", "c")
+	if code := fromA.exited(t, 5*time.Second, "a's logs -f of a run on the stopped node c"); code != 69 {
+		t.Fatalf("a's logs -f of a run on the stopped node c: exit %d, want 69\n%s", code, fromA.out.String())
+	}
 	syscall.Kill(cpid, syscall.SIGCONT)
+	if code := fromC.exited(t, 10*time.Second, "c's logs -f of a run on a, after c ran again"); code != 69 {
+		t.Fatalf("c's logs -f of a run on a after c ran again: exit %d, want 69\n%s", code, fromC.out.String())
+	}
 	c.waitUp("a", 15*time.Second, "c")
 	c.waitUp("c", 15*time.Second, "a", "b")
 	c.run("a", "spawn", "as=run:afterstop", "node=c", "template=sleep 30")

@@ -36,11 +36,7 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 	if m.Status != statusUp {
 		return fail(s.unreachable(node, m, req, nil))
 	}
-	res, err := eng.system.Root.RequestFuture(pidOf(m.Address), pack(&envelope{Kind: kindRequest, From: s.node, Req: &req}), forwardTimeout).Result()
-	var e *envelope
-	if err == nil {
-		e, err = unpack(res)
-	}
+	e, err := eng.request(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout)
 	if err == nil && e.Resp == nil {
 		err = errors.New("empty answer")
 	}
@@ -116,20 +112,56 @@ func (s *Side) Stream(node string, req wire.Request, write func(wire.Response) e
 		return
 	}
 	done := make(chan struct{})
-	client := &streamClient{write: write, done: done, fail: func(err error) { fail(s.unreachable(node, m, req, err)) }}
+	client := &streamClient{write: write, done: done, fail: func(err error) {
+		m, _ := s.dir.member(node)
+		fail(s.unreachable(node, m, req, err))
+	}}
 	pid := eng.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return client }))
 	eng.system.Root.RequestWithCustomSender(pidOf(m.Address), pack(&envelope{Kind: kindStream, From: s.node, Req: &req}), pid)
+	lost := make(chan struct{})
+	go s.whileUp(node, eng, lost, func(err error) { eng.system.Root.Send(pid, streamLost{err}) })
 	select {
 	case <-done:
 	case <-gone:
 	case <-s.stop:
 	}
+	close(lost)
 	eng.system.Root.Stop(pid)
 	select {
 	case <-done:
 	case <-time.After(time.Second):
 	}
 }
+
+// streamLost tells a stream's client that the serving node is no longer
+// up (err nil), or that this member's engine stopped.
+type streamLost struct{ err error }
+
+// whileUp calls lost once node is known and not up (with nil), or eng
+// stops (with errEngineStopped), unless end closes first: a node that
+// stopped answering (SIGSTOP, a partition) never ends its streams itself,
+// and a stopped engine's actors hear nothing more from other nodes.
+func (s *Side) whileUp(node string, eng *engine, end <-chan struct{}, lost func(error)) {
+	tick := time.NewTicker(streamCheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-end:
+			return
+		case <-eng.done:
+			lost(errEngineStopped)
+			return
+		case <-tick.C:
+			if m, ok := s.dir.member(node); ok && m.Status != statusUp {
+				lost(nil)
+				return
+			}
+		}
+	}
+}
+
+// streamCheckEvery is how often a stream looks at its peer node's status.
+const streamCheckEvery = 500 * time.Millisecond
 
 // streamClient writes a remote stream's frames to the local client.
 type streamClient struct {
@@ -162,6 +194,9 @@ func (c *streamClient) Receive(ctx actor.Context) {
 			c.serverGone = true
 			ctx.SetReceiveTimeout(2 * time.Second)
 		}
+	case streamLost:
+		c.fail(m.err)
+		ctx.Stop(ctx.Self())
 	case *actor.Stopping:
 		if !c.stopped {
 			c.stopped = true

@@ -88,6 +88,7 @@ func unpack(msg any) (*envelope, error) {
 // (bounded), so a slow spawn never holds up a ping.
 type gateway struct {
 	s   *Side
+	eng *engine // the engine it answers for
 	sem chan struct{}
 }
 
@@ -124,7 +125,7 @@ func (g *gateway) Receive(ctx actor.Context) {
 			return
 		}
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &streamServer{s: s, from: e.From, req: *e.Req, client: sender}
+			return &streamServer{s: s, eng: g.eng, from: e.From, req: *e.Req, client: sender}
 		})
 		ctx.Spawn(props)
 	case kindFollowups:
@@ -141,6 +142,7 @@ func (g *gateway) Receive(ctx actor.Context) {
 		}()
 	case kindBye:
 		s.dir.left(e.From)
+		reply(&envelope{Kind: kindAck})
 	}
 }
 
@@ -148,10 +150,13 @@ func (g *gateway) Receive(ctx actor.Context) {
 const digestMax = 20000
 
 // streamServer serves one stream for a client on another node: it runs
-// the streaming operation and sends each response; it watches the client,
-// so a client (or its node) that goes away ends the stream.
+// the streaming operation and sends each response. The stream ends when
+// the client goes away (it is watched), when the client's node is no
+// longer up here (a node that stopped answering never says its client
+// went), or when this member's engine stops.
 type streamServer struct {
 	s      *Side
+	eng    *engine
 	from   string
 	req    wire.Request
 	client *actor.PID
@@ -166,6 +171,7 @@ func (a *streamServer) Receive(ctx actor.Context) {
 		ctx.Watch(a.client)
 		ctx.Send(a.client, pack(&envelope{Kind: kindStarted, Server: ctx.Self()}))
 		self, system, client := ctx.Self(), ctx.ActorSystem(), a.client
+		go a.s.whileUp(a.from, a.eng, a.gone, func(error) { system.Root.Stop(self) })
 		go func() {
 			write := func(r wire.Response) error {
 				select {
@@ -180,7 +186,14 @@ func (a *streamServer) Receive(ctx actor.Context) {
 				resp := wire.Response{ID: a.req.ID, Error: &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf("%s is not a streaming operation", a.req.Op)}}
 				write(resp)
 			}
-			system.Root.Send(client, pack(&envelope{Kind: kindEnd}))
+			select {
+			case <-a.gone:
+				// The client, its node or this engine went away: an end
+				// delivered late (a node that was stopped, continued)
+				// would read as a stream that ended well.
+			default:
+				system.Root.Send(client, pack(&envelope{Kind: kindEnd}))
+			}
 			system.Root.Stop(self)
 		}()
 	case *actor.Terminated:
