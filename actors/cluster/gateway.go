@@ -85,7 +85,8 @@ func unpack(msg any) (*envelope, error) {
 
 // gateway answers other members: pings, digests, requests, streams,
 // follow-up deliveries and goodbyes. Requests run on their own goroutines
-// (bounded), so a slow spawn never holds up a ping.
+// (at most 64 at once; the rest wait their turn off the actor), so a slow
+// spawn or a waiting claim never holds up a ping.
 type gateway struct {
 	s   *Side
 	eng *engine // the engine it answers for
@@ -114,8 +115,12 @@ func (g *gateway) Receive(ctx actor.Context) {
 		if e.Req == nil {
 			return
 		}
-		g.sem <- struct{}{}
 		go func() {
+			// The slot is taken here, not in Receive: requests that wait
+			// (a claim's wait=, a spawn's wait=ready) must never hold up
+			// the pings behind them (a member that does not answer its
+			// pings is taken for unreachable, and its peers renew).
+			g.sem <- struct{}{}
 			defer func() { <-g.sem }()
 			resp := s.k.Handle(e.From, *e.Req)
 			reply(&envelope{Kind: kindResponse, From: s.node, Resp: &resp})

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/actors/cluster"
 )
 
 // bin holds the pi-actors and pi-actors-cluster binaries the tests run:
@@ -32,6 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	bin = dir
+	os.Setenv(cluster.TestBinEnv, dir) // for the package's internal tests
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -62,11 +62,14 @@ var _ actors.Cluster = (*Side)(nil)
 func (s *Side) Start(k *actors.Kernel) {
 	s.k = k
 	s.cfg = k.Settings().Cluster
+	// Check fills in defaults and makes paths absolute: before anything
+	// that reads the config (status, view, the loop) runs.
+	cfgErr := s.cfg.Check(k.AgentDir())
 	s.node = s.cfg.NodeName()
 	s.log = k.Log().With("component", "cluster")
 	s.dir = newDirectory(s)
 	s.setState(stateStarting, nil)
-	go s.loop()
+	go s.loop(cfgErr)
 	go s.pusher()
 }
 
@@ -143,9 +146,9 @@ func (s *Side) restartSoon(why string) {
 // use, an unreachable provider), restarts it under a new member id when
 // the engine would keep this node out, refreshes the directory and
 // delivers follow-ups.
-func (s *Side) loop() {
+func (s *Side) loop(cfgErr error) {
 	defer close(s.done)
-	if err := s.cfg.Check(s.k.AgentDir()); err != nil {
+	if err := cfgErr; err != nil {
 		s.setState(stateDown, err)
 		<-s.stop
 		s.setState(stateStopped, nil)
