@@ -388,6 +388,27 @@ func TestClusterDuplicateNode(t *testing.T) {
 	if st := c.nodes("a")["b"]; st != "up" {
 		t.Fatalf("the first b is %s on a", st)
 	}
+
+	// The same when the first b was away while the second one came, and
+	// came back under a new member id (its engine starts anew): the
+	// kernel started later still leaves, not the one that renewed last.
+	c.run("b2", "kernel", "stop")
+	bpid := c.kernelPid("b")
+	syscall.Kill(bpid, syscall.SIGSTOP)
+	c.waitStatus("a", 10*time.Second, "unreachable", "b")
+	c.start("b2")
+	eventually(t, 20*time.Second, "the second b is a member while the first one is stopped", func() bool {
+		o, _ := c.cli("b2", "kernel", "status", "--json")
+		return strings.Contains(o, `"state":"up"`)
+	})
+	syscall.Kill(bpid, syscall.SIGCONT)
+	eventually(t, 30*time.Second, "the second b leaves again", func() bool {
+		o, _ := c.cli("b2", "kernel", "status", "--json")
+		return strings.Contains(o, "duplicate node name")
+	})
+	if o, _ := c.cli("b", "kernel", "status", "--json"); strings.Contains(o, "duplicate node name") || !strings.Contains(o, `"state":"up"`) {
+		t.Fatalf("the first b after it came back:\n%s", o)
+	}
 }
 
 // TestClusterRoomsAndStreams: a worker on b takes part in the room of a

@@ -304,10 +304,12 @@ func (d *directory) fetchDigest(eng *engine, node, addr, version string) {
 	d.dirty = true
 }
 
-// checkDuplicate: another live member with this node's name. The younger
-// one leaves (a kernel restarted a moment ago may still be listed under
-// its old id: that one does not answer, so it is no duplicate). Each
-// member id is checked once, off the loop.
+// checkDuplicate: another live member with this node's name. The kernel
+// started later leaves — by kernel start, not engine start: a kernel
+// that renewed its member id is no younger for it (a kernel restarted a
+// moment ago may still be listed under its old id: that one does not
+// answer, so it is no duplicate). Each member id is checked once, off the
+// loop.
 func (d *directory) checkDuplicate(eng *engine, addr, id string) {
 	d.mu.Lock()
 	if d.checked == nil {
@@ -330,7 +332,7 @@ func (d *directory) checkDuplicate(eng *engine, addr, id string) {
 		if e.Info == nil || e.Info.MemberID == eng.id {
 			return
 		}
-		if e.Info.StartedAt.Before(eng.started) {
+		if e.Info.StartedAt.Before(d.s.k.Started()) {
 			d.s.duplicate(fmt.Errorf("%w: node %q is already a member (member %s at %s, started %s); give this kernel another [cluster] node", errDuplicate, d.s.node, id, addr, e.Info.StartedAt.Format(time.RFC3339)))
 		}
 	}()

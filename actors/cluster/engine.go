@@ -34,7 +34,6 @@ type engine struct {
 	gateway  *actor.PID
 	id       string
 	address  string
-	started  time.Time
 	// done is closed when the engine stops: what waits on it (requests,
 	// streams) ends at once — their answers would go to an address
 	// nobody serves any more.
@@ -103,7 +102,7 @@ func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
 	}
 	logger := slog.New(newQuietHandler(s.log.Handler())).With("engine", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	e := &engine{system: system, provider: provider, id: memberID(s.node), started: time.Now().UTC(), done: make(chan struct{})}
+	e := &engine{system: system, provider: provider, id: memberID(s.node), done: make(chan struct{})}
 	system.ID = e.id
 	defer func() {
 		if p := recover(); p != nil {

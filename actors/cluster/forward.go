@@ -290,13 +290,8 @@ func (s *Side) selfView() NodeView {
 
 func (s *Side) selfPong(system *actor.ActorSystem) *pong {
 	live, load := s.k.Load()
-	p := &pong{Node: s.node, MemberID: system.ID, Address: system.Address(), Version: s.k.Version(), LiveRuns: live, Load1: load, Digest: s.k.DigestVersion()}
-	s.mu.Lock()
-	if s.eng != nil {
-		p.StartedAt = s.eng.started
-	}
-	s.mu.Unlock()
-	return p
+	return &pong{Node: s.node, MemberID: system.ID, Address: system.Address(), Version: s.k.Version(), LiveRuns: live, Load1: load, Digest: s.k.DigestVersion(),
+		StartedAt: s.k.Started().UTC()}
 }
 
 func (s *Side) unknownNode(node string) error {
