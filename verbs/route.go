@@ -103,7 +103,7 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 	}
 	params := map[string]any{"verb": verb, "params": req}
 	if l, ok := req.(*Logs); ok && bool(l.Follow) && env.Stream != nil {
-		out, err := env.streamNode(ctx, node, params)
+		out, err := env.streamNode(ctx, node, run, params)
 		return out, true, err
 	}
 	var ro RoutedOutcome
@@ -142,9 +142,9 @@ func isTokenByte(c byte) bool {
 	return c == '-' || c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// streamNode runs a routed verb that streams text (logs -f) on node: the
-// chunks go to env.Stream as they come.
-func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outcome, error) {
+// streamNode runs a routed verb about run that streams text (logs -f) on
+// node: the chunks go to env.Stream as they come.
+func (env *Env) streamNode(ctx context.Context, node, run string, params any) (*Outcome, error) {
 	out := &Outcome{Streamed: true}
 	err := env.stream(ctx, "verb_stream", node, params, func(resp *wire.Response) (bool, error) {
 		var frame struct {
@@ -155,7 +155,7 @@ func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outco
 			return true, err
 		}
 		if frame.Outcome != nil {
-			out = frame.Outcome.Outcome()
+			out = frame.Outcome.Qualified(run)
 			return true, nil
 		}
 		_, err := io.WriteString(env.Stream, frame.Chunk)

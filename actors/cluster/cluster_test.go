@@ -38,8 +38,8 @@ func TestClusterRoutes(t *testing.T) {
 		})
 	}
 	env, _ := c.json("a", "inspect", "target=run:w1", "view=status")
-	if res, _ := env["result"].(map[string]any); res["node"] != "b" {
-		t.Fatalf("a routed result carries node b: %v", env)
+	if res, _ := env["result"].(map[string]any); res["node"] != "b" || !strings.Contains(fmt.Sprint(res["next_actions"]), "target=run:w1@b view=tail") {
+		t.Fatalf("a routed result carries node b and its next actions name it: %v", env)
 	}
 	if o := c.run("a", "inspect", "target=run:w1", "view=status"); !strings.Contains(o, "target=run:w1@b_view=tail") {
 		t.Fatalf("next actions of a routed inspect name the node: %s", o)

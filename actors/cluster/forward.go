@@ -44,30 +44,10 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 		return fail(s.unreachable(node, m, req, err))
 	}
 	s.noteAnswer(node, req, e.Resp)
-	if req.Op == "message" {
-		qualifyResult(e.Resp, runOf(req), node)
+	if req.Op == "message" && e.Resp.OK {
+		e.Resp.Result = verbs.QualifyResult(e.Resp.Result, runOf(req), node)
 	}
 	return *e.Resp
-}
-
-// qualifyResult makes another node's answer about a run read as the
-// caller sees it: its run:<id> addresses name the node and an object
-// result carries "node".
-func qualifyResult(resp *wire.Response, run, node string) {
-	if !resp.OK || len(resp.Result) == 0 || resp.Result[0] != '{' {
-		return
-	}
-	raw := json.RawMessage(verbs.QualifyRun(string(resp.Result), run, node))
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return // never break an answer
-	}
-	if _, ok := m["node"]; !ok {
-		m["node"], _ = json.Marshal(node)
-	}
-	if b, err := json.Marshal(m); err == nil {
-		resp.Result = b
-	}
 }
 
 // noteAnswer keeps what an answer says about a run: a run spawned there is
