@@ -49,8 +49,17 @@
 // # Concurrency
 //
 // One goroutine (the side's loop) owns starting, restarting and stopping
-// the engine and refreshing the directory; requests from the kernel and
-// from the gateway run on their own goroutines, bounded.
+// the engine and refreshing the directory; another (the pusher) delivers
+// follow-ups, with whichever engine is current. Requests from the kernel
+// and from the gateway run on their own goroutines (the gateway's at most
+// 64 at once, queued off the actor so pings are always answered); pings
+// and digest fetches run one at a time per member. Everything that waits
+// on another node waits at most its timeout and no longer than the engine
+// it went out on: a stopped engine (Stop, a renewal) ends its requests and
+// streams at once, and its remote finishes shutting down in the
+// background. A stream also ends when the other node is no longer up.
+// The directory has its own lock; the side's state, error and engine
+// share another.
 //
 // # Crash behaviour
 //
