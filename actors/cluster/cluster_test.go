@@ -332,7 +332,7 @@ func TestClusterBadConfig(t *testing.T) {
 	})
 	// A bind that is not loopback, without TLS.
 	c.add("notls", func(m *member) {
-		m.config = fmt.Sprintf("name = \"test\"\nnode = \"notls\"\nprovider = \"automanaged\"\nmanage = \"127.0.0.1:%d\"\nbind = \"0.0.0.0:0\"\nadvertise = \"127.0.0.1:1\"\n", m.manage)
+		m.config = fmt.Sprintf("name = \"test\"\nnode = \"notls\"\nprovider = \"automanaged\"\nmanage = \"127.0.0.1:%d\"\nbind = \"0.0.0.0:1\"\nadvertise = \"127.0.0.1:1\"\n", m.manage)
 	})
 	// An etcd nobody runs.
 	c.add("noetcd", func(m *member) {
