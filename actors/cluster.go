@@ -42,7 +42,8 @@ type Cluster interface {
 	// View answers `cluster` requests (view=nodes, status, …).
 	View(req wire.Request) (any, error)
 	// Pending says a session homed on another node has follow-ups queued
-	// here: the cluster side delivers them to that node.
+	// here: the cluster side delivers them to that node. It may come
+	// before Start (the kernel rebuilds its runs first) and never blocks.
 	Pending(session string)
 }
 

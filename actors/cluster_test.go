@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ type recordingCluster struct {
 	started chan *actors.Kernel
 	mu      sync.Mutex
 	carried []string // op@node of every Forward and Stream
+	pending []string // every Pending session
 }
 
 func (c *recordingCluster) Start(k *actors.Kernel) { c.started <- k }
@@ -56,36 +58,56 @@ func (c *recordingCluster) carriedOps() []string {
 func (c *recordingCluster) Locate(string) []string         { return nil }
 func (c *recordingCluster) Place() (string, error)         { return c.node, nil }
 func (c *recordingCluster) View(wire.Request) (any, error) { return map[string]any{"state": "up"}, nil }
-func (c *recordingCluster) Pending(string)                 {}
+func (c *recordingCluster) Pending(session string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, session)
+}
+
+func (c *recordingCluster) pendingSessions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.pending...)
+}
 
 // startClustered runs a kernel with cl as its cluster side (node a of
 // cluster t) and returns it once it answers.
 func startClustered(t *testing.T, cl *recordingCluster) *actors.Kernel {
 	t.Helper()
-	agent := newAgent(t)
+	k, _ := startClusteredIn(t, newAgent(t), cl)
+	return k
+}
+
+// startClusteredIn is startClustered for agent; stop ends that kernel.
+func startClusteredIn(t *testing.T, agent string, cl *recordingCluster) (k *actors.Kernel, stop func()) {
+	t.Helper()
 	cfg := settings(func(c *config.Config) { c.Cluster = config.Cluster{Name: "t", Node: cl.node, Provider: "automanaged"} })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test", Settings: cfg, Cluster: cl})
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("kernel did not stop")
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Errorf("kernel did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
 	select {
-	case k := <-cl.started:
-		return k
+	case k = <-cl.started:
+		return k, stop
 	case err := <-done:
 		t.Fatalf("kernel exited: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the kernel did not start its cluster side within 10 s")
 	}
-	return nil
+	return nil, stop
 }
 
 // TestHandleRefusesWhatOtherNodesMayNotAsk: a request that arrives over
@@ -199,5 +221,30 @@ func TestSpawnRefusesAMissingWorkingDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(string(runs.StateDirFor(k.AgentDir(), "w1"))); err == nil {
 		t.Fatal("a refused spawn left a state dir")
+	}
+}
+
+// TestRebuildHandsRemoteFollowupsToTheCluster: a run spawned for a session
+// on another node that ended while its kernel was down has its follow-up
+// queued when the kernel starts again (rebuild), and the cluster side is
+// told to deliver it: the kernel knows its cluster side before it
+// rebuilds.
+func TestRebuildHandsRemoteFollowupsToTheCluster(t *testing.T) {
+	agent := newAgent(t)
+	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
+	k, stop := startClusteredIn(t, agent, cl)
+	resp := k.Handle("b", wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: rawParams(spawnParams("w1", "sleep 300", nil))})
+	if resp.Error != nil {
+		t.Fatalf("spawn from node b: %+v", resp.Error)
+	}
+	stop()
+	eventually(t, 15*time.Second, "run:w1 ends while its kernel is down", func() bool {
+		in, err := runs.Load(runs.StateDirFor(agent, "w1"))
+		return err == nil && in.Result != nil
+	})
+	again := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
+	startClusteredIn(t, agent, again)
+	if got := again.pendingSessions(); !slices.Contains(got, "s1") {
+		t.Fatalf("follow-ups queued at rebuild for session s1 (home b): cluster told %v, want s1", got)
 	}
 }
