@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -233,11 +235,19 @@ func TestRebuildHandsRemoteFollowupsToTheCluster(t *testing.T) {
 	agent := newAgent(t)
 	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
 	k, stop := startClusteredIn(t, agent, cl)
-	resp := k.Handle("b", wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: rawParams(spawnParams("w1", "sleep 300", nil))})
+	pidFile := filepath.Join(agent, "w1.pid")
+	resp := k.Handle("b", wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"), Params: rawParams(spawnParams("w1", "sleep-forever "+pidFile, nil))})
 	if resp.Error != nil {
 		t.Fatalf("spawn from node b: %+v", resp.Error)
 	}
+	var pid int
+	eventually(t, 15*time.Second, "run:w1's leaf is up", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
 	stop()
+	syscall.Kill(pid, syscall.SIGKILL) // the run ends while its kernel is down
 	eventually(t, 15*time.Second, "run:w1 ends while its kernel is down", func() bool {
 		in, err := runs.Load(runs.StateDirFor(agent, "w1"))
 		return err == nil && in.Result != nil
