@@ -221,10 +221,16 @@ func TestClusterMemberLoss(t *testing.T) {
 		return code == 0
 	})
 	syscall.Kill(c.kernelPid("b"), syscall.SIGKILL)
+	// Asked before a noticed: the answer comes once it does, not after
+	// the forward's timeout.
+	start := time.Now()
+	if o, code := c.cli("a", "inspect", "target=run:keep@b", "view=status"); code != 69 || time.Since(start) > 7*time.Second {
+		t.Fatalf("inspect of a run on a node killed a moment ago: exit %d after %s\n%s", code, time.Since(start), o)
+	}
 	if d := c.waitStatus("a", 5*time.Second, "unreachable", "b"); d > 5*time.Second {
 		t.Fatalf("loss detected after %s", d)
 	}
-	start := time.Now()
+	start = time.Now()
 	o, code := c.cli("a", "inspect", "target=run:keep@b", "view=status")
 	if code != 69 || !strings.Contains(o, "last known status of run:keep@b: running") || time.Since(start) > 2*time.Second {
 		t.Fatalf("inspect of a run on a lost node: exit %d after %s\n%s", code, time.Since(start), o)

@@ -48,6 +48,12 @@ var errEngineStopped = errors.New("this node's cluster member stopped or restart
 // request asks the gateway at addr and waits for its answer: at most
 // timeout, and no longer than the engine runs.
 func (e *engine) request(addr string, msg *envelope, timeout time.Duration) (*envelope, error) {
+	return e.requestUntil(addr, msg, timeout, nil)
+}
+
+// requestUntil is request that also gives up (errNodeDown) when abort
+// closes.
+func (e *engine) requestUntil(addr string, msg *envelope, timeout time.Duration, abort <-chan struct{}) (*envelope, error) {
 	fut := e.system.Root.RequestFuture(pidOf(addr), pack(msg), timeout)
 	type answer struct {
 		res any
@@ -66,8 +72,14 @@ func (e *engine) request(addr string, msg *envelope, timeout time.Duration) (*en
 		return unpack(a.res)
 	case <-e.done:
 		return nil, errEngineStopped
+	case <-abort:
+		return nil, errNodeDown
 	}
 }
+
+// errNodeDown: the node went down (unreachable, left) while a request
+// waited for its answer.
+var errNodeDown = errors.New("it went down while the request waited for its answer (what was asked may have been done there)")
 
 // startEngine starts a member. The engine panics on errors it cannot
 // return (a port it cannot listen on, a provider it cannot reach); those

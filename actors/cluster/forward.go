@@ -36,7 +36,16 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 	if m.Status != statusUp {
 		return fail(s.unreachable(node, m, req, nil))
 	}
-	e, err := eng.request(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout)
+	// A node that dies now is noticed within seconds (its member leaves
+	// the topology, its pings fail): the caller hears so then, not after
+	// forwardTimeout (the remote retries its connection for longer).
+	end, down := make(chan struct{}), make(chan struct{})
+	go s.whileUp(node, eng, end, func(error) { close(down) })
+	e, err := eng.requestUntil(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout, down)
+	close(end)
+	if errors.Is(err, errNodeDown) {
+		m, _ = s.dir.member(node) // since when, and the last known status
+	}
 	if err == nil && e.Resp == nil {
 		err = errors.New("empty answer")
 	}
