@@ -309,12 +309,45 @@ func (k *Kernel) verbRequest(req wire.Request) (*verbs.Spec, verbs.Request, *ver
 	if err := r.Validate(); err != nil {
 		return nil, nil, nil, err
 	}
+	if req.From != "" {
+		if err := remoteVerb(r); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: req.Env,
 		Version: k.cfg.Version, CallerPid: os.Getpid(), JSON: true, Routed: true}
 	if st, err := os.Stat(env.Cwd); err != nil || !st.IsDir() {
 		env.Cwd = k.cfg.AgentDir
 	}
 	return spec, r, env, nil
+}
+
+// remoteVerb refuses what another node's caller has no business running
+// here through a routed verb: the cluster routes inspect, logs and mailbox
+// only for a run's, room's or branch's address, and ps for this node's
+// rows. Anything else would reach this node's own state by another way
+// than the request's checks (a coordinator's follow-ups, a session's
+// record, a state_dir path on this machine) or ask the cluster again.
+func remoteVerb(r verbs.Request) error {
+	refuse := func(format string, a ...any) error {
+		return &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf(format, a...) + " is not served to other nodes"}
+	}
+	switch v := r.(type) {
+	case *verbs.Inspect:
+		kind, _, _ := strings.Cut(v.Target, ":")
+		if kind != mailbox.KindRun && kind != mailbox.KindRoom && kind != mailbox.KindBranch {
+			return refuse("inspect target=%s (only run:, room: and branch: addresses)", v.Target)
+		}
+	case *verbs.Mailbox:
+		if v.Address == "" || v.StateDir != "" {
+			return refuse("mailbox without address=branch:<run>/<branch> (a state_dir is a path on the caller's machine)")
+		}
+	case *verbs.Ps:
+		if v.Cluster {
+			return refuse("ps --cluster (each node answers for itself)")
+		}
+	}
+	return nil
 }
 
 // remoteEnviron is the environment a request from another node is

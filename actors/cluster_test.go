@@ -159,6 +159,20 @@ func TestHandleRefusesWhatOtherNodesMayNotAsk(t *testing.T) {
 			t.Fatalf("%s %s from node b: %+v, want refused with 64", req.Op, req.Params, resp)
 		}
 	}
+	// Nor through a routed verb: only what the cluster routes.
+	for _, params := range []string{
+		`{"verb":"inspect","params":{"target":"coordinator","view":"followups"}}`,
+		`{"verb":"inspect","params":{"target":"session:s1","view":"runs"}}`,
+		`{"verb":"mailbox","params":{"action":"claim","state_dir":"/elsewhere/w1"}}`,
+		`{"verb":"ps","params":{"cluster":true}}`,
+	} {
+		if resp := k.Handle("b", wire.Request{Op: "verb", Session: "s1", Params: json.RawMessage(params)}); resp.Error == nil || resp.Error.Exit != 64 {
+			t.Fatalf("verb %s from node b: %+v, want refused with 64", params, resp)
+		}
+	}
+	if resp := k.Handle("b", wire.Request{Op: "verb", Session: "s1", Params: json.RawMessage(`{"verb":"inspect","params":{"target":"run:nosuch","view":"status"}}`)}); resp.Error == nil || resp.Error.Exit != 66 {
+		t.Fatalf("inspect of a run from node b: %+v, want 66 (no such run here)", resp)
+	}
 	for _, op := range []string{"watch", "events", "knowledge_ingest"} {
 		var got []wire.Response
 		k.HandleStream("b", wire.Request{Op: op, Session: "s1"}, func(r wire.Response) error { got = append(got, r); return nil }, make(chan struct{}))
