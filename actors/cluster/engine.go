@@ -152,7 +152,19 @@ func (e *engine) shutdown(graceful bool) {
 	defer func() { recover() }() // the engine's own shutdown may panic on a half-started member
 	defer e.system.Shutdown()
 	if e.provider != nil {
-		_ = e.provider.Shutdown(graceful)
+		// A provider whose service is gone may wait for it for ever (the
+		// etcd provider deregisters without a deadline): the member is
+		// gone anyway once its lease or TTL runs out.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { recover() }()
+			_ = e.provider.Shutdown(graceful)
+		}()
+		select {
+		case <-done:
+		case <-time.After(providerTimeout):
+		}
 	}
 	if e.cluster == nil {
 		return
