@@ -272,3 +272,19 @@ func TestRebuildHandsRemoteFollowupsToTheCluster(t *testing.T) {
 		t.Fatalf("follow-ups queued at rebuild for session s1 (home b): cluster told %v, want s1", got)
 	}
 }
+
+// TestFollowupsFromAnotherNodeGoOnToTheSessionsHome: follow-ups another
+// node delivers here for a session whose coordinator is on a third node
+// (a run here, spawned from there, spawned a run on the other node) are
+// handed on to the cluster side, not left in this node's queue.
+func TestFollowupsFromAnotherNodeGoOnToTheSessionsHome(t *testing.T) {
+	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
+	k := startClustered(t, cl)
+	k.SetSessionHome("s1", "c")
+	if err := k.EnqueueFollowups("s1", []actors.Followup{{ID: "w9.1.done", Kind: "transition", Run: "w9", Status: "done"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cl.pendingSessions(); !slices.Contains(got, "s1") {
+		t.Fatalf("follow-ups from node b for session s1 (home c): cluster told %v, want s1", got)
+	}
+}
