@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
-	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -41,7 +42,8 @@ type Cluster interface {
 	// View answers `cluster` requests (view=nodes, status, …).
 	View(req wire.Request) (any, error)
 	// Pending says a session homed on another node has follow-ups queued
-	// here: the cluster side delivers them to that node.
+	// here: the cluster side delivers them to that node. It may come
+	// before Start (the kernel rebuilds its runs first) and never blocks.
 	Pending(session string)
 }
 
@@ -117,7 +119,7 @@ func (k *Kernel) routeTarget(req *wire.Request) (string, error) {
 			return "", nil
 		}
 		if node == "" {
-			if k.cluster != nil && req.Op == "message" {
+			if k.cluster != nil {
 				return k.locateBare(addr)
 			}
 			break
@@ -156,6 +158,41 @@ func (k *Kernel) routeTarget(req *wire.Request) (string, error) {
 	return target, nil
 }
 
+// remoteOps are the operations another node's kernel may ask of this one:
+// what routeTarget forwards (spawn node=/placement=, message and
+// watch_room to another node's address, the routed verbs, knowledge
+// scope=cluster). The rest — stop, session, followups, watch, events,
+// knowledge_ingest, … — is this machine's own business.
+var remoteOps = map[string]bool{"spawn": true, "message": true, "verb": true, "knowledge": true, "watch_room": true, "verb_stream": true}
+
+// remoteKnowledgeOps are the knowledge operations scope=cluster asks of
+// another node (read-only).
+var remoteKnowledgeOps = []string{"recall", "search_all"}
+
+// checkRemote refuses what another node may not ask of this one: a request
+// that does not name the node it comes from (taken for a local one, it
+// could be forwarded again and would keep the caller's run identity), one
+// that claims to come from this node, and an operation not served to
+// other nodes.
+func (k *Kernel) checkRemote(from string, req wire.Request) error {
+	if !config.ValidNode(from) || from == k.nodeName() {
+		return &wire.Error{Code: "invalid_request", Exit: 65, Message: fmt.Sprintf("a request over the cluster must name the node it comes from, another than this one (got from=%q)", from)}
+	}
+	refuse := func(what string) error {
+		return &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf("%s is not served to other nodes (node %s asked node %s)", what, from, k.nodeName())}
+	}
+	if !remoteOps[req.Op] {
+		return refuse("operation " + strconv.Quote(req.Op))
+	}
+	if req.Op == "knowledge" {
+		var call verbs.KnowledgeCall
+		if json.Unmarshal(req.Params, &call) != nil || call.Batch != nil || !slices.Contains(remoteKnowledgeOps, call.Op) {
+			return refuse(fmt.Sprintf("knowledge %q (other nodes may ask %s)", call.Op, strings.Join(remoteKnowledgeOps, ", ")))
+		}
+	}
+	return nil
+}
+
 // locateBare resolves a bare run:/room:/branch: address that names no
 // run here to the one node that has it.
 func (k *Kernel) locateBare(addr string) (string, error) {
@@ -163,7 +200,7 @@ func (k *Kernel) locateBare(addr string) (string, error) {
 	if err != nil || a.ID == "" || (a.Kind != mailbox.KindRun && a.Kind != mailbox.KindRoom && a.Kind != mailbox.KindBranch) {
 		return "", nil
 	}
-	if _, err := os.Stat(string(runs.StateDirFor(k.cfg.AgentDir, a.ID))); err == nil {
+	if verbs.RunHere(k.cfg.AgentDir, a.ID) {
 		return "", nil
 	}
 	nodes := k.cluster.Locate(a.ID)
@@ -272,7 +309,12 @@ func (k *Kernel) verbRequest(req wire.Request) (*verbs.Spec, verbs.Request, *ver
 	if err := r.Validate(); err != nil {
 		return nil, nil, nil, err
 	}
-	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: remoteEnviron(req),
+	if req.From != "" {
+		if err := remoteVerb(r); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: req.Env,
 		Version: k.cfg.Version, CallerPid: os.Getpid(), JSON: true, Routed: true}
 	if st, err := os.Stat(env.Cwd); err != nil || !st.IsDir() {
 		env.Cwd = k.cfg.AgentDir
@@ -280,23 +322,69 @@ func (k *Kernel) verbRequest(req wire.Request) (*verbs.Spec, verbs.Request, *ver
 	return spec, r, env, nil
 }
 
-// remoteEnviron is the environment a verb from another node runs with:
-// the caller's, without the identity of a run on that node (a run id there
-// names nothing here).
-func remoteEnviron(req wire.Request) []string {
-	if req.From == "" {
-		return req.Env
+// remoteVerb refuses what another node's caller has no business running
+// here through a routed verb: the cluster routes inspect, logs and mailbox
+// only for a run's, room's or branch's address, and ps for this node's
+// rows. Anything else would reach this node's own state by another way
+// than the request's checks (a coordinator's follow-ups, a session's
+// record, a state_dir path on this machine) or ask the cluster again.
+func remoteVerb(r verbs.Request) error {
+	refuse := func(format string, a ...any) error {
+		return &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf(format, a...) + " is not served to other nodes"}
 	}
-	out := slices.DeleteFunc(slices.Clone(req.Env), func(kv string) bool {
+	switch v := r.(type) {
+	case *verbs.Inspect:
+		kind, _, _ := strings.Cut(v.Target, ":")
+		if kind != mailbox.KindRun && kind != mailbox.KindRoom && kind != mailbox.KindBranch {
+			return refuse("inspect target=%s (only run:, room: and branch: addresses)", v.Target)
+		}
+	case *verbs.Mailbox:
+		if v.Address == "" || v.StateDir != "" {
+			return refuse("mailbox without address=branch:<run>/<branch> (a state_dir is a path on the caller's machine)")
+		}
+	case *verbs.Ps:
+		if v.Cluster {
+			return refuse("ps --cluster (each node answers for itself)")
+		}
+	}
+	return nil
+}
+
+// remoteEnviron is the environment a request from another node is
+// handled with: the caller's, without the identity of a run on that node
+// (a run id there names nothing here, or another run: it must not become
+// a spawned run's parent, a message's sender or a knowledge write's
+// source).
+func remoteEnviron(from string, env []string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "PI_ACTORS_RUN_ID=") || strings.HasPrefix(kv, "PI_ACTORS_STATE_DIR=")
 	})
 	for i, kv := range out {
 		// A claim's owner is the caller's run, qualified with its node.
 		if addr, ok := strings.CutPrefix(kv, "PI_ACTORS_ADDRESS="); ok && addr != "" && !strings.Contains(addr, "@") {
-			out[i] += "@" + req.From
+			out[i] += "@" + from
 		}
 	}
 	return out
+}
+
+// checkCwd refuses a spawn whose working directory is not a directory
+// here, before anything is written: a run starts in its caller's
+// directory, and a caller on another node may be in one this machine does
+// not have (the supervisor would not start, naming its own binary).
+func (k *Kernel) checkCwd(req wire.Request) error {
+	if req.Cwd == "" {
+		return nil
+	}
+	if st, err := os.Stat(req.Cwd); err == nil && st.IsDir() {
+		return nil
+	}
+	where := "here"
+	if n := k.nodeName(); n != "" {
+		where = "on node " + n
+	}
+	return &wire.Error{Code: "not_found", Exit: 66, Message: fmt.Sprintf("spawn: the working directory %s does not exist %s (a run starts in its caller's directory)", req.Cwd, where),
+		Hint: "call from a directory that exists there too"}
 }
 
 // nodeName is this kernel's node name ("" without a cluster).

@@ -149,7 +149,9 @@ func (k *Kernel) DeliveredFollowups(session string, ids ...string) { k.delivered
 
 // EnqueueFollowups appends follow-ups delivered from another node to a
 // session's queue, idempotent by id (a retried delivery adds nothing), and
-// wakes the session's watchers.
+// wakes the session's watchers — or, when the session's coordinator is on
+// yet another node (a run here, spawned from there, spawned the run
+// elsewhere), hands them on to it.
 func (k *Kernel) EnqueueFollowups(session string, list []Followup) error {
 	q := mailbox.NewInbox(k.sessionFile(session))
 	added := false
@@ -161,7 +163,7 @@ func (k *Kernel) EnqueueFollowups(session string, list []Followup) error {
 		added = added || !dup
 	}
 	if added {
-		k.system.Root.Send(k.sess, &notifySession{session: session})
+		k.queued(session)
 	}
 	return nil
 }

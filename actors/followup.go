@@ -43,8 +43,15 @@ func (k *Kernel) enqueue(session string, f Followup) {
 	} else if dup {
 		return
 	}
+	k.queued(session)
+}
+
+// queued wakes whoever delivers a session's newly queued follow-ups: the
+// cluster side when the session's coordinator is on another node, else
+// the session's watchers here.
+func (k *Kernel) queued(session string) {
 	if k.cluster != nil && k.SessionHome(session) != "" {
-		k.cluster.Pending(session) // the session's coordinator is on another node
+		k.cluster.Pending(session)
 		return
 	}
 	k.system.Root.Send(k.sess, &notifySession{session: session})

@@ -109,6 +109,11 @@ type liveRun struct {
 func Run(ctx context.Context, cfg Config) error {
 	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, killing: map[runs.Dir]chan struct{}{},
 		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir)}
+	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
+		// Known before anything runs: follow-ups queued at rebuild for a
+		// session on another node go to it (it is started below).
+		k.cluster = cfg.Cluster
+	}
 	if err := os.MkdirAll(k.tmp, 0o700); err != nil {
 		return fmt.Errorf("kernel: %w", err)
 	}
@@ -159,8 +164,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	k.log.Info("kernel started", "pid", os.Getpid(), "socket", k.ln.Addr().String(), "version", cfg.Version)
-	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
-		k.cluster = cfg.Cluster
+	if k.cluster != nil {
 		k.cluster.Start(k)
 		defer k.cluster.Stop()
 	}

@@ -319,7 +319,10 @@ func (k *Kernel) stream(h func(k *Kernel, req wire.Request, write func(wire.Resp
 // exactly as a local client's request (the same validation, ownership and
 // session checks), except that it is never forwarded again.
 func (k *Kernel) Handle(from string, req wire.Request) wire.Response {
-	req.From = from
+	if err := k.checkRemote(from, req); err != nil {
+		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
+	}
+	req.From, req.Env = from, remoteEnviron(from, req.Env)
 	return k.dispatch(req)
 }
 
@@ -330,7 +333,11 @@ func (k *Kernel) HandleStream(from string, req wire.Request, write func(wire.Res
 	if !ok {
 		return false
 	}
-	req.From = from
+	if err := k.checkRemote(from, req); err != nil {
+		write(wire.Response{ID: req.ID, Error: verbs.Classify(err)})
+		return true
+	}
+	req.From, req.Env = from, remoteEnviron(from, req.Env)
 	k.stream(h, req, write, gone)
 	return true
 }

@@ -79,6 +79,9 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 
 // prepare builds and checks the run spec of a spawn request.
 func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string, error) {
+	if err := k.checkCwd(req); err != nil {
+		return runs.Spec{}, nil, err
+	}
 	if p.Workflow != nil {
 		spec, err := k.prepareWorkflow(req, p, nil)
 		return spec, nil, err

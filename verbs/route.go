@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -93,7 +92,7 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 		*field = addr
 		return nil, false, nil
 	case node == "":
-		if run == "" || runHere(env.AgentDir, run) {
+		if run == "" || RunHere(env.AgentDir, run) {
 			return nil, false, nil
 		}
 		// Not here: the kernel finds the one node that has it.
@@ -104,7 +103,7 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 	}
 	params := map[string]any{"verb": verb, "params": req}
 	if l, ok := req.(*Logs); ok && bool(l.Follow) && env.Stream != nil {
-		out, err := env.streamNode(ctx, node, params)
+		out, err := env.streamNode(ctx, node, run, params)
 		return out, true, err
 	}
 	var ro RoutedOutcome
@@ -143,9 +142,9 @@ func isTokenByte(c byte) bool {
 	return c == '-' || c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// streamNode runs a routed verb that streams text (logs -f) on node: the
-// chunks go to env.Stream as they come.
-func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outcome, error) {
+// streamNode runs a routed verb about run that streams text (logs -f) on
+// node: the chunks go to env.Stream as they come.
+func (env *Env) streamNode(ctx context.Context, node, run string, params any) (*Outcome, error) {
 	out := &Outcome{Streamed: true}
 	err := env.stream(ctx, "verb_stream", node, params, func(resp *wire.Response) (bool, error) {
 		var frame struct {
@@ -156,7 +155,7 @@ func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outco
 			return true, err
 		}
 		if frame.Outcome != nil {
-			out = frame.Outcome.Outcome()
+			out = frame.Outcome.Qualified(run)
 			return true, nil
 		}
 		_, err := io.WriteString(env.Stream, frame.Chunk)
@@ -165,12 +164,15 @@ func (env *Env) streamNode(ctx context.Context, node string, params any) (*Outco
 	return out, err
 }
 
-// runHere reports whether this node has a run with that id.
-func runHere(agentDir, run string) bool {
+// RunHere reports whether this node has a run with that id: in its
+// default state dir or, indexed, in a state_dir of its own. A bare
+// run:<id> is this node's run whenever it has one (the kernel asks the
+// cluster only otherwise).
+func RunHere(agentDir, run string) bool {
 	if runs.ValidID(run) != nil {
 		return true // let the local verb report the bad id
 	}
-	_, err := os.Stat(string(runs.StateDirFor(agentDir, run)))
+	_, err := runs.Resolve(agentDir, run)
 	return err == nil
 }
 

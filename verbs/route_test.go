@@ -1,6 +1,9 @@
 package verbs
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestQualifyRun(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -11,6 +14,22 @@ func TestQualifyRun(t *testing.T) {
 	} {
 		if got := QualifyRun(c.in, "w1", "b"); got != c.want {
 			t.Errorf("QualifyRun(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestQualifyResult: a JSON answer from another node names the node in
+// its run addresses (next actions too) and in "node"; what it cannot read
+// comes back untouched.
+func TestQualifyResult(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"address":"run:w1","next_actions":["inspect target=run:w1 view=tail"]}`, `{"address":"run:w1@b","next_actions":["inspect target=run:w1@b view=tail"],"node":"b"}`},
+		{`{"address":"run:w1@b","node":"b"}`, `{"address":"run:w1@b","node":"b"}`},
+		{`["run:w1"]`, `["run:w1"]`},
+		{`{"broken"`, `{"broken"`},
+	} {
+		if got := string(QualifyResult(json.RawMessage(c.in), "w1", "b")); got != c.want {
+			t.Errorf("QualifyResult(%s) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }

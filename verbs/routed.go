@@ -33,21 +33,37 @@ func (r *RoutedOutcome) Outcome() *Outcome {
 }
 
 // Qualified is the outcome as the caller on another node sees it: its
-// run:<run> addresses name the node, and an object result carries
-// "node".
+// run:<run> addresses name the node (in the text and in the result, next
+// actions included), and an object result carries "node".
 func (r *RoutedOutcome) Qualified(run string) *Outcome {
 	out := r.Outcome()
 	out.Text = QualifyRun(out.Text, run, r.Node)
-	if len(r.Result) > 0 && r.Result[0] == '{' {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(r.Result, &m) == nil {
-			if _, ok := m["node"]; !ok {
-				m["node"], _ = json.Marshal(r.Node)
-				if b, err := json.Marshal(m); err == nil {
-					out.Result = json.RawMessage(b)
-				}
-			}
-		}
+	if len(r.Result) > 0 {
+		out.Result = QualifyResult(r.Result, run, r.Node)
 	}
 	return out
+}
+
+// QualifyResult is a JSON answer about run from node as a caller on
+// another node reads it: every run:<run> in it names the node, and an
+// object gets "node" when it has none. Anything it cannot read comes back
+// as it was.
+func QualifyResult(raw json.RawMessage, run, node string) json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' {
+		return raw
+	}
+	q := json.RawMessage(QualifyRun(string(raw), run, node))
+	var m map[string]json.RawMessage
+	if json.Unmarshal(q, &m) != nil {
+		return raw // never break an answer
+	}
+	if _, ok := m["node"]; ok {
+		return q
+	}
+	m["node"], _ = json.Marshal(node)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return q
+	}
+	return b
 }

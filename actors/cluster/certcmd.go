@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/pki"
 )
 
@@ -66,7 +67,7 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 		if node == "" || ca == "" || out == "" {
 			return certFail(stdout, stderr, asJSON, "usage", 64, "cluster cert needs node=<name> ca=<CA dir> out=<directory>")
 		}
-		if !validName(node) {
+		if !config.ValidNode(node) {
 			return certFail(stdout, stderr, asJSON, "invalid_node", 64, fmt.Sprintf("node must be letters, digits, '.', '_' or '-' (got %q)", node))
 		}
 		var hosts []string
@@ -120,16 +121,4 @@ func certFail(stdout, stderr io.Writer, asJSON bool, code string, exit int, msg 
 		fmt.Fprintf(stderr, "error: %s\n", msg)
 	}
 	return exit
-}
-
-func validName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > 63 {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '-' || r == '_' || r == '.' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
-			return false
-		}
-	}
-	return true
 }

@@ -38,8 +38,8 @@ func TestClusterRoutes(t *testing.T) {
 		})
 	}
 	env, _ := c.json("a", "inspect", "target=run:w1", "view=status")
-	if res, _ := env["result"].(map[string]any); res["node"] != "b" {
-		t.Fatalf("a routed result carries node b: %v", env)
+	if res, _ := env["result"].(map[string]any); res["node"] != "b" || !strings.Contains(fmt.Sprint(res["next_actions"]), "target=run:w1@b view=tail") {
+		t.Fatalf("a routed result carries node b and its next actions name it: %v", env)
 	}
 	if o := c.run("a", "inspect", "target=run:w1", "view=status"); !strings.Contains(o, "target=run:w1@b_view=tail") {
 		t.Fatalf("next actions of a routed inspect name the node: %s", o)
@@ -66,6 +66,20 @@ func TestClusterRoutes(t *testing.T) {
 	o, code := c.cli("a", "inspect", "target=run:dup", "view=status")
 	if code != 64 || !strings.Contains(o, "run:dup@b") || !strings.Contains(o, "run:dup@c") {
 		t.Fatalf("ambiguous bare id: exit %d\n%s", code, o)
+	}
+
+	// A bare id is this node's run whenever it has one, also in a
+	// state_dir of its own (not the default one), although b has one too.
+	own := filepath.Join(c.dir, "own-state", "mine")
+	c.run("a", "spawn", "as=run:mine", "state_dir="+own, "template=sleep 60")
+	c.run("a", "spawn", "as=run:mine", "node=b", "template=sleep 60")
+	env, _ = c.json("a", "inspect", "target=run:mine", "view=status")
+	if res, _ := env["result"].(map[string]any); res["node"] == "b" || !strings.Contains(fmt.Sprint(res), own) {
+		t.Fatalf("bare run:mine on a, which has it in its own state_dir: %v", env)
+	}
+	c.run("a", "message", "to=run:mine", "type=greet.mine")
+	if inbox, _ := os.ReadFile(filepath.Join(own, "inbox.jsonl")); !strings.Contains(string(inbox), "greet.mine") {
+		t.Fatalf("a message to bare run:mine did not reach a's run: %s", inbox)
 	}
 
 	// ps --cluster: every node's runs, with a NODE column.
@@ -207,10 +221,16 @@ func TestClusterMemberLoss(t *testing.T) {
 		return code == 0
 	})
 	syscall.Kill(c.kernelPid("b"), syscall.SIGKILL)
+	// Asked before a noticed: the answer comes once it does, not after
+	// the forward's timeout.
+	start := time.Now()
+	if o, code := c.cli("a", "inspect", "target=run:keep@b", "view=status"); code != 69 || time.Since(start) > 7*time.Second {
+		t.Fatalf("inspect of a run on a node killed a moment ago: exit %d after %s\n%s", code, time.Since(start), o)
+	}
 	if d := c.waitStatus("a", 5*time.Second, "unreachable", "b"); d > 5*time.Second {
 		t.Fatalf("loss detected after %s", d)
 	}
-	start := time.Now()
+	start = time.Now()
 	o, code := c.cli("a", "inspect", "target=run:keep@b", "view=status")
 	if code != 69 || !strings.Contains(o, "last known status of run:keep@b: running") || time.Since(start) > 2*time.Second {
 		t.Fatalf("inspect of a run on a lost node: exit %d after %s\n%s", code, time.Since(start), o)
@@ -238,11 +258,32 @@ func TestClusterMemberLoss(t *testing.T) {
 		t.Fatalf("run:keep after b rejoined: %s", o)
 	}
 
-	// SIGSTOP: the same, and back after SIGCONT.
+	// SIGSTOP: the same, and back after SIGCONT. Streams across it end
+	// on both sides: a's logs -f of a run on c ends once c is unreachable
+	// (a stopped node never says so itself), c's logs -f of a run on a
+	// once c's kernel runs again (it rejoins under a new member id, and
+	// its old member hears nothing more).
+	c.run("a", "spawn", "as=run:ticker", "node=c", "template=sh -c 'while :; do echo tick; sleep 0.3; done'")
+	c.run("a", "spawn", "as=run:quiet", "template=sh -c 'echo ready; sleep 120'")
+	eventually(t, 10*time.Second, "c knows run:quiet", func() bool {
+		_, code := c.cli("c", "inspect", "target=run:quiet@a", "view=status")
+		return code == 0
+	})
+	fromA := c.background("a", "logs", "ticker@c", "-f")
+	fromC := c.background("c", "logs", "quiet@a", "-f")
+	eventually(t, 10*time.Second, "both streams flow", func() bool {
+		return strings.Contains(fromA.out.String(), "tick") && strings.Contains(fromC.out.String(), "ready")
+	})
 	cpid := c.kernelPid("c")
 	syscall.Kill(cpid, syscall.SIGSTOP)
 	c.waitStatus("a", 5*time.Second, "unreachable", "c")
+	if code := fromA.exited(t, 5*time.Second, "a's logs -f of a run on the stopped node c"); code != 69 {
+		t.Fatalf("a's logs -f of a run on the stopped node c: exit %d, want 69\n%s", code, fromA.out.String())
+	}
 	syscall.Kill(cpid, syscall.SIGCONT)
+	if code := fromC.exited(t, 10*time.Second, "c's logs -f of a run on a, after c ran again"); code != 69 {
+		t.Fatalf("c's logs -f of a run on a after c ran again: exit %d, want 69\n%s", code, fromC.out.String())
+	}
 	c.waitUp("a", 15*time.Second, "c")
 	c.waitUp("c", 15*time.Second, "a", "b")
 	c.run("a", "spawn", "as=run:afterstop", "node=c", "template=sleep 30")
@@ -297,7 +338,7 @@ func TestClusterBadConfig(t *testing.T) {
 	})
 	// A bind that is not loopback, without TLS.
 	c.add("notls", func(m *member) {
-		m.config = fmt.Sprintf("name = \"test\"\nnode = \"notls\"\nprovider = \"automanaged\"\nmanage = \"127.0.0.1:%d\"\nbind = \"0.0.0.0:0\"\nadvertise = \"127.0.0.1:1\"\n", m.manage)
+		m.config = fmt.Sprintf("name = \"test\"\nnode = \"notls\"\nprovider = \"automanaged\"\nmanage = \"127.0.0.1:%d\"\nbind = \"0.0.0.0:1\"\nadvertise = \"127.0.0.1:1\"\n", m.manage)
 	})
 	// An etcd nobody runs.
 	c.add("noetcd", func(m *member) {
@@ -353,6 +394,27 @@ func TestClusterDuplicateNode(t *testing.T) {
 	if st := c.nodes("a")["b"]; st != "up" {
 		t.Fatalf("the first b is %s on a", st)
 	}
+
+	// The same when the first b was away while the second one came, and
+	// came back under a new member id (its engine starts anew): the
+	// kernel started later still leaves, not the one that renewed last.
+	c.run("b2", "kernel", "stop")
+	bpid := c.kernelPid("b")
+	syscall.Kill(bpid, syscall.SIGSTOP)
+	c.waitStatus("a", 10*time.Second, "unreachable", "b")
+	c.start("b2")
+	eventually(t, 20*time.Second, "the second b is a member while the first one is stopped", func() bool {
+		o, _ := c.cli("b2", "kernel", "status", "--json")
+		return strings.Contains(o, `"state":"up"`)
+	})
+	syscall.Kill(bpid, syscall.SIGCONT)
+	eventually(t, 30*time.Second, "the second b leaves again", func() bool {
+		o, _ := c.cli("b2", "kernel", "status", "--json")
+		return strings.Contains(o, "duplicate node name")
+	})
+	if o, _ := c.cli("b", "kernel", "status", "--json"); strings.Contains(o, "duplicate node name") || !strings.Contains(o, `"state":"up"`) {
+		t.Fatalf("the first b after it came back:\n%s", o)
+	}
 }
 
 // TestClusterRoomsAndStreams: a worker on b takes part in the room of a
@@ -374,6 +436,20 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 	}
 	defer func() { watch.Process.Kill(); watch.Wait() }()
 
+	// A bare room address resolves to the one node that has the run.
+	eventually(t, 10*time.Second, "b knows run:coord is on a", func() bool {
+		_, code := c.cli("b", "inspect", "target=run:coord", "view=status")
+		return code == 0
+	})
+	bare := exec.Command(filepath.Join(bin, "pi-actors"), "watch", "target=room:coord")
+	bare.Env = watch.Env
+	var bout syncBuffer
+	bare.Stdout, bare.Stderr = &bout, &bout
+	if err := bare.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { bare.Process.Kill(); bare.Wait() }()
+
 	env, code := c.json("b", "mailbox", "claim", "address=branch:coord/w1@a", "wait=10s")
 	if code != 0 {
 		t.Fatalf("claim from b: exit %d %v", code, env)
@@ -387,6 +463,9 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 	c.run("b", "message", "to=room:coord@a", "from=branch:coord/w1", "type=task.result", "body:={\"task\":7,\"ok\":true}")
 	eventually(t, 10*time.Second, "b's watch of room:coord@a shows the result", func() bool {
 		return strings.Contains(wout.String(), "task.result")
+	})
+	eventually(t, 10*time.Second, "b's watch of the bare room:coord shows the result", func() bool {
+		return strings.Contains(bout.String(), "task.result")
 	})
 	o := c.run("a", "inspect", "target=branch:coord/w1", "view=mailbox")
 	if !strings.Contains(o, "handled") {

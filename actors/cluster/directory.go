@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,13 +237,10 @@ func (d *directory) expectsPeers() bool {
 // ping asks one member about itself; an answer over the mutual-TLS
 // remote makes it trusted and up.
 func (d *directory) ping(eng *engine, node, addr string) {
-	res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindPing, From: d.s.node}), pingTimeout).Result()
+	e, err := eng.request(addr, &envelope{Kind: kindPing, From: d.s.node}, pingTimeout)
 	var p *pong
 	if err == nil {
-		var e *envelope
-		if e, err = unpack(res); err == nil {
-			p = e.Info
-		}
+		p = e.Info
 	}
 	d.mu.Lock()
 	n := d.nodes[node]
@@ -251,6 +249,10 @@ func (d *directory) ping(eng *engine, node, addr string) {
 		return
 	}
 	n.inflight = false
+	if errors.Is(err, errEngineStopped) {
+		d.mu.Unlock()
+		return // this member restarted: the node is asked again by the new one
+	}
 	if p == nil || p.Node != node {
 		n.failures++
 		if n.stuckFrom.IsZero() {
@@ -286,11 +288,7 @@ const pingTimeout = time.Second
 
 // fetchDigest reads a member's runs.
 func (d *directory) fetchDigest(eng *engine, node, addr, version string) {
-	res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindDigest, From: d.s.node}), 5*time.Second).Result()
-	var e *envelope
-	if err == nil {
-		e, err = unpack(res)
-	}
+	e, err := eng.request(addr, &envelope{Kind: kindDigest, From: d.s.node}, 5*time.Second)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := d.nodes[node]
@@ -306,10 +304,12 @@ func (d *directory) fetchDigest(eng *engine, node, addr, version string) {
 	d.dirty = true
 }
 
-// checkDuplicate: another live member with this node's name. The younger
-// one leaves (a kernel restarted a moment ago may still be listed under
-// its old id: that one does not answer, so it is no duplicate). Each
-// member id is checked once, off the loop.
+// checkDuplicate: another live member with this node's name. The kernel
+// started later leaves — by kernel start, not engine start: a kernel
+// that renewed its member id is no younger for it (a kernel restarted a
+// moment ago may still be listed under its old id: that one does not
+// answer, so it is no duplicate). Each member id is checked once, off the
+// loop.
 func (d *directory) checkDuplicate(eng *engine, addr, id string) {
 	d.mu.Lock()
 	if d.checked == nil {
@@ -322,18 +322,17 @@ func (d *directory) checkDuplicate(eng *engine, addr, id string) {
 		return
 	}
 	go func() {
-		res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindPing, From: d.s.node}), 2*pingTimeout).Result()
+		e, err := eng.request(addr, &envelope{Kind: kindPing, From: d.s.node}, 2*pingTimeout)
 		if err != nil {
 			d.mu.Lock()
 			delete(d.checked, id) // it may answer later
 			d.mu.Unlock()
 			return
 		}
-		e, err := unpack(res)
-		if err != nil || e.Info == nil || e.Info.MemberID == eng.id {
+		if e.Info == nil || e.Info.MemberID == eng.id {
 			return
 		}
-		if e.Info.StartedAt.Before(eng.started) {
+		if e.Info.StartedAt.Before(d.s.k.Started()) {
 			d.s.duplicate(fmt.Errorf("%w: node %q is already a member (member %s at %s, started %s); give this kernel another [cluster] node", errDuplicate, d.s.node, id, addr, e.Info.StartedAt.Format(time.RFC3339)))
 		}
 	}()
@@ -364,7 +363,7 @@ func (d *directory) goodbye(eng *engine) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eng.system.Root.RequestFuture(pidOf(a), pack(&envelope{Kind: kindBye, From: d.s.node}), 300*time.Millisecond).Wait()
+			eng.request(a, &envelope{Kind: kindBye, From: d.s.node}, 300*time.Millisecond)
 		}()
 	}
 	wg.Wait()

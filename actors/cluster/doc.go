@@ -12,9 +12,13 @@
 // ownership and session checks as a local client's, and is never
 // forwarded again. A request is a wire.Request as JSON inside a
 // protobuf BytesValue (the remote's serializer needs protobuf messages;
-// the typed requests are what travels). Streams (watch_room, logs -f)
-// are a pair of actors, one per side, that watch each other: when either
-// side's process or link dies, the other side's watch fires.
+// the typed requests are what travels). Another node may ask only what
+// the cluster forwards (actors.Kernel checks the operation and the node
+// it comes from). Streams (watch_room, logs -f) are a pair of actors, one
+// per side, that watch each other: when either side's process or link
+// dies, the other side's watch fires; each side also ends the stream when
+// the other node is no longer up in its directory (a stopped node never
+// closes its links) or its own engine stopped.
 //
 // The directory is this package's view of the members: the provider's
 // topology says who is a member; a ping over the remote to each member's
@@ -49,8 +53,17 @@
 // # Concurrency
 //
 // One goroutine (the side's loop) owns starting, restarting and stopping
-// the engine and refreshing the directory; requests from the kernel and
-// from the gateway run on their own goroutines, bounded.
+// the engine and refreshing the directory; another (the pusher) delivers
+// follow-ups, with whichever engine is current. Requests from the kernel
+// and from the gateway run on their own goroutines (the gateway's at most
+// 64 at once, queued off the actor so pings are always answered); pings
+// and digest fetches run one at a time per member. Everything that waits
+// on another node waits at most its timeout and no longer than the engine
+// it went out on: a stopped engine (Stop, a renewal) ends its requests and
+// streams at once, and its remote finishes shutting down in the
+// background. A stream also ends when the other node is no longer up.
+// The directory has its own lock; the side's state, error and engine
+// share another.
 //
 // # Crash behaviour
 //

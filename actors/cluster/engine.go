@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -32,8 +34,52 @@ type engine struct {
 	gateway  *actor.PID
 	id       string
 	address  string
-	started  time.Time
+	// done is closed when the engine stops: what waits on it (requests,
+	// streams) ends at once — their answers would go to an address
+	// nobody serves any more.
+	done     chan struct{}
+	stopOnce sync.Once
 }
+
+// errEngineStopped: this node's member stopped (or restarted under a new
+// member id) while a request waited for its answer.
+var errEngineStopped = errors.New("this node's cluster member stopped or restarted under a new member id meanwhile (what was asked may have been done there)")
+
+// request asks the gateway at addr and waits for its answer: at most
+// timeout, and no longer than the engine runs.
+func (e *engine) request(addr string, msg *envelope, timeout time.Duration) (*envelope, error) {
+	return e.requestUntil(addr, msg, timeout, nil)
+}
+
+// requestUntil is request that also gives up (errNodeDown) when abort
+// closes.
+func (e *engine) requestUntil(addr string, msg *envelope, timeout time.Duration, abort <-chan struct{}) (*envelope, error) {
+	fut := e.system.Root.RequestFuture(pidOf(addr), pack(msg), timeout)
+	type answer struct {
+		res any
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := fut.Result()
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return nil, a.err
+		}
+		return unpack(a.res)
+	case <-e.done:
+		return nil, errEngineStopped
+	case <-abort:
+		return nil, errNodeDown
+	}
+}
+
+// errNodeDown: the node went down (unreachable, left) while a request
+// waited for its answer.
+var errNodeDown = errors.New("it went down while the request waited for its answer (what was asked may have been done there)")
 
 // startEngine starts a member. The engine panics on errors it cannot
 // return (a port it cannot listen on, a provider it cannot reach); those
@@ -54,9 +100,10 @@ func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
 	}
 	host, portS, _ := net.SplitHostPort(cfg.Bind)
 	port, _ := strconv.Atoi(portS)
-	// The engine's default queues hold a million messages each; a kernel
-	// sends far fewer, and smaller queues keep its memory down.
-	opts := []remote.ConfigOption{remote.WithEndpointWriterQueueSize(10000), remote.WithEndpointManagerQueueSize(10000)}
+	// The remote's queue to each peer starts with room for a million
+	// messages (16 MB a peer before anything is sent; it grows when
+	// full): a kernel sends far fewer, so it starts smaller.
+	opts := []remote.ConfigOption{remote.WithEndpointWriterQueueSize(10000)}
 	if cfg.Advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
@@ -65,49 +112,83 @@ func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
 			remote.WithServerOptions(grpc.Creds(credentials.NewTLS(tlsPair.server))),
 			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(tlsPair.client))))
 	}
-	logger := slog.New(newQuietHandler(s.k.Log().Handler())).With("component", "cluster-engine")
+	logger := slog.New(newQuietHandler(s.log.Handler())).With("engine", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	eng = &engine{system: system, provider: provider, id: memberID(s.node), started: time.Now().UTC()}
-	system.ID = eng.id
-	ccfg := pcluster.Configure(cfg.Name, provider, disthash.New(), remote.Configure(host, port, opts...),
-		pcluster.WithRequestTimeout(5*time.Second))
-	eng.cluster = pcluster.New(system, ccfg)
-	gw := &gateway{s: s, sem: make(chan struct{}, 64)}
-	if eng.gateway, err = system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return gw }), gatewayName); err != nil {
-		system.Shutdown()
-		return nil, fmt.Errorf("cluster gateway: %w", err)
-	}
+	e := &engine{system: system, provider: provider, id: memberID(s.node), done: make(chan struct{})}
+	system.ID = e.id
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("start cluster member (%s provider): %v", cfg.Provider, p)
-			eng.stop(false)
+		}
+		if err != nil {
+			e.stop(false) // the provider too: an etcd or consul client holds connections
 			eng = nil
 		}
 	}()
-	eng.cluster.StartMember()
-	eng.address = system.Address()
-	return eng, nil
+	ccfg := pcluster.Configure(cfg.Name, provider, disthash.New(), remote.Configure(host, port, opts...),
+		pcluster.WithRequestTimeout(5*time.Second))
+	e.cluster = pcluster.New(system, ccfg)
+	gw := &gateway{s: s, eng: e, sem: make(chan struct{}, 64)}
+	if e.gateway, err = system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return gw }), gatewayName); err != nil {
+		return nil, fmt.Errorf("cluster gateway: %w", err)
+	}
+	e.cluster.StartMember()
+	e.address = system.Address()
+	return e, nil
 }
 
 // stop leaves the cluster: the provider deregisters (its health endpoint
-// closes, its lease is revoked), gossip stops, the remote stops.
+// closes, its lease is revoked), gossip stops, the remote stops — its
+// server and its connections to every peer. Once is enough; later calls
+// return at once.
 func (e *engine) stop(graceful bool) {
+	e.stopOnce.Do(func() {
+		close(e.done)
+		e.shutdown(graceful)
+	})
+}
+
+func (e *engine) shutdown(graceful bool) {
 	defer func() { recover() }() // the engine's own shutdown may panic on a half-started member
+	defer e.system.Shutdown()
 	if e.provider != nil {
-		_ = e.provider.Shutdown(graceful)
+		// A provider whose service is gone may wait for it for ever (the
+		// etcd provider deregisters without a deadline): the member is
+		// gone anyway once its lease or TTL runs out.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { recover() }()
+			_ = e.provider.Shutdown(graceful)
+		}()
+		select {
+		case <-done:
+		case <-time.After(providerTimeout):
+		}
 	}
-	if e.cluster != nil {
-		if e.cluster.Gossip != nil {
-			e.cluster.Gossip.Shutdown()
-		}
-		if e.cluster.IdentityLookup != nil {
-			e.cluster.IdentityLookup.Shutdown()
-		}
-		if e.cluster.Remote != nil {
-			e.cluster.Remote.Shutdown(false)
-		}
+	if e.cluster == nil {
+		return
 	}
-	e.system.Shutdown()
+	if e.cluster.Gossip != nil {
+		e.cluster.Gossip.Shutdown()
+	}
+	if e.cluster.IdentityLookup != nil {
+		e.cluster.IdentityLookup.Shutdown()
+	}
+	if r := e.cluster.Remote; r != nil {
+		// The server first, at once: its listener and every peer's stream.
+		r.Shutdown(false)
+		// That leaves the endpoint manager with a client connection to
+		// every peer this member talked to (each engine start would add
+		// one per peer, and the peers keep serving it): the graceful
+		// shutdown stops it. With the server stopped it waits only for a
+		// writer still connecting (retries of seconds each), so off the
+		// caller's goroutine.
+		go func() {
+			defer func() { recover() }()
+			r.Shutdown(true)
+		}()
+	}
 }
 
 // newProvider builds the configured membership provider.

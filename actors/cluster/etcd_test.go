@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,15 +32,16 @@ func etcdBinary(t *testing.T) string {
 	return p
 }
 
-// startEtcd runs a one-member etcd on loopback for the test.
-func startEtcd(t *testing.T) string {
+// startEtcd runs a one-member etcd on loopback for the test; kill ends
+// it before the test does.
+func startEtcd(t *testing.T) (client string, kill func()) {
 	bin := etcdBinary(t)
 	if bin == "" {
 		fmt.Println("NOTE: etcd is not installed and cannot be installed here (not root, or no package source): the etcd provider tests are skipped")
 		t.Skip("etcd unavailable")
 	}
 	dir := t.TempDir()
-	client := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	client = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	cmd := exec.Command(bin, "--name", "t", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
@@ -52,10 +54,14 @@ func startEtcd(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(kill)
 	eventually(t, 20*time.Second, "etcd answers", func() bool {
 		resp, err := http.Get(client + "/health")
 		if err != nil {
@@ -64,14 +70,16 @@ func startEtcd(t *testing.T) string {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
-	return client
+	return client, kill
 }
 
 // TestClusterEtcd: the same membership through a real etcd: members see
 // each other, a run is spawned on another node, a killed member is
-// unreachable within 5 s and back within 10 s of its restart.
+// unreachable within 5 s and back within 10 s of its restart. With etcd
+// gone, a kernel still stops (the provider's deregistration waits for
+// etcd for ever).
 func TestClusterEtcd(t *testing.T) {
-	endpoint := startEtcd(t)
+	endpoint, killEtcd := startEtcd(t)
 	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
 	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
 	c.run("", "cluster", "ca", "dir="+c.ca)
@@ -97,6 +105,17 @@ func TestClusterEtcd(t *testing.T) {
 	c.start("b")
 	c.waitUp("a", 10*time.Second, "b")
 	c.waitUp("b", 10*time.Second, "a", "c")
+
+	killEtcd()
+	pid := c.kernelPid("a")
+	start := time.Now()
+	if o, code := c.cli("a", "kernel", "stop"); code != 0 {
+		t.Fatalf("kernel stop with etcd gone: exit %d\n%s", code, o)
+	}
+	eventually(t, 20*time.Second, "a's kernel exits with etcd gone", func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
+	t.Logf("a's kernel stopped %s after the request, etcd gone", time.Since(start).Round(time.Millisecond))
 }
 
 // TestClusterConsul: membership through a real consul agent (`consul agent

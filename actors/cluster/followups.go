@@ -74,11 +74,7 @@ func (s *Side) push(session string) {
 }
 
 func (s *Side) deliver(eng *engine, addr, session string, list []actors.Followup) error {
-	res, err := eng.system.Root.RequestFuture(pidOf(addr), pack(&envelope{Kind: kindFollowups, From: s.node, Session: session, Followups: list}), 5*time.Second).Result()
-	if err != nil {
-		return err
-	}
-	e, err := unpack(res)
+	e, err := eng.request(addr, &envelope{Kind: kindFollowups, From: s.node, Session: session, Followups: list}, 5*time.Second)
 	if err != nil {
 		return err
 	}

@@ -36,10 +36,15 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 	if m.Status != statusUp {
 		return fail(s.unreachable(node, m, req, nil))
 	}
-	res, err := eng.system.Root.RequestFuture(pidOf(m.Address), pack(&envelope{Kind: kindRequest, From: s.node, Req: &req}), forwardTimeout).Result()
-	var e *envelope
-	if err == nil {
-		e, err = unpack(res)
+	// A node that dies now is noticed within seconds (its member leaves
+	// the topology, its pings fail): the caller hears so then, not after
+	// forwardTimeout (the remote retries its connection for longer).
+	end, down := make(chan struct{}), make(chan struct{})
+	go s.whileUp(node, eng, end, func(error) { close(down) })
+	e, err := eng.requestUntil(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout, down)
+	close(end)
+	if errors.Is(err, errNodeDown) {
+		m, _ = s.dir.member(node) // since when, and the last known status
 	}
 	if err == nil && e.Resp == nil {
 		err = errors.New("empty answer")
@@ -48,30 +53,10 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 		return fail(s.unreachable(node, m, req, err))
 	}
 	s.noteAnswer(node, req, e.Resp)
-	if req.Op == "message" {
-		qualifyResult(e.Resp, runOf(req), node)
+	if req.Op == "message" && e.Resp.OK {
+		e.Resp.Result = verbs.QualifyResult(e.Resp.Result, runOf(req), node)
 	}
 	return *e.Resp
-}
-
-// qualifyResult makes another node's answer about a run read as the
-// caller sees it: its run:<id> addresses name the node and an object
-// result carries "node".
-func qualifyResult(resp *wire.Response, run, node string) {
-	if !resp.OK || len(resp.Result) == 0 || resp.Result[0] != '{' {
-		return
-	}
-	raw := json.RawMessage(verbs.QualifyRun(string(resp.Result), run, node))
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return // never break an answer
-	}
-	if _, ok := m["node"]; !ok {
-		m["node"], _ = json.Marshal(node)
-	}
-	if b, err := json.Marshal(m); err == nil {
-		resp.Result = b
-	}
 }
 
 // noteAnswer keeps what an answer says about a run: a run spawned there is
@@ -116,20 +101,56 @@ func (s *Side) Stream(node string, req wire.Request, write func(wire.Response) e
 		return
 	}
 	done := make(chan struct{})
-	client := &streamClient{write: write, done: done, fail: func(err error) { fail(s.unreachable(node, m, req, err)) }}
+	client := &streamClient{write: write, done: done, fail: func(err error) {
+		m, _ := s.dir.member(node)
+		fail(s.unreachable(node, m, req, err))
+	}}
 	pid := eng.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return client }))
 	eng.system.Root.RequestWithCustomSender(pidOf(m.Address), pack(&envelope{Kind: kindStream, From: s.node, Req: &req}), pid)
+	lost := make(chan struct{})
+	go s.whileUp(node, eng, lost, func(err error) { eng.system.Root.Send(pid, streamLost{err}) })
 	select {
 	case <-done:
 	case <-gone:
 	case <-s.stop:
 	}
+	close(lost)
 	eng.system.Root.Stop(pid)
 	select {
 	case <-done:
 	case <-time.After(time.Second):
 	}
 }
+
+// streamLost tells a stream's client that the serving node is no longer
+// up (err nil), or that this member's engine stopped.
+type streamLost struct{ err error }
+
+// whileUp calls lost once node is known and not up (with nil), or eng
+// stops (with errEngineStopped), unless end closes first: a node that
+// stopped answering (SIGSTOP, a partition) never ends its streams itself,
+// and a stopped engine's actors hear nothing more from other nodes.
+func (s *Side) whileUp(node string, eng *engine, end <-chan struct{}, lost func(error)) {
+	tick := time.NewTicker(streamCheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-end:
+			return
+		case <-eng.done:
+			lost(errEngineStopped)
+			return
+		case <-tick.C:
+			if m, ok := s.dir.member(node); ok && m.Status != statusUp {
+				lost(nil)
+				return
+			}
+		}
+	}
+}
+
+// streamCheckEvery is how often a stream looks at its peer node's status.
+const streamCheckEvery = 500 * time.Millisecond
 
 // streamClient writes a remote stream's frames to the local client. Its
 // deadlines are its own timers, not protoactor's receive timeout (whose
@@ -176,6 +197,9 @@ func (c *streamClient) Receive(ctx actor.Context) {
 			c.serverGone = true
 			c.after(ctx, 2*time.Second, streamDeadline{serverGone: true})
 		}
+	case streamLost:
+		c.fail(m.err)
+		ctx.Stop(ctx.Self())
 	case *actor.Stopping:
 		if c.timer != nil {
 			c.timer.Stop()
@@ -274,13 +298,8 @@ func (s *Side) selfView() NodeView {
 
 func (s *Side) selfPong(system *actor.ActorSystem) *pong {
 	live, load := s.k.Load()
-	p := &pong{Node: s.node, MemberID: system.ID, Address: system.Address(), Version: s.k.Version(), LiveRuns: live, Load1: load, Digest: s.k.DigestVersion()}
-	s.mu.Lock()
-	if s.eng != nil {
-		p.StartedAt = s.eng.started
-	}
-	s.mu.Unlock()
-	return p
+	return &pong{Node: s.node, MemberID: system.ID, Address: system.Address(), Version: s.k.Version(), LiveRuns: live, Load1: load, Digest: s.k.DigestVersion(),
+		StartedAt: s.k.Started().UTC()}
 }
 
 func (s *Side) unknownNode(node string) error {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/pi-actors/pi-actors/actors"
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -84,9 +85,11 @@ func unpack(msg any) (*envelope, error) {
 
 // gateway answers other members: pings, digests, requests, streams,
 // follow-up deliveries and goodbyes. Requests run on their own goroutines
-// (bounded), so a slow spawn never holds up a ping.
+// (at most 64 at once; the rest wait their turn off the actor), so a slow
+// spawn or a waiting claim never holds up a ping.
 type gateway struct {
 	s   *Side
+	eng *engine // the engine it answers for
 	sem chan struct{}
 }
 
@@ -112,8 +115,12 @@ func (g *gateway) Receive(ctx actor.Context) {
 		if e.Req == nil {
 			return
 		}
-		g.sem <- struct{}{}
 		go func() {
+			// The slot is taken here, not in Receive: requests that wait
+			// (a claim's wait=, a spawn's wait=ready) must never hold up
+			// the pings behind them (a member that does not answer its
+			// pings is taken for unreachable, and its peers renew).
+			g.sem <- struct{}{}
 			defer func() { <-g.sem }()
 			resp := s.k.Handle(e.From, *e.Req)
 			reply(&envelope{Kind: kindResponse, From: s.node, Resp: &resp})
@@ -123,10 +130,14 @@ func (g *gateway) Receive(ctx actor.Context) {
 			return
 		}
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &streamServer{s: s, from: e.From, req: *e.Req, client: sender}
+			return &streamServer{s: s, eng: g.eng, from: e.From, req: *e.Req, client: sender}
 		})
 		ctx.Spawn(props)
 	case kindFollowups:
+		if e.Session == "" || !config.ValidNode(e.From) || e.From == s.node {
+			reply(&envelope{Kind: kindAck, Err: fmt.Sprintf("follow-ups need a session and the node they come from (got session=%q from=%q)", e.Session, e.From)})
+			return
+		}
 		go func() {
 			if err := s.k.EnqueueFollowups(e.Session, e.Followups); err != nil {
 				reply(&envelope{Kind: kindAck, Err: err.Error()})
@@ -136,6 +147,7 @@ func (g *gateway) Receive(ctx actor.Context) {
 		}()
 	case kindBye:
 		s.dir.left(e.From)
+		reply(&envelope{Kind: kindAck})
 	}
 }
 
@@ -143,10 +155,13 @@ func (g *gateway) Receive(ctx actor.Context) {
 const digestMax = 20000
 
 // streamServer serves one stream for a client on another node: it runs
-// the streaming operation and sends each response; it watches the client,
-// so a client (or its node) that goes away ends the stream.
+// the streaming operation and sends each response. The stream ends when
+// the client goes away (it is watched), when the client's node is no
+// longer up here (a node that stopped answering never says its client
+// went), or when this member's engine stops.
 type streamServer struct {
 	s      *Side
+	eng    *engine
 	from   string
 	req    wire.Request
 	client *actor.PID
@@ -161,6 +176,7 @@ func (a *streamServer) Receive(ctx actor.Context) {
 		ctx.Watch(a.client)
 		ctx.Send(a.client, pack(&envelope{Kind: kindStarted, Server: ctx.Self()}))
 		self, system, client := ctx.Self(), ctx.ActorSystem(), a.client
+		go a.s.whileUp(a.from, a.eng, a.gone, func(error) { system.Root.Stop(self) })
 		go func() {
 			write := func(r wire.Response) error {
 				select {
@@ -175,7 +191,14 @@ func (a *streamServer) Receive(ctx actor.Context) {
 				resp := wire.Response{ID: a.req.ID, Error: &wire.Error{Code: "usage", Exit: 64, Message: fmt.Sprintf("%s is not a streaming operation", a.req.Op)}}
 				write(resp)
 			}
-			system.Root.Send(client, pack(&envelope{Kind: kindEnd}))
+			select {
+			case <-a.gone:
+				// The client, its node or this engine went away: an end
+				// delivered late (a node that was stopped, continued)
+				// would read as a stream that ended well.
+			default:
+				system.Root.Send(client, pack(&envelope{Kind: kindEnd}))
+			}
 			system.Root.Stop(self)
 		}()
 	case *actor.Terminated:

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/actors/cluster"
 )
 
 // bin holds the pi-actors and pi-actors-cluster binaries the tests run:
@@ -32,6 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	bin = dir
+	os.Setenv(cluster.TestBinEnv, dir) // for the package's internal tests
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -148,6 +151,44 @@ func (c *testCluster) cliIn(name, session, stdin string, args ...string) (string
 		c.t.Fatalf("pi-actors %v: %v", args, err)
 	}
 	return out.String(), code
+}
+
+// proc is a pi-actors call left running (logs -f, watch).
+type proc struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	exit chan int
+}
+
+// background starts pi-actors as a client of member name (session s1);
+// it is killed when the test ends.
+func (c *testCluster) background(name string, args ...string) *proc {
+	c.t.Helper()
+	p := &proc{cmd: exec.Command(filepath.Join(bin, "pi-actors"), args...), out: &syncBuffer{}, exit: make(chan int, 1)}
+	p.cmd.Env = append(cleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members[name].root)
+	p.cmd.Dir = c.members[name].root
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() {
+		p.cmd.Wait()
+		p.exit <- p.cmd.ProcessState.ExitCode()
+	}()
+	c.t.Cleanup(func() { p.cmd.Process.Kill() })
+	return p
+}
+
+// exited waits for the call to end within d and returns its exit code.
+func (p *proc) exited(t *testing.T, d time.Duration, what string) int {
+	t.Helper()
+	select {
+	case code := <-p.exit:
+		return code
+	case <-time.After(d):
+		t.Fatalf("%s: still running after %s\n%s", what, d, p.out.String())
+		return 0
+	}
 }
 
 // run is cli that must succeed.

@@ -27,12 +27,11 @@ type Side struct {
 	log  *slog.Logger
 	dir  *directory
 
-	mu      sync.Mutex
-	state   string // starting, up, down, stopped
-	err     error
-	eng     *engine
-	since   time.Time
-	restart chan string // why the engine must restart
+	mu    sync.Mutex
+	state string // starting, up, down, stopped
+	err   error
+	eng   *engine
+	since time.Time
 
 	pending chan string // sessions with follow-ups for another node
 	fatal   chan error  // the engine must stop for good (a duplicate node)
@@ -51,7 +50,7 @@ const (
 
 // New returns a cluster side for actors.MainWith.
 func New() *Side {
-	return &Side{restart: make(chan string, 1), pending: make(chan string, 256), fatal: make(chan error, 1),
+	return &Side{pending: make(chan string, 256), fatal: make(chan error, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), pushed: make(chan struct{})}
 }
 
@@ -62,11 +61,14 @@ var _ actors.Cluster = (*Side)(nil)
 func (s *Side) Start(k *actors.Kernel) {
 	s.k = k
 	s.cfg = k.Settings().Cluster
+	// Check fills in defaults and makes paths absolute: before anything
+	// that reads the config (status, view, the loop) runs.
+	cfgErr := s.cfg.Check(k.AgentDir())
 	s.node = s.cfg.NodeName()
 	s.log = k.Log().With("component", "cluster")
 	s.dir = newDirectory(s)
 	s.setState(stateStarting, nil)
-	go s.loop()
+	go s.loop(cfgErr)
 	go s.pusher()
 }
 
@@ -131,21 +133,13 @@ func (s *Side) errDown() error {
 	return &clusterError{code: "cluster_down", exit: 69, msg: "the cluster side of this kernel is " + state + "; try again in a moment"}
 }
 
-// restartSoon asks the loop for a fresh engine (a new member id).
-func (s *Side) restartSoon(why string) {
-	select {
-	case s.restart <- why:
-	default:
-	}
-}
-
 // loop owns the engine: it starts it (retrying what may heal — a port in
 // use, an unreachable provider), restarts it under a new member id when
 // the engine would keep this node out, refreshes the directory and
 // delivers follow-ups.
-func (s *Side) loop() {
+func (s *Side) loop(cfgErr error) {
 	defer close(s.done)
-	if err := s.cfg.Check(s.k.AgentDir()); err != nil {
+	if err := cfgErr; err != nil {
 		s.setState(stateDown, err)
 		<-s.stop
 		s.setState(stateStopped, nil)
@@ -171,34 +165,19 @@ func (s *Side) loop() {
 	)
 	for {
 		if s.current() == nil && !time.Now().Before(retryAt) && s.stateIs(stateStarting, stateDown) {
-			eng, err := startEngine(s, tlsPair)
-			if err != nil {
-				s.setState(stateDown, err)
+			if err := s.begin(tlsPair); err != nil {
 				retryAt = time.Now().Add(retryEvery)
 				if errors.Is(err, errDuplicate) || errors.Is(err, config.ErrClusterConfig) {
 					retryAt = time.Now().Add(24 * time.Hour)
 				}
-			} else {
-				s.mu.Lock()
-				s.eng = eng
-				s.mu.Unlock()
-				s.setState(stateUp, nil)
-				s.log.Info("cluster member started", "node", s.node, "member", eng.id, "address", eng.address)
 			}
 		}
 		select {
 		case <-s.stop:
 			s.shutdown()
 			return
-		case why := <-s.restart:
-			s.renew(why, tlsPair)
-			retryAt = time.Time{}
 		case err := <-s.fatal:
-			s.mu.Lock()
-			eng := s.eng
-			s.eng = nil
-			s.mu.Unlock()
-			if eng != nil {
+			if eng := s.takeEngine(); eng != nil {
 				eng.stop(false)
 			}
 			s.setState(stateDown, err)
@@ -231,34 +210,44 @@ func (s *Side) stateIs(states ...string) bool {
 	return false
 }
 
-// renew replaces the engine with a fresh one under a new member id.
-func (s *Side) renew(why string, tlsPair *tlsConfigs) {
-	s.log.Warn("restarting the cluster member under a new member id", "why", why)
+// begin starts an engine and makes it this side's (state up), or
+// records why it could not (state down).
+func (s *Side) begin(tlsPair *tlsConfigs) error {
+	eng, err := startEngine(s, tlsPair)
+	if err != nil {
+		s.setState(stateDown, err)
+		return err
+	}
 	s.mu.Lock()
+	s.eng = eng
+	s.mu.Unlock()
+	s.setState(stateUp, nil)
+	s.log.Info("cluster member started", "node", s.node, "member", eng.id, "address", eng.address)
+	return nil
+}
+
+// takeEngine takes the engine out of service: requests no longer see it.
+func (s *Side) takeEngine() *engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	eng := s.eng
 	s.eng = nil
-	s.mu.Unlock()
-	if eng != nil {
+	return eng
+}
+
+// renew replaces the engine with a fresh one under a new member id (when
+// that fails the loop retries as after a failed start).
+func (s *Side) renew(why string, tlsPair *tlsConfigs) {
+	s.log.Warn("restarting the cluster member under a new member id", "why", why)
+	if eng := s.takeEngine(); eng != nil {
 		eng.stop(false)
 	}
 	s.setState(stateStarting, nil)
-	neng, err := startEngine(s, tlsPair)
-	if err != nil {
-		s.setState(stateDown, err)
-		return
-	}
-	s.mu.Lock()
-	s.eng = neng
-	s.mu.Unlock()
-	s.setState(stateUp, nil)
+	s.begin(tlsPair)
 }
 
 func (s *Side) shutdown() {
-	s.mu.Lock()
-	eng := s.eng
-	s.eng = nil
-	s.mu.Unlock()
-	if eng != nil {
+	if eng := s.takeEngine(); eng != nil {
 		s.dir.goodbye(eng)
 		eng.stop(true)
 	}

@@ -75,16 +75,16 @@ func (c *Cluster) Check(agentDir string) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrClusterConfig, fmt.Sprintf(format, a...))
 	}
-	if !validNode(c.Name) {
+	if !ValidNode(c.Name) {
 		return bad("cluster.name must be letters, digits, '.', '_' or '-' (got %q)", c.Name)
 	}
-	if !validNode(c.NodeName()) {
+	if !ValidNode(c.NodeName()) {
 		return bad("cluster.node must be letters, digits, '.', '_' or '-' (got %q); set it in [cluster]", c.NodeName())
 	}
 	switch c.Provider {
 	case "automanaged":
-		if _, err := hostPort(c.Manage); err != nil {
-			return bad("cluster.manage must be this kernel's host:port for the automanaged provider (got %q): %v", c.Manage, err)
+		if _, err := hostPort(c.Manage); err != nil || strings.HasSuffix(c.Manage, ":0") {
+			return bad("cluster.manage must be this kernel's host:port with a fixed port for the automanaged provider, as listed in cluster.peers (got %q)", c.Manage)
 		}
 		if len(c.Peers) == 0 {
 			return bad("cluster.peers must list every member's manage address (host:port), this kernel's included")
@@ -117,6 +117,9 @@ func (c *Cluster) Check(agentDir string) error {
 	if c.Advertise != "" {
 		if _, err := hostPort(c.Advertise); err != nil || strings.HasSuffix(c.Advertise, ":0") {
 			return bad("cluster.advertise must be the host:port peers dial (got %q)", c.Advertise)
+		}
+		if strings.HasSuffix(c.Bind, ":0") {
+			return bad("cluster.bind %s takes any port, so peers dialling cluster.advertise %s would miss it: give cluster.bind a fixed port", c.Bind, c.Advertise)
 		}
 	}
 	tls := c.TLSCA != "" || c.TLSCert != "" || c.TLSKey != ""
@@ -157,7 +160,10 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func validNode(s string) bool {
+// ValidNode reports whether s can be a node or cluster name: 1 to 63
+// letters, digits, '.', '_' or '-', not "." or "..". A node name is a
+// file name (its certificate) and part of addresses (run:<id>@<node>).
+func ValidNode(s string) bool {
 	if s == "" || s == "." || s == ".." || len(s) > 63 {
 		return false
 	}

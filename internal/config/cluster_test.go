@@ -26,6 +26,8 @@ func TestClusterCheck(t *testing.T) {
 		{func(c *Cluster) { c.Bind, c.TLSCA, c.TLSCert, c.TLSKey = "0.0.0.0:7100", "ca", "c", "k" }, "cluster.advertise"},
 		{func(c *Cluster) { c.TLSCA = "ca" }, "go together"},
 		{func(c *Cluster) { c.Advertise = "10.0.0.7:0" }, "cluster.advertise"},
+		{func(c *Cluster) { c.Advertise = "10.0.0.7:7100" }, "give cluster.bind a fixed port"},
+		{func(c *Cluster) { c.Manage = "127.0.0.1:0" }, "cluster.manage"},
 	} {
 		cl := Cluster{Name: "lab", Node: "a", Provider: "automanaged", Manage: "127.0.0.1:7101", Peers: []string{"127.0.0.1:7101"}}
 		c.edit(&cl)

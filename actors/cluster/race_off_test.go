@@ -1,0 +1,6 @@
+//go:build !race
+
+package cluster
+
+// raceBuild: the race detector is on.
+const raceBuild = false
