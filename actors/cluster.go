@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -418,3 +419,71 @@ func jsonString(raw json.RawMessage) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// routeSpawns sends a local batch's spawns that belong on other nodes
+// (node=, placement=spread) to those nodes, one batch per node in
+// parallel, and writes their answers, or a spawn's routing error, into
+// results. It reports which items it answered; the rest are this node's.
+func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]bool {
+	if req.Op != "spawn" || req.From != "" || k.cluster == nil {
+		return nil
+	}
+	answered := map[int]bool{}
+	type part struct {
+		idx   []int
+		items []json.RawMessage
+	}
+	byNode := map[string]*part{}
+	var order []string
+	for i, raw := range req.Items {
+		one := req
+		one.Items, one.Params = nil, raw
+		node, err := k.routeTarget(&one)
+		switch {
+		case err != nil:
+			results[i] = wire.Response{ID: req.ID, Error: verbs.Classify(err)}
+			answered[i] = true
+		case node != "":
+			p := byNode[node]
+			if p == nil {
+				p = &part{}
+				byNode[node] = p
+				order = append(order, node)
+			}
+			p.idx, p.items = append(p.idx, i), append(p.items, one.Params)
+			answered[i] = true
+		}
+	}
+	var wg sync.WaitGroup
+	for _, node := range order {
+		p := byNode[node]
+		for lo := 0; lo < len(p.idx); lo += routedBatchMax {
+			hi := min(lo+routedBatchMax, len(p.idx))
+			batch := req
+			batch.Node, batch.Params, batch.Items = "", nil, p.items[lo:hi]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp := k.cluster.Forward(node, batch)
+				for j, i := range p.idx[lo:hi] {
+					switch {
+					case resp.Error != nil:
+						results[i] = wire.Response{ID: req.ID, Error: resp.Error}
+					case j < len(resp.Results):
+						results[i] = resp.Results[j]
+						results[i].ID = req.ID
+					default:
+						results[i] = wire.Response{ID: req.ID, Error: &wire.Error{Code: "internal", Exit: 70,
+							Message: fmt.Sprintf("node %s answered %d of a batch of %d spawns", node, len(resp.Results), hi-lo)}}
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return answered
+}
+
+// routedBatchMax bounds the spawns one request to another node carries
+// (each is answered well within the forward timeout).
+const routedBatchMax = 200

@@ -166,11 +166,17 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 		if req.Op == "spawn" {
 			dirs = &fsutil.DirSyncs{}
 		}
+		// Spawns placed on other nodes travel as one batch per node (its
+		// kernel commits them together), beside the local ones.
+		groups, remote := batchGroups(req), k.routeSpawns(req, resp.Results)
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
-		for _, group := range batchGroups(req) {
+		for _, group := range groups {
 			g.Go(func() error {
 				for _, i := range group {
+					if remote[i] {
+						continue
+					}
 					one := req
 					one.Items, one.Params = nil, req.Items[i]
 					resp.Results[i] = k.one(one, later, dirs)

@@ -202,6 +202,31 @@ func TestClusterSpreadPlacement(t *testing.T) {
 			t.Fatalf("spread placement of 30 runs: %v\n%s", per, out)
 		}
 	}
+	// The runs of other nodes travel as one batch per node; the answers
+	// keep the batch's order.
+	next := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, fmt.Sprintf("address=run:s%02d", next)) {
+			next++
+		}
+	}
+	if next != 30 {
+		t.Fatalf("spread answers out of order (in order up to s%02d):\n%s", next, out)
+	}
+	// One batch mixing this node, a named node and a node nobody knows:
+	// each item is answered for itself.
+	out, code = c.cliIn("a", "s1", `{"as":"run:m1","template":"sleep 60"}
+{"as":"run:m2","node":"b","template":"sleep 60"}
+{"as":"run:m3","node":"nosuch","template":"sleep 60"}
+{"as":"run:m4","node":"c","template":"sleep 60"}`, "spawn", "-")
+	if code == 0 || !strings.Contains(out, "nosuch") {
+		t.Fatalf("a batch with an unknown node: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"address=run:m1", "address=run:m2@b", "address=run:m4@c"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("mixed batch lacks %s:\n%s", want, out)
+		}
+	}
 	// A kernel stopped on purpose says goodbye: left, not unreachable.
 	c.run("c", "kernel", "stop")
 	c.waitStatus("a", 10*time.Second, "left", "c")

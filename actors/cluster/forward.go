@@ -65,12 +65,22 @@ func (s *Side) noteAnswer(node string, req wire.Request, resp *wire.Response) {
 	if !resp.OK || req.Op != "spawn" {
 		return
 	}
-	var r struct {
-		Run    string `json:"run"`
-		Status string `json:"status"`
+	note := func(raw json.RawMessage) {
+		var r struct {
+			Run    string `json:"run"`
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(raw, &r) == nil && r.Run != "" {
+			s.dir.noteRun(node, actors.RunDigest{Run: r.Run, Status: r.Status, Owner: req.Session, UpdatedAt: time.Now().UTC()})
+		}
 	}
-	if json.Unmarshal(resp.Result, &r) == nil && r.Run != "" {
-		s.dir.noteRun(node, actors.RunDigest{Run: r.Run, Status: r.Status, Owner: req.Session, UpdatedAt: time.Now().UTC()})
+	if len(req.Items) == 0 {
+		note(resp.Result)
+	}
+	for _, r := range resp.Results {
+		if r.OK {
+			note(r.Result)
+		}
 	}
 }
 
