@@ -109,7 +109,7 @@ med=$(kv "$out/lat" spawn_median_ms)
 echo "spawn latency: median $med ms p95 $(kv "$out/lat" spawn_p95_ms) ms over $(kv "$out/lat" ok)/$SPAWNS sequential spawns, warm kernel (target median < 15 ms) $(verdict "$med" '<' 15)"
 leaf_med=$(kv "$out/lat" leaf_median_ms)
 echo "  CLI start -> leaf process running (its command.start event): median $leaf_med ms p95 $(kv "$out/lat" leaf_p95_ms) ms (max spawn $(kv "$out/lat" spawn_max_ms) ms) (target median <= $leaf_target ms on $fstype) $(verdict "$leaf_med" '<=' "$leaf_target")"
-echo "  phases (medians): CLI start -> run.json created $(kv "$out/lat" phase_cli_to_created_median_ms) ms; -> run.json written by the supervisor $(kv "$out/lat" phase_created_to_forked_median_ms) ms; -> supervisor ready (run.start) $(kv "$out/lat" phase_forked_to_ready_median_ms) ms; -> CLI exit $(kv "$out/lat" phase_ready_to_exit_median_ms) ms"
+echo "  phases (medians): CLI start -> run.json created (CLI start-up, dial, kernel checks) $(kv "$out/lat" phase_cli_to_created_median_ms) ms; -> run.start (a pooled supervisor took the run) $(kv "$out/lat" phase_created_to_taken_median_ms) ms; -> command.start (leaf exec) $(kv "$out/lat" phase_taken_to_leaf_median_ms) ms; the CLI exited $(kv "$out/lat" phase_cli_exit_median_ms) ms after its start"
 # What one spawn asks of the file system: strace -f of the kernel and the
 # supervisor it starts (not timed; strace slows both down).
 if ensure_strace; then

@@ -424,19 +424,17 @@ func latency(bin, agent string, n int) {
 		cli = append(cli, d)
 		dir := filepath.Join(runsRoot(agent), id)
 		// Where the time went, from the run's own timestamps: CLI start →
-		// run.json createdAt (CLI start-up, dial, kernel checks) → run.json
-		// written by the supervisor (fork, exec, supervisor start-up) →
-		// run.start event (supervisor set up and ready) → CLI exit
-		// (readiness reported, run actor attached, answer printed).
+		// run.json createdAt (CLI start-up, dial, kernel checks) → run.start
+		// (a pooled supervisor took the run) → command.start (the leaf's
+		// exec succeeded); and the CLI's exit after CLI start.
 		var m struct {
 			CreatedAt time.Time `json:"createdAt"`
 		}
 		if readJSON(filepath.Join(dir, "run.json"), &m) == nil {
-			st, err1 := os.Stat(filepath.Join(dir, "run.json"))
-			ready, ok2 := eventTS(dir, "run.start")
-			if err1 == nil && ok2 {
-				end := t0.Add(d)
-				for k, p := range [][2]time.Time{{t0, m.CreatedAt}, {m.CreatedAt, st.ModTime()}, {st.ModTime(), ready}, {ready, end}} {
+			taken, ok1 := eventTS(dir, "run.start")
+			leafAt, ok2 := eventTS(dir, "command.start")
+			if ok1 && ok2 {
+				for k, p := range [][2]time.Time{{t0, m.CreatedAt}, {m.CreatedAt, taken}, {taken, leafAt}, {t0, t0.Add(d)}} {
 					phases[k] = append(phases[k], p[1].Sub(p[0]))
 				}
 			}
@@ -458,7 +456,7 @@ func latency(bin, agent string, n int) {
 	fmt.Printf("ok=%d\nn=%d\n", ok, n)
 	fmt.Printf("spawn_median_ms=%s\nspawn_p95_ms=%s\nspawn_max_ms=%s\n", ms(percentile(cli, 50)), ms(percentile(cli, 95)), ms(maxOf(cli)))
 	fmt.Printf("leaf_n=%d\nleaf_median_ms=%s\nleaf_p95_ms=%s\n", len(leaf), ms(percentile(leaf, 50)), ms(percentile(leaf, 95)))
-	for k, name := range []string{"cli_to_created", "created_to_forked", "forked_to_ready", "ready_to_exit"} {
+	for k, name := range []string{"cli_to_created", "created_to_taken", "taken_to_leaf", "cli_exit"} {
 		fmt.Printf("phase_%s_median_ms=%s\n", name, ms(percentile(phases[k], 50)))
 	}
 }
