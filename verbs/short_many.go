@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/runs"
@@ -62,11 +63,18 @@ func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome
 	if strings.TrimSpace(local.Session) == allRuns {
 		local.Session = "" // session=all: every session's runs, as ps lists them
 	}
-	var ids []string
+	var (
+		ids    []string
+		missed []ShortResult
+	)
 	if all {
 		var err error
 		if ids, err = allTargets(&local, typ); err != nil {
 			return nil, err
+		}
+		if local.Config.Cluster.Enabled() {
+			more, why := clusterTargets(ctx, &local, typ)
+			ids, missed = append(ids, more...), why
 		}
 	} else {
 		for _, w := range list {
@@ -94,8 +102,49 @@ func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome
 			}
 		}
 	}
-	return shortOutcome(&local, typ, results), nil
+	return shortOutcome(&local, typ, append(results, missed...)), nil
 }
+
+// clusterTargets lists what all names on the other members of the
+// cluster (the caller's session's runs there, as run ids with @<node>),
+// and a failed result for each member that could not be asked: all
+// never passes a node by in silence.
+func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []ShortResult) {
+	filter := "active"
+	if typ == "control.archive" || typ == "control.prune" {
+		filter = "terminal"
+	}
+	p := &Ps{Status: filter, Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}
+	merged, nodes, err := ClusterPs(ctx, env, p, "")
+	if err != nil {
+		return nil, []ShortResult{{Run: "@cluster", Error: Classify(err)}}
+	}
+	session := strings.TrimSpace(env.Session)
+	var ids []string
+	for _, r := range merged.Runs {
+		if r.Node == nodes.Node || r.Status == runs.StatusArchived || (session != "" && r.Owner != session) {
+			continue
+		}
+		if id := r.Run + "@" + r.Node; !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var missed []ShortResult
+	for node, why := range merged.Unreachable {
+		if node == nodes.Node {
+			continue
+		}
+		missed = append(missed, ShortResult{Run: "@" + node, Error: &Error{Exit: ExitUnavailable, Code: "node_unreachable",
+			Message: fmt.Sprintf("node %s was not asked for its runs (%s): its runs are untouched", node, why),
+			Hint:    "pi-actors inspect target=cluster view=nodes; repeat once the node is up"}})
+	}
+	sort.Slice(missed, func(i, j int) bool { return missed[i].Run < missed[j].Run })
+	return ids, missed
+}
+
+// clusterAllMax bounds the runs one member lists for all.
+const clusterAllMax = 100000
 
 // allTargets lists the runs all names: the live ones (stop, kill,
 // restart) or the ended, not yet archived ones (rm), of the caller's
@@ -150,7 +199,11 @@ func shortOutcome(env *Env, typ string, results []ShortResult) *Outcome {
 			first = r.Error
 		}
 		msg, _, _ := strings.Cut(r.Error.Message, "\n")
-		lines[i] = fmt.Sprintf("to=run:%s type=%s error=%s exit=%d: %s", r.Run, typ, r.Error.Code, r.Error.Exit, msg)
+		to := "to=run:" + r.Run
+		if node, ok := strings.CutPrefix(r.Run, "@"); ok {
+			to = "node=" + node // a member all could not ask
+		}
+		lines[i] = fmt.Sprintf("%s type=%s error=%s exit=%d: %s", to, typ, r.Error.Code, r.Error.Exit, msg)
 	}
 	out := &Outcome{Result: results, Text: strings.Join(lines, "\n")}
 	if first != nil {

@@ -227,9 +227,32 @@ func TestClusterSpreadPlacement(t *testing.T) {
 			t.Fatalf("mixed batch lacks %s:\n%s", want, out)
 		}
 	}
+	// kill all: the session's runs on every node, another session's
+	// left alone.
+	if out, code := c.cliIn("a", "s2", "", "spawn", "as=run:other", "node=b", "template=sleep 60"); code != 0 {
+		t.Fatalf("spawn for s2: exit %d\n%s", code, out)
+	}
+	out, code = c.cli("a", "kill", "all")
+	if code != 0 || !strings.Contains(out, "run:s00") || !strings.Contains(out, "@b") || !strings.Contains(out, "@c") || strings.Contains(out, "other") {
+		t.Fatalf("kill all across the cluster: exit %d\n%s", code, out)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if o := c.run(n, "ps", "session=s1"); strings.Contains(o, "running") {
+			t.Fatalf("node %s still runs s1's runs after kill all:\n%s", n, o)
+		}
+	}
+	if o, _ := c.cliIn("a", "s2", "", "inspect", "target=run:other@b", "view=status"); !strings.Contains(o, "status=running") {
+		t.Fatalf("kill all of s1 touched s2's run: %s", o)
+	}
 	// A kernel stopped on purpose says goodbye: left, not unreachable.
 	c.run("c", "kernel", "stop")
 	c.waitStatus("a", 10*time.Second, "left", "c")
+	// all never passes a member by in silence: c's runs are untouched.
+	c.run("a", "spawn", "as=run:late", "template=sleep 60")
+	out, code = c.cli("a", "kill", "all")
+	if code != 69 || !strings.Contains(out, "node=c") || !strings.Contains(out, "run:late") {
+		t.Fatalf("kill all with c gone: exit %d, want 69 naming node c\n%s", code, out)
+	}
 }
 
 // TestClusterMemberLoss: a kernel killed with -9 is unreachable for the
