@@ -79,23 +79,8 @@ func (h *maxHeap) pop() item {
 	n := len(s) - 1
 	last := s[n]
 	s = s[:n]
-	j := 0
-	for {
-		c := 2*j + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && s[c+1].d > s[c].d {
-			c++
-		}
-		if last.d >= s[c].d {
-			break
-		}
-		s[j] = s[c]
-		j = c
-	}
 	if n > 0 {
-		s[j] = last
+		s.replaceTop(last)
 	}
 	*h = s
 	return top
