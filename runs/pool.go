@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,6 +171,24 @@ func startWaiting(argv []string) (*waiting, error) {
 		return nil, err
 	}
 	return &waiting{proc: proc, start: StartTime(proc.Pid), in: inW, ready: rd, waiting: true}, nil
+}
+
+// warm does, while a supervisor waits for its run, the one-time work its
+// first run would otherwise pay on the way to its leaf: the runtime's
+// pidfd probe (a clone, on the first process start), the JSON decoders
+// of the handover and run.json, and the signal loop. Nothing of it
+// depends on the run.
+func warm() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Release()
+	}
+	var h handover
+	json.Unmarshal([]byte(`{"env":[],"run":{}}`), &h)
+	var m Meta
+	json.Unmarshal([]byte(`{"limits":{},"health":{}}`), &m)
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	signal.Stop(c)
 }
 
 // awaitHandover is the waiting mode of a supervisor (Main with

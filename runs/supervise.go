@@ -75,6 +75,7 @@ func Main(name string, args []string) int {
 	dir, metaIn := Dir(args[0]), io.Reader(os.Stdin)
 	if args[0] == WaitingDir {
 		// Started ahead of its run (Pool): wait for it.
+		warm()
 		d, run, err := awaitHandover(os.Stdin)
 		if errors.Is(err, io.EOF) {
 			return 0 // the pool closed: no run
