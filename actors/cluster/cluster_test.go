@@ -519,10 +519,17 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 	if !strings.Contains(o, "handled") {
 		t.Fatalf("the branch message is not handled on a: %s", o)
 	}
+	// A claim waits on the other node as long as it asked, past the
+	// forward timeout (15 s), and ends as a local one does: 66, empty.
+	start := time.Now()
+	out, code := c.cli("b", "mailbox", "claim", "address=branch:coord/w1@a", "wait=16s")
+	if code != 66 || !strings.Contains(out, "no message arrived within 16s") || time.Since(start) < 16*time.Second {
+		t.Fatalf("a 16 s claim across nodes on an empty branch: exit %d after %s\n%s", code, time.Since(start).Round(time.Millisecond), out)
+	}
 
 	// logs -f of a run on b, from a, ends with the run.
 	c.run("a", "spawn", "as=run:talk", "node=b", "template=sh -c 'for i in 1 2 3; do echo line$i; sleep 0.3; done'")
-	out, code := c.cli("a", "logs", "talk@b", "-f", "--lines=10")
+	out, code = c.cli("a", "logs", "talk@b", "-f", "--lines=10")
 	if code != 0 {
 		t.Fatalf("logs -f talk@b: exit %d\n%s", code, out)
 	}

@@ -41,7 +41,7 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 	// forwardTimeout (the remote retries its connection for longer).
 	end, down := make(chan struct{}), make(chan struct{})
 	go s.whileUp(node, eng, end, func(error) { close(down) })
-	e, err := eng.requestUntil(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout, down)
+	e, err := eng.requestUntil(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout+waitOf(req), down)
 	close(end)
 	if errors.Is(err, errNodeDown) {
 		m, _ = s.dir.member(node) // since when, and the last known status
@@ -345,18 +345,39 @@ func (s *Side) unreachable(node string, m NodeView, req wire.Request, cause erro
 		hint: "its runs keep running on that machine; pi-actors inspect target=cluster view=nodes shows when it is back"}
 }
 
-// runOf finds the run a request is about, if any.
-func runOf(req wire.Request) string {
+// waitOf is how long a request may rightly wait on the other node before
+// it answers: a claim's wait= (the forward timeout bounds the rest).
+func waitOf(req wire.Request) time.Duration {
+	p := params(req)
+	var w string
+	if json.Unmarshal(p["wait"], &w) != nil {
+		return 0
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(w))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
+}
+
+// params are a request's parameters, those of the verb for op verb.
+func params(req wire.Request) map[string]json.RawMessage {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(req.Params, &p) != nil {
-		return ""
+		return nil
 	}
 	if inner, ok := p["params"]; ok { // op verb
 		var q map[string]json.RawMessage
 		if json.Unmarshal(inner, &q) == nil {
-			p = q
+			return q
 		}
 	}
+	return p
+}
+
+// runOf finds the run a request is about, if any.
+func runOf(req wire.Request) string {
+	p := params(req)
 	for _, key := range []string{"to", "target", "address", "room", "run"} {
 		var v string
 		if json.Unmarshal(p[key], &v) != nil || v == "" {
