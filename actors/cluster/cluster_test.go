@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // TestClusterRoutes: three kernels on loopback with mutual TLS. A run is
@@ -476,7 +478,7 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 
 	// The watcher on b starts first and must see the post.
 	watch := exec.Command(filepath.Join(bin, "pi-actors"), "watch", "target=room:coord@a")
-	watch.Env = append(cleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members["b"].root)
+	watch.Env = append(testproc.CleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members["b"].root)
 	var wout syncBuffer
 	watch.Stdout, watch.Stderr = &wout, &wout
 	if err := watch.Start(); err != nil {

@@ -41,8 +41,8 @@ func startEtcd(t *testing.T) (client string, kill func()) {
 		t.Skip("etcd unavailable")
 	}
 	dir := t.TempDir()
-	client = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	client = fmt.Sprintf("http://127.0.0.1:%d", mustPort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", mustPort(t))
 	cmd := exec.Command(bin, "--name", "t", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -128,7 +128,7 @@ func TestClusterConsul(t *testing.T) {
 		t.Skip("consul unavailable")
 	}
 	dir := t.TempDir()
-	port := freePort(t)
+	port := mustPort(t)
 	cmd := exec.Command(bin, "agent", "-dev", "-bind", "127.0.0.1", "-client", "127.0.0.1",
 		"-http-port", fmt.Sprint(port), "-dns-port", "-1", "-grpc-port", "-1", "-data-dir", filepath.Join(dir, "data"))
 	log, _ := os.Create(filepath.Join(dir, "consul.log"))

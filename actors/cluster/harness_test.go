@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors/cluster"
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // bin holds the pi-actors and pi-actors-cluster binaries the tests run:
@@ -83,7 +82,7 @@ func newCluster(t *testing.T, names ...string) *testCluster {
 // add makes a member (its certificate from the cluster CA unless it has
 // one already); writeConfigs must follow.
 func (c *testCluster) add(name string, edit func(m *member)) *member {
-	m := &member{name: name, root: filepath.Join(c.dir, name), manage: freePort(c.t)}
+	m := &member{name: name, root: filepath.Join(c.dir, name), manage: mustPort(c.t)}
 	os.MkdirAll(m.root, 0o700)
 	if _, err := os.Stat(filepath.Join(c.certs, name+".crt")); err != nil {
 		c.run("", "cluster", "cert", "node="+name, "ca="+c.ca, "out="+c.certs)
@@ -133,7 +132,7 @@ func (c *testCluster) cli(name string, args ...string) (string, int) {
 // cliIn runs pi-actors for member name with a session and stdin.
 func (c *testCluster) cliIn(name, session, stdin string, args ...string) (string, int) {
 	cmd := exec.Command(filepath.Join(bin, "pi-actors"), args...)
-	cmd.Env = append(cleanEnv(), "PI_ACTORS_SESSION="+session)
+	cmd.Env = append(testproc.CleanEnv(), "PI_ACTORS_SESSION="+session)
 	if name != "" {
 		cmd.Env = append(cmd.Env, "PI_CODING_AGENT_DIR="+c.members[name].root)
 		cmd.Dir = c.members[name].root
@@ -165,7 +164,7 @@ type proc struct {
 func (c *testCluster) background(name string, args ...string) *proc {
 	c.t.Helper()
 	p := &proc{cmd: exec.Command(filepath.Join(bin, "pi-actors"), args...), out: &syncBuffer{}, exit: make(chan int, 1)}
-	p.cmd.Env = append(cleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members[name].root)
+	p.cmd.Env = append(testproc.CleanEnv(), "PI_ACTORS_SESSION=s1", "PI_CODING_AGENT_DIR="+c.members[name].root)
 	p.cmd.Dir = c.members[name].root
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -274,7 +273,7 @@ func (c *testCluster) close() {
 		syscall.Kill(c.kernelPidQuiet(n), syscall.SIGCONT)
 	}
 	for i := 0; i < 50; i++ {
-		pids := agentProcesses(c.dir)
+		pids := testproc.AgentProcesses(c.dir)
 		if len(pids) == 0 {
 			return
 		}
@@ -284,7 +283,7 @@ func (c *testCluster) close() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c.t.Errorf("processes left behind: %v", agentProcesses(c.dir))
+	c.t.Errorf("processes left behind: %v", testproc.AgentProcesses(c.dir))
 }
 
 func (c *testCluster) kernelPidQuiet(name string) int {
@@ -302,47 +301,6 @@ func (c *testCluster) kernelPidQuiet(name string) int {
 	return info.Pid
 }
 
-// agentProcesses lists the processes whose environment names an agent
-// root under dir.
-func agentProcesses(dir string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(env, []byte("PI_CODING_AGENT_DIR="+dir)) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// cleanEnv is the test's environment without pi-actors' own variables.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PI_ACTORS_") && !strings.HasPrefix(kv, "PI_CODING_AGENT_DIR=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // eventually polls cond until it holds or within passes.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -354,4 +312,14 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("%s: not within %s", what, within)
+}
+
+// mustPort is a free loopback port for a server the test starts.
+func mustPort(t *testing.T) int {
+	t.Helper()
+	p, err := testproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -144,7 +144,7 @@ func TestClusterScopeRealKernels(t *testing.T) {
 	var left []string
 	eventually(t, "far's processes gone on b", func() bool {
 		left = left[:0]
-		for _, p := range agentProcesses(c.root("b")) {
+		for _, p := range testproc.AgentProcesses(c.root("b")) {
 			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 			if p == c.kernelPid("b") || strings.HasSuffix(string(cmd), "pi-actors-supervise\x00-\x00") {
 				continue
@@ -196,7 +196,7 @@ func (c *twoNodes) form(nodes ...string) {
 	var peers []string
 	for _, n := range nodes {
 		c.run("", "cluster", "cert", "node="+n, "ca="+ca, "out="+certs)
-		ports[n] = freePort(c.t)
+		ports[n] = mustPort(c.t)
 		peers = append(peers, strconv.Quote(fmt.Sprintf("127.0.0.1:%d", ports[n])))
 	}
 	for _, n := range nodes {
@@ -233,7 +233,7 @@ func (c *twoNodes) form(nodes ...string) {
 // 80-column frame for top; node "" is no node (cluster ca/cert).
 func (c *twoNodes) cli(node string, args ...string) (string, int) {
 	cmd := exec.Command(filepath.Join(c.bin, "pi-actors"), args...)
-	cmd.Env = append(cleanEnv(), "PI_ACTORS_SESSION=s1", "COLUMNS=80", "LINES=24", "PI_CODING_AGENT_DIR="+c.root(orElse(node, "none")))
+	cmd.Env = append(testproc.CleanEnv(), "PI_ACTORS_SESSION=s1", "COLUMNS=80", "LINES=24", "PI_CODING_AGENT_DIR="+c.root(orElse(node, "none")))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -328,7 +328,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // under dir (kernels, supervisors, leaves) and reports any that stay.
 func killAgents(t *testing.T, dir string) {
 	for range 100 {
-		pids := agentProcesses(dir)
+		pids := testproc.AgentProcesses(dir)
 		if len(pids) == 0 {
 			return
 		}
@@ -338,48 +338,15 @@ func killAgents(t *testing.T, dir string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Errorf("processes left behind: %v", agentProcesses(dir))
+	t.Errorf("processes left behind: %v", testproc.AgentProcesses(dir))
 }
 
-// agentProcesses lists the processes whose agent root is dir or under it.
-func agentProcesses(dir string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if root, ok := strings.CutPrefix(kv, "PI_CODING_AGENT_DIR="); ok && (root == dir || strings.HasPrefix(root, dir+"/")) {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// cleanEnv is the test's environment without pi-actors' own variables.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PI_ACTORS_") && !strings.HasPrefix(kv, "PI_CODING_AGENT_DIR=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// mustPort is a free loopback port for a server the test starts.
+func mustPort(t *testing.T) int {
+	t.Helper()
+	p, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
