@@ -200,7 +200,7 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 		// Killed on purpose (by the kernel, which writes this same result).
 		res = runs.KilledResult(in.Dir)
 	}
-	if err := in.Dir.WriteJSON(runs.ResultFile, res); err != nil {
+	if err := in.Dir.WriteJSON(runs.ResultFile, res.Identify(in.Meta)); err != nil {
 		k.log.Warn("write result", "dir", in.Dir, "err", err)
 	}
 	runs.AppendEvent(in.Dir, map[string]any{"event": "run.exited", "reason": reason, "killed_leftovers": killed})

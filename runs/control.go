@@ -211,7 +211,7 @@ func RecordKill(in *Info, inboxID string) error {
 	if cur, err := in.Dir.Meta(); err != nil || cur.Pid != in.Meta.Pid || cur.PidStart != in.Meta.PidStart || !cur.CreatedAt.Equal(in.Meta.CreatedAt) {
 		return fmt.Errorf("record kill of run:%s: its state dir now holds another run", in.Meta.Run)
 	}
-	if err := in.Dir.WriteJSON(ResultFile, KilledResult(in.Dir)); err != nil {
+	if err := in.Dir.WriteJSON(ResultFile, KilledResult(in.Dir).Identify(in.Meta)); err != nil {
 		return err
 	}
 	return markHandled(in.Dir.Path(InboxFile), inboxID, "kernel")

@@ -172,6 +172,21 @@ type Result struct {
 	Error       string    `json:"error,omitempty"`
 	Restarts    int       `json:"restarts,omitempty"`
 	CompletedAt time.Time `json:"completedAt"`
+	// The run's identity as run.json has it (Identify): a runs index
+	// rebuild lists an ended run from this file alone. Absent in a
+	// result.json written before it was added, or without run.json.
+	Run     string `json:"run,omitempty"`
+	OwnerID string `json:"ownerId,omitempty"`
+	Recipe  string `json:"recipe,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+}
+
+// Identify copies the run's identity from m (nil: none) and returns r.
+func (r *Result) Identify(m *Meta) *Result {
+	if m != nil {
+		r.Run, r.OwnerID, r.Recipe, r.Tool = m.Run, m.OwnerID, m.Recipe, m.Tool
+	}
+	return r
 }
 
 // Handled is terminal-handled.json: the run ended on purpose (control.kill,
@@ -332,6 +347,14 @@ func scanResultStatus(data []byte) (*Result, bool) {
 			r.Code, err = strconv.Atoi(string(val))
 		case "completedAt":
 			r.CompletedAt, err = flatTime(val)
+		case "run":
+			r.Run, err = flatString(val)
+		case "ownerId":
+			r.OwnerID, err = flatString(val)
+		case "recipe":
+			r.Recipe, err = flatString(val)
+		case "tool":
+			r.Tool, err = flatString(val)
 		}
 		return err
 	})

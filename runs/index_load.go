@@ -49,9 +49,10 @@ func (r *rebuildReader) load(dir Dir) (*Info, error) {
 	return load(dir, false)
 }
 
-// quick reads an ended run's run.json head and result.json — only what
-// an index entry needs: the identity fields, status, reason, code and
-// completedAt — or returns nil when dir is not that.
+// quick reads an ended run's result.json — and its run.json head when
+// the result does not carry the run's identity (an older supervisor's) —
+// for only what an index entry needs: the identity fields, status,
+// reason, code and completedAt; or returns nil when dir is not that.
 func (r *rebuildReader) quick(dir Dir) *Info {
 	if r.rootFD < 0 {
 		return nil
@@ -60,21 +61,23 @@ func (r *rebuildReader) quick(dir Dir) *Info {
 	if err != nil || rel == "." || rel == ".." || filepath.IsAbs(rel) || len(rel) >= 2 && rel[:2] == ".." {
 		return nil
 	}
-	data, err := r.read(rel + "/" + RunFile)
+	data, err := r.read(rel + "/" + ResultFile)
 	if err != nil {
-		return nil
-	}
-	m, err := metaHeadOf(data, dir.Path(RunFile))
-	if err != nil {
-		return nil
-	}
-	if data, err = r.read(rel + "/" + ResultFile); err != nil {
 		return nil
 	}
 	res, ok := scanResultStatus(data)
 	if !ok {
 		res = &Result{}
 		if json.Unmarshal(data, res) != nil {
+			return nil
+		}
+	}
+	m := &Meta{Run: res.Run, Address: "run:" + res.Run, StateDir: string(dir), OwnerID: res.OwnerID, Recipe: res.Recipe, Tool: res.Tool}
+	if res.Run == "" {
+		if data, err = r.read(rel + "/" + RunFile); err != nil {
+			return nil
+		}
+		if m, err = metaHeadOf(data, dir.Path(RunFile)); err != nil {
 			return nil
 		}
 	}

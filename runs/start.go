@@ -149,7 +149,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 			}
 		}
 		appendEvent(dir, map[string]any{"event": "run.failed", "error": err.Error()})
-		dir.WriteJSON(ResultFile, &Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()})
+		dir.WriteJSON(ResultFile, (&Result{Status: StatusFailed, Code: 1, Error: err.Error(), Reason: "start_failed", CompletedAt: time.Now().UTC()}).Identify(meta))
 		return nil, nil, err
 	}
 	return meta, proc, nil

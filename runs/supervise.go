@@ -563,7 +563,7 @@ func (s *supervisor) finish(r *Result) {
 	// progress first: once result.json exists the run reads as over, and
 	// its progress must already say so.
 	s.setPhase(r.Status, func(p *Progress) { p.Active = 0; p.NextStart = "" })
-	if err := s.dir.WriteJSON(ResultFile, r); err != nil {
+	if err := s.dir.WriteJSON(ResultFile, r.Identify(s.meta)); err != nil {
 		s.logf("write result: %v", err)
 	}
 }

@@ -755,8 +755,19 @@ func gen(agent string, n int) {
 		case "killed":
 			code = 137
 		}
-		res := map[string]any{"status": st, "code": code, "command": fmt.Sprintf("echo run %d && sleep 0.1", i), "killed": st == "killed",
-			"completedAt": created.Add(150 * time.Millisecond)}
+		// Fields in the order of the supervisor's result.json (runs.Result).
+		res := struct {
+			Status      string    `json:"status"`
+			Code        int       `json:"code"`
+			Command     string    `json:"command,omitempty"`
+			Killed      bool      `json:"killed"`
+			CompletedAt time.Time `json:"completedAt"`
+			Run         string    `json:"run,omitempty"`
+			OwnerID     string    `json:"ownerId,omitempty"`
+			Recipe      string    `json:"recipe,omitempty"`
+			Tool        string    `json:"tool,omitempty"`
+		}{Status: st, Code: code, Command: fmt.Sprintf("echo run %d && sleep 0.1", i), Killed: st == "killed",
+			CompletedAt: created.Add(150 * time.Millisecond), Run: id, OwnerID: meta.OwnerID, Recipe: meta.Recipe, Tool: meta.Tool}
 		for name, v := range map[string]any{"run.json": meta, "result.json": res} {
 			b, _ := json.MarshalIndent(v, "", "  ")
 			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
