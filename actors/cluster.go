@@ -423,12 +423,14 @@ func jsonString(raw json.RawMessage) string {
 // routeSpawns sends a local batch's spawns that belong on other nodes
 // (node=, placement=spread) to those nodes, one batch per node in
 // parallel, and writes their answers, or a spawn's routing error, into
-// results. It reports which items it answered; the rest are this node's.
-func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]bool {
+// results. It returns the parameters of the items left to this node,
+// placed once (without node=/placement=); nil when it routed nothing
+// (not a clustered batch of spawns: every item is this node's as given).
+func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]json.RawMessage {
 	if req.Op != "spawn" || req.From != "" || k.cluster == nil {
 		return nil
 	}
-	answered := map[int]bool{}
+	here := map[int]json.RawMessage{}
 	type part struct {
 		idx   []int
 		items []json.RawMessage
@@ -442,8 +444,9 @@ func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]
 		switch {
 		case err != nil:
 			results[i] = wire.Response{ID: req.ID, Error: verbs.Classify(err)}
-			answered[i] = true
-		case node != "":
+		case node == "":
+			here[i] = one.Params
+		default:
 			p := byNode[node]
 			if p == nil {
 				p = &part{}
@@ -451,7 +454,6 @@ func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]
 				order = append(order, node)
 			}
 			p.idx, p.items = append(p.idx, i), append(p.items, one.Params)
-			answered[i] = true
 		}
 	}
 	var wg sync.WaitGroup
@@ -481,7 +483,7 @@ func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]
 		}
 	}
 	wg.Wait()
-	return answered
+	return here
 }
 
 // routedBatchMax bounds the spawns one request to another node carries

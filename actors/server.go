@@ -168,17 +168,21 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 		}
 		// Spawns placed on other nodes travel as one batch per node (its
 		// kernel commits them together), beside the local ones.
-		groups, remote := batchGroups(req), k.routeSpawns(req, resp.Results)
+		groups, routed := batchGroups(req), k.routeSpawns(req, resp.Results)
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
 		for _, group := range groups {
 			g.Go(func() error {
 				for _, i := range group {
-					if remote[i] {
-						continue
+					p, here := req.Items[i], routed == nil
+					if !here {
+						p, here = routed[i]
+					}
+					if !here {
+						continue // answered by routeSpawns
 					}
 					one := req
-					one.Items, one.Params = nil, req.Items[i]
+					one.Items, one.Params = nil, p
 					resp.Results[i] = k.one(one, later, dirs)
 				}
 				return nil

@@ -199,9 +199,12 @@ func TestClusterSpreadPlacement(t *testing.T) {
 			per["a"]++
 		}
 	}
+	// Three members with no run: the batch places each spawn once, by
+	// the runs each member has plus those the batch gave it, so each
+	// gets about a third (placing one twice gave 4/13/13).
 	for _, n := range []string{"a", "b", "c"} {
-		if per[n] == 0 || per[n] > 15 {
-			t.Fatalf("spread placement of 30 runs: %v\n%s", per, out)
+		if per[n] < 8 || per[n] > 12 {
+			t.Fatalf("spread placement of 30 runs over three idle members: %v, want about 10 each\n%s", per, out)
 		}
 	}
 	// The runs of other nodes travel as one batch per node; the answers
