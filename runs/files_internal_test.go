@@ -99,4 +99,21 @@ func TestRebuildReaderQuick(t *testing.T) {
 	if r.quick(live) != nil {
 		t.Fatal("quick took a run without result.json")
 	}
+	// A result that names its run gives the same entry from that one
+	// file: with run.json gone, quick still reads it.
+	m, _ := ended.Meta()
+	m.Recipe, m.Tool = "r1", "t1"
+	if err := ended.WriteJSON(RunFile, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := ended.WriteJSON(ResultFile, want.Result.Identify(m)); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = load(ended, false); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(ended.Path(RunFile))
+	if in = r.quick(ended); in == nil || EntryOf(in) != EntryOf(want) {
+		t.Fatalf("quick of a result that names its run: %+v, want %+v", in, EntryOf(want))
+	}
 }

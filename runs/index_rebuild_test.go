@@ -38,6 +38,10 @@ func TestRebuildFindsEveryRun(t *testing.T) {
 	created := time.Now().Add(-time.Hour).UTC()
 	mk("done", &Meta{CreatedAt: created, OwnerID: "s1", Recipe: "r1", Tool: "t1", Pid: 1 << 22}, &Result{Status: StatusDone, CompletedAt: created.Add(time.Minute)})
 	mk("failed", &Meta{CreatedAt: created, OwnerID: "s2", Pid: 1 << 22}, &Result{Code: 3})
+	// A result that names its run (as supervisors write it now) is read
+	// alone; the others (older) with run.json's head.
+	ident := &Meta{Run: "ident", CreatedAt: created, OwnerID: "s3", Recipe: "r3", Tool: "t3", Pid: 1 << 22}
+	mk("ident", ident, (&Result{Status: StatusKilled, Code: 137, Reason: "control.kill", CompletedAt: created.Add(2 * time.Minute)}).Identify(ident))
 	mk("live", &Meta{CreatedAt: created, OwnerID: "s1", Pid: os.Getpid(), PidStart: StartTime(os.Getpid())}, nil)
 	mk("lost", &Meta{CreatedAt: created, Pid: 0}, nil)
 	arch := mk("arch", nil, nil)
@@ -54,7 +58,7 @@ func TestRebuildFindsEveryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"done": StatusDone, "failed": StatusFailed, "live": StatusRunning, "lost": StatusExited, "arch": StatusArchived}
+	want := map[string]string{"done": StatusDone, "failed": StatusFailed, "ident": StatusKilled, "live": StatusRunning, "lost": StatusExited, "arch": StatusArchived}
 	if len(got) != len(want) {
 		t.Fatalf("entries %+v, want runs %v", got, want)
 	}
