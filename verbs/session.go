@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,10 @@ type SessionResult struct {
 	PausedMS int64   `json:"paused_ms,omitempty"`
 	Snapshot string  `json:"snapshot,omitempty"`
 	TookMS   float64 `json:"took_ms"`
+	// Elsewhere are the session's live runs on other members of the
+	// cluster (run:<id>@<node>): suspend and resume act on this node's
+	// runs only.
+	Elsewhere []string `json:"elsewhere,omitempty"`
 }
 
 func init() {
@@ -149,7 +154,27 @@ func runSession(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if err := env.Call("session", &Session{Action: s.Action, Session: target}, &res); err != nil {
 		return nil, err
 	}
+	if env.Config.Cluster.Enabled() {
+		res.Elsewhere = sessionElsewhere(ctx, env, target)
+	}
 	return &Outcome{Text: sessionResultText(s.Action, &res), Result: &res}, nil
+}
+
+// sessionElsewhere lists the session's live runs on the other members
+// (nil when none, or when the cluster cannot be asked).
+func sessionElsewhere(ctx context.Context, env *Env, session string) []string {
+	merged, nodes, err := ClusterPs(ctx, env, &Ps{Status: "active", Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, "")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range merged.Runs {
+		if r.Node != nodes.Node && r.Owner == session {
+			out = append(out, "run:"+r.Run+"@"+r.Node)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // sessionDenied refuses a caller of another session.
@@ -320,6 +345,10 @@ func sessionResultText(action string, r *SessionResult) string {
 	}
 	if len(r.Pending) > 0 {
 		fmt.Fprintf(&b, "\nnot confirmed yet (their supervisors apply it within a second): %s", shortRuns(r.Pending, 10))
+	}
+	if len(r.Elsewhere) > 0 {
+		done := map[string]string{"suspend": "suspended", "resume": "resumed"}[action]
+		fmt.Fprintf(&b, "\non other nodes, not %s (session %s acts on this node's runs; run it there too): %s", done, action, shortRuns(r.Elsewhere, 10))
 	}
 	return b.String()
 }

@@ -232,6 +232,14 @@ func TestClusterSpreadPlacement(t *testing.T) {
 			t.Fatalf("mixed batch lacks %s:\n%s", want, out)
 		}
 	}
+	// session suspend/resume act on this node's runs and name the
+	// session's runs on the others.
+	for _, action := range []string{"suspend", "resume"} {
+		out, code := c.cli("a", "session", action)
+		if code != 0 || !strings.Contains(out, "on other nodes, not "+action) || !strings.Contains(out, "@b") || !strings.Contains(out, "@c") {
+			t.Fatalf("session %s on a clustered kernel: exit %d\n%s", action, code, out)
+		}
+	}
 	// kill all: the session's runs on every node, another session's
 	// left alone.
 	if out, code := c.cliIn("a", "s2", "", "spawn", "as=run:other", "node=b", "template=sleep 60"); code != 0 {
