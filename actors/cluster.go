@@ -12,6 +12,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/sessions"
 	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -357,9 +358,17 @@ func remoteVerb(r verbs.Request) error {
 // a spawned run's parent, a message's sender or a knowledge write's
 // source).
 func remoteEnviron(from string, env []string) []string {
+	var remoteRun string
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		return strings.HasPrefix(kv, "PI_ACTORS_RUN_ID=") || strings.HasPrefix(kv, "PI_ACTORS_STATE_DIR=")
+		if id, ok := strings.CutPrefix(kv, "PI_ACTORS_RUN_ID="); ok && id != "" {
+			remoteRun = id + "@" + from
+		}
+		return strings.HasPrefix(kv, "PI_ACTORS_RUN_ID=") || strings.HasPrefix(kv, "PI_ACTORS_STATE_DIR=") || strings.HasPrefix(kv, sessions.RemoteRunEnv+"=")
 	})
+	if remoteRun != "" {
+		// Still a run's call (not the session's activity here).
+		out = append(out, sessions.RemoteRunEnv+"="+remoteRun)
+	}
 	for i, kv := range out {
 		// A claim's owner is the caller's run, qualified with its node.
 		if addr, ok := strings.CutPrefix(kv, "PI_ACTORS_ADDRESS="); ok && addr != "" && !strings.Contains(addr, "@") {

@@ -16,6 +16,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/testproc"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/sessions"
 )
 
 // TestMain doubles as the processes a run needs, so everything below is a
@@ -300,9 +301,11 @@ func TestStartSameIDConcurrently(t *testing.T) {
 func TestRunEnvironment(t *testing.T) {
 	t.Parallel()
 	agent := t.TempDir()
-	sp := spec(agent, "env", "{bin} print-env PI_ACTORS_RUN_ID PI_ACTORS_ADDRESS PI_ACTORS_STATE_DIR PI_ACTORS_SESSION PI_ACTORS_DEPTH", nil)
+	sp := spec(agent, "env", "{bin} print-env PI_ACTORS_RUN_ID PI_ACTORS_ADDRESS PI_ACTORS_STATE_DIR PI_ACTORS_SESSION PI_ACTORS_DEPTH "+sessions.RemoteRunEnv, nil)
 	sp.Owner, sp.Depth = "sess-9", 3
-	sp.Env = append(sp.Env, "PI_ACTORS_RUN_ID=inherited", "PI_ACTORS_DEPTH=7")
+	// The identity of the caller's run (here or on another node) is not
+	// the new run's.
+	sp.Env = append(sp.Env, "PI_ACTORS_RUN_ID=inherited", "PI_ACTORS_DEPTH=7", sessions.RemoteRunEnv+"=caller@a")
 	r := start(t, agent, sp)
 	if res := r.wait(10 * time.Second); res.Status != runs.StatusDone {
 		t.Fatalf("status %s: %+v", res.Status, res)
@@ -310,7 +313,7 @@ func TestRunEnvironment(t *testing.T) {
 	out := r.read(runs.StdoutLog)
 	for _, want := range []string{
 		"PI_ACTORS_RUN_ID=env\n", "PI_ACTORS_ADDRESS=run:env\n", "PI_ACTORS_STATE_DIR=" + string(r.dir) + "\n",
-		"PI_ACTORS_SESSION=sess-9\n", "PI_ACTORS_DEPTH=3\n",
+		"PI_ACTORS_SESSION=sess-9\n", "PI_ACTORS_DEPTH=3\n", sessions.RemoteRunEnv + "=\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout.log lacks %q:\n%s", want, out)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/sessions"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -341,7 +342,7 @@ func withoutPIEnv(env []string) []string {
 	out := make([]string, 0, len(env)+7)
 	for _, e := range env {
 		switch {
-		case strings.HasPrefix(e, "PI_ACTORS_RUN_ID="), strings.HasPrefix(e, "PI_ACTORS_ADDRESS="),
+		case strings.HasPrefix(e, "PI_ACTORS_RUN_ID="), strings.HasPrefix(e, "PI_ACTORS_ADDRESS="), strings.HasPrefix(e, sessions.RemoteRunEnv+"="),
 			strings.HasPrefix(e, "PI_ACTORS_STATE_DIR="), strings.HasPrefix(e, "PI_ACTORS_SESSION="),
 			strings.HasPrefix(e, "PI_ACTORS_DEPTH="), strings.HasPrefix(e, leafGOMAXPROCS+"="):
 			continue

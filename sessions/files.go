@@ -171,13 +171,20 @@ func LastActivity(agentDir, session string) time.Time {
 
 // Caller reports whether an environment is a session's own front door
 // (a person, pi or an MCP client): it is not inside a run
-// (PI_ACTORS_RUN_ID unset). A run's own calls are not the session's
-// activity.
+// (PI_ACTORS_RUN_ID unset, nor RemoteRunEnv: a run's call that came
+// from another node). A run's own calls are not the session's activity.
 func Caller(environ []string) bool {
 	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PI_ACTORS_RUN_ID="); ok && v != "" {
-			return false
+		for _, key := range []string{"PI_ACTORS_RUN_ID=", RemoteRunEnv + "="} {
+			if v, ok := strings.CutPrefix(kv, key); ok && v != "" {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// RemoteRunEnv names, in a request that came from another node, the run
+// on that node that made it (run id@node): its PI_ACTORS_RUN_ID does not
+// cross, since the id may name another run here.
+const RemoteRunEnv = "PI_ACTORS_REMOTE_RUN"

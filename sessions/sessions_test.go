@@ -76,7 +76,7 @@ func TestActivity(t *testing.T) {
 	if !sessions.LastActivity(agent, "s1").After(old.Add(time.Minute)) {
 		t.Error("Touch did not move the activity time")
 	}
-	if !sessions.Caller([]string{"HOME=/x", "PI_ACTORS_RUN_ID="}) || sessions.Caller([]string{"PI_ACTORS_RUN_ID=r1"}) {
-		t.Error("Caller: a run's call counted as the session's, or an empty run id as a run")
+	if !sessions.Caller([]string{"HOME=/x", "PI_ACTORS_RUN_ID="}) || sessions.Caller([]string{"PI_ACTORS_RUN_ID=r1"}) || sessions.Caller([]string{sessions.RemoteRunEnv + "=r1@a"}) {
+		t.Error("Caller: a run's call (here or from another node) counted as the session's, or an empty run id as a run")
 	}
 }
