@@ -432,14 +432,16 @@ func jsonString(raw json.RawMessage) string {
 // routeSpawns sends a local batch's spawns that belong on other nodes
 // (node=, placement=spread) to those nodes, one batch per node in
 // parallel, and writes their answers, or a spawn's routing error, into
-// results. It returns the parameters of the items left to this node,
-// placed once (without node=/placement=); nil when it routed nothing
-// (not a clustered batch of spawns: every item is this node's as given).
-func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]json.RawMessage {
+// results; wait returns once every node answered (this node starts its
+// own meanwhile). It returns the parameters of the items left to this
+// node, placed once (without node=/placement=); nil when it routed
+// nothing (not a clustered batch of spawns: every item is this node's as
+// given).
+func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) (here map[int]json.RawMessage, wait func()) {
 	if req.Op != "spawn" || req.From != "" || k.cluster == nil {
-		return nil
+		return nil, func() {}
 	}
-	here := map[int]json.RawMessage{}
+	here = map[int]json.RawMessage{}
 	type part struct {
 		idx   []int
 		items []json.RawMessage
@@ -491,8 +493,7 @@ func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) map[int]
 			}()
 		}
 	}
-	wg.Wait()
-	return here
+	return here, wg.Wait
 }
 
 // routedBatchMax bounds the spawns one request to another node carries

@@ -168,7 +168,8 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 		}
 		// Spawns placed on other nodes travel as one batch per node (its
 		// kernel commits them together), beside the local ones.
-		groups, routed := batchGroups(req), k.routeSpawns(req, resp.Results)
+		routed, remoteDone := k.routeSpawns(req, resp.Results)
+		groups := batchGroups(req)
 		var g errgroup.Group
 		g.SetLimit(batchLimit(req.Op))
 		for _, group := range groups {
@@ -189,6 +190,7 @@ func (k *Kernel) dispatch(req wire.Request) wire.Response {
 			})
 		}
 		g.Wait()
+		remoteDone()
 		if dirs != nil {
 			if err := dirs.Sync(); err != nil {
 				k.log.Warn("sync new state dirs", "err", err)
