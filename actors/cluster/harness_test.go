@@ -262,7 +262,9 @@ func (c *testCluster) kernelPid(name string) int {
 	var info struct {
 		Pid int `json:"pid"`
 	}
-	json.Unmarshal(b, &info)
+	if json.Unmarshal(b, &info) != nil || info.Pid <= 0 {
+		c.t.Fatalf("kernel.json of %s names no pid: %s", name, b)
+	}
 	return info.Pid
 }
 
@@ -270,7 +272,12 @@ func (c *testCluster) kernelPid(name string) int {
 // leaves (found by the agent root in their environment).
 func (c *testCluster) close() {
 	for _, n := range c.order {
-		syscall.Kill(c.kernelPidQuiet(n), syscall.SIGCONT)
+		// Never pid -1 (a member without kernel.json): kill(-1, …) signals
+		// every process this user may signal — it continued the stopped
+		// runs of other tests' suspended sessions.
+		if pid := c.kernelPidQuiet(n); pid > 0 {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
 	}
 	for i := 0; i < 50; i++ {
 		pids := testproc.AgentProcesses(c.dir)
