@@ -224,7 +224,9 @@ func LiveLeaves(in *Info) []Leaf {
 	}
 	var out []Leaf
 	for _, l := range byPid {
-		if Alive(l.Pid, l.Start) {
+		// Never pid 1 or below: a leaf's group is signalled as -pid, and
+		// kill(-1) reaches every process (a damaged progress.json).
+		if l.Pid > 1 && Alive(l.Pid, l.Start) {
 			out = append(out, l)
 		}
 	}
