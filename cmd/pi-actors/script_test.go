@@ -170,10 +170,20 @@ func killRecorded(dir string) {
 	}
 }
 
-// ownedBy reports whether pid's environment mentions dir.
+// ownedBy reports whether pid's environment has a variable whose value
+// is dir or a path under it (not a sibling that merely starts with its
+// name: workflow_service's $WORK is a prefix of workflow_service_ready's).
 func ownedBy(pid int, dir string) bool {
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	return err == nil && strings.Contains(string(env), dir)
+	if err != nil {
+		return false
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if _, v, ok := strings.Cut(kv, "="); ok && (v == dir || strings.HasPrefix(v, dir+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopKernel stops the script's kernel (if one was started) and every run
