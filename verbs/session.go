@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -163,18 +162,14 @@ func runSession(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 // sessionElsewhere lists the session's live runs on the other members
 // (nil when none, or when the cluster cannot be asked).
 func sessionElsewhere(ctx context.Context, env *Env, session string) []string {
-	merged, nodes, err := ClusterPs(ctx, env, &Ps{Status: "active", Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, "")
+	ids, _, err := runsElsewhere(ctx, env, "active", session)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, r := range merged.Runs {
-		if r.Node != nodes.Node && r.Owner == session {
-			out = append(out, "run:"+r.Run+"@"+r.Node)
-		}
+	for i, id := range ids {
+		ids[i] = "run:" + id
 	}
-	sort.Strings(out)
-	return out
+	return ids
 }
 
 // sessionDenied refuses a caller of another session.

@@ -110,19 +110,32 @@ func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome
 // and a failed result for each member that could not be asked: all
 // never passes a node by in silence.
 func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []ShortResult) {
-	filter := "active"
-	if typ == "control.archive" || typ == "control.prune" {
-		filter = "terminal"
-	}
-	p := &Ps{Status: filter, Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}
-	merged, nodes, err := ClusterPs(ctx, env, p, "")
+	ids, unreachable, err := runsElsewhere(ctx, env, allFilter(typ), strings.TrimSpace(env.Session))
 	if err != nil {
 		return nil, []ShortResult{{Run: "@cluster", Error: Classify(err)}}
 	}
-	session := strings.TrimSpace(env.Session)
+	var missed []ShortResult
+	for node, why := range unreachable {
+		missed = append(missed, ShortResult{Run: "@" + node, Error: &Error{Exit: ExitUnavailable, Code: "node_unreachable",
+			Message: fmt.Sprintf("node %s was not asked for its runs (%s): its runs are untouched", node, why),
+			Hint:    "pi-actors inspect target=cluster view=nodes; repeat once the node is up"}})
+	}
+	sort.Slice(missed, func(i, j int) bool { return missed[i].Run < missed[j].Run })
+	return ids, missed
+}
+
+// runsElsewhere lists the runs with ps's filter on the other members of
+// the cluster — of session, or every session's when "" — as <id>@<node>,
+// sorted, with the members that could not be asked (node → why).
+func runsElsewhere(ctx context.Context, env *Env, filter, session string) ([]string, map[string]string, error) {
+	self := env.Config.Cluster.NodeName()
+	merged, _, err := ClusterPs(ctx, env, &Ps{Status: filter, Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, self)
+	if err != nil {
+		return nil, nil, err
+	}
 	var ids []string
 	for _, r := range merged.Runs {
-		if r.Node == nodes.Node || r.Status == runs.StatusArchived || (session != "" && r.Owner != session) {
+		if r.Status == runs.StatusArchived || session != "" && r.Owner != session {
 			continue
 		}
 		if id := r.Run + "@" + r.Node; !slices.Contains(ids, id) {
@@ -130,17 +143,16 @@ func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []Shor
 		}
 	}
 	sort.Strings(ids)
-	var missed []ShortResult
-	for node, why := range merged.Unreachable {
-		if node == nodes.Node {
-			continue
-		}
-		missed = append(missed, ShortResult{Run: "@" + node, Error: &Error{Exit: ExitUnavailable, Code: "node_unreachable",
-			Message: fmt.Sprintf("node %s was not asked for its runs (%s): its runs are untouched", node, why),
-			Hint:    "pi-actors inspect target=cluster view=nodes; repeat once the node is up"}})
+	return ids, merged.Unreachable, nil
+}
+
+// allFilter is the runs all names for a control type: the ended ones for
+// rm (archive, prune), the live ones otherwise.
+func allFilter(typ string) string {
+	if typ == "control.archive" || typ == "control.prune" {
+		return "terminal"
 	}
-	sort.Slice(missed, func(i, j int) bool { return missed[i].Run < missed[j].Run })
-	return ids, missed
+	return "active"
 }
 
 // clusterAllMax bounds the runs one member lists for all.
@@ -150,11 +162,7 @@ const clusterAllMax = 100000
 // restart) or the ended, not yet archived ones (rm), of the caller's
 // session — of every session without one — in ps's order.
 func allTargets(env *Env, typ string) ([]string, error) {
-	filter := "active"
-	if typ == "control.archive" || typ == "control.prune" {
-		filter = "terminal"
-	}
-	list, err := env.runIndex().List(filter)
+	list, err := env.runIndex().List(allFilter(typ))
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +185,7 @@ func allTargets(env *Env, typ string) ([]string, error) {
 func shortOutcome(env *Env, typ string, results []ShortResult) *Outcome {
 	if len(results) == 0 {
 		what := "live runs"
-		if typ == "control.archive" || typ == "control.prune" {
+		if allFilter(typ) == "terminal" {
 			what = "ended runs"
 		}
 		scope := "in any session"
