@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,14 +108,19 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: alive PIDFILE")
 	}
-	pid := testproc.ReadPid(ts.MkAbs(args[0]))
-	if pid == 0 {
-		ts.Fatalf("no pid in %s", args[0])
-	}
-	// A process that is being killed may take a moment to go.
+	// A process that is being killed may take a moment to go, and a
+	// restarted one to write its new pid: the file is read again on each
+	// look.
 	want := !neg
 	deadline := time.Now().Add(3 * time.Second)
-	for testproc.Alive(pid) != want {
+	for {
+		pid := testproc.ReadPid(ts.MkAbs(args[0]))
+		if pid == 0 {
+			ts.Fatalf("no pid in %s", args[0])
+		}
+		if testproc.Alive(pid) == want {
+			return
+		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("process %d (%s): alive=%v, want %v", pid, args[0], !want, want)
 		}
@@ -128,12 +132,11 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: freeport VAR")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testproc.FreePort()
 	if err != nil {
 		ts.Fatalf("freeport: %v", err)
 	}
-	defer l.Close()
-	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	ts.Setenv(args[0], strconv.Itoa(port))
 }
 
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
