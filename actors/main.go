@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // Main is the body of the pi-actors-kernel binary: it reads the agent root
@@ -22,6 +23,7 @@ func Main(version string) int { return MainWith(version, nil) }
 // MainWith is Main with a cluster side (the pi-actors-cluster binary's
 // body); it is started when pi-actors.toml has [cluster].
 func MainWith(version string, cl Cluster) int {
+	verbs.RestoreKernelEnv()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	agent, err := config.AgentDir()

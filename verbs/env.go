@@ -212,7 +212,7 @@ func startKernel(bin, agentDir string) (<-chan int, error) {
 		return nil, fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
 	}
 	defer errf.Close()
-	env := append(os.Environ(), "PI_CODING_AGENT_DIR="+agentDir)
+	env := append(kernelEnv(os.Environ()), "PI_CODING_AGENT_DIR="+agentDir)
 	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" && filepath.Base(self) == "pi-actors" {
 		env = append(env, "PI_ACTORS_BIN="+self)
 	}
