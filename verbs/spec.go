@@ -194,7 +194,7 @@ func (s *Spec) has(name string) bool {
 // type.
 func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error) {
 	clean := make(map[string]any, len(params)+1)
-	var rest map[string]any
+	var rest, whole map[string]any
 	for k, v := range params {
 		if (s.Decode != nil || s.has(k)) && k != s.Rest {
 			clean[k] = v
@@ -202,6 +202,21 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 		}
 		if s.Rest == "" {
 			return nil, Usagef("unknown %s parameter %s (parameters: %s)", s.Name, k, strings.Join(s.Params(), ", "))
+		}
+		// The map parameter itself, given whole (values:={…}, or
+		// "args":{…} on stdin), joins the loose ones.
+		if m, ok := v.(map[string]any); ok && k == s.Rest {
+			whole = m
+			continue
+		}
+		if rest == nil {
+			rest = map[string]any{}
+		}
+		rest[k] = v
+	}
+	for k, v := range whole {
+		if _, dup := rest[k]; dup {
+			return nil, Usagef("%s got %s both as %s=… and inside %s:=; give it once", s.Name, k, k, s.Rest)
 		}
 		if rest == nil {
 			rest = map[string]any{}
