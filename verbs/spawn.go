@@ -101,6 +101,9 @@ func (s *Spawn) Validate() error {
 		if a.Kind != "run" {
 			return Invalidf("spawn: as must be a run:<id> address (got %s)", s.As)
 		}
+		if id := strings.TrimSpace(s.RunID); id != "" && id != a.ID {
+			return Usagef("spawn: as=%s and run_id=%s name different runs; give one of them", s.As, id)
+		}
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type request struct {
 	help    bool
 	// flags are the verb's own flags that were given (--dry-run, --stdin).
 	flags map[string]bool
+	// stdinKeys are the parameters the stdin object gave.
+	stdinKeys map[string]bool
 }
 
 var keyRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
@@ -73,7 +75,9 @@ func parseArgs(args []string, stdin io.Reader, verbFlags []string, word string) 
 			}
 			if name, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "--") && slices.Contains(verbFlags, name+"=") {
 				// A value flag (--client=claude) is the parameter client.
-				r.set(strings.TrimPrefix(name, "--"), val)
+				if err := r.give(strings.TrimPrefix(name, "--"), val, false); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			if strings.HasPrefix(a, "--") || a == "-h" {
@@ -104,15 +108,38 @@ func parseArgs(args []string, stdin io.Reader, verbFlags []string, word string) 
 			if err != nil {
 				return nil, verbs.Invalidf("parameter %s: malformed JSON after := (%v); write strings as %s=value", key, err, key)
 			}
-			r.set(key, v)
-		} else {
-			r.set(key, val)
+			if err := r.give(key, v, false); err != nil {
+				return nil, err
+			}
+		} else if err := r.give(key, val, false); err != nil {
+			return nil, err
 		}
 	}
 	if r.flags["--stdin"] && stdinParams {
 		return nil, usagef("--stdin and - both want stdin: pass parameters as words, or give the command's input another way")
 	}
 	return r, nil
+}
+
+// give sets a parameter the caller gave once: the same name twice on
+// the command line, or on the command line and in the stdin object, is
+// an error (which one was meant?). A batch's items are set over the
+// command line's parameters instead (single).
+func (r *request) give(key string, v any, fromStdin bool) error {
+	if _, dup := r.params[key]; dup {
+		if fromStdin || r.stdinKeys[key] {
+			return usagef("parameter %s is given both on stdin and on the command line; give it once", key)
+		}
+		return usagef("parameter %s is given twice; give it once", key)
+	}
+	if fromStdin {
+		if r.stdinKeys == nil {
+			r.stdinKeys = map[string]bool{}
+		}
+		r.stdinKeys[key] = true
+	}
+	r.set(key, v)
+	return nil
 }
 
 func (r *request) set(key string, v any) {
@@ -200,7 +227,9 @@ func (r *request) readStdin(in io.Reader) error {
 	}
 	if len(objs) == 1 {
 		for k, v := range objs[0] {
-			r.set(k, v)
+			if err := r.give(k, v, true); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
