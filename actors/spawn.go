@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -399,11 +400,7 @@ func (k *Kernel) stampID(prefix string) string {
 
 // injected are the values every run gets.
 func injected(id string, dir runs.Dir, bin string) map[string]any {
-	return map[string]any{
-		"run_id": id, "state_dir": string(dir), "actor_address": "run:" + id,
-		"default_room": "room:" + id, "communication_file": dir.Path("communication.json"),
-		"pi_actors": bin, // the lean CLI (the supervisors' binary): packaged actors are its hidden verbs
-	}
+	return recipes.InjectedValues(id, string(dir), bin)
 }
 
 // cliBinary is the pi-actors CLI binary ({pi_actors} in templates).
@@ -466,7 +463,7 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 	}
 	defaults := map[string]any{}
 	for key, v := range values {
-		if _, inj := injected("", "", "")[key]; !inj {
+		if !slices.Contains(recipes.Injected, key) {
 			defaults[key] = v
 		}
 	}

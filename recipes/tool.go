@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,17 @@ import (
 // Injected are the values the runtime gives every run; they are never
 // tool arguments.
 var Injected = []string{"actor_address", "communication_file", "default_room", "pi_actors", "run_id", "state_dir"}
+
+// InjectedValues are the Injected values of run id in state directory
+// stateDir; bin is the pi-actors CLI ({pi_actors}: packaged actors are
+// its hidden verbs).
+func InjectedValues(id, stateDir, bin string) map[string]any {
+	return map[string]any{
+		"run_id": id, "state_dir": stateDir, "actor_address": "run:" + id,
+		"default_room": "room:" + id, "communication_file": filepath.Join(stateDir, "communication.json"),
+		"pi_actors": bin,
+	}
+}
 
 // Param is one argument of a recipe tool.
 type Param struct {

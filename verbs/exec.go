@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 // Exec runs an inline command template in the foreground.
@@ -193,7 +195,7 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, err
 	}
 	if rec.Async {
-		return env.callAsync(c, rec, entry, vals)
+		return env.callAsync(c, rec, entry, tool, vals)
 	}
 	if entry != nil && entry.Layer == recipes.LayerUser && !c.DryRun {
 		if err := recipes.RecordUsage(entry.Path, "tool"); err != nil && env.Stderr != nil {
@@ -217,15 +219,40 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 // callAsync starts an async recipe as a detached run (the agent tool's
 // behaviour): run_id names it, else <recipe>-<ms>; the call returns the
 // run's status.
-func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, vals template.Values) (*Outcome, error) {
+func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, tool *recipes.Tool, vals template.Values) (*Outcome, error) {
 	sp := &Spawn{Values: map[string]any(vals), Tool: rec.ID, LaunchSource: "tool", RunID: c.RunID}
 	if entry != nil {
 		sp.Recipe = rec.ID
 	} else {
 		sp.File = rec.Path
 	}
+	// The plan the kernel will build, checked here first: a missing or
+	// bad argument is this call's error (65, with the call shape) and
+	// nothing is sent; --dry-run shows it.
+	id := strings.TrimSpace(c.RunID)
+	if id != "" {
+		if err := runs.ValidID(id); err != nil {
+			return nil, Invalidf("run_id: %v", err)
+		}
+	}
+	planID := id
+	if planID == "" {
+		planID = fmt.Sprintf("%s-%d", rec.ID, time.Now().UnixMilli()) // as the kernel names it
+	}
+	values := template.Values{}
+	maps.Copy(values, vals)
+	maps.Copy(values, recipes.InjectedValues(planID, string(runs.StateDirFor(env.AgentDir, planID)), "pi-actors"))
+	cfg := env.Config
+	plan, err := template.NewPlan(tool.Node, values, template.Options{
+		Dir: env.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: tool.Types(),
+	})
+	if err != nil {
+		return nil, tool.ArgError(err)
+	}
 	if c.DryRun {
-		return &Outcome{Text: fmt.Sprintf("recipe=%s async=true would spawn with values=%s", rec.ID, template.CompactJSON(vals)), Result: sp}, nil
+		out := planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path, "async": true, "run_id": planID, "spawn": sp})
+		out.Text = fmt.Sprintf("async=true run_id=%s: a detached run; nothing was started\n", planID) + out.Text
+		return out, nil
 	}
 	var res SpawnResult
 	if err := env.Call("spawn", sp, &res); err != nil {
