@@ -97,7 +97,10 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: id, StateDir: string(dir), Persisted: verbs.Ptr(true)}
 	switch env.Type {
 	case "control.archive", "control.prune":
-		if !runs.Terminal(in.Status) || in.Status == runs.StatusArchived {
+		switch {
+		case in.Status == runs.StatusArchived && env.Type == "control.archive":
+			return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is archived already (in %s)", id, in.Archived.ArchiveDir), Hint: "prune it to delete it: message to=run:" + id + " type=control.prune"}
+		case !runs.Terminal(in.Status):
 			return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("only terminal runs can be archived or pruned: run:%s is %s", id, in.Status), Hint: "stop it first: message to=run:" + id + " type=control.kill"}
 		}
 		if env.Type == "control.archive" {

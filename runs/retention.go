@@ -46,6 +46,12 @@ func Prune(in *Info, preserve bool) (map[string]string, error) {
 			if src == "" {
 				continue
 			}
+			if in.Archived != nil {
+				// An archived run's files moved with its state directory.
+				if rel, err := filepath.Rel(in.Archived.OriginalStateDir, src); err == nil && filepath.IsLocal(rel) {
+					src = filepath.Join(in.Archived.ArchiveDir, rel)
+				}
+			}
 			if _, err := os.Stat(src); err != nil {
 				continue
 			}
