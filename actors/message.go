@@ -200,6 +200,9 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 			out.Delivered, out.Queued, out.Consumer, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "workflow-scheduler", "workflow_resumed", runs.StatusRunning
 			return out, nil
 		}
+		if env.Type == "control.restart" {
+			return k.restartEnded(req, in, out)
+		}
 		out.Delivered, out.Queued, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "run_not_running", in.Status
 		return out, nil
 	}
@@ -355,5 +358,32 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 		return out, nil
 	}
 	k.captureMessage(env, from.ID, in.Meta.Cwd, in.Meta.OwnerID)
+	return out, nil
+}
+
+// restartEnded applies a control.restart to a run that is not running:
+// its command starts again on its state directory (logs, inbox and
+// events kept; the restart counted in run.json's resumes), with the
+// environment of the caller who asked, like a spawn. Controls queued
+// while it was not running (this one included) are settled first, so
+// none stops the new attempt. An ended workflow is re-run node by node
+// with control.retry instead.
+func (k *Kernel) restartEnded(req wire.Request, in *runs.Info, out *verbs.Delivery) (*verbs.Delivery, error) {
+	id := in.Meta.Run
+	switch {
+	case in.Status == runs.StatusArchived:
+		return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is archived; it cannot be restarted", id),
+			Hint: "start a new run: pi-actors spawn as=run:" + id + " …, or prune the archive first"}
+	case in.Meta.Workflow != nil:
+		return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is a workflow that ended (%s); restart reruns a single command", id, in.Status),
+			Hint: "rerun a node: message to=run:" + id + " type=control.retry body:='{\"node\":\"<node>\"}'"}
+	}
+	if err := runs.SettleControl(in.Dir); err != nil {
+		return nil, fmt.Errorf("restart run:%s: %w", id, err)
+	}
+	if err := k.resumeRun(in, req.Env, "control.restart"); err != nil {
+		return nil, fmt.Errorf("restart run:%s: %w", id, err)
+	}
+	out.Delivered, out.Consumer, out.Reason, out.Status = verbs.Ptr(true), "kernel", "restarted", runs.StatusRunning
 	return out, nil
 }

@@ -221,7 +221,14 @@ func (k *Kernel) resumeWorkflow(in *runs.Info, reason string) error {
 		return fmt.Errorf("run:%s was resumed %d times already", in.Meta.Run, in.Meta.Resumes)
 	}
 	k.wf.mark(in.Meta.Run, false)
-	meta, proc, err := runs.Resume(in.Dir, k.cfg.Supervisor, workflowEnv(in.Dir), reason)
+	return k.resumeRun(in, workflowEnv(in.Dir), reason)
+}
+
+// resumeRun starts a new supervisor on the state dir of a run whose
+// supervisor is gone (runs.Resume) with environment env, and attaches
+// the run again: actor, follow-up state, index.
+func (k *Kernel) resumeRun(in *runs.Info, env []string, reason string) error {
+	meta, proc, err := runs.Resume(in.Dir, k.cfg.Supervisor, env, reason)
 	if err != nil {
 		return err
 	}
@@ -237,10 +244,10 @@ func (k *Kernel) resumeWorkflow(in *runs.Info, reason string) error {
 		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
 	}
 	k.runCache.Delete(meta.Run)
-	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe}); err != nil {
+	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe, Tool: meta.Tool}); err != nil {
 		k.log.Warn("index", "err", err)
 	}
-	k.log.Info("workflow resumed", "run", meta.Run, "reason", reason, "resumes", meta.Resumes)
+	k.log.Info("run resumed", "run", meta.Run, "reason", reason, "resumes", meta.Resumes)
 	return nil
 }
 

@@ -61,6 +61,19 @@ func claimControl(path string) (mailbox.Record, error) {
 	return claimWhere(path, "supervisor", appliedBySupervisor, true)
 }
 
+// SettleControl marks the control messages still queued in the inbox of
+// a run that is not running handled: a run restarted on its state
+// directory (Resume) starts a new attempt, which a kill, a stop or a
+// restart sent while nothing ran must not stop.
+func SettleControl(dir Dir) error {
+	for {
+		rec, err := claimControl(dir.Path(InboxFile))
+		if err != nil || rec == nil {
+			return err
+		}
+	}
+}
+
 // ClaimMessage claims the next queued message for the run's own consumer
 // (every type but the supervisor's control types).
 func ClaimMessage(dir Dir, owner string) (mailbox.Record, error) {

@@ -98,7 +98,7 @@ func init() {
 		{"kill", "control.kill", "kill runs at once: SIGKILL their process trees (message type=control.kill)",
 			"SIGKILLs every process of the run at once. The run ends killed."},
 		{"restart", "control.restart", "restart runs' commands (message type=control.restart)",
-			"Stops the run's current attempt and starts its command again; the\nrestart count grows."},
+			"Stops the run's current attempt and starts its command again; the\nrestart count grows. A run that ended starts again on its state\ndirectory (output appended; run.json counts it in resumes)."},
 	} {
 		Register(&Spec{
 			Name:    v.name,
