@@ -280,13 +280,13 @@ func (s *Spec) decode(b []byte) (Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(req); err != nil {
-		return nil, s.typeError(err)
+		return nil, s.typeError(err, b)
 	}
 	return req, nil
 }
 
 // typeError turns a JSON decoding error into one that names the parameter.
-func (s *Spec) typeError(err error) error {
+func (s *Spec) typeError(err error, b []byte) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		return Invalidf("%s: %s must be %s, got a JSON %s", s.Name, te.Field, describeType(te.Type), te.Value)
@@ -302,7 +302,37 @@ func (s *Spec) typeError(err error) error {
 			return Invalidf("%s: %s: %s", s.Name, name, why)
 		}
 	}
+	// A lenient type's own error names no field: find the parameter
+	// whose value does not decode on its own.
+	if name, why := s.failingField(b); name != "" {
+		return Invalidf("%s: %s: %s", s.Name, name, why)
+	}
 	return Invalidf("%s parameters: %v", s.Name, err)
+}
+
+// failingField is the first parameter in b whose value does not decode
+// into its field, and why.
+func (s *Spec) failingField(b []byte) (string, string) {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(b, &raw) != nil {
+		return "", ""
+	}
+	for _, f := range fields(reflect.TypeOf(s.New())) {
+		v, ok := raw[f.name]
+		if !ok {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(reflect.New(f.typ).Interface()); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return f.name, fmt.Sprintf("must be %s, got a JSON %s", describeType(te.Type), te.Value)
+			}
+			return f.name, strings.TrimPrefix(err.Error(), "json: ")
+		}
+	}
+	return "", ""
 }
 
 func (s *Spec) jsonName(goName string) string {
