@@ -112,6 +112,12 @@ func sessionTraceView(env *Env, session string, lines int) (*inspectOutput, erro
 	if session == "all" {
 		return nil, Usagef("view=trace follows one session: target=session:<id> view=trace (or run:<id>)")
 	}
+	// A session's trace is its runs' messages and causes: as for its
+	// runs' views, another session may not read it (an operator's shell,
+	// with no session, may).
+	if caller := strings.TrimSpace(env.Session); caller != "" && caller != session {
+		return nil, sessionDenied("trace", session, caller)
+	}
 	t := newTracer(env.AgentDir, session)
 	v := &TraceView{Target: "session:" + session, Session: session}
 	for _, r := range t.sessionRuns() {
@@ -120,6 +126,10 @@ func sessionTraceView(env *Env, session string, lines int) (*inspectOutput, erro
 		}
 	}
 	v.Entries = t.timeline(nil, nil)
+	if len(v.Runs) == 0 && len(v.Entries) == 0 {
+		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: fmt.Sprintf("session %s has no causal record and no runs", session),
+			Hint: "pi-actors session list"}
+	}
 	return t.output(v, lines), nil
 }
 
