@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	}
 	if m.Action == "done" {
 		if err := mailbox.NewInbox(d.Path(runs.InboxFile)).Done(m.ID, m.Status, doneMeta(m)); err != nil {
-			return nil, Invalidf("mailbox done: %v", err)
+			return nil, inboxError("done", err)
 		}
 		return doneOutcome(m), nil
 	}
@@ -145,7 +146,7 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		// Only the claim's owner finishes it: one taken over meanwhile is
 		// someone else's now.
 		if err := rooms.DoneBranchBy(dir, m.Address, m.ID, owner, m.Status, doneMeta(m)); err != nil {
-			return nil, Invalidf("mailbox done: %v", err)
+			return nil, inboxError("done", err)
 		}
 		return doneOutcome(m), nil
 	}
@@ -153,7 +154,7 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		// Only the claim's owner renews it: one taken over meanwhile is
 		// someone else's now.
 		if err := rooms.RenewBranch(dir, m.Address, m.ID, owner); err != nil {
-			return nil, Invalidf("mailbox renew: %v", err)
+			return nil, inboxError("renew", err)
 		}
 		lease := rooms.EnvLimits().ClaimLease.Milliseconds()
 		return &Outcome{Text: fmt.Sprintf("id=%s renewed=true lease_ms=%d", m.ID, lease),
@@ -321,4 +322,22 @@ func cutEnv(kv string) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// inboxError classifies a failed done or renew: an id no record has is
+// not found (66); a record in another state (never claimed, finished
+// already, claimed by someone else) is a conflict (75).
+func inboxError(action string, err error) error {
+	switch {
+	case errors.Is(err, mailbox.ErrNotFound):
+		return &Error{Exit: ExitNoInput, Code: "not_found", Message: fmt.Sprintf("mailbox %s: %v", action, err),
+			Hint: "the id is the one mailbox claim printed; inspect target=run:<id> view=mailbox lists the inbox"}
+	case errors.Is(err, mailbox.ErrTransition):
+		return &Error{Exit: ExitTempFail, Code: "conflict", Message: fmt.Sprintf("mailbox %s: %v", action, err),
+			Hint: "only a message you claimed (and still hold) can be finished or renewed; inspect target=run:<id> view=mailbox shows its status"}
+	}
+	if ce := Classify(err); ce.Exit != ExitSoftware {
+		return fmt.Errorf("mailbox %s: %w", action, err)
+	}
+	return Invalidf("mailbox %s: %v", action, err)
 }
