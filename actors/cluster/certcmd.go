@@ -85,7 +85,7 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case errors.Is(err, pki.ErrExists):
-		return certFail(stdout, stderr, asJSON, "exists", 73, err.Error())
+		return certFail(stdout, stderr, asJSON, "exists", 75, err.Error())
 	case errors.Is(err, pki.ErrInvalid):
 		return certFail(stdout, stderr, asJSON, "invalid_ca", 65, err.Error())
 	case err != nil:
@@ -118,7 +118,7 @@ func certFail(stdout, stderr io.Writer, asJSON bool, code string, exit int, msg 
 		b, _ := json.Marshal(map[string]any{"ok": false, "error": map[string]any{"code": code, "message": msg, "exit": exit}})
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stderr, "error: %s\n", msg)
+		fmt.Fprintf(stderr, "pi-actors cluster: %s\n", msg)
 	}
 	return exit
 }

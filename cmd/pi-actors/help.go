@@ -94,7 +94,8 @@ func helpText() string {
 		fmt.Fprintf(&b, "  %-14s %s\n", v[0], v[1])
 	}
 	b.WriteString("\nexit codes: 0 ok; exec/call pass the command's status through (124 timeout, 128+n signal);\n")
-	b.WriteString("64 usage, 65 invalid data, 66 not found, 69 kernel unavailable, 75 busy/conflict, 77 denied.\n")
+	b.WriteString("64 usage, 65 invalid data, 66 not found, 69 kernel unavailable, 70 internal, 73 disk full,\n")
+	b.WriteString("74 out of file descriptors, 75 busy/conflict, 77 denied, 78 not configured (no [cluster]).\n")
 	b.WriteString("agent root: $PI_CODING_AGENT_DIR (default ~/.pi/agent); config: <agent>/pi-actors.toml\n")
 	return b.String()
 }
