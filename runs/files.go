@@ -61,7 +61,10 @@ var (
 	ErrNotFound  = errors.New("run not found")
 	ErrInvalidID = errors.New("invalid run id")
 	ErrBusy      = errors.New("run busy")
-	ErrDenied    = errors.New("access denied")
+	// ErrStateDir is a state directory that cannot be created where it
+	// was asked for (its parent missing, not a directory, read-only).
+	ErrStateDir = errors.New("create state dir")
+	ErrDenied   = errors.New("access denied")
 )
 
 var idRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)

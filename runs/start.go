@@ -96,11 +96,11 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	_, statErr := os.Stat(string(dir))
 	fresh := errors.Is(statErr, os.ErrNotExist)
 	if statErr != nil && !fresh {
-		return nil, nil, fmt.Errorf("create state dir: %w", statErr)
+		return nil, nil, fmt.Errorf("%w: %w", ErrStateDir, statErr)
 	}
 	if fresh {
 		if err := os.MkdirAll(filepath.Dir(string(dir)), 0o700); err != nil {
-			return nil, nil, fmt.Errorf("create state dir: %w", err)
+			return nil, nil, fmt.Errorf("%w: %w", ErrStateDir, err)
 		}
 	}
 	// The kernel (one per agent root) is the only starter: an in-process
@@ -131,7 +131,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		// previous run's other files go (rooms/, branches/ and
 		// communication.json stay).
 		if err := writeRecord(dir, meta, false, nil); err != nil {
-			return nil, nil, fmt.Errorf("create state dir: %w", err)
+			return nil, nil, fmt.Errorf("%w: %w", ErrStateDir, err)
 		}
 		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
 			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -169,7 +169,7 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	work := string(dir)
 	if fresh {
 		if work, err = os.MkdirTemp(filepath.Dir(string(dir)), "."+filepath.Base(string(dir))+stagingInfix); err != nil {
-			return nil, false, fmt.Errorf("create state dir: %w", err)
+			return nil, false, fmt.Errorf("%w: %w", ErrStateDir, err)
 		}
 		defer func() {
 			if !written {
