@@ -312,7 +312,9 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	}
 	dir := in.Dir
 	if to.Kind == "session" && in.Meta.OwnerID != to.ID {
-		return nil, &wire.Error{Code: "session_mismatch", Exit: 77, Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s current_session=%s hint=inspect_session:%s", from.ID, to.ID, in.Meta.OwnerID, to.ID)}
+		return nil, &wire.Error{Code: "session_mismatch", Exit: 77,
+			Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s to_session=%s: a run messages its own session", from.ID, in.Meta.OwnerID, to.ID),
+			Hint:    fmt.Sprintf("message to=coordinator (or to=session:%s) from=run:%s", in.Meta.OwnerID, from.ID)}
 	}
 	if d, err := expiredOnArrival(env, "", string(dir), from.ID); d != nil || err != nil {
 		return d, err
