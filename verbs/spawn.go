@@ -95,11 +95,12 @@ func (s *Spawn) Validate() error {
 	}
 	if s.As != "" {
 		a, err := mailbox.Parse(s.As)
-		if err != nil {
-			return err
+		if err == nil && a.Kind != "run" {
+			err = fmt.Errorf("got %s", s.As)
 		}
-		if a.Kind != "run" {
-			return Invalidf("spawn: as must be a run:<id> address (got %s)", s.As)
+		if err != nil {
+			return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: fmt.Sprintf("spawn: as must be a run:<id> address: %v", err),
+				Hint: "as=run:<id>, the id letters, digits, '.', '_' and '-' (or run_id=<id>)"}
 		}
 		if id := strings.TrimSpace(s.RunID); id != "" && id != a.ID {
 			return Usagef("spawn: as=%s and run_id=%s name different runs; give one of them", s.As, id)
