@@ -371,9 +371,14 @@ func cutLine(s string, max int) string {
 
 // runEventsView is the tail of events.jsonl, one raw record per line.
 func runEventsView(in *runs.Info, n int) (*inspectOutput, error) {
-	lines, err := mailbox.Tail(in.FilesDir().Path(runs.EventsFile), n)
+	path := in.FilesDir().Path(runs.EventsFile)
+	lines, err := mailbox.Tail(path, n+1)
 	if err != nil {
 		return nil, err
+	}
+	earlier := len(lines) > n // one more than asked: there are earlier events
+	if earlier {
+		lines = lines[1:]
 	}
 	events := []map[string]any{}
 	corrupted := 0
@@ -393,7 +398,12 @@ func runEventsView(in *runs.Info, n int) (*inspectOutput, error) {
 	if corrupted > 0 {
 		fmt.Fprintf(&b, "\ncorrupted=%d", corrupted)
 	}
-	return &inspectOutput{text: b.String(), details: map[string]any{"run": in.Meta.Run, "events": events, "corrupted": corrupted}}, nil
+	details := map[string]any{"run": in.Meta.Run, "events": events, "corrupted": corrupted}
+	if earlier {
+		fmt.Fprintf(&b, "\n(earlier events: lines=%d shows more; all of them are in %s)", 2*n, path)
+		details["earlier_in"] = path
+	}
+	return &inspectOutput{text: b.String(), details: details}, nil
 }
 
 // runMessagesView is the outbox tail, normalized: `run=<r> type=<event>
