@@ -29,7 +29,9 @@ type RunRow struct {
 	// it is live).
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
-	Restarts  int       `json:"restarts"`
+	// ElapsedMS is how long it has run (until it ended), at listing time.
+	ElapsedMS int64 `json:"elapsed_ms"`
+	Restarts  int   `json:"restarts"`
 	// CPUPercent and RSSBytes are the run's process tree (100 is one
 	// core); zero for an ended run.
 	CPUPercent float64 `json:"cpu_percent"`
@@ -101,6 +103,7 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 	if res := in.Result; res != nil {
 		r.Restarts = max(r.Restarts, res.Restarts)
 	}
+	r.ElapsedMS = r.Elapsed(now).Milliseconds()
 	if output {
 		d := in.FilesDir()
 		r.LastStream, r.LastLine = LastLine(d)
