@@ -160,7 +160,7 @@ pi-actors spawn -        (a JSON array or JSON lines on stdin: a batch, one run 
 Starts a run under its own supervisor process (it survives the kernel) and
 returns its address, pid and state dir once the supervisor is up. The run
 belongs to your session ($PI_ACTORS_SESSION or session=). restart is
-{policy: never|on-failure|always, backoff_ms, max_backoff_ms, jitter,
+{policy: never|on-failure|on-abnormal|always, backoff_ms, max_backoff_ms, jitter,
 reset_after_ms, burst, window_ms}. On a clustered kernel, node=<name>
 starts the run on that node and placement=spread on the least-loaded
 member; the run is supervised there and its address is run:<id>@<node>.

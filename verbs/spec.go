@@ -178,7 +178,8 @@ func (s *Spec) Params() []string {
 	return names
 }
 
-func (s *Spec) has(name string) bool {
+// HasParam reports whether the verb's request has a parameter name.
+func (s *Spec) HasParam(name string) bool {
 	for _, f := range fields(reflect.TypeOf(s.New())) {
 		if f.name == name {
 			return true
@@ -196,7 +197,7 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 	clean := make(map[string]any, len(params)+1)
 	var rest, whole map[string]any
 	for k, v := range params {
-		if (s.Decode != nil || s.has(k)) && k != s.Rest {
+		if (s.Decode != nil || s.HasParam(k)) && k != s.Rest {
 			clean[k] = v
 			continue
 		}
@@ -263,7 +264,7 @@ func (s *Spec) DecodeJSON(raw []byte) (Request, error) {
 		return nil, Invalidf("%s parameters must be one JSON object: %v", s.Name, err)
 	}
 	for k := range obj {
-		if !s.has(k) {
+		if !s.HasParam(k) {
 			return nil, Usagef("unknown %s parameter %s (parameters: %s)", s.Name, k, strings.Join(s.Params(), ", "))
 		}
 	}
@@ -407,8 +408,14 @@ func typeWord(t reflect.Type) string {
 		return "int"
 	case reflect.TypeFor[Bool]():
 		return "bool"
-	case reflect.TypeFor[Text]():
+	case reflect.TypeFor[Text](), reflect.TypeFor[LooseString]():
 		return "string"
+	case reflect.TypeFor[LooseInt]():
+		return "int"
+	case reflect.TypeFor[LooseBool]():
+		return "bool"
+	case reflect.TypeFor[LooseObject]():
+		return "object"
 	case reflect.TypeFor[Value](), reflect.TypeFor[json.RawMessage]():
 		return "json"
 	}

@@ -47,8 +47,8 @@ func TestVerbHelpListsParameters(t *testing.T) {
 		if s := findSpec(v[0]); s != nil {
 			h := specHelp(s)
 			for _, p := range s.Params() {
-				if !strings.Contains(h, "\n  "+p+" ") {
-					t.Errorf("%s --help does not list %s:\n%s", s.Name, p, h)
+				if n := strings.Count(h, "\n  "+p+" "); n != 1 {
+					t.Errorf("%s --help lists %s %d times, want once:\n%s", s.Name, p, n, h)
 				}
 			}
 		}

@@ -107,7 +107,7 @@ func specHelp(s *verbs.Spec) string {
 	b.WriteString(strings.TrimRight(s.Usage, "\n"))
 	b.WriteString("\n\nparameters:\n")
 	b.WriteString(s.ParamHelp())
-	if s.Rest == "" {
+	if s.Rest == "" && !s.HasParam("session") {
 		b.WriteString("  session  string  your coordinator session (default $PI_ACTORS_SESSION)\n")
 	}
 	return b.String()

@@ -23,11 +23,12 @@ type installTarget struct {
 	uninstall func(a *app, r *request) int
 }
 
-// installTargets are what `install` and `uninstall` know; other files add
-// theirs in init.
+// installTargets are what `install` and `uninstall` know (the help lists
+// them: every target is here, none added later in an init).
 var installTargets = map[string]*installTarget{
-	"mcp": {summary: "print (or with --write merge into the client's config) the MCP server entry: --client=claude|cursor|generic [--config=PATH]", install: installMCP},
-	"pi":  {summary: "write the pi extension into <agent>/extensions/pi-actors/ (uninstall removes it)", install: installPi, uninstall: uninstallPi},
+	"systemd": systemdTarget,
+	"mcp":     {summary: "print (or with --write merge into the client's config) the MCP server entry: --client=claude|cursor|generic [--config=PATH]", install: installMCP},
+	"pi":      {summary: "write the pi extension into <agent>/extensions/pi-actors/ (uninstall removes it)", install: installPi, uninstall: uninstallPi},
 }
 
 func init() {

@@ -16,12 +16,10 @@ import (
 // (started at login, restarted when it ends); `uninstall systemd` removes
 // it. Neither runs systemctl: they print the commands to run.
 
-func init() {
-	installTargets["systemd"] = &installTarget{
-		summary:   "write a systemd user unit that keeps the kernel up (~/.config/systemd/user/pi-actors.service)",
-		install:   installSystemd,
-		uninstall: uninstallSystemd,
-	}
+var systemdTarget = &installTarget{
+	summary:   "write a systemd user unit that keeps the kernel up (~/.config/systemd/user/pi-actors.service)",
+	install:   installSystemd,
+	uninstall: uninstallSystemd,
 }
 
 // unitName is the unit install systemd writes.
