@@ -10,13 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -140,15 +141,15 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-// Lock takes an exclusive cross-process lock on path (created if needed)
-// and returns its release function. It blocks until the lock is free.
+// Lock takes an exclusive cross-process lock (flock) on path, created
+// 0600 if needed like every other state file, and returns its release
+// function. It blocks until the lock is free.
 func Lock(path string) (func(), error) {
-	m := lockedfile.MutexAt(path)
-	unlock, err := m.Lock()
+	f, err := OpenRaw(path, unix.O_RDWR|unix.O_CREAT, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return unlock, nil
+	return lockOpen(f, path, time.Duration(math.MaxInt64))
 }
 
 // DirSyncs collects the directories a batch added entries to, so each is
