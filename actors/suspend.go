@@ -165,7 +165,9 @@ func (k *Kernel) resumeSession(id, by string, cause *wire.Cause) (*verbs.Session
 		return &verbs.SessionResult{Session: id, State: sessions.StateActive, Already: true, TookMS: ms(time.Since(start))}, nil
 	}
 	k.holds.set(id, sessions.StateResuming)
-	rec.State, rec.Since = sessions.StateResuming, time.Now().UTC()
+	// Who resumes is on the record before the runs are rung: each run's
+	// resume event names them.
+	rec.State, rec.Since, rec.By = sessions.StateResuming, time.Now().UTC(), by
 	if err := rec.Save(k.cfg.AgentDir); err != nil {
 		return nil, err
 	}
@@ -340,6 +342,10 @@ func (k *Kernel) autoSuspend() {
 				continue
 			}
 			last := sessions.LastActivity(k.cfg.AgentDir, owner)
+			// A resume (an operator's too) starts the idle time again.
+			if rec, err := sessions.Load(k.cfg.AgentDir, owner); err == nil && rec != nil && rec.ResumedAt.After(last) {
+				last = rec.ResumedAt
+			}
 			for _, in := range k.liveRunsOf(owner) {
 				if in.Meta.CreatedAt.After(last) {
 					last = in.Meta.CreatedAt
