@@ -134,7 +134,7 @@ func (h *workflowHost) Observe(c workflows.Child) workflows.Observation {
 	if res := k.dir.Result(); res != nil {
 		return ended(obs, res.Status, res.Code, res.Reason, res.Error, res.CompletedAt)
 	}
-	obs.Ready, obs.ReadyAt = k.ready()
+	obs.Ready, obs.ReadyAt, obs.ReadyTimedOut = k.ready()
 	if time.Since(k.alive) < aliveEvery {
 		return obs
 	}
@@ -164,13 +164,16 @@ func (h *workflowHost) Observe(c workflows.Child) workflows.Observation {
 
 // ready is a running child's readiness, as (*runs.Info).Ready says: a
 // child without a readiness probe is ready while it runs (no file read);
-// one with a probe reads its progress.json.
-func (k *kid) ready() (bool, time.Time) {
+// one with a probe reads its progress.json. timedOut: its probe did not
+// pass within its ready_timeout (this attempt).
+func (k *kid) ready() (ready bool, at time.Time, timedOut bool) {
 	in := &runs.Info{Dir: k.dir, Meta: k.meta, Status: runs.StatusRunning}
 	if h := k.meta.Health; h != nil && h.Ready != nil {
 		in.Progress = k.dir.Progress()
 	}
-	return in.Ready()
+	ready, at = in.Ready()
+	state, _ := in.Readiness()
+	return ready, at, !ready && state == runs.ReadyTimedOut
 }
 
 func ended(obs workflows.Observation, status string, code int, reason, msg string, at time.Time) workflows.Observation {

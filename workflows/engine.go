@@ -224,7 +224,7 @@ func (e *Engine) start(ctx context.Context, now time.Time) {
 			}
 			busy++
 		}
-		n.Status, n.Attempts, n.NextAt, n.Ready, n.ReadyAt, n.PausedMS = NodeStarting, n.Attempts+1, time.Time{}, false, time.Time{}, 0
+		n.Status, n.Attempts, n.NextAt, n.Ready, n.ReadyAt, n.ReadyTimedOut, n.PausedMS = NodeStarting, n.Attempts+1, time.Time{}, false, time.Time{}, false, 0
 		n.ExitCode, n.Error, n.Reason, n.Stopping, n.EndedAt = nil, "", "", "", time.Time{}
 		batch = append(batch, n)
 		e.dirty = true

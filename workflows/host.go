@@ -60,6 +60,10 @@ type Observation struct {
 	// ReadyAt is since when.
 	Ready   bool
 	ReadyAt time.Time
+	// ReadyTimedOut: its readiness probe did not pass within its
+	// ready_timeout in this attempt; a dependent waiting for it to be
+	// ready will not start.
+	ReadyTimedOut bool
 	// Status, Code, Reason and Error describe an ended run (its
 	// result.json, or how it was lost).
 	Status  string

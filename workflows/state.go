@@ -104,6 +104,10 @@ type NodeState struct {
 	// readiness (condition "ready"), ReadyAt since when.
 	Ready   bool      `json:"ready,omitempty"`
 	ReadyAt time.Time `json:"ready_at,omitzero"`
+	// ReadyTimedOut: the node's run was not ready within its
+	// ready_timeout (this attempt): its dependents waiting for ready are
+	// skipped.
+	ReadyTimedOut bool `json:"ready_timed_out,omitempty"`
 	// PausedMS is the time this attempt spent suspended: its timeout
 	// does not count it.
 	PausedMS int64 `json:"paused_ms,omitempty"`

@@ -41,6 +41,12 @@ func (e *Engine) observe(n *NodeState, now time.Time) {
 			e.logf("node %s ready (run:%s)", n.ID, n.Run)
 		}
 	}
+	if obs.State == ChildRunning && obs.ReadyTimedOut != n.ReadyTimedOut {
+		n.ReadyTimedOut, e.dirty = obs.ReadyTimedOut, true
+		if obs.ReadyTimedOut {
+			e.logf("node %s not ready within its ready_timeout (run:%s)", n.ID, n.Run)
+		}
+	}
 	if obs.State == ChildEnded {
 		e.ended(n, obs, now)
 	}
@@ -167,11 +173,17 @@ func (e *Engine) skipBlocked(now time.Time) {
 		}
 		for _, d := range wn.Deps {
 			ds := e.St.Node(d.Node)
-			if ds.Status == NodeFailed || ds.Status == NodeSkipped || ds.Status == NodeCancelled || ds.Status == NodeKilled {
-				n.Status, n.Reason, n.EndedAt, e.dirty = NodeSkipped, fmt.Sprintf("dependency %s %s", d.Node, ds.Status), now, true
-				e.logf("node %s skipped: dependency %s %s", n.ID, d.Node, ds.Status)
-				break
+			why := ds.Status
+			switch {
+			case ds.Status == NodeFailed || ds.Status == NodeSkipped || ds.Status == NodeCancelled || ds.Status == NodeKilled:
+			case d.Condition == CondReady && ds.Status == NodeRunning && ds.ReadyTimedOut && !ds.Ready:
+				why = "not ready within its ready_timeout"
+			default:
+				continue
 			}
+			n.Status, n.Reason, n.EndedAt, e.dirty = NodeSkipped, fmt.Sprintf("dependency %s %s", d.Node, why), now, true
+			e.logf("node %s skipped: dependency %s %s", n.ID, d.Node, why)
+			break
 		}
 	}
 }
@@ -202,18 +214,23 @@ func (e *Engine) stopServices(now time.Time) {
 }
 
 // finish ends the workflow once every node has ended: failed when a node
-// failed, killed when one was stopped or cancelled, else done.
+// failed, killed when one was stopped or cancelled, failed when a node
+// was skipped all the same, else done.
 func (e *Engine) finish(now time.Time) {
 	if e.St.Ended() {
 		return
 	}
 	stopped := false
+	var skipped []string
 	for _, n := range e.St.Nodes {
 		if !NodeEnded(n.Status) {
 			return
 		}
 		if n.Status == NodeKilled || n.Status == NodeCancelled {
 			stopped = true
+		}
+		if n.Status == NodeSkipped {
+			skipped = append(skipped, n.ID)
 		}
 	}
 	e.dirty = true
@@ -223,6 +240,10 @@ func (e *Engine) finish(now time.Time) {
 		e.St.Status, e.St.Reason = StatusFailed, "failed: "+strings.Join(e.St.Failed, ", ")
 	case stopped:
 		e.St.Status, e.St.Reason = StatusKilled, "stopped before every node ran"
+	case len(skipped) > 0:
+		// No node failed, yet some never ran (a dependency was not
+		// ready within its ready_timeout).
+		e.St.Status, e.St.Reason = StatusFailed, "skipped: "+strings.Join(skipped, ", ")
 	default:
 		e.St.Status, e.St.Reason = StatusDone, ""
 	}
