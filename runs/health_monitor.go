@@ -325,6 +325,11 @@ func (s *supervisor) setHealth(edit func(*HealthState), flush bool) {
 
 // healthOutbox records a health transition for the coordinator.
 func (s *supervisor) healthOutbox(event, level, delivery, summary string, body map[string]any) {
+	if s.meta.WorkflowNode != nil && delivery == "followup" {
+		// A workflow node's health is its scheduler's to act on (and
+		// the workflow's follow-ups the session's): logged, not raised.
+		delivery = "log"
+	}
 	body["run"] = s.meta.Run
 	s.appendOutbox(map[string]any{
 		"body": body, "data": body, "delivery": delivery, "event": event, "from": s.meta.Address,
