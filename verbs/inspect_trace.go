@@ -320,7 +320,8 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 }
 
 // runEvents are the trace entries of a run's own events: restarts,
-// backoffs, readiness, health, suspends, control messages and its end.
+// backoffs, readiness, health, suspends, control messages, a workflow's
+// node attempts and its end.
 func runEvents(in *runs.Info) []TraceEntry {
 	var out []TraceEntry
 	r := in.Meta.Run
@@ -348,6 +349,8 @@ func runEvents(in *runs.Info) []TraceEntry {
 			e.Kind, e.Text = strings.TrimPrefix(name, "run."), fmt.Sprintf("%s run:%s%s", strings.TrimPrefix(name, "run."), r, eventDetail(ev, "by", "paused_ms", "reason"))
 		case "run.control":
 			e.Kind, e.Text = "control", fmt.Sprintf("control run:%s %v from %v", r, ev["type"], orDash(ev["from"]))
+		case "workflow.node":
+			e.Kind, e.Text = "node", fmt.Sprintf("node %v attempt %v %v%s", ev["node"], ev["attempt"], ev["status"], eventDetail(ev, "run", "code", "reason", "error", "retry_at"))
 		case "run.done", "run.failed", "run.exited", "run.kill", "run.cancel":
 			status := map[string]string{"run.done": "done", "run.failed": "failed", "run.exited": "exited", "run.kill": "killed", "run.cancel": "cancelled"}[name]
 			e.Kind, e.Text = "exit", fmt.Sprintf("exit run:%s %s%s", r, status, eventDetail(ev, "code", "reason", "type"))

@@ -59,6 +59,7 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	}
 	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out,
 		Failed: func(n *workflows.NodeState) { nodeFailed(dir, meta, n, out) },
+		Ended:  func(n *workflows.NodeState) { nodeEnded(dir, n, out) },
 		Paused: func() int64 { return pausedMS(dir) }}
 	in := &workflowInbox{dir: dir, owner: meta.Address, out: out}
 	// control.retry sent while no scheduler ran (it woke this one up).
@@ -120,6 +121,32 @@ func exitOf(st *workflows.State) int {
 // nodeFailed tells the workflow's owner that a node failed for good: a
 // follow-up (an outbox record with delivery followup), once per node and
 // attempt (its id is a token the follow-up queue deduplicates).
+// nodeEnded records an ended attempt of a node (or a skipped node) in
+// the workflow run's events: each attempt's run reuses the node run's
+// state directory, so this is where the trace finds why a node ran again
+// or did not run.
+func nodeEnded(dir runs.Dir, n *workflows.NodeState, out io.Writer) {
+	ev := map[string]any{"event": "workflow.node", "node": n.ID, "status": n.Status, "attempt": n.Attempts}
+	if n.Run != "" && n.Status != workflows.NodeSkipped {
+		ev["run"] = n.Run
+	}
+	if n.ExitCode != nil {
+		ev["code"] = *n.ExitCode
+	}
+	if n.Reason != "" {
+		ev["reason"] = n.Reason
+	}
+	if n.Error != "" {
+		ev["error"] = cutLine(n.Error, 300)
+	}
+	if n.Status == workflows.NodeBackoff && !n.NextAt.IsZero() {
+		ev["retry_at"] = n.NextAt.UTC().Format(time.RFC3339Nano)
+	}
+	if err := runs.AppendEvent(dir, ev); err != nil {
+		fmt.Fprintf(out, "node %s: record its end in events.jsonl: %v\n", n.ID, err)
+	}
+}
+
 func nodeFailed(dir runs.Dir, meta *runs.Meta, n *workflows.NodeState, out io.Writer) {
 	code := 0
 	if n.ExitCode != nil {

@@ -25,6 +25,10 @@ type Engine struct {
 	Log io.Writer
 	// Failed is called once for each node that failed for good.
 	Failed func(n *NodeState)
+	// Ended, when set, is called for every attempt of a node that ends
+	// (done, killed, failed — retried after a backoff or for good) and
+	// for every node skipped: the workflow run's events record them.
+	Ended func(n *NodeState)
 	// Tick is how often children are observed (default 20 ms).
 	Tick time.Duration
 	// Paused, when set, reports how long the workflow's run was suspended
@@ -142,6 +146,13 @@ func (e *Engine) save() error {
 	}
 	e.dirty = false
 	return nil
+}
+
+// noteEnd hands an ended attempt (or a skipped node) to Ended.
+func (e *Engine) noteEnd(n *NodeState) {
+	if e.Ended != nil {
+		e.Ended(n)
+	}
 }
 
 func (e *Engine) logf(format string, args ...any) {

@@ -68,10 +68,12 @@ func (e *Engine) ended(n *NodeState, obs Observation, now time.Time) {
 		code := obs.Code
 		n.Status, n.ExitCode, n.Reason = NodeDone, &code, "stopped: every node that needed it ended"
 		e.logf("node %s done (service stopped after %s)", n.ID, took)
+		e.noteEnd(n)
 	case stopping == "fail_fast" || stopping == "kill":
 		code := obs.Code
 		n.Status, n.ExitCode, n.Reason = NodeKilled, &code, stopping
 		e.logf("node %s killed (%s)", n.ID, stopping)
+		e.noteEnd(n)
 	case stopping == "timeout":
 		ms := e.W.Node(n.ID).TimeoutMS
 		e.failAttempt(n, 124, fmt.Sprintf("timed out after %d ms (metadata.timeout_ms)", ms), "timeout", end)
@@ -79,6 +81,7 @@ func (e *Engine) ended(n *NodeState, obs Observation, now time.Time) {
 		code := 0
 		n.Status, n.ExitCode = NodeDone, &code
 		e.logf("node %s done exit=0 in %s", n.ID, took)
+		e.noteEnd(n)
 	default:
 		msg := obs.Error
 		if msg == "" {
@@ -109,6 +112,7 @@ func (e *Engine) failAttempt(n *NodeState, code int, msg, reason string, now tim
 		d = min(d, time.Duration(MaxBackoffMS)*time.Millisecond)
 		n.Status, n.NextAt = NodeBackoff, now.Add(d)
 		e.logf("node %s failed exit=%d (attempt %d of %d): %s; retry in %s", n.ID, code, used, r.Max+1, msg, d)
+		e.noteEnd(n)
 		return
 	}
 	n.Status = NodeFailed
@@ -116,6 +120,7 @@ func (e *Engine) failAttempt(n *NodeState, code int, msg, reason string, now tim
 		e.St.Failed = append(e.St.Failed, n.ID)
 	}
 	e.logf("node %s failed exit=%d after %d attempt(s): %s", n.ID, code, used, msg)
+	e.noteEnd(n)
 	if e.Failed != nil {
 		e.Failed(n)
 	}
@@ -183,6 +188,7 @@ func (e *Engine) skipBlocked(now time.Time) {
 			}
 			n.Status, n.Reason, n.EndedAt, e.dirty = NodeSkipped, fmt.Sprintf("dependency %s %s", d.Node, why), now, true
 			e.logf("node %s skipped: dependency %s %s", n.ID, d.Node, why)
+			e.noteEnd(n)
 			break
 		}
 	}
