@@ -3,6 +3,7 @@ package verbs
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pi-actors/pi-actors/runs"
 )
@@ -11,14 +12,14 @@ import (
 // spawned) right after it, in the order given; runs whose parent is not
 // listed stay where they are.
 func treeOrder(list []*runs.Info) []*runs.Info {
-	listed := make(map[string]bool, len(list))
+	listed := make(map[string]*runs.Info, len(list))
 	for _, in := range list {
-		listed[in.Meta.Run] = true
+		listed[in.Meta.Run] = in
 	}
 	children := map[string][]*runs.Info{}
 	var roots []*runs.Info
 	for _, in := range list {
-		if p := in.Meta.Parent; p != "" && p != in.Meta.Run && listed[p] {
+		if p := in.Meta.Parent; p != "" && p != in.Meta.Run && listed[p] != nil && !olderThan(in, listed[p]) {
 			children[p] = append(children[p], in)
 			continue
 		}
@@ -48,14 +49,25 @@ func treeOrder(list []*runs.Info) []*runs.Info {
 	return out
 }
 
+// olderThan reports whether child started before parent did: its parent
+// was an earlier run of the same id (a workflow or a script started again
+// under its old name), not the one listed.
+func olderThan(child, parent *runs.Info) bool {
+	c, p := child.Meta.CreatedAt, parent.Meta.CreatedAt
+	return !c.IsZero() && !p.IsZero() && c.Before(p)
+}
+
 // treeIDs is the ID cell of each row: indented under the row of its
 // parent when that row is shown above it.
 func treeIDs(rows []RunRow) []string {
 	depth := make(map[string]int, len(rows))
+	created := make(map[string]time.Time, len(rows))
 	out := make([]string, len(rows))
 	for i, r := range rows {
+		created[r.Run] = r.CreatedAt
 		d, ok := depth[r.Parent]
-		if r.Parent == "" || r.Parent == r.Run || !ok {
+		p := created[r.Parent]
+		if r.Parent == "" || r.Parent == r.Run || !ok || (!r.CreatedAt.IsZero() && !p.IsZero() && r.CreatedAt.Before(p)) {
 			depth[r.Run], out[i] = 0, r.Run
 			continue
 		}
