@@ -84,10 +84,13 @@ func (s *supervisor) checkSession(force bool) {
 	}
 }
 
-// suspend stops the run's processes and its clock (once).
+// suspend stops the run's processes and its clock (once). A run being
+// stopped for good (cancel, term, kill) is not suspended again: it was
+// continued so it can handle SIGTERM, and its kill grace runs on the
+// clock.
 func (s *supervisor) suspend(by string) {
 	s.mu.Lock()
-	if !s.clock.Pause() {
+	if s.ending() || !s.clock.Pause() {
 		s.mu.Unlock()
 		return
 	}
@@ -144,10 +147,22 @@ func (s *supervisor) held(reason string) bool {
 		}
 		return true
 	}
+	// The stop is recorded before the resume, so a look at the session
+	// record meanwhile (it still says suspended) leaves the run continued.
+	s.mu.Lock()
+	if s.stop == "" || restartLike(s.stop) {
+		s.stop = reason
+	}
+	s.mu.Unlock()
 	if reason != "kill" { // SIGKILL needs no running process
 		s.resume("stop:"+reason, false)
 	}
 	return false
+}
+
+// ending reports whether the run is being stopped for good (s.mu held).
+func (s *supervisor) ending() bool {
+	return s.stop != "" && !restartLike(s.stop)
 }
 
 // awaitRunning waits while the run is suspended, until it resumes or a
