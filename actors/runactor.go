@@ -129,6 +129,11 @@ func (a *runActor) finish() {
 			return
 		}
 	}
+	if in.Meta.Workflow != nil {
+		// Nothing of a workflow that ended outlives it, and its
+		// workflow.json says how it ended (before its follow-up).
+		a.k.endWorkflow(in)
+	}
 	a.scanOutbox()
 	if err := a.k.index.Record(runs.EntryOf(in)); err != nil {
 		a.k.log.Warn("index", "err", err)

@@ -300,9 +300,43 @@ func nodeList(st *workflows.State) string {
 // node run is killed like any run (control.kill from the workflow), and
 // workflow.json records the kill.
 func (k *Kernel) killWorkflow(req wire.Request, in *runs.Info, later func(func())) {
+	k.stopNodes(req, in, later, workflows.StatusKilled, "control.kill")
+}
+
+// endWorkflow settles a workflow run that ended for good (it has a
+// result; its supervisor and so its scheduler are gone): a scheduler
+// normally ends its nodes and records the end itself, but one that was
+// killed after its grace, stopped, or restarted past its limit
+// (start_limit) did not — its live node runs are killed now and
+// workflow.json says how the workflow ended (killed for a stop, failed
+// otherwise, with the run's reason). A workflow that recorded its end is
+// only checked for live node runs.
+func (k *Kernel) endWorkflow(in *runs.Info) {
+	if in.Meta.Workflow == nil || in.Result == nil {
+		return
+	}
+	status, reason := workflows.StatusFailed, in.Result.Reason
+	switch in.Result.Status {
+	case runs.StatusKilled, runs.StatusCancelled:
+		status = workflows.StatusKilled
+	}
+	if reason == "" {
+		reason = "run_" + in.Result.Status
+	}
+	if reason == "supervisor_terminated" {
+		status = workflows.StatusKilled
+	}
+	k.stopNodes(wire.Request{}, in, nil, status, reason)
+	// The run has its result: nodeSpawn refuses its nodes without the mark.
+	k.wf.mark(in.Meta.Run, false)
+}
+
+// stopNodes kills the live node runs of a workflow run's instance
+// (no node starts meanwhile) and records the end in workflow.json.
+func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), status, reason string) {
 	w, err := workflows.Parse(in.Meta.Workflow, verbs.WorkflowOptions(in.Meta.Run))
 	if err != nil {
-		k.log.Warn("kill workflow", "run", in.Meta.Run, "err", err)
+		k.log.Warn("stop workflow nodes", "run", in.Meta.Run, "err", err)
 		return
 	}
 	k.wf.mark(in.Meta.Run, true) // waits for node starts in progress
@@ -325,8 +359,8 @@ func (k *Kernel) killWorkflow(req wire.Request, in *runs.Info, later func(func()
 			k.log.Warn("kill workflow node", "run", id, "err", err)
 		}
 	}
-	if err := workflows.Finish(string(in.Dir), "control.kill", 10*time.Second); err != nil {
-		k.log.Warn("record workflow kill", "run", in.Meta.Run, "err", err)
+	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second); err != nil {
+		k.log.Warn("record workflow end", "run", in.Meta.Run, "status", status, "err", err)
 	}
 }
 

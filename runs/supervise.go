@@ -56,6 +56,7 @@ type supervisor struct {
 	// Suspension (suspend.go): the run's counted time, the restart held
 	// while suspended, the agent root and the session record last seen.
 	clock       *Clock
+	smu         sync.Mutex // serialises suspend and resume (clock and signals together)
 	deferred    string
 	agentDir    string
 	sessionSeen fileStamp
@@ -226,9 +227,16 @@ func (s *supervisor) request(reason string) {
 	}
 	cancel := s.cancel
 	s.mu.Unlock()
-	if reason == "kill" {
+	switch {
+	case reason == "kill":
 		// control.kill is immediate: SIGKILL every group, no grace.
 		s.killTree(syscall.SIGKILL)
+	case !restartLike(reason):
+		// A suspended run stopped for good is continued first, so it can
+		// handle SIGTERM. Its stop is recorded already: suspend leaves it
+		// alone from now on (the session record still says suspended),
+		// and a suspend under way finishes before the resume.
+		s.resume("stop:"+reason, false)
 	}
 	if cancel != nil {
 		cancel()

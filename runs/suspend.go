@@ -84,10 +84,15 @@ func (s *supervisor) checkSession(force bool) {
 	}
 }
 
-// suspend stops the run's processes and its clock (once).
+// suspend stops the run's processes and its clock (once). A run being
+// stopped for good (cancel, term, kill) is not suspended again: it was
+// continued so it can handle SIGTERM, and its kill grace runs on the
+// clock.
 func (s *supervisor) suspend(by string) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
 	s.mu.Lock()
-	if !s.clock.Pause() {
+	if s.ending() || !s.clock.Pause() {
 		s.mu.Unlock()
 		return
 	}
@@ -101,10 +106,12 @@ func (s *supervisor) suspend(by string) {
 // resume continues the run (once): paused_ms is written before any
 // process continues; a restart held meanwhile is applied when replay.
 func (s *supervisor) resume(by string, replay bool) {
+	s.smu.Lock()
 	s.mu.Lock()
 	paused := s.clock.Resume()
 	if paused == 0 && s.progress.SuspendedAt.IsZero() {
 		s.mu.Unlock()
+		s.smu.Unlock()
 		return
 	}
 	s.progress.SuspendedAt = time.Time{}
@@ -119,15 +126,15 @@ func (s *supervisor) resume(by string, replay bool) {
 		ev["then"] = deferred
 	}
 	s.appendEvent(ev)
+	s.smu.Unlock()
 	if deferred != "" && replay {
 		s.request(deferred)
 	}
 }
 
-// held reports whether a stop request waits for the resume (a restart
-// while the run is suspended: recorded, applied on resume) and, for a
-// stop that ends the run, lets the run's processes continue first so they
-// can handle SIGTERM.
+// held reports whether a stop request waits for the resume: a restart
+// while the run is suspended is recorded and applied on resume. (A stop
+// that ends the run is not held: request continues the run first.)
 func (s *supervisor) held(reason string) bool {
 	if !s.clock.Paused() {
 		return false
@@ -144,10 +151,12 @@ func (s *supervisor) held(reason string) bool {
 		}
 		return true
 	}
-	if reason != "kill" { // SIGKILL needs no running process
-		s.resume("stop:"+reason, false)
-	}
 	return false
+}
+
+// ending reports whether the run is being stopped for good (s.mu held).
+func (s *supervisor) ending() bool {
+	return s.stop != "" && !restartLike(s.stop)
 }
 
 // awaitRunning waits while the run is suspended, until it resumes or a

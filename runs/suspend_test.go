@@ -164,3 +164,53 @@ func TestSuspendedSessionStartsSuspendedAndKillWorks(t *testing.T) {
 	}
 	os.Remove(sessions.Path(agent, "s1", sessions.RecordSuffix))
 }
+
+// control.cancel of a suspended run continues it so it can handle
+// SIGTERM, and it stays continued until it ends: the session's record,
+// still suspended (and rewritten meanwhile, as the kernel's snapshot
+// does), is not applied to it again. The session's other run stays
+// stopped.
+func TestCancelOfASuspendedRunLetsItHandleTerm(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	mark := filepath.Join(agent, "term.log")
+	sp := sessionSpec(agent, "trap", "{bin} trap-term {p} {m}", map[string]any{"p": filepath.Join(agent, "trap.pid"), "m": mark})
+	sp.Limits.KillGraceMS = 3000
+	r := start(t, agent, sp)
+	other := start(t, agent, sessionSpec(agent, "other", "{bin} sleep-forever {p}", map[string]any{"p": filepath.Join(agent, "other.pid")}))
+	waitPid(t, filepath.Join(agent, "trap.pid"))
+	otherPid := waitPid(t, filepath.Join(agent, "other.pid"))
+
+	setSession(t, agent, sessions.StateSuspended, r, other)
+	eventually(t, 5*time.Second, "both suspended", func() bool {
+		return status(t, r) == runs.StatusSuspended && status(t, other) == runs.StatusSuspended
+	})
+	setSession(t, agent, sessions.StateSuspended) // a new version of the record, no ring
+	begun := time.Now()
+	r.send("control.cancel", nil)
+	res := r.wait(10 * time.Second)
+	if took := time.Since(begun); res.Status != runs.StatusCancelled || res.Code != 0 || took > 2*time.Second {
+		t.Fatalf("result %+v after %s, want cancelled with the TERM handler's exit 0, before the 3 s grace", res, took)
+	}
+	if data, _ := os.ReadFile(mark); string(data) != "got-term\n" {
+		t.Fatalf("term.log %q: the run never handled SIGTERM", data)
+	}
+	resumed := false
+	for _, ev := range r.events() {
+		switch {
+		case ev["event"] == "run.resume" && ev["by"] == "stop:cancel":
+			resumed = true
+		case ev["event"] == "run.suspend" && resumed:
+			t.Fatalf("suspended again after the stop continued it: %v", ev)
+		}
+	}
+	if !resumed {
+		t.Fatal("no run.resume by stop:cancel")
+	}
+	if st, _ := runs.Stat(otherPid); st.State != "T" || status(t, other) != runs.StatusSuspended {
+		t.Fatalf("the session's other run: process state %q, status %s; want stopped, suspended", st.State, status(t, other))
+	}
+	other.send("control.kill", nil)
+	other.wait(10 * time.Second)
+	os.Remove(sessions.Path(agent, "s1", sessions.RecordSuffix))
+}

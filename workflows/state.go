@@ -196,12 +196,15 @@ func Open(dir string, w *Workflow, run, instance string) (*State, error) {
 	return NewState(w, run, instance, time.Now()), nil
 }
 
-// Finish records a workflow stopped from outside its scheduler (the
-// kernel's control.kill, once the scheduler is dead): nodes that were
-// running are killed, nodes that had not started are cancelled, and the
-// workflow is killed. It takes the workflow's lock, so it waits for a
-// scheduler still letting go.
-func Finish(dir string, reason string, timeout time.Duration) error {
+// Finish records a workflow ended from outside its scheduler, once the
+// scheduler is dead (the kernel's control.kill, or a workflow run that
+// ended for good with its workflow still running: cancelled while its
+// scheduler could not answer, its scheduler's restart limit reached):
+// nodes that were running are killed, nodes that had not started are
+// cancelled, and the workflow gets status (killed or failed) and reason.
+// A workflow that ended already is left as it is. It takes the
+// workflow's lock, so it waits for a scheduler still letting go.
+func Finish(dir, status, reason string, timeout time.Duration) error {
 	if _, err := os.Stat(filepath.Join(dir, StateFile)); err != nil {
 		return nil // nothing was recorded yet: nothing to finish
 	}
@@ -227,6 +230,6 @@ func Finish(dir string, reason string, timeout time.Duration) error {
 			n.Status, n.Reason, n.NextAt = NodeCancelled, reason, time.Time{}
 		}
 	}
-	st.Status, st.Reason, st.EndedAt = StatusKilled, reason, now
+	st.Status, st.Reason, st.EndedAt = status, reason, now
 	return st.Save(dir)
 }

@@ -26,10 +26,16 @@ import (
 )
 
 func main() {
+	os.Exit(mainArgs(os.Args[1:]))
+}
+
+// mainArgs runs the CLI on args with the process's streams; SIGINT,
+// SIGTERM and SIGHUP cancel its context (a workflow's scheduler then
+// stops its node runs itself).
+func mainArgs(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
-	stop()
-	os.Exit(code)
+	defer stop()
+	return run(ctx, args, streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 }
 
 // streams is the IO a verb may use; verbs never touch os.Std* directly.

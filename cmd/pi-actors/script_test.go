@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"io/fs"
@@ -31,9 +30,8 @@ func TestMain(m *testing.M) {
 		f.Value.Set("6")
 	}
 	testscript.Main(m, map[string]func(){
-		"pi-actors": func() {
-			os.Exit(run(context.Background(), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
-		},
+		// As the binary runs (its signals cancel the context).
+		"pi-actors": func() { os.Exit(mainArgs(os.Args[1:])) },
 		"pa-helper": func() { testproc.Main(os.Args[1:]) },
 		"pa-probe":  func() { os.Exit(probeMain(os.Args[1:])) },
 		// The kernel and front-door binaries: the test binary doubles as

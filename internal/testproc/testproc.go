@@ -30,6 +30,8 @@ const Usage = `helpers:
   echo-stdin               copy stdin to stdout
   stderr MSG [N]           print MSG to stderr, exit N (default 1)
   ignore-term PIDFILE      ignore SIGTERM, write pid, print "ready", sleep forever
+  trap-term PIDFILE FILE   write pid, sleep until SIGTERM, then append
+                           "got-term" to FILE and exit 0
   sleep-forever [PIDFILE]  write pid (optional), sleep forever
   sleep MS                 sleep MS milliseconds, then exit 0
   fork-grandchild PIDFILE [exit]  start a grandchild in the same process group,
@@ -65,6 +67,19 @@ func run(name string, args []string) int {
 		writePid(arg(args, 0, ""), os.Getpid())
 		fmt.Println("ready")
 		sleepForever()
+	case "trap-term":
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		writePid(arg(args, 0, ""), os.Getpid())
+		<-term
+		f, err := os.OpenFile(arg(args, 1, ""), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(f, "got-term")
+		f.Close()
+		return 0
 	case "sleep-forever":
 		writePid(arg(args, 0, ""), os.Getpid())
 		sleepForever()
