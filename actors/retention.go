@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/workflows"
 )
 
 // rebuild restores the kernel's view after a (re)start: every indexed run
@@ -31,6 +32,13 @@ func (k *Kernel) rebuild() {
 			fut.Result()
 			attachedN++
 			continue
+		}
+		if in.Meta.Workflow != nil {
+			// A workflow run that ended while no kernel ran: nothing of it
+			// outlives it, and workflow.json says how it ended.
+			if st, err := workflows.Load(string(dir)); err == nil && st != nil && !st.Ended() {
+				k.endWorkflow(in)
+			}
 		}
 		n := loadNotified(dir, in.Meta)
 		if n.Terminal == "" && in.Meta.OwnerID != "" && in.Handled == nil && time.Since(e.UpdatedAt) < 7*24*time.Hour {
