@@ -132,13 +132,23 @@ func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows
 	if err != nil {
 		return nodeErr(n.ID, err)
 	}
+	sp := r.(*verbs.Spawn)
+	if (sp.Node != "" || sp.Placement == "spread") && k.cluster == nil {
+		return nodeErr(n.ID, k.errNotClustered("node= or placement=spread"))
+	}
 	child := req
 	// As the scheduler asks: from inside the workflow run. No session, so
 	// the session's live-run count is left to the real start.
 	child.Session = ""
 	child.Env = append(append([]string{}, req.Env...), "PI_ACTORS_RUN_ID="+run, "PI_ACTORS_DEPTH="+strconv.Itoa(depth))
-	if _, _, err := k.prepareSpec(child, r.(*verbs.Spawn)); err != nil {
+	spec, _, err := k.prepareSpec(child, sp)
+	if err != nil {
 		return nodeErr(n.ID, err)
+	}
+	if sp.StateDir != "" {
+		if err := runs.CheckStateDir(spec.StateDir); err != nil {
+			return nodeErr(n.ID, err)
+		}
 	}
 	return nil
 }

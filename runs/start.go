@@ -336,6 +336,45 @@ func startSupervisor(work string, meta *Meta, spec Spec, env []string) (*waiting
 	return &waiting{proc: proc, start: StartTime(proc.Pid), in: inW, ready: rd}, nil
 }
 
+// CheckStateDir checks, before anything starts, that a state directory
+// can be made where it was asked for: it is a directory already, or a
+// directory can be created in its nearest existing ancestor (a trial
+// directory is made there and removed). The error wraps ErrStateDir.
+func CheckStateDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	if st, err := os.Stat(abs); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%w: %s is not a directory", ErrStateDir, abs)
+		}
+		return nil
+	}
+	parent := filepath.Dir(abs)
+	for {
+		st, err := os.Stat(parent)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%w: %s is not a directory", ErrStateDir, parent)
+			}
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) || filepath.Dir(parent) == parent {
+			return fmt.Errorf("%w: %w", ErrStateDir, err)
+		}
+		parent = filepath.Dir(parent)
+	}
+	trial, err := os.MkdirTemp(parent, ".pi-actors-check-")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	return os.Remove(trial)
+}
+
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run
 // gets its own.
 func withoutPIEnv(env []string) []string {
