@@ -169,6 +169,11 @@ func parseNode(i int, item any, w *Workflow, spawnKeys map[string]bool, run stri
 	if prev := w.byID[id]; prev != nil {
 		return nil, invalid(id, "id", "duplicate: nodes[%d] and nodes[%d] both use it", prev.Index, i)
 	}
+	if c, ok := obj["context"]; ok && c != nil {
+		if _, isObj := c.(map[string]any); !isObj {
+			return nil, invalid(id, "context", "must be an object, e.g. {\"relevant_files\": [\"src/\"], \"reason\": \"…\"}")
+		}
+	}
 	n := &Node{ID: id, Index: i, Spawn: map[string]any{}, Context: obj["context"]}
 	keys := sortedKeys(obj)
 	for _, k := range keys {

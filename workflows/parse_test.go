@@ -34,6 +34,7 @@ func TestParseRejects(t *testing.T) {
 		{"unknown top key", `{"nodes":[{"id":"a","template":"true"}],"polcy":{}}`, "", "polcy", "unknown key"},
 		{"missing id", `{"nodes":[{"template":"true"}]}`, "", "nodes[0].id", "string id"},
 		{"bad id", `{"nodes":[{"id":"a b","template":"true"}]}`, "a b", "id", "only letters"},
+		{"context not an object", `{"nodes":[{"id":"a","template":"true","context":"x"}]}`, "a", "context", "must be an object"},
 		{"duplicate id", `{"nodes":[{"id":"a","template":"true"},{"id":"a","template":"true"}]}`, "a", "id", "duplicate: nodes[0] and nodes[1]"},
 		{"unknown dependency", `{"nodes":[{"id":"a","template":"true","depends_on":["zz"]}]}`, "a", "depends_on", "unknown node zz"},
 		{"self cycle", `{"nodes":[{"id":"a","template":"true","depends_on":["a"]}]}`, "a", "depends_on", "cycle a → a"},
