@@ -33,7 +33,8 @@ func (x *Index) AddBatch(ids []uint64, vecs []float32, workers int) error {
 	}
 	x.upper = grow(x.upper, len(x.upper)+upper)
 	x.table.reserve(x.table.n+n, x.ids)
-	empty := len(x.ids) == x.nDead
+	live := len(x.ids) - x.nDead
+	empty := live == 0
 	first := uint32(len(x.ids))
 	for i, id := range ids {
 		x.appendSlot(id, vecs[i*x.dim:(i+1)*x.dim], levels[i])
@@ -59,10 +60,28 @@ func (x *Index) AddBatch(ids []uint64, vecs []float32, workers int) error {
 		// over when the workers insert it.)
 		x.insertFirst(first)
 		first++
+		live++
 	}
-	x.insertParallel(first, end, workers)
+	// A young graph grows alone first: workers inserting into a handful
+	// of nodes race for the same few neighbour lists and could leave
+	// parts of it badly linked (recall 0.87 instead of 1.0 at M=4 over
+	// 100 nodes, in some runs). Past seedAlone live nodes they meet
+	// rarely; for a large batch this is about 1% of the work.
+	if alone := uint32(min(max(seedAlone-live, 0), int(end-first))); alone > 0 {
+		for s := first; s < first+alone; s++ {
+			x.insert(sc, s, nil)
+		}
+		first += alone
+	}
+	if first < end {
+		x.insertParallel(first, end, workers)
+	}
 	return nil
 }
+
+// seedAlone is how many live nodes a graph gets from one goroutine
+// before AddBatch inserts with several.
+const seedAlone = 1024
 
 func (x *Index) insertFirst(s uint32) { x.entry, x.top = int32(s), int(x.levels[s]) }
 

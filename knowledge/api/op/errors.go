@@ -42,9 +42,14 @@ func (e *Error) Is(target error) bool {
 }
 
 // Exit is the sysexits code for the error: 65 (data error) for
-// VALIDATION_ERROR and INVARIANT_VIOLATION, 66 (no input) for NOT_FOUND,
-// 75 (temporary failure: re-read and retry) for CONFLICT.
+// VALIDATION_ERROR and INVARIANT_VIOLATION, 64 (usage) for a parameter
+// the operation does not have, 66 (no input) for NOT_FOUND, 75
+// (temporary failure: re-read and retry) for CONFLICT.
 func (e *Error) Exit() int {
+	switch {
+	case e.Details["reason"] == ReasonUnknownParameter:
+		return 64
+	}
 	switch e.Code {
 	case CodeNotFound:
 		return 66
@@ -54,6 +59,11 @@ func (e *Error) Exit() int {
 		return 65
 	}
 }
+
+// ReasonUnknownParameter marks (Details["reason"]) a VALIDATION_ERROR
+// for a parameter the operation does not have: a usage error, like an
+// unknown parameter of any verb.
+const ReasonUnknownParameter = "unknown_parameter"
 
 // Invalid is a VALIDATION_ERROR about field.
 func Invalid(field, format string, args ...any) *Error {

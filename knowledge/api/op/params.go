@@ -61,7 +61,9 @@ func unmarshal(data []byte, v Request) *Error {
 				known = append(known, n)
 			}
 			slices.Sort(known)
-			return Invalid(k, "unknown parameter %s for %s; known parameters: %s", k, v.Op(), strings.Join(known, ", "))
+			e := Invalid(k, "unknown parameter %s for %s; known parameters: %s", k, v.Op(), strings.Join(known, ", "))
+			e.Details["reason"] = ReasonUnknownParameter
+			return e
 		}
 		raw := bytes.TrimSpace(obj[k])
 		if string(raw) == "null" {
