@@ -209,10 +209,39 @@ func (a *app) ok(r *request, text string, result any) int {
 	return exitOK
 }
 
+// fallbackHint is the hint of an error that brings none: the verb's help
+// for a usage or data error, where runs are listed for a missing one, the
+// kernel's state when it did not answer.
+func fallbackHint(verb string, exit int) string {
+	help := "pi-actors help"
+	if verb != "" {
+		help += " " + verb
+	}
+	switch exit {
+	case verbs.ExitNoInput:
+		return "pi-actors ps --all lists the runs; inspect target=recipes view=summary the recipes"
+	case verbs.ExitUnavailable:
+		return "pi-actors kernel status"
+	case verbs.ExitTempFail:
+		return "retry when the run or file named above is free; " + help
+	case verbs.ExitNoPerm:
+		return "pi-actors session list"
+	}
+	return help
+}
+
 // fail prints an error and returns its exit code. In --json mode the
 // envelope goes to stdout; otherwise the message and hint go to stderr.
 func (a *app) fail(r *request, err error) int {
 	ce := verbs.Classify(err)
+	if ce.Hint == "" && r.verb != "knowledge" {
+		// Every error says where to look next (CLI.md's error shape);
+		// knowledge errors keep seed 003's shape (code, message, details
+		// naming the field).
+		c := *ce
+		c.Hint = fallbackHint(r.verb, ce.Exit)
+		ce = &c
+	}
 	if r.json {
 		env := envelope{Error: &errorBody{Code: ce.Code, Message: ce.Message, Hint: ce.Hint, Details: ce.Details}}
 		if r.text {
