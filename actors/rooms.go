@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -238,27 +239,55 @@ func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.
 	}
 	res, err := verbs.InvokeTool(ctx, venv, to.ID, env.Type, env.Body)
 	if err != nil {
+		// The tool did not run (not found, arguments refused): the id is
+		// free for the retry that fixes it.
+		if env.ID != "" {
+			if rerr := k.releaseToolID(env, to.ID); rerr != nil {
+				k.log.Warn("release tool message id", "id", env.ID, "err", rerr)
+			}
+		}
 		return nil, err
 	}
 	out.ToolResult = res
 	return out, nil
 }
 
+// toolLog is the coordinator's log of tool messages' caller-chosen ids.
+func (k *Kernel) toolLog() string {
+	return filepath.Join(wire.TmpDir(k.cfg.AgentDir), "tool_messages.jsonl")
+}
+
+// toolKey is a tool message's id in the tool log: per tool, so the same
+// id sent to two tools is two messages.
+func toolKey(id, tool string) string { return tool + "/" + id }
+
 // claimToolID records a tool message's caller-chosen id in the
 // coordinator's tool log; false when it was already there.
 func (k *Kernel) claimToolID(env mailbox.Envelope, tool string) (bool, error) {
-	path := filepath.Join(wire.TmpDir(k.cfg.AgentDir), "tool_messages.jsonl")
 	first := false
-	err := mailbox.Update(path, func(tx *mailbox.Tx) error {
-		old, err := tx.Find(env.ID)
+	key := toolKey(env.ID, tool)
+	err := mailbox.Update(k.toolLog(), func(tx *mailbox.Tx) error {
+		old, err := tx.Find(key)
 		if err != nil || old != nil {
 			return err
 		}
 		first = true
-		return tx.Append(map[string]any{"id": env.ID, "tool": tool, "type": env.Type, "ts": time.Now().UTC().Format(time.RFC3339Nano)})
+		return tx.Append(map[string]any{"id": key, "message_id": env.ID, "tool": tool, "type": env.Type, "ts": time.Now().UTC().Format(time.RFC3339Nano)})
 	})
 	if err != nil {
 		return false, fmt.Errorf("record tool message %s: %w", env.ID, err)
 	}
 	return first, nil
+}
+
+// releaseToolID takes a claimed id out of the tool log again.
+func (k *Kernel) releaseToolID(env mailbox.Envelope, tool string) error {
+	key := toolKey(env.ID, tool)
+	return mailbox.Update(k.toolLog(), func(tx *mailbox.Tx) error {
+		return tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
+			return slices.DeleteFunc(lines, func(l mailbox.Line) bool {
+				return l.Err == nil && l.Value["id"] == key
+			}), nil
+		})
+	})
 }
