@@ -3,6 +3,7 @@ package rooms
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -138,20 +139,27 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 			wakes = append(wakes, mailbox.Wake{Actor: self, Reason: mailbox.WakeBranchMessage, StateDir: dir, Metadata: meta})
 		}
 		if parent == nil {
-			// The copy keeps to = the branch (and the id): the run's
-			// consumer sees whom it was for. A caller's id may be in the
-			// run's inbox already (this message's earlier forward, or the
-			// same id sent elsewhere in the run), so the inbox is searched
+			// The copy keeps to = the branch: the run's consumer sees whom
+			// it was for. Its id is the branch's, qualified by the branch
+			// (<id>.<branch>, as a room entry's copy for a branch already
+			// is): the run's inbox holds the run's own messages too, and a
+			// caller may use one id for a run message and a branch message,
+			// or for two branches. The qualified id may be there already
+			// (this message's earlier forward), so the inbox is searched
 			// for it — unless the id was made here from a fresh uuid and
 			// this is its first record.
+			fwd := env
+			if fwd.ID != "" && !strings.HasSuffix(fwd.ID, "."+to.Branch) {
+				fwd.ID += "." + to.Branch
+			}
 			in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
 			var cp mailbox.Record
 			var fdup bool
 			var err error
 			if freshID && !dup {
-				cp, err = in.AppendNewIn(tx, env)
+				cp, err = in.AppendNewIn(tx, fwd)
 			} else {
-				cp, fdup, err = in.AppendIn(tx, env)
+				cp, fdup, err = in.AppendIn(tx, fwd)
 			}
 			switch {
 			case err != nil:

@@ -256,6 +256,7 @@ func TestExpiredAtSendIsDeadLettered(t *testing.T) {
 // to first; a multicast of a room entry whose id was generated forwards
 // one copy per recipient.
 func TestForwardKeepsCallerIDsUnique(t *testing.T) {
+	// The same caller id to two branches, to the run and a branch.
 	dir := t.TempDir()
 	for _, to := range []string{"branch:r/a", "branch:r/b"} {
 		if _, err := SendBranch(dir, mailbox.Envelope{To: to, Type: "t", ID: "same"}, nil); err != nil {
@@ -279,9 +280,18 @@ func TestForwardKeepsCallerIDsUnique(t *testing.T) {
 	for _, r := range recs {
 		ids[r["id"].(string)]++
 	}
+	// Every message reaches the run's inbox once, under an id of its own:
+	// a branch's copy is <id>.<branch> (a room entry's copy is so already).
 	entry := p.Append.Entry.ID
-	if len(recs) != 4 || ids["same"] != 1 || ids["direct"] != 1 || ids[entry+".a"] != 1 || ids[entry+".b"] != 1 {
+	if len(recs) != 6 || ids["same.a"] != 1 || ids["same.b"] != 1 || ids["direct"] != 1 || ids["direct.a"] != 1 || ids[entry+".a"] != 1 || ids[entry+".b"] != 1 {
 		t.Fatalf("run inbox ids: %v", ids)
+	}
+	// A retried branch message is not forwarded twice.
+	if _, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/a", Type: "t", ID: "same"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := readLines(t, filepath.Join(dir, RunInboxFile)); len(recs) != 6 {
+		t.Fatalf("after a retry the run inbox has %d records, want 6", len(recs))
 	}
 }
 
