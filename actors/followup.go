@@ -168,13 +168,14 @@ func artifactList(arts map[string]any) string {
 
 // outboxFollowup turns an outbox record into a follow-up.
 func outboxFollowup(m *runs.Meta, rec mailbox.OutboxRecord, line int) Followup {
-	// Ids are queue tokens: unique per run instance and outbox line, or
-	// the record's own id when it is a token (hashed otherwise).
+	// Ids are queue tokens, unique per run instance: its outbox line, or
+	// the record's own id (a caller's id is unique in its run's outbox
+	// only: two runs may use the same one) — hashed when it is no token.
 	id := fmt.Sprintf("%s.%d.outbox.%d", m.Run, m.CreatedAt.UnixNano(), line)
 	if rec.ID != "" && rec.ID != fmt.Sprintf("%s:%d", m.Run, line) {
-		id = rec.ID
+		id = fmt.Sprintf("%s.%d.%s", m.Run, m.CreatedAt.UnixNano(), rec.ID)
 		if !tokenRe.MatchString(id) {
-			sum := sha256.Sum256([]byte(m.Run + "\x00" + rec.ID))
+			sum := sha256.Sum256([]byte(m.Run + "\x00" + m.CreatedAt.String() + "\x00" + rec.ID))
 			id = "o-" + hex.EncodeToString(sum[:12])
 		}
 	}
