@@ -57,10 +57,27 @@ func deadLetter(path, dir string, env mailbox.Envelope, reason string) (DeadLett
 	var dup bool
 	err = mailbox.Update(path, func(tx *mailbox.Tx) error {
 		if env.ID != "" {
-			old, err := tx.Find(env.ID)
-			if err != nil || old != nil {
-				rec, dup = deadLetterFrom(old), old != nil
-				return err
+			// A retry of the same message is a duplicate; the same caller
+			// id on a message to another address (one dead-letter file
+			// holds every address's) is another message, kept under
+			// <id>.<to>.
+			rec.ID = ""
+			for _, id := range []string{env.ID, env.ID + "." + tokenOf(env.To)} {
+				old, err := tx.Find(id)
+				if err != nil {
+					return err
+				}
+				if old == nil {
+					rec.ID = id
+					break
+				}
+				if o := deadLetterFrom(old); o.Message["to"] == msg["to"] {
+					rec, dup = o, true
+					return nil
+				}
+			}
+			if rec.ID == "" { // both taken by messages to other addresses
+				rec.ID = env.ID + "." + mailbox.NewID()
 			}
 		}
 		return tx.Append(rec)
@@ -115,4 +132,14 @@ func (v DeadLettersView) Text() string {
 		out = append(out, fmt.Sprintf("corrupted=%d", v.Corrupted))
 	}
 	return joinWithMore(out, len(v.DeadLetters)+v.Corrupted, v.Total, v.File)
+}
+
+// tokenOf is s with every character an id may not have replaced by '-'.
+func tokenOf(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, s)
 }

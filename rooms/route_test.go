@@ -342,3 +342,32 @@ func TestCursorOnEmptyTimeline(t *testing.T) {
 		t.Fatalf("got %+v %v", got, err)
 	}
 }
+
+// One dead-letter file holds the messages of many addresses: the same
+// caller id on messages to two addresses is two dead letters, and a retry
+// of either is a duplicate.
+func TestDeadLetterSameIDTwoAddresses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), DeadLettersFile)
+	send := func(to string) (DeadLetterRecord, bool) {
+		t.Helper()
+		rec, dup, err := DeadLetterAt(path, mailbox.Envelope{To: to, Type: "t", ID: "lost-1"}, "run_not_found")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec, dup
+	}
+	a, dupA := send("run:gone1")
+	b, dupB := send("run:gone2")
+	c, dupC := send("run:gone3")
+	if dupA || dupB || dupC || a.ID == b.ID || b.ID == c.ID || a.ID == c.ID {
+		t.Fatalf("three addresses: ids %s %s %s, duplicate %v %v %v", a.ID, b.ID, c.ID, dupA, dupB, dupC)
+	}
+	for _, to := range []string{"run:gone1", "run:gone2", "run:gone3"} {
+		if rec, dup := send(to); !dup || rec.Message["to"] != to {
+			t.Errorf("retry to %s: duplicate=%v record to %v", to, dup, rec.Message["to"])
+		}
+	}
+	if recs, _ := readLines(t, path); len(recs) != 3 {
+		t.Errorf("%d dead letters, want 3", len(recs))
+	}
+}
