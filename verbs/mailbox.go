@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -117,12 +118,18 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, Usagef("mailbox: no run identity: run inside a run ($PI_ACTORS_STATE_DIR is set there) or pass state_dir=<run state dir>")
 	}
 	d := runs.Dir(dir)
-	if _, err := d.Meta(); err != nil {
+	meta, err := d.Meta()
+	if err != nil {
 		return nil, err
+	}
+	// Another session's run inbox is not this caller's to read (the
+	// run's own scripts carry its session).
+	if s := strings.TrimSpace(env.Session); s != "" && meta.OwnerID != "" && meta.OwnerID != s {
+		return nil, &runs.OwnerError{Run: meta.Run, Owner: meta.OwnerID, Current: s}
 	}
 	if m.Action == "done" {
 		if err := mailbox.NewInbox(d.Path(runs.InboxFile)).Done(m.ID, m.Status, doneMeta(m)); err != nil {
-			return nil, inboxError("done", err)
+			return nil, inboxError("done", "run:"+meta.Run, err)
 		}
 		return doneOutcome(m), nil
 	}
@@ -146,7 +153,7 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		// Only the claim's owner finishes it: one taken over meanwhile is
 		// someone else's now.
 		if err := rooms.DoneBranchBy(dir, m.Address, m.ID, owner, m.Status, doneMeta(m)); err != nil {
-			return nil, inboxError("done", err)
+			return nil, inboxError("done", m.Address, err)
 		}
 		return doneOutcome(m), nil
 	}
@@ -154,7 +161,7 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		// Only the claim's owner renews it: one taken over meanwhile is
 		// someone else's now.
 		if err := rooms.RenewBranch(dir, m.Address, m.ID, owner); err != nil {
-			return nil, inboxError("renew", err)
+			return nil, inboxError("renew", m.Address, err)
 		}
 		lease := rooms.EnvLimits().ClaimLease.Milliseconds()
 		return &Outcome{Text: fmt.Sprintf("id=%s renewed=true lease_ms=%d", m.ID, lease),
@@ -327,14 +334,15 @@ func cutEnv(kv string) (string, string, bool) {
 // inboxError classifies a failed done or renew: an id no record has is
 // not found (66); a record in another state (never claimed, finished
 // already, claimed by someone else) is a conflict (75).
-func inboxError(action string, err error) error {
+func inboxError(action, target string, err error) error {
+	view := "inspect target=" + target + " view=mailbox"
 	switch {
 	case errors.Is(err, mailbox.ErrNotFound):
 		return &Error{Exit: ExitNoInput, Code: "not_found", Message: fmt.Sprintf("mailbox %s: %v", action, err),
-			Hint: "the id is the one mailbox claim printed; inspect target=run:<id> view=mailbox lists the inbox"}
+			Hint: "the id is the one mailbox claim printed; " + view + " lists the inbox"}
 	case errors.Is(err, mailbox.ErrTransition):
 		return &Error{Exit: ExitTempFail, Code: "conflict", Message: fmt.Sprintf("mailbox %s: %v", action, err),
-			Hint: "only a message you claimed (and still hold) can be finished or renewed; inspect target=run:<id> view=mailbox shows its status"}
+			Hint: "only a message you claimed (and still hold) can be finished or renewed; " + view + " shows its status"}
 	}
 	if ce := Classify(err); ce.Exit != ExitSoftware {
 		return fmt.Errorf("mailbox %s: %w", action, err)
