@@ -217,11 +217,44 @@ func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
 	if k.held(req.Session) {
 		return &verbs.Followups{Session: req.Session, Followups: []Followup{}, Held: true}, nil
 	}
-	list := k.drain(req.Session)
+	// max bounds a reader that shows what it takes (inspect's lines=);
+	// the rest stays queued for the next call.
+	var p struct {
+		Max int `json:"max"`
+	}
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, &wire.Error{Code: "invalid_data", Exit: 65, Message: "followups parameters: max must be an integer"}
+		}
+	}
+	max := p.Max
+	if max <= 0 {
+		max = math.MaxInt
+	}
+	list := k.take(req.Session, max, true)
 	if list == nil {
 		list = []Followup{}
 	}
-	return &verbs.Followups{Session: req.Session, Followups: list, Count: len(list)}, nil
+	res := &verbs.Followups{Session: req.Session, Followups: list, Count: len(list)}
+	if len(list) == max {
+		res.More = k.stillQueued(req.Session)
+	}
+	return res, nil
+}
+
+// stillQueued counts the follow-ups still queued for session.
+func (k *Kernel) stillQueued(session string) int {
+	lines, err := mailbox.Read(k.sessionFile(session))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, l := range lines {
+		if st, _ := l.Peek("status"); st == mailbox.StatusQueued {
+			n++
+		}
+	}
+	return n
 }
 
 // watch streams the session's follow-ups as they are queued, until the

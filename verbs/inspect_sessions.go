@@ -63,7 +63,7 @@ func inspectCoordinator(ctx context.Context, env *Env, q *inspectQuery) (*inspec
 			Hint: "set PI_ACTORS_SESSION or pass session=<id>; inspect target=session:all view=runs lists every run"}
 	}
 	if q.view == "followups" {
-		return coordinatorFollowups(env, session)
+		return coordinatorFollowups(env, session, q.lines)
 	}
 	return sessionRuns(env, q, session)
 }
@@ -148,9 +148,12 @@ func sessionText(l *sessionListing, all bool, lines int) string {
 // coordinatorFollowups drains the session's follow-up queue through the
 // kernel (started if needed: the queue lives on disk) and prints each
 // follow-up's text.
-func coordinatorFollowups(env *Env, session string) (*inspectOutput, error) {
+func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, error) {
+	if lines <= 0 {
+		lines = followupsShown
+	}
 	var res Followups
-	if err := env.Call("followups", nil, &res); err != nil {
+	if err := env.Call("followups", map[string]int{"max": lines}, &res); err != nil {
 		return nil, err
 	}
 	if res.Followups == nil {
@@ -177,8 +180,15 @@ func coordinatorFollowups(env *Env, session string) (*inspectOutput, error) {
 		}
 		b.WriteString("\n" + strings.TrimRight(text, "\n"))
 	}
+	if res.More > 0 {
+		fmt.Fprintf(&b, "\n\n(+%d more queued: they stay queued; run the view again, or pi-actors watch)", res.More)
+	}
 	return &inspectOutput{text: b.String(), details: &res}, nil
 }
+
+// followupsShown is how many follow-ups view=followups takes by default
+// (lines= changes it); the rest stay queued.
+const followupsShown = 50
 
 // orderRuns puts live runs first, then the newest first by their last
 // update. The index order is nearly that already (only runs re-derived

@@ -44,6 +44,8 @@ type Followups struct {
 	Session   string     `json:"session"`
 	// Held: the session is suspended; its follow-ups wait for the resume.
 	Held bool `json:"held,omitempty"`
+	// More is how many stayed queued past the ones taken (lines=).
+	More int `json:"more,omitempty"`
 }
 
 // Watch streams the session's follow-ups, or a room's timeline.
