@@ -593,3 +593,30 @@ func TestRespawnDuringBatchKill(t *testing.T) {
 		k.waitIdle()
 	}
 }
+
+// A run's environment names the agent root of the kernel that supervises
+// it, whatever root the caller's environment named (a spawn routed from
+// another cluster member carries that member's).
+func TestRunEnvNamesTheKernelsRoot(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	env := append(os.Environ(), testproc.EnvVar+"=1", "PI_CODING_AGENT_DIR=/elsewhere/agent")
+	resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: env,
+		Params: rawParams(map[string]any{"as": "run:root", "template": "sh -c 'echo root=$PI_CODING_AGENT_DIR'"})})
+	if resp.Error != nil {
+		t.Fatalf("spawn: %+v", resp.Error)
+	}
+	dir := runs.StateDirFor(agent, "root")
+	deadline := time.Now().Add(10 * time.Second)
+	for dir.Result() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	out, err := os.ReadFile(dir.Path(runs.StdoutLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(out)), "root="+agent; got != want {
+		t.Errorf("the run printed %q, want %q", got, want)
+	}
+	k.waitIdle()
+}

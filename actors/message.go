@@ -383,7 +383,7 @@ func (k *Kernel) restartEnded(req wire.Request, in *runs.Info, out *verbs.Delive
 	if err := runs.SettleControl(in.Dir); err != nil {
 		return nil, fmt.Errorf("restart run:%s: %w", id, err)
 	}
-	if err := k.resumeRun(in, req.Env, "control.restart"); err != nil {
+	if err := k.resumeRun(in, k.runEnv(req.Env), "control.restart"); err != nil {
 		return nil, fmt.Errorf("restart run:%s: %w", id, err)
 	}
 	out.Delivered, out.Consumer, out.Reason, out.Status = verbs.Ptr(true), "kernel", "restarted", runs.StatusRunning

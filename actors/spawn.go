@@ -172,7 +172,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if err != nil {
 		return spec, src, err
 	}
-	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, req.Env
+	spec.Cwd, spec.Owner, spec.Depth, spec.Env = req.Cwd, req.Session, depth, k.runEnv(req.Env)
 	spec.Parent = envString(req.Env, "PI_ACTORS_RUN_ID")
 	spec.Template, spec.Values, spec.Artifacts = src.graph, values, resolved
 	spec.LaunchSource = p.LaunchSource
@@ -396,6 +396,20 @@ func (k *Kernel) stampID(prefix string) string {
 		}
 		ms++
 	}
+}
+
+// runEnv is the environment a run starts with: the caller's, with this
+// kernel's agent root — a run's own pi-actors calls belong to the root
+// that supervises it, whatever root the caller named (a spawn from
+// another cluster member carries that member's).
+func (k *Kernel) runEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PI_CODING_AGENT_DIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "PI_CODING_AGENT_DIR="+k.cfg.AgentDir)
 }
 
 // injected are the values every run gets.

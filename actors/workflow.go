@@ -102,7 +102,7 @@ func (k *Kernel) prepareWorkflow(req wire.Request, p *verbs.Spawn, rec *recipes.
 		}
 	}
 	cfg := k.cfg.Settings
-	spec.ID, spec.Cwd, spec.Owner, spec.Depth, spec.Env = id, req.Cwd, req.Session, depth, req.Env
+	spec.ID, spec.Cwd, spec.Owner, spec.Depth, spec.Env = id, req.Cwd, req.Session, depth, k.runEnv(req.Env)
 	spec.Parent = envString(req.Env, "PI_ACTORS_RUN_ID")
 	spec.Template, spec.Values = workflowTemplate, injected(id, dir, k.cliBinary())
 	spec.Restart, spec.Workflow, spec.LaunchSource, spec.Supervisor = workflowRestart(), raw, "spawn", k.cfg.Supervisor
@@ -231,7 +231,7 @@ func (k *Kernel) resumeWorkflow(in *runs.Info, reason string) error {
 		return fmt.Errorf("run:%s was resumed %d times already", in.Meta.Run, in.Meta.Resumes)
 	}
 	k.wf.mark(in.Meta.Run, false)
-	return k.resumeRun(in, workflowEnv(in.Dir), reason)
+	return k.resumeRun(in, k.runEnv(workflowEnv(in.Dir)), reason)
 }
 
 // resumeRun starts a new supervisor on the state dir of a run whose
