@@ -80,6 +80,12 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 
 // prepare builds and checks the run spec of a spawn request.
 func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string, error) {
+	if req.From != "" && strings.TrimSpace(p.StateDir) != "" {
+		// A path on this machine is not another member's to choose.
+		return runs.Spec{}, nil, &wire.Error{Code: "usage", Exit: 64,
+			Message: "spawn state_dir= is not served to other nodes (a state directory is a path on the node that supervises the run)",
+			Hint:    "leave state_dir out: the run gets <agent>/tmp/pi-actors/runs/<id> on node " + k.nodeName()}
+	}
 	if err := k.checkCwd(req); err != nil {
 		return runs.Spec{}, nil, err
 	}

@@ -90,6 +90,16 @@ func TestClusterRoutes(t *testing.T) {
 		t.Fatalf("ps --cluster:\n%s", o)
 	}
 
+	// A state directory is a path on the node that supervises the run:
+	// another member may not choose it (64), and nothing is made there.
+	sd := filepath.Join(t.TempDir(), "sd")
+	if env, code := c.json("a", "spawn", "as=run:sd", "node=b", "state_dir="+sd, "template=true"); code != 64 || !strings.Contains(fmt.Sprint(env), "not served to other nodes") {
+		t.Fatalf("spawn node=b state_dir=: exit %d %v", code, env)
+	}
+	if _, err := os.Stat(sd); err == nil {
+		t.Fatal("the refused spawn made its state_dir")
+	}
+
 	// Follow-ups of runs on b and c reach a's session queue exactly once.
 	c.run("a", "kill", "w1@b")
 	c.run("a", "spawn", "as=run:quick", "node=c", "template=sh -c 'exit 3'")
