@@ -22,6 +22,9 @@ import (
 type Env struct {
 	AgentDir string
 	Config   config.Config
+	// ConfigErr is why pi-actors.toml could not be read when the verb
+	// went on with the defaults (it only reads state).
+	ConfigErr error
 	// Session is the caller's coordinator session ($PI_ACTORS_SESSION or
 	// session=); "" when there is none.
 	Session string

@@ -35,7 +35,7 @@ type ClusterNodes struct {
 // and view=status (this kernel's cluster side).
 func inspectCluster(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, error) {
 	if !env.Config.Cluster.Enabled() {
-		return nil, &Error{Exit: ExitConfig, Code: "not_clustered", Message: "this kernel is not in a cluster: pi-actors.toml has no [cluster] section", Hint: "docs/cluster.md"}
+		return nil, env.notClustered("this kernel is not in a cluster: pi-actors.toml has no [cluster] section", "docs/cluster.md")
 	}
 	if q.view == "status" {
 		var st map[string]any

@@ -44,7 +44,7 @@ func clusterKnowledge(env *Env, kr knowledgeRequest, params json.RawMessage) (js
 		timeout = time.Duration(*ms) * time.Millisecond
 	}
 	if !env.Config.Cluster.Enabled() {
-		return nil, true, &Error{Exit: ExitConfig, Code: "not_clustered", Message: "scope=cluster needs a cluster: pi-actors.toml has no [cluster] section", Hint: "leave scope out to ask this node's knowledge"}
+		return nil, true, env.notClustered("scope=cluster needs a cluster: pi-actors.toml has no [cluster] section", "leave scope out to ask this node's knowledge")
 	}
 	var nodes ClusterNodes
 	if err := env.Call("cluster", map[string]any{"view": "nodes"}, &nodes); err != nil {

@@ -54,7 +54,7 @@ func psCluster(ctx context.Context, env *Env, p *Ps) (*Outcome, error) {
 // (which skips its own node: its rows come from the runs stream) use it.
 func ClusterPs(_ context.Context, env *Env, p *Ps, skip string) (*PsResult, *ClusterNodes, error) {
 	if !env.Config.Cluster.Enabled() {
-		return nil, nil, &Error{Exit: ExitConfig, Code: "not_clustered", Message: "ps --cluster needs a cluster: pi-actors.toml has no [cluster] section", Hint: "docs/cluster.md"}
+		return nil, nil, env.notClustered("ps --cluster needs a cluster: pi-actors.toml has no [cluster] section", "docs/cluster.md")
 	}
 	if _, _, err := p.query(); err != nil {
 		return nil, nil, err

@@ -81,7 +81,7 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 	}
 	if !cl.Enabled() {
 		if node != "" {
-			return nil, true, errNotClustered(*field)
+			return nil, true, env.notClustered(fmt.Sprintf("%s names a node, but this kernel is not in a cluster (no [cluster] in pi-actors.toml)", *field), "drop the @<node>, or set up a cluster: docs/cluster.md")
 		}
 		return nil, false, nil
 	}
@@ -195,7 +195,13 @@ func (env *Env) CallNode(node, op string, params any, out any) error {
 	return resp.Decode(out)
 }
 
-func errNotClustered(addr string) error {
-	return &Error{Exit: ExitConfig, Code: "not_clustered", Message: fmt.Sprintf("%s names a node, but this kernel is not in a cluster (no [cluster] in pi-actors.toml)", addr),
-		Hint: "drop the @<node>, or set up a cluster: docs/cluster.md"}
+// notClustered answers a verb that needs a cluster on a kernel without
+// one: 78 with msg and hint — unless pi-actors.toml could not be read
+// (a verb that reads state goes on with the defaults), whose error says
+// what is really wrong.
+func (env *Env) notClustered(msg, hint string) error {
+	if env.ConfigErr != nil {
+		return env.ConfigErr
+	}
+	return &Error{Exit: ExitConfig, Code: "not_clustered", Message: msg, Hint: hint}
 }

@@ -33,7 +33,7 @@ func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
 		if !lenientConfig[spec.Name] {
 			return nil, err
 		}
-		env.Config = config.Defaults()
+		env.Config, env.ConfigErr = config.Defaults(), err
 	}
 	a.agentDir, a.cfg = env.AgentDir, &env.Config
 	env.Stdin, env.Stderr, env.JSON, env.Version = a.io.in, a.io.err, r.json, Version

@@ -140,6 +140,11 @@ func Load(agentDir string) (Config, error) {
 			}
 			return c, fmt.Errorf("%w: %s: unknown key %s (known: %s)", ErrInvalid, path, strings.Join(keys, ", "), strings.Join(KnownKeys(), ", "))
 		}
+		// A [cluster] without its name would quietly be a kernel of one
+		// machine.
+		if md.IsDefined("cluster") && c.Cluster.Name == "" {
+			return c, fmt.Errorf("%w: %s: cluster.name is required in [cluster]: the cluster's name (letters, digits, '.', '_' or '-'), the same on every member; remove [cluster] for a kernel of this machine alone", ErrInvalid, path)
+		}
 	}
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -44,6 +44,20 @@ func TestUnknownKeyNamesIt(t *testing.T) {
 	}
 }
 
+// A [cluster] without its name is an error naming the key, not a kernel
+// of one machine; no [cluster] at all is.
+func TestClusterNeedsAName(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "[cluster]\nnode = \"n1\"\nprovider = \"automanaged\"\n")
+	if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "cluster.name is required") {
+		t.Fatalf("err = %v", err)
+	}
+	write(t, dir, "[exec]\nmax_leaves = 5\n")
+	if c, err := Load(dir); err != nil || c.Cluster.Enabled() {
+		t.Fatalf("without [cluster]: %v, enabled %v", err, c.Cluster.Enabled())
+	}
+}
+
 func TestBadValues(t *testing.T) {
 	for _, body := range []string{"[exec]\nmax_leaves = 0\n", "[output]\nmax_bytes = -1\n", "[exec\n", "[runs]\nmax_depth = \"x\"\n"} {
 		dir := t.TempDir()
