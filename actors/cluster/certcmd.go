@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/pki"
@@ -72,7 +75,13 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 		}
 		var hosts []string
 		if h := params["hosts"]; h != "" {
-			hosts = strings.Split(h, ",")
+			for _, host := range strings.Split(h, ",") {
+				host = strings.TrimSpace(host)
+				if net.ParseIP(host) == nil && !dnsName(host) {
+					return certFail(stdout, stderr, asJSON, "invalid_host", 64, fmt.Sprintf("hosts: %q is neither an IP address nor a DNS name (letters, digits, '-' and '.')", host))
+				}
+				hosts = append(hosts, host)
+			}
 		}
 		var crt string
 		crt, err = pki.WriteNode(ca, node, out, hosts)
@@ -88,8 +97,12 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 		return certFail(stdout, stderr, asJSON, "exists", 75, err.Error())
 	case errors.Is(err, pki.ErrInvalid):
 		return certFail(stdout, stderr, asJSON, "invalid_ca", 65, err.Error())
+	case errors.Is(err, fs.ErrPermission):
+		return certFail(stdout, stderr, asJSON, "denied", 77, err.Error()+" (dir=/out= must be a directory this user can write)")
+	case errors.Is(err, syscall.ENOSPC):
+		return certFail(stdout, stderr, asJSON, "no_space", 73, err.Error())
 	case err != nil:
-		return certFail(stdout, stderr, asJSON, "io", 74, err.Error())
+		return certFail(stdout, stderr, asJSON, "invalid_dir", 65, err.Error()+" (dir=/out= must be a directory that can be created)")
 	}
 	if asJSON {
 		b, _ := json.Marshal(map[string]any{"ok": true, "result": map[string]any{"written": written}})
@@ -114,11 +127,33 @@ func onlyKeys(params map[string]string, keys ...string) error {
 }
 
 func certFail(stdout, stderr io.Writer, asJSON bool, code string, exit int, msg string) int {
+	const hint = "pi-actors cluster --help"
 	if asJSON {
-		b, _ := json.Marshal(map[string]any{"ok": false, "error": map[string]any{"code": code, "message": msg, "exit": exit}})
+		b, _ := json.Marshal(map[string]any{"ok": false, "error": map[string]any{"code": code, "message": msg, "hint": hint}})
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stderr, "pi-actors cluster: %s\n", msg)
+		fmt.Fprintf(stderr, "pi-actors cluster: %s\nhint: %s\n", msg, hint)
 	}
 	return exit
+}
+
+// dnsName reports whether h is a DNS name a certificate may carry:
+// dot-separated labels of letters, digits and '-' (not at either end),
+// a leading "*." allowed.
+func dnsName(h string) bool {
+	h = strings.TrimPrefix(h, "*.")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -27,5 +28,26 @@ func TestCertMainExistingCA(t *testing.T) {
 	out.Reset()
 	if code := cluster.CertMain([]string{"ca", "dir=" + dir, "--json"}, &out, &errb); code != 75 || !strings.Contains(out.String(), `"code":"exists"`) {
 		t.Errorf("second cluster ca --json: exit %d, %s", code, out.String())
+	}
+}
+
+// cluster cert refuses a host that is neither an IP address nor a DNS
+// name (64) and writes nothing.
+func TestCertMainBadHost(t *testing.T) {
+	ca, out := t.TempDir(), t.TempDir()
+	var o, e bytes.Buffer
+	if code := cluster.CertMain([]string{"ca", "dir=" + ca}, &o, &e); code != 0 {
+		t.Fatalf("cluster ca: exit %d: %s", code, e.String())
+	}
+	e.Reset()
+	if code := cluster.CertMain([]string{"cert", "node=n1", "ca=" + ca, "out=" + out, "hosts=ok.example,not_a_host!"}, &o, &e); code != 64 || !strings.Contains(e.String(), `"not_a_host!" is neither an IP address nor a DNS name`) {
+		t.Fatalf("bad host: exit %d: %s", code, e.String())
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("files written for a refused certificate: %v", entries)
+	}
+	e.Reset()
+	if code := cluster.CertMain([]string{"cert", "node=n1", "ca=" + ca, "out=" + out, "hosts=127.0.0.1,node-1.lab,*.lab"}, &o, &e); code != 0 {
+		t.Fatalf("good hosts: exit %d: %s", code, e.String())
 	}
 }

@@ -22,7 +22,7 @@ pi-actors cluster cert node=<N> ca=<D> out=<E> [hosts=<h1,h2>] [--json]
 ca writes a cluster CA: D/ca.crt and D/ca.key (0600). cert writes the
 certificate of node N signed by that CA: E/N.crt and E/N.key (0600); hosts
 adds DNS names or IP addresses. Nothing is replaced: an existing file is an
-error (exit 73). Copy ca.crt, N.crt and N.key to node N and point its
+error (exit 75). Copy ca.crt, N.crt and N.key to node N and point its
 [cluster] tls_ca, tls_cert and tls_key at them. Kernels on the same
 cluster CA trust each other; one with a certificate from another CA cannot
 join. docs/cluster.md walks through a two-machine set-up.
