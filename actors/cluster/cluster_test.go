@@ -50,8 +50,13 @@ func TestClusterRoutes(t *testing.T) {
 		t.Fatalf("logs w1@b: %s", o)
 	}
 	// A message lands in the run's inbox on b; the answer names the node.
-	if o := c.run("a", "message", "to=run:w1@b", "type=greet.hello", "body:={\"n\":1}"); !strings.Contains(o, "to=run:w1@b type=greet.hello node=b") {
+	// Its next actions name the node too (a bare run:w1 is a's own).
+	if o := c.run("a", "message", "to=run:w1@b", "type=greet.hello", "body:={\"n\":1}"); !strings.Contains(o, "to=run:w1@b type=greet.hello node=b") ||
+		!strings.Contains(o, "next=inspect_target=run:w1@b_view=mailbox|inspect_target=run:w1@b_view=status") {
 		t.Fatalf("message to a run on b: %s", o)
+	}
+	if env, _ := c.json("a", "message", "to=run:w1@b", "type=greet.hello"); !strings.Contains(fmt.Sprint(env), "inspect target=run:w1@b view=mailbox") {
+		t.Fatalf("message --json to a run on b: %v", env)
 	}
 	inbox, _ := os.ReadFile(filepath.Join(c.members["b"].root, "tmp", "pi-actors", "runs", "w1", "inbox.jsonl"))
 	if !strings.Contains(string(inbox), "greet.hello") {
