@@ -593,3 +593,34 @@ func (s *syncBuffer) String() string {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestClusterNonMemberRefused: a kernel that lists a member in its peers,
+// while that member does not list it, is refused there (69, nothing
+// started): the run's follow-ups could never go back to it.
+func TestClusterNonMemberRefused(t *testing.T) {
+	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
+	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
+	c.run("", "cluster", "ca", "dir="+c.ca)
+	c.add("a", nil)
+	c.add("b", nil)
+	c.writeConfigs() // a and b list each other
+	x := c.add("x", nil)
+	x.config += fmt.Sprintf("peers = [%q, %q]\n", fmt.Sprintf("127.0.0.1:%d", c.members["a"].manage), fmt.Sprintf("127.0.0.1:%d", x.manage))
+	if err := os.WriteFile(filepath.Join(x.root, "pi-actors.toml"), []byte("[cluster]\n"+x.config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	for _, n := range c.order {
+		c.start(n)
+	}
+	c.waitUp("a", 20*time.Second, "b")
+	c.waitUp("x", 20*time.Second, "a")
+	time.Sleep(2 * time.Second) // a had every chance to see x
+	o, code := c.cli("x", "spawn", "as=run:stray", "node=a", "template=sleep 30")
+	if code != 69 || !strings.Contains(o, "not a member") {
+		t.Fatalf("spawn from a non-member on a: exit %d: %s", code, o)
+	}
+	if _, err := os.Stat(filepath.Join(c.members["a"].root, "tmp", "pi-actors", "runs", "stray")); err == nil {
+		t.Fatal("a has a run dir for the non-member's spawn")
+	}
+}

@@ -93,6 +93,17 @@ type gateway struct {
 	sem chan struct{}
 }
 
+// knows reports whether node is in this member's view of the cluster
+// (the engine's member list).
+func (g *gateway) knows(node string) bool {
+	for _, m := range g.eng.cluster.MemberList.Members().Members() {
+		if nodeOf(m.Id) == node {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *gateway) Receive(ctx actor.Context) {
 	e, err := unpack(ctx.Message())
 	if err != nil {
@@ -113,6 +124,14 @@ func (g *gateway) Receive(ctx actor.Context) {
 		go reply(&envelope{Kind: kindDigest, From: s.node, Runs: s.k.RunsDigest(digestMax)})
 	case kindRequest:
 		if e.Req == nil {
+			return
+		}
+		if !g.knows(e.From) {
+			// A node this member does not list could not be answered
+			// later (a run's follow-ups go back to the spawning node).
+			reply(&envelope{Kind: kindResponse, From: s.node, Resp: &wire.Response{ID: e.Req.ID, Error: &wire.Error{Code: "not_a_member", Exit: 69,
+				Message: fmt.Sprintf("node %s is not a member of the cluster as node %s sees it: nothing was done there", e.From, s.node),
+				Hint:    "every member must list every member's manage address in cluster.peers (automanaged), or use the same provider; then pi-actors kernel stop on the changed nodes"}}})
 			return
 		}
 		go func() {
