@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-actors/pi-actors/runs"
@@ -140,14 +141,25 @@ func rest(id, view string) string {
 }
 
 // resourceError is a failed read or subscribe: not found as MCP's
-// resource-not-found, anything else with the CLI's code and message.
+// resource-not-found; anything else a JSON-RPC error with a code of its
+// kind (invalid params for the caller's mistakes, a server error else)
+// and the CLI's code, exit and hint as data.
 func resourceError(uri string, err error) error {
 	ce := verbs.Classify(err)
 	if ce.Code == "not_found" || errors.Is(err, runs.ErrNotFound) {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	return fmt.Errorf("%s: %s", ce.Code, ce.Message)
+	code := int64(serverError)
+	if ce.Exit == verbs.ExitUsage || ce.Exit == verbs.ExitDataErr {
+		code = jsonrpc.CodeInvalidParams
+	}
+	data, _ := json.Marshal(map[string]any{"code": ce.Code, "exit": ce.Exit, "hint": ce.Hint, "uri": uri})
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf("%s: %s", ce.Code, ce.Message), Data: data}
 }
+
+// serverError is JSON-RPC's implementation-defined server error: a read
+// refused (another session's run, 77) or failed.
+const serverError = -32000
 
 // start follows the kernel's runs stream (once per connection) and waits
 // — at most resourcesWait — for its first frame.

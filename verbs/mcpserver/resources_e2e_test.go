@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -135,8 +137,10 @@ func runResources(t *testing.T, version string) {
 	if _, err := c.read("pi-actors://run/nope/status"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("read nope: %v", err)
 	}
-	if _, err := c.read("pi-actors://run/theirs/status"); err == nil || !strings.Contains(err.Error(), "session_mismatch") {
-		t.Errorf("read theirs: %v", err)
+	_, err = c.read("pi-actors://run/theirs/status")
+	var werr *jsonrpc.Error
+	if err == nil || !strings.Contains(err.Error(), "session_mismatch") || !errors.As(err, &werr) || werr.Code != -32000 || !strings.Contains(string(werr.Data), `"exit":77`) {
+		t.Errorf("read theirs (a JSON-RPC server error, code -32000, data exit 77): %v %#v", err, werr)
 	}
 
 	// Subscribe: a run that ends updates its status and tail; a new run
