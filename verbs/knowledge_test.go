@@ -20,16 +20,17 @@ func TestKnowledgeSpecsDecodeTheAPIWay(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, raw, field string
+		exit             int
 	}{
-		{"unknown", `{"operation":"get","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","bogus":1}`, "bogus"},
-		{"mistyped", `{"operation":"search","entityType":"atom","limit":"many"}`, "limit"},
-		{"missing", `{"entityType":"atom"}`, "operation"},
+		{"unknown", `{"operation":"get","entityType":"atom","id":"00000000-0000-4000-8000-000000000000","bogus":1}`, "bogus", ExitUsage},
+		{"mistyped", `{"operation":"search","entityType":"atom","limit":"many"}`, "limit", ExitDataErr},
+		{"missing", `{"entityType":"atom"}`, "operation", ExitDataErr},
 	} {
 		_, err := spec.DecodeJSON([]byte(c.raw))
 		e := Classify(err)
 		d, _ := e.Details.(map[string]any)
-		if e.Code != string(op.CodeValidation) || e.Exit != ExitDataErr || d["field"] != c.field {
-			t.Errorf("%s: %+v, want VALIDATION_ERROR about %s", c.name, e, c.field)
+		if e.Code != string(op.CodeValidation) || e.Exit != c.exit || d["field"] != c.field {
+			t.Errorf("%s: %+v, want VALIDATION_ERROR about %s, exit %d", c.name, e, c.field, c.exit)
 		}
 	}
 	// The CLI's key=value strings: numbers and booleans as strings, paths

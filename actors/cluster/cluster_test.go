@@ -369,9 +369,7 @@ func TestClusterMemberLoss(t *testing.T) {
 // another CA is listed as a peer by every member, yet none shows it, and
 // it can neither spawn on nor message a member.
 func TestClusterForeignCertificate(t *testing.T) {
-	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
-	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
-	c.run("", "cluster", "ca", "dir="+c.ca)
+	c := withCA(t)
 	other := filepath.Join(c.dir, "other-ca")
 	c.run("", "cluster", "ca", "dir="+other)
 	c.run("", "cluster", "cert", "node=x", "ca="+other, "out="+c.certs)
@@ -379,10 +377,7 @@ func TestClusterForeignCertificate(t *testing.T) {
 	c.add("b", nil)
 	c.add("x", nil) // its certificate exists: from the other CA
 	c.writeConfigs()
-	t.Cleanup(c.close)
-	for _, n := range c.order {
-		c.start(n)
-	}
+	c.startAll()
 	c.waitUp("a", 20*time.Second, "b")
 	c.waitUp("b", 20*time.Second, "a")
 	time.Sleep(4 * time.Second) // x had every chance to be seen
@@ -403,9 +398,7 @@ func TestClusterForeignCertificate(t *testing.T) {
 // its own machine; kernel status says why the cluster side is down, and
 // calls that need the cluster exit 78 (config) or 69 (unavailable).
 func TestClusterBadConfig(t *testing.T) {
-	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
-	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
-	c.run("", "cluster", "ca", "dir="+c.ca)
+	c := withCA(t)
 	c.add("a", nil)
 	// A certificate for another node name.
 	c.add("wrongcert", func(m *member) {
@@ -430,10 +423,7 @@ func TestClusterBadConfig(t *testing.T) {
 		m.config = strings.Replace(m.config, "bind = \"127.0.0.1:0\"", "bind = \""+held.Addr().String()+"\"", 1)
 	})
 	c.writeConfigs()
-	t.Cleanup(c.close)
-	for _, n := range c.order {
-		c.start(n)
-	}
+	c.startAll()
 	for n, want := range map[string]string{"wrongcert": `is for node`, "notls": "tls_ca", "noetcd": "etcd", "busyport": "another process has the port"} {
 		eventually(t, 20*time.Second, n+"'s kernel status names the cause", func() bool {
 			o, _ := c.cli(n, "kernel", "status", "--json")
@@ -598,9 +588,7 @@ func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(
 // while that member does not list it, is refused there (69, nothing
 // started): the run's follow-ups could never go back to it.
 func TestClusterNonMemberRefused(t *testing.T) {
-	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
-	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
-	c.run("", "cluster", "ca", "dir="+c.ca)
+	c := withCA(t)
 	c.add("a", nil)
 	c.add("b", nil)
 	c.writeConfigs() // a and b list each other
@@ -609,10 +597,7 @@ func TestClusterNonMemberRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(x.root, "pi-actors.toml"), []byte("[cluster]\n"+x.config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.close)
-	for _, n := range c.order {
-		c.start(n)
-	}
+	c.startAll()
 	c.waitUp("a", 20*time.Second, "b")
 	c.waitUp("x", 20*time.Second, "a")
 	time.Sleep(2 * time.Second) // a had every chance to see x

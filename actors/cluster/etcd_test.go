@@ -80,19 +80,14 @@ func startEtcd(t *testing.T) (client string, kill func()) {
 // etcd for ever).
 func TestClusterEtcd(t *testing.T) {
 	endpoint, killEtcd := startEtcd(t)
-	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
-	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
-	c.run("", "cluster", "ca", "dir="+c.ca)
+	c := withCA(t)
 	for _, n := range []string{"a", "b", "c"} {
 		c.add(n, func(m *member) {
 			m.config = strings.Replace(m.config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"etcd\"\nendpoints = [%q]", endpoint), 1)
 		})
 	}
 	c.writeConfigs()
-	t.Cleanup(c.close)
-	for _, n := range c.order {
-		c.start(n)
-	}
+	c.startAll()
 	for _, n := range c.order {
 		c.waitUp(n, 20*time.Second, "a", "b", "c")
 	}
@@ -152,19 +147,14 @@ func TestClusterConsul(t *testing.T) {
 		n, _ := resp.Body.Read(b)
 		return resp.StatusCode == 200 && n > 2
 	})
-	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
-	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
-	c.run("", "cluster", "ca", "dir="+c.ca)
+	c := withCA(t)
 	for _, n := range []string{"a", "b"} {
 		c.add(n, func(m *member) {
 			m.config = strings.Replace(m.config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"consul\"\nconsul = %q", addr), 1)
 		})
 	}
 	c.writeConfigs()
-	t.Cleanup(c.close)
-	for _, n := range c.order {
-		c.start(n)
-	}
+	c.startAll()
 	c.waitUp("a", 30*time.Second, "a", "b")
 	c.waitUp("b", 30*time.Second, "a", "b")
 	if out := c.run("a", "spawn", "as=run:k1", "node=b", "template=sleep 30"); !strings.Contains(out, "node=b") {

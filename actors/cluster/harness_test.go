@@ -62,21 +62,35 @@ type testCluster struct {
 // TLS), starts every kernel and waits until each sees every other up.
 func newCluster(t *testing.T, names ...string) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
-	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
-	c.run("", "cluster", "ca", "dir="+c.ca)
+	c := withCA(t)
 	for _, n := range names {
 		c.add(n, nil)
 	}
 	c.writeConfigs()
-	t.Cleanup(c.close)
-	for _, n := range names {
-		c.start(n)
-	}
+	c.startAll()
 	for _, n := range names {
 		c.waitUp(n, 20*time.Second, names...)
 	}
 	return c
+}
+
+// withCA is a cluster with its CA written and no member yet.
+func withCA(t *testing.T) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, dir: t.TempDir(), members: map[string]*member{}}
+	c.ca, c.certs = filepath.Join(c.dir, "ca"), filepath.Join(c.dir, "certs")
+	c.run("", "cluster", "ca", "dir="+c.ca)
+	return c
+}
+
+// startAll starts every member's kernel, in the order added; they are
+// stopped when the test ends.
+func (c *testCluster) startAll() {
+	c.t.Helper()
+	c.t.Cleanup(c.close)
+	for _, n := range c.order {
+		c.start(n)
+	}
 }
 
 // add makes a member (its certificate from the cluster CA unless it has
