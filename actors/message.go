@@ -312,9 +312,13 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	}
 	dir := in.Dir
 	if to.Kind == "session" && in.Meta.OwnerID != to.ID {
+		hint := fmt.Sprintf("message to=coordinator (or to=session:%s) from=run:%s", in.Meta.OwnerID, from.ID)
+		if in.Meta.OwnerID == "" {
+			hint = fmt.Sprintf("run:%s was started without a session: it has no coordinator to message (spawn it with PI_ACTORS_SESSION set)", from.ID)
+		}
 		return nil, &wire.Error{Code: "session_mismatch", Exit: 77,
 			Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s to_session=%s: a run messages its own session", from.ID, in.Meta.OwnerID, to.ID),
-			Hint:    fmt.Sprintf("message to=coordinator (or to=session:%s) from=run:%s", in.Meta.OwnerID, from.ID)}
+			Hint:    hint}
 	}
 	if d, err := expiredOnArrival(env, "", string(dir), from.ID); d != nil || err != nil {
 		return d, err

@@ -76,7 +76,11 @@ func Classify(err error) *Error {
 	case errors.Is(err, wire.ErrUnavailable):
 		return &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: err.Error(), Hint: "pi-actors kernel status; the kernel log is <agent>/tmp/pi-actors/kernel.log"}
 	case errors.As(err, &me), errors.As(err, &ee), errors.Is(err, mailbox.ErrInvalid):
-		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: "message needs to=<address> type=<channel.action>; addresses: run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, coordinator, session:<id>"}
+		field := ""
+		if ee != nil {
+			field = ee.Field
+		}
+		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: envelopeHint(field)}
 	case errors.Is(err, config.ErrInvalid):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
 	}
@@ -167,4 +171,23 @@ func registerError(re *recipes.RegisterError) *Error {
 		e.Exit, e.Code = ExitNoInput, "not_found"
 	}
 	return e
+}
+
+// envelopeHint is the fix for a message field that failed its check.
+func envelopeHint(field string) string {
+	switch field {
+	case "from":
+		return "from= is the sender: run:<id>, or branch:<run>/<branch> of the same run ($PI_ACTORS_ADDRESS inside a run)"
+	case "metadata.recipients":
+		return "metadata.recipients is a JSON array of branch:<run>/<branch> addresses of the room's own run"
+	case "ttl_ms":
+		return "ttl_ms is a positive whole number of milliseconds (or give deadline=<RFC 3339 time>)"
+	case "deadline":
+		return "deadline is an RFC 3339 time, e.g. 2026-01-02T15:04:05Z (or give ttl_ms=<milliseconds>)"
+	case "id":
+		return "id is a token of letters, digits, '.', '_' and '-' (leave it out for a new one)"
+	case "type":
+		return "type is channel.action, e.g. task.assign or control.kill"
+	}
+	return "message needs to=<address> type=<channel.action>; addresses: run:<id>, branch:<run>/<branch>, room:<run>, tool:<name>, coordinator, session:<id>"
 }
