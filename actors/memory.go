@@ -2,6 +2,7 @@ package actors
 
 import (
 	"runtime/debug"
+	"time"
 
 	cmap "github.com/orcaman/concurrent-map"
 )
@@ -26,5 +27,8 @@ const releaseBatch = 32
 func releaseAfter(items int) {
 	if items >= releaseBatch {
 		go debug.FreeOSMemory()
+		// The batch's runs go on settling after the answer (run actors,
+		// rooms, follow-up state): a second pass once they have.
+		time.AfterFunc(time.Second, debug.FreeOSMemory)
 	}
 }
