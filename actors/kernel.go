@@ -87,6 +87,8 @@ type Kernel struct {
 	idMu      sync.Mutex
 	lastStamp int64 // the last <ms> of a run id stampID handed out
 
+	work atomic.Uint64 // requests (a batch's items each) answered so far: memory.go
+
 	wf workflowGuard // workflows being killed start no node (workflow.go)
 
 	trace   tracer     // the sessions' causal records (trace.go)
@@ -171,6 +173,7 @@ func Run(ctx context.Context, cfg Config) error {
 	go k.serve()
 	go k.retentionLoop()
 	go k.autoSuspend()
+	go k.idleRelease()
 	select {
 	case <-ctx.Done():
 	case <-k.stopped:

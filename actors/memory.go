@@ -32,3 +32,33 @@ func releaseAfter(items int) {
 		time.AfterFunc(time.Second, debug.FreeOSMemory)
 	}
 }
+
+// idleBurst is how many requests since the last release make the kernel
+// hand memory back once it is idle (a few calls now and then leave the
+// runtime's own scavenger to it).
+const idleBurst = 16
+
+// idleRelease hands back the memory a burst of requests left (50
+// spawns one by one, say: no batch to release after) once the kernel
+// has been idle for a whole second.
+func (k *Kernel) idleRelease() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var seen, released uint64
+	for {
+		select {
+		case <-k.stopped:
+			return
+		case <-t.C:
+		}
+		n := k.work.Load()
+		if n != seen {
+			seen = n // busy in the last second
+			continue
+		}
+		if n-released >= idleBurst {
+			debug.FreeOSMemory()
+		}
+		released = n
+	}
+}

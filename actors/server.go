@@ -151,6 +151,7 @@ func (k *Kernel) handle(c net.Conn) {
 // dispatch answers one request; batches fan out with bounded parallelism
 // and answer in order.
 func (k *Kernel) dispatch(req wire.Request) wire.Response {
+	k.work.Add(uint64(max(1, len(req.Items))))
 	resp := wire.Response{ID: req.ID}
 	if len(req.Items) > 0 {
 		resp.OK = true
