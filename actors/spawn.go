@@ -282,7 +282,7 @@ func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, er
 // user recipe's usage; what fails is a warning, never an error.
 func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string) {
 	if src.rec == nil && spec.WorkflowNode == nil && k.cfg.Settings.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
-		draft, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts)
+		draft, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts, spec.Restart)
 		if err != nil {
 			notes = append(notes, "draft not captured: "+err.Error())
 		}
@@ -476,7 +476,7 @@ func resolveArtifacts(arts map[string]any, values template.Values, defaults map[
 // captureDraft writes an inline spawn to <agent>/recipes/drafts/<id>.json
 // before the run starts (an identical draft is reused; a different one
 // gets a numbered name), so it can be replayed or promoted later.
-func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts map[string]any) (string, error) {
+func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts map[string]any, restart *runs.Restart) (string, error) {
 	dir := filepath.Join(recipes.UserRoot(k.cfg.AgentDir), "drafts")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
@@ -493,6 +493,10 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 	}
 	if len(arts) > 0 {
 		draft["artifacts"] = arts
+	}
+	if restart != nil && restart.Policy != "" && restart.Policy != "never" {
+		// Promoted, the draft restarts as the run did.
+		draft["restart"] = restart
 	}
 	data, err := fsutil.MarshalIndent(draft)
 	if err != nil {
