@@ -81,15 +81,21 @@ func (g *Registry) Spellings(name string) []*Entry {
 // hand-written my-tool.json for name=my-tool, stored as my_tool). A new
 // tool that another recipe spells differently is refused: lookups take
 // either spelling, so one of the two could not be reached by its name.
-func (rg *Registrar) spelling(name string, deleting bool) (string, error) {
+func (rg *Registrar) spelling(requested, name string, deleting bool) (string, error) {
 	g, err := Discover(rg.AgentDir)
 	if err != nil {
 		return "", err
 	}
-	if e, ok := g.Active[name]; ok && e.Layer == LayerUser {
-		return name, nil
+	// The exact id the caller wrote comes first (a-b.json for name=a-b,
+	// though the name normalises to a_b); any other spelling must be
+	// the only one.
+	if e, ok := g.Active[requested]; ok && e.Layer == LayerUser {
+		return requested, nil
 	}
 	var user, other []*Entry
+	if e, ok := g.Active[name]; ok && e.Layer == LayerUser {
+		user = append(user, e) // the normalised name is one spelling too
+	}
 	for _, e := range g.Spellings(name) {
 		if e.Layer == LayerUser {
 			user = append(user, e)
@@ -105,7 +111,7 @@ func (rg *Registrar) spelling(name string, deleting bool) (string, error) {
 		for i, e := range user {
 			ids[i] = e.ID
 		}
-		return "", regErr("name", ErrInvalid, "rename or delete one of those files by hand", "tool name %s matches several tools of %s spelt differently: %s", name, g.UserRoot, strings.Join(ids, ", "))
+		return "", &AmbiguousError{Name: requested, IDs: ids}
 	case len(other) > 0 && !deleting:
 		e := other[0]
 		return "", regErr("name", ErrInvalid, fmt.Sprintf("choose another name, e.g. name=my_%s", name),

@@ -77,6 +77,10 @@ func (r *Registered) Message() string {
 	}
 	switch r.Action {
 	case "deleted":
+		if r.DryRun {
+			fmt.Fprintf(&b, "Would have deleted tool %q: %s (nothing removed: --dry-run).", r.Tool, r.Path)
+			break
+		}
 		fmt.Fprintf(&b, "Deleted tool %q: removed %s.", r.Tool, r.Path)
 	case "not_found":
 		fmt.Fprintf(&b, "Tool %q not found; nothing to delete.", r.Tool)
@@ -169,10 +173,13 @@ func (rg *Registrar) Register(req *Registration) (*Registered, error) {
 		return nil, err
 	}
 	deleting := req.HasTemplate && isDeletion(req.Template) && req.Draft == ""
-	if name, err = rg.spelling(name, deleting); err != nil {
+	if name, err = rg.spelling(strings.TrimSpace(requested), name, deleting); err != nil {
 		return nil, err
 	}
 	if deleting {
+		if req.DryRun {
+			return rg.wouldRemove(name), nil
+		}
 		return rg.remove(name)
 	}
 	// A file that changes between validation and the locked write (a
@@ -597,6 +604,16 @@ func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) e
 		return regErr("update", errChanged, "run register_tool again", "tool %q changed while it was being updated", out.Tool)
 	}
 	return fsutil.WriteFile(out.Path, data, 0o644)
+}
+
+// wouldRemove is remove's answer without removing (--dry-run).
+func (rg *Registrar) wouldRemove(name string) *Registered {
+	path := filepath.Join(rg.userRoot(), name+".json")
+	out := &Registered{Tool: name, Path: path, Action: "deleted", DryRun: true}
+	if _, err := os.Lstat(path); err != nil {
+		out.Action = "not_found"
+	}
+	return out
 }
 
 // remove deletes <user>/<name>.json. A missing file is a note, not an
