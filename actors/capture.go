@@ -38,7 +38,7 @@ func (k *Kernel) captureRun(in *runs.Info) {
 	if !k.cfg.Settings.Knowledge.Capture || in.Result == nil {
 		return
 	}
-	key := string(in.Dir) + "@" + in.Meta.CreatedAt.Format(time.RFC3339Nano)
+	key := fmt.Sprintf("%s@%s#r%d", in.Dir, in.Meta.CreatedAt.Format(time.RFC3339Nano), in.Meta.Resumes)
 	if !k.captured.add(key) {
 		return
 	}
@@ -82,7 +82,7 @@ func runRecord(in *runs.Info, summary string) vector.RunRecord {
 	m, res := in.Meta, in.Result
 	code := res.Code
 	rec := vector.RunRecord{RunID: m.Run, Recipe: m.Recipe, Template: templateSummary(m.Template), Status: in.Status,
-		ExitCode: &code, StartedAt: m.CreatedAt, EndedAt: res.CompletedAt, FollowUp: summary, Session: m.OwnerID, Cwd: m.Cwd}
+		ExitCode: &code, StartedAt: m.CreatedAt, EndedAt: res.CompletedAt, FollowUp: summary, Session: m.OwnerID, Cwd: m.Cwd, Resumes: m.Resumes}
 	for _, a := range m.Artifacts {
 		switch x := a.(type) {
 		case string:

@@ -37,6 +37,10 @@ type RunRecord struct {
 	FollowUp   string        // the follow-up summary
 	Session    string
 	Cwd        string
+	// Resumes counts the times the run was started again on its state
+	// directory (a restart of an ended run): each is a run instance of
+	// its own, with the same StartedAt.
+	Resumes int
 }
 
 // MessageRecord is a message worth remembering: a task.result, or an
@@ -56,7 +60,11 @@ type MessageRecord struct {
 // capture is idempotent and a run id reused after a restart is a new
 // node.
 func runKey(r *RunRecord) string {
-	return "run:" + r.RunID + "@" + r.StartedAt.UTC().Format(time.RFC3339Nano)
+	key := "run:" + r.RunID + "@" + r.StartedAt.UTC().Format(time.RFC3339Nano)
+	if r.Resumes > 0 {
+		key += fmt.Sprintf("#r%d", r.Resumes)
+	}
+	return key
 }
 
 // CaptureRun records a run's terminal transition as a history outcome

@@ -89,8 +89,14 @@ func TestCaptureRun(t *testing.T) {
 	if err := s.CaptureRun(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
+	// So is a restart on its state directory (same start time, resumed):
+	// each ends as a run instance of its own.
+	rec.Resumes = 1
+	if err := s.CaptureRun(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
 	tr := e.OK("traverse", `{"id":"`+run.ID+`","direction":"out","edgeTypes":"followed_by"}`).(*vectorop.TraverseResult)
-	if len(tr.Nodes) != 1 || tr.Nodes[0].Type != "outcome" {
+	if len(tr.Nodes) != 2 || tr.Nodes[0].Type != "outcome" || tr.Nodes[1].Type != "outcome" {
 		t.Fatalf("followed_by %s", mustJSON(tr))
 	}
 	// A decision captured after the run links to the newest run node.
@@ -102,11 +108,11 @@ func TestCaptureRun(t *testing.T) {
 		t.Fatalf("decision %s", mustJSON(dec))
 	}
 	dd := e.OK("node_get", `{"id":"`+dec.Hits[0].ID+`"}`).(*vectorop.NodeDetail)
-	if got := edgeTypes(dd, "out"); !slices.Equal(got, []string{"produced_by:outcome", "produced_by:outcome"}) {
+	if got := edgeTypes(dd, "out"); !slices.Equal(got, []string{"produced_by:outcome", "produced_by:outcome", "produced_by:outcome"}) {
 		t.Fatalf("decision edges %v", got)
 	}
 	v := status(t, s)
-	if v.Nodes != 7 || v.Pending != 0 || v.Embedder != "local-hash-384-v1" {
+	if v.Nodes != 8 || v.Pending != 0 || v.Embedder != "local-hash-384-v1" {
 		t.Fatalf("status %s", mustJSON(v))
 	}
 }
