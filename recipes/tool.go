@@ -182,9 +182,40 @@ func paramSchema(p Param) map[string]any {
 		s["type"], s["description"] = "string", "Argument: "+p.Name
 	}
 	if p.HasDefault && p.Default != nil {
-		s["default"] = p.Default
+		s["default"] = typedDefault(p)
 	}
 	return s
+}
+
+// typedDefault is a default as a value of the argument's own type (recipes
+// write defaults as strings: "8" for an int is 8 in the schema, which a
+// strict client checks against type).
+func typedDefault(p Param) any {
+	str, ok := p.Default.(string)
+	if !ok {
+		return p.Default
+	}
+	str = strings.TrimSpace(str)
+	switch p.Type.Kind {
+	case "int":
+		if n, err := strconv.ParseInt(str, 10, 64); err == nil {
+			return n
+		}
+	case "number":
+		if f, err := strconv.ParseFloat(str, 64); err == nil {
+			return f
+		}
+	case "bool":
+		if b, err := strconv.ParseBool(str); err == nil {
+			return b
+		}
+	case "array":
+		var a []any
+		if json.Unmarshal([]byte(str), &a) == nil {
+			return a
+		}
+	}
+	return p.Default
 }
 
 // ArgError is a bad call: what is wrong, and the expected call shape.

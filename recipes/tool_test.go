@@ -159,6 +159,14 @@ func TestToolRequiredVsOptional(t *testing.T) {
 	if p := props["b"].(map[string]any); p["default"] != "2" {
 		t.Errorf("b schema = %s", js(p))
 	}
+	// A typed argument's default is a value of its type in the schema.
+	typed := toolOf(t, mustLoad(t, "typed.json", `{"args": ["n:int=8", "r:number=0.5", "f:bool=true", "s=x"], "template": "echo {n} {r} {f} {s}"}`))
+	tp, _ := schemaProps(t, typed)
+	for name, want := range map[string]any{"n": int64(8), "r": 0.5, "f": true, "s": "x"} {
+		if got := tp[name].(map[string]any)["default"]; got != want {
+			t.Errorf("%s default = %#v, want %#v", name, got, want)
+		}
+	}
 }
 
 func TestToolRunIDOnlyForAsync(t *testing.T) {
