@@ -312,7 +312,9 @@ func (d *demo) waitSettled(run string, ended bool) error {
 }
 
 func (d *demo) showFollowups() error {
-	args := []string{"inspect", "target=coordinator", "view=followups"}
+	// All of them: the view takes 50 by default and the swarm step queues
+	// more than that on a busy machine.
+	args := []string{"inspect", "target=coordinator", "view=followups", "lines=1000"}
 	out, code := d.capture(args...)
 	text, note := condenseFollowups(out)
 	d.command(args, text, note)
