@@ -20,7 +20,7 @@ type Message struct {
 	ReplyTo       Text            `json:"reply_to,omitempty" jsonschema:"where replies should go"`
 	Summary       Text            `json:"summary,omitempty" jsonschema:"a one-line summary"`
 	ID            string          `json:"id,omitempty" jsonschema:"a caller-chosen id: a retried send with the same id is not delivered twice"`
-	TTLMs         Int             `json:"ttl_ms,omitempty" jsonschema:"the message expires this many milliseconds after it is sent (then it goes to the dead-letter log)"`
+	TTLMs         *Int            `json:"ttl_ms,omitempty" jsonschema:"the message expires this many milliseconds after it is sent (then it goes to the dead-letter log)"`
 	Deadline      string          `json:"deadline,omitempty" jsonschema:"the message expires at this RFC 3339 time"`
 	Verbose       Bool            `json:"verbose,omitempty" jsonschema:"append the full envelope and result as JSON to the text"`
 }
@@ -44,8 +44,8 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 	if m.Metadata != nil {
 		raw["metadata"] = m.Metadata
 	}
-	if m.TTLMs != 0 {
-		raw["ttl_ms"] = json.Number(fmt.Sprint(int(m.TTLMs)))
+	if m.TTLMs != nil { // given, 0 too: the envelope's check refuses what is not positive
+		raw["ttl_ms"] = json.Number(fmt.Sprint(int(*m.TTLMs)))
 	}
 	put("deadline", m.Deadline)
 	if len(m.Body) > 0 {
