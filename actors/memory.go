@@ -26,10 +26,10 @@ const releaseBatch = 32
 // agent root is in use; bursts must not set its size.
 func releaseAfter(items int) {
 	if items >= releaseBatch {
-		go debug.FreeOSMemory()
 		// The batch's runs go on settling after the answer (run actors,
-		// rooms, follow-up state): a second pass once they have.
-		time.AfterFunc(time.Second, debug.FreeOSMemory)
+		// rooms, follow-up state): idleRelease makes a second pass once
+		// the kernel is idle (a batch counts as its items).
+		go debug.FreeOSMemory()
 	}
 }
 
