@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // etcdBinary finds etcd, installing Debian's etcd-server when it is
@@ -41,8 +43,8 @@ func startEtcd(t *testing.T) (client string, kill func()) {
 		t.Skip("etcd unavailable")
 	}
 	dir := t.TempDir()
-	client = fmt.Sprintf("http://127.0.0.1:%d", mustPort(t))
-	peer := fmt.Sprintf("http://127.0.0.1:%d", mustPort(t))
+	client = fmt.Sprintf("http://127.0.0.1:%d", testproc.MustFreePort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", testproc.MustFreePort(t))
 	cmd := exec.Command(bin, "--name", "t", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -123,7 +125,7 @@ func TestClusterConsul(t *testing.T) {
 		t.Skip("consul unavailable")
 	}
 	dir := t.TempDir()
-	port := mustPort(t)
+	port := testproc.MustFreePort(t)
 	cmd := exec.Command(bin, "agent", "-dev", "-bind", "127.0.0.1", "-client", "127.0.0.1",
 		"-http-port", fmt.Sprint(port), "-dns-port", "-1", "-grpc-port", "-1", "-data-dir", filepath.Join(dir, "data"))
 	log, _ := os.Create(filepath.Join(dir, "consul.log"))

@@ -96,7 +96,7 @@ func (c *testCluster) startAll() {
 // add makes a member (its certificate from the cluster CA unless it has
 // one already); writeConfigs must follow.
 func (c *testCluster) add(name string, edit func(m *member)) *member {
-	m := &member{name: name, root: filepath.Join(c.dir, name), manage: mustPort(c.t)}
+	m := &member{name: name, root: filepath.Join(c.dir, name), manage: testproc.MustFreePort(c.t)}
 	os.MkdirAll(m.root, 0o700)
 	if _, err := os.Stat(filepath.Join(c.certs, name+".crt")); err != nil {
 		c.run("", "cluster", "cert", "node="+name, "ca="+c.ca, "out="+c.certs)
@@ -333,14 +333,4 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("%s: not within %s", what, within)
-}
-
-// mustPort is a free loopback port for a server the test starts.
-func mustPort(t *testing.T) int {
-	t.Helper()
-	p, err := testproc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

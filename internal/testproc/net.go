@@ -47,6 +47,24 @@ func FreePort() (int, error) {
 	return 0, fmt.Errorf("no free loopback port in %d-%d", portLow, portHigh)
 }
 
+// TB is the part of testing.TB MustFreePort uses (this package does not
+// import testing: its helpers run in plain binaries too).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// MustFreePort is FreePort for a test: it fails the test when no port is
+// free.
+func MustFreePort(t TB) int {
+	t.Helper()
+	p, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // CleanEnv is this process's environment without pi-actors' own
 // variables (PI_ACTORS_*, PI_CODING_AGENT_DIR): a child starts with no
 // run identity and no agent root but the one a test gives it.

@@ -196,7 +196,7 @@ func (c *twoNodes) form(nodes ...string) {
 	var peers []string
 	for _, n := range nodes {
 		c.run("", "cluster", "cert", "node="+n, "ca="+ca, "out="+certs)
-		ports[n] = mustPort(c.t)
+		ports[n] = testproc.MustFreePort(c.t)
 		peers = append(peers, strconv.Quote(fmt.Sprintf("127.0.0.1:%d", ports[n])))
 	}
 	for _, n := range nodes {
@@ -339,14 +339,4 @@ func killAgents(t *testing.T, dir string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Errorf("processes left behind: %v", testproc.AgentProcesses(dir))
-}
-
-// mustPort is a free loopback port for a server the test starts.
-func mustPort(t *testing.T) int {
-	t.Helper()
-	p, err := testproc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
