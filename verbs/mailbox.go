@@ -124,8 +124,8 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	}
 	// Another session's run inbox is not this caller's to read (the
 	// run's own scripts carry its session).
-	if s := strings.TrimSpace(env.Session); s != "" && meta.OwnerID != "" && meta.OwnerID != s {
-		return nil, &runs.OwnerError{Run: meta.Run, Owner: meta.OwnerID, Current: s}
+	if err := runs.CheckOwner(strings.TrimSpace(env.Session), meta); err != nil {
+		return nil, err
 	}
 	if m.Action == "done" {
 		if err := mailbox.NewInbox(d.Path(runs.InboxFile)).Done(m.ID, m.Status, doneMeta(m)); err != nil {
