@@ -103,13 +103,7 @@ func runExec(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := env.Config
-	plan, err := template.NewPlan(node, template.Values(e.Values), template.Options{
-		Dir:         env.Cwd,
-		MaxParallel: cfg.Exec.MaxParallelBranches,
-		MaxLeaves:   cfg.Exec.MaxLeaves,
-		CallerStdin: bool(e.Stdin),
-	})
+	plan, err := template.NewPlan(node, template.Values(e.Values), env.planOptions(nil, bool(e.Stdin)))
 	if err != nil {
 		return nil, err
 	}
@@ -202,11 +196,7 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			fmt.Fprintf(env.Stderr, "pi-actors call: warning: usage not recorded: %v\n", err)
 		}
 	}
-	cfg := env.Config
-	plan, err := template.NewPlan(tool.Node, vals, template.Options{
-		Dir: env.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves,
-		Types: tool.Types(), CallerStdin: bool(c.Stdin),
-	})
+	plan, err := template.NewPlan(tool.Node, vals, env.planOptions(tool.Types(), bool(c.Stdin)))
 	if err != nil {
 		return nil, tool.ArgError(err)
 	}
@@ -214,6 +204,15 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path}), nil
 	}
 	return env.runPlan(ctx, plan, rec.ID, bool(c.Stdin), tool.Resolved.ContextHook())
+}
+
+// planOptions are the plan options of a template run for this caller:
+// its directory, the configured limits, the argument types, whether the
+// caller's stdin goes to the first step.
+func (env *Env) planOptions(types map[string]template.Type, stdin bool) template.Options {
+	cfg := env.Config
+	return template.Options{Dir: env.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves,
+		Types: types, CallerStdin: stdin}
 }
 
 // callAsync starts an async recipe as a detached run (the agent tool's
@@ -242,10 +241,7 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 	values := template.Values{}
 	maps.Copy(values, vals)
 	maps.Copy(values, recipes.InjectedValues(planID, string(runs.StateDirFor(env.AgentDir, planID)), "pi-actors"))
-	cfg := env.Config
-	plan, err := template.NewPlan(tool.Node, values, template.Options{
-		Dir: env.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: tool.Types(),
-	})
+	plan, err := template.NewPlan(tool.Node, values, env.planOptions(tool.Types(), false))
 	if err != nil {
 		return nil, tool.ArgError(err)
 	}
