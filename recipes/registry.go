@@ -177,10 +177,7 @@ func (rg *Registrar) Register(req *Registration) (*Registered, error) {
 		return nil, err
 	}
 	if deleting {
-		if req.DryRun {
-			return rg.wouldRemove(name), nil
-		}
-		return rg.remove(name)
+		return rg.remove(name, req.DryRun)
 	}
 	// A file that changes between validation and the locked write (a
 	// usage update racing an update) is read and validated again.
@@ -606,28 +603,21 @@ func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) e
 	return fsutil.WriteFile(out.Path, data, 0o644)
 }
 
-// wouldRemove is remove's answer without removing (--dry-run).
-func (rg *Registrar) wouldRemove(name string) *Registered {
-	path := filepath.Join(rg.userRoot(), name+".json")
-	out := &Registered{Tool: name, Path: path, Action: "deleted", DryRun: true}
-	if _, err := os.Lstat(path); err != nil {
-		out.Action = "not_found"
-	}
-	return out
-}
-
-// remove deletes <user>/<name>.json. A missing file is a note, not an
-// error.
-func (rg *Registrar) remove(name string) (*Registered, error) {
+// remove deletes <user>/<name>.json (with dryRun, it only says whether
+// it would). A missing file is a note, not an error.
+func (rg *Registrar) remove(name string, dryRun bool) (*Registered, error) {
 	root := rg.userRoot()
 	path := filepath.Join(root, name+".json")
-	out := &Registered{Tool: name, Path: path, Action: "deleted"}
+	out := &Registered{Tool: name, Path: path, Action: "deleted", DryRun: dryRun}
 	md := filepath.Join(root, name+".md")
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		out.Action = "not_found"
 		if _, err := os.Stat(md); err == nil {
 			out.Note = fmt.Sprintf("Markdown recipe %s has this id; register_tool only deletes the JSON recipes it writes, so remove that file by hand.", md)
 		}
+		return out, nil
+	}
+	if dryRun {
 		return out, nil
 	}
 	unlock, err := fsutil.Lock(filepath.Join(root, LockName))
