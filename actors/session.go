@@ -95,7 +95,7 @@ func (a *sessionActor) deliver() {
 		if room == 0 {
 			return
 		}
-		list := a.k.take(a.id, room, false)
+		list, _ := a.k.take(a.id, room, false)
 		if len(list) == 0 {
 			return
 		}
@@ -110,21 +110,24 @@ func (a *sessionActor) deliver() {
 // watcher that went away, a kernel that died), oldest first, in one
 // locked pass of the queue. With handled they are marked delivered in
 // that same pass (a drain); otherwise the caller marks each delivered
-// once it is handed over: at least once, never silently lost.
-func (k *Kernel) take(session string, max int, handled bool) []Followup {
+// once it is handed over: at least once, never silently lost. more is how
+// many stay queued past max (counted in the same pass).
+func (k *Kernel) take(session string, max int, handled bool) (out []Followup, more int) {
 	path := k.sessionFile(session)
-	var out []Followup
 	var bad []string
 	now := time.Now().UTC()
 	stamp := now.Format(time.RFC3339Nano)
 	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		changed := false
 		for i := range lines {
-			if len(out) >= max {
-				break
-			}
 			l := &lines[i]
 			st, _ := l.Peek("status")
+			if len(out) >= max {
+				if st == mailbox.StatusQueued {
+					more++
+				}
+				continue
+			}
 			switch st {
 			case mailbox.StatusQueued:
 			case mailbox.StatusClaimed:
@@ -167,12 +170,12 @@ func (k *Kernel) take(session string, max int, handled bool) []Followup {
 	})
 	if err != nil {
 		k.log.Warn("claim follow-ups", "session", session, "err", err)
-		return nil
+		return nil, 0
 	}
 	if len(bad) > 0 {
 		k.log.Warn("malformed follow-ups marked failed", "session", session, "ids", bad)
 	}
-	return out
+	return out, more
 }
 
 // keepDelivered is how many delivered follow-ups a session's queue keeps
@@ -197,7 +200,8 @@ func (k *Kernel) delivered(session string, ids ...string) {
 // drain takes every queued follow-up of a session, oldest first, and marks
 // them delivered: one locked pass of the queue however many there are.
 func (k *Kernel) drain(session string) []Followup {
-	return k.take(session, math.MaxInt, true)
+	list, _ := k.take(session, math.MaxInt, true)
+	return list
 }
 
 func decodeRecord(rec any, v any) error {
@@ -231,30 +235,11 @@ func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
 	if max <= 0 {
 		max = math.MaxInt
 	}
-	list := k.take(req.Session, max, true)
+	list, more := k.take(req.Session, max, true)
 	if list == nil {
 		list = []Followup{}
 	}
-	res := &verbs.Followups{Session: req.Session, Followups: list, Count: len(list)}
-	if len(list) == max {
-		res.More = k.stillQueued(req.Session)
-	}
-	return res, nil
-}
-
-// stillQueued counts the follow-ups still queued for session.
-func (k *Kernel) stillQueued(session string) int {
-	lines, err := mailbox.Read(k.sessionFile(session))
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, l := range lines {
-		if st, _ := l.Peek("status"); st == mailbox.StatusQueued {
-			n++
-		}
-	}
-	return n
+	return &verbs.Followups{Session: req.Session, Followups: list, Count: len(list), More: more}, nil
 }
 
 // watch streams the session's follow-ups as they are queued, until the

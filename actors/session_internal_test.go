@@ -53,9 +53,9 @@ func TestDrainTakesEveryFollowupOnceInOrder(t *testing.T) {
 func TestTakeClaimsABatchAndRedeliversUnfinished(t *testing.T) {
 	k := bareKernel(t)
 	queueFollowups(t, k, "s", 10)
-	first := k.take("s", 4, false)
-	if len(first) != 4 || first[0].ID != "f-00000" || first[3].ID != "f-00003" {
-		t.Fatalf("take 4 = %v", first)
+	first, more := k.take("s", 4, false)
+	if len(first) != 4 || first[0].ID != "f-00000" || first[3].ID != "f-00003" || more != 6 {
+		t.Fatalf("take 4 = %v (%d more queued, want 6)", first, more)
 	}
 	k.delivered("s", first[0].ID, first[1].ID)
 	// f-00002 and f-00003 stay claimed (a watcher that went away): the
