@@ -8,9 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"regexp"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -253,9 +251,6 @@ func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs
 	if node != "" {
 		resp = k.cluster.Forward(node, req)
 		resp.ID = req.ID
-		if req.Op == "message" && resp.OK && resp.Error == nil {
-			resp.Result = qualifyDelivery(resp.Result, node)
-		}
 		return resp
 	}
 	switch req.Op {
@@ -364,38 +359,4 @@ func (k *Kernel) HandleStream(from string, req wire.Request, write func(wire.Res
 func IsStream(op string) bool {
 	_, ok := streamOps[op]
 	return ok
-}
-
-// addrRe finds the run, branch and room addresses of next actions.
-var addrRe = regexp.MustCompile(`((?:target|to)=(?:run|branch|room):[A-Za-z0-9._/-]+)(@[A-Za-z0-9._-]+)?`)
-
-// qualifyDelivery names node in the answer of a message another node
-// delivered: the address it went to and the next actions, which that node
-// wrote without it (a bare run:<id> there is this node's run:<id> here).
-func qualifyDelivery(raw json.RawMessage, node string) json.RawMessage {
-	var d verbs.Delivery
-	if json.Unmarshal(raw, &d) != nil {
-		return raw
-	}
-	if d.To != "" && !strings.Contains(d.To, "@") {
-		d.To += "@" + node
-	}
-	d.Node = node
-	if len(d.NextActions) == 0 && d.Run != "" && ((d.Queued != nil && *d.Queued) || (d.Delivered != nil && !*d.Delivered)) {
-		r := "run:" + d.Run + "@" + node
-		d.NextActions = []string{"inspect target=" + r + " view=mailbox", "inspect target=" + r + " view=status"}
-	}
-	for i, a := range d.NextActions {
-		d.NextActions[i] = addrRe.ReplaceAllStringFunc(a, func(m string) string {
-			if strings.Contains(m, "@") {
-				return m
-			}
-			return m + "@" + node
-		})
-	}
-	b, err := json.Marshal(&d)
-	if err != nil {
-		return raw
-	}
-	return b
 }

@@ -179,7 +179,11 @@ func (d *Delivery) Text() string {
 	if len(d.NextActions) > 0 {
 		s += nextText(d.NextActions)
 	} else if d.Run != "" && ((d.Queued != nil && *d.Queued) || (d.Delivered != nil && !*d.Delivered)) {
-		s += fmt.Sprintf(" next=inspect_target=run:%s_view=mailbox|inspect_target=run:%s_view=status", d.Run, d.Run)
+		run := d.Run
+		if d.Node != "" { // another node's run (the answer came from there)
+			run += "@" + d.Node
+		}
+		s += fmt.Sprintf(" next=inspect_target=run:%s_view=mailbox|inspect_target=run:%s_view=status", run, run)
 	}
 	for _, w := range d.Warnings {
 		s += "\nwarning: " + w

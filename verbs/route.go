@@ -113,13 +113,23 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 	return ro.Qualified(run), true, nil
 }
 
-// QualifyRun adds @node to every run:<run> in text that does not name a
-// node yet (what another node's kernel answered names its runs bare).
+// QualifyRun adds @node to every address of run in text — run:<run>,
+// room:<run>, branch:<run>/<branch> — that does not name a node yet
+// (what another node's kernel answered names them bare).
 func QualifyRun(text, run, node string) string {
 	if run == "" || node == "" {
 		return text
 	}
-	addr := "run:" + run
+	for _, addr := range []string{"run:" + run, "room:" + run, "branch:" + run + "/"} {
+		text = qualifyAddr(text, addr, node)
+	}
+	return text
+}
+
+// qualifyAddr adds @node after each addr in text (a branch address: after
+// its branch name) that is the whole address, not the start of a longer
+// id, and names no node yet.
+func qualifyAddr(text, addr, node string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(text, addr)
@@ -128,13 +138,18 @@ func QualifyRun(text, run, node string) string {
 			return b.String()
 		}
 		end := i + len(addr)
+		if strings.HasSuffix(addr, "/") { // the branch name
+			for end < len(text) && isTokenByte(text[end]) && !strings.HasPrefix(text[end:], "_view=") && !strings.HasPrefix(text[end:], "_type=") {
+				end++
+			}
+		}
 		b.WriteString(text[:end])
 		rest := text[end:]
 		// next= actions join words with _: run:<id>_view=… is the run.
 		if rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=") {
 			b.WriteString("@" + node)
 		}
-		text = text[end:]
+		text = rest
 	}
 }
 

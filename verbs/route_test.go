@@ -11,6 +11,8 @@ func TestQualifyRun(t *testing.T) {
 		{"run:w1 ended; run:w10 too; run:w1@c stays", "run:w1@b ended; run:w10 too; run:w1@c stays"},
 		{"see run:w1", "see run:w1@b"},
 		{"run:w1_x is another run", "run:w1_x is another run"},
+		{"to=branch:w1/a type=t next=inspect_target=branch:w1/a_view=mailbox", "to=branch:w1/a@b type=t next=inspect_target=branch:w1/a@b_view=mailbox"},
+		{"room:w1 and room:w10", "room:w1@b and room:w10"},
 	} {
 		if got := QualifyRun(c.in, "w1", "b"); got != c.want {
 			t.Errorf("QualifyRun(%q) = %q, want %q", c.in, got, c.want)
