@@ -44,6 +44,13 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	k.settle(spec)
 	spec.Dirs = dirs
 	spec.Cause = spawnCause(req, p)
+	// A new state directory gets its default room before it is published;
+	// a reused one (a restart of an ended run id) joins it after.
+	seeded := false
+	spec.Seed = func(stage string) error {
+		seeded = true
+		return rooms.SeedDefaultRoom(stage, spec.ID)
+	}
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		return nil, err
@@ -63,8 +70,10 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 		k.log.Warn("index", "err", err)
 	}
 	// The run joins its own room (never failing the spawn: the run is up).
-	if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
-		k.log.Warn("default room", "run", meta.Run, "err", err)
+	if !seeded {
+		if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
+			k.log.Warn("default room", "run", meta.Run, "err", err)
+		}
 	}
 	k.log.Info("run started", "run", meta.Run, "pid", meta.Pid, "owner", meta.OwnerID, "from", req.From)
 	res := &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,

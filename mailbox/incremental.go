@@ -170,13 +170,9 @@ func (tx *Tx) Append(records ...any) error {
 	if len(records) == 0 {
 		return nil
 	}
-	var buf []byte
-	for _, r := range records {
-		b, err := encodeLine(r)
-		if err != nil {
-			return fmt.Errorf("append %s: %w", tx.path, err)
-		}
-		buf = append(append(buf, b...), '\n')
+	buf, err := encodeLines(tx.path, records)
+	if err != nil {
+		return err
 	}
 	return appendLocked(tx.path, buf, false)
 }

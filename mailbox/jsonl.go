@@ -116,13 +116,9 @@ func appendRecords(path string, sync bool, records []any) error {
 	if len(records) == 0 {
 		return nil
 	}
-	var buf []byte
-	for _, r := range records {
-		b, err := encodeLine(r)
-		if err != nil {
-			return fmt.Errorf("append %s: %w", path, err)
-		}
-		buf = append(append(buf, b...), '\n')
+	buf, err := encodeLines(path, records)
+	if err != nil {
+		return err
 	}
 	unlock, err := lockFile(path)
 	if err != nil {
@@ -130,6 +126,31 @@ func appendRecords(path string, sync bool, records []any) error {
 	}
 	defer unlock()
 	return appendLocked(path, buf, sync)
+}
+
+// Create writes a new JSONL file path (mode 0600; it must not exist)
+// holding records, without the lock or an fsync: for a directory no
+// other process opens yet (a state directory being staged).
+func Create(path string, records ...any) error {
+	buf, err := encodeLines(path, records)
+	if err != nil {
+		return err
+	}
+	return fsutil.CreateFile(path, buf, 0o600, false)
+}
+
+// encodeLines encodes records as JSON lines, each ending in a newline;
+// path names the file in the error.
+func encodeLines(path string, records []any) ([]byte, error) {
+	var buf []byte
+	for _, r := range records {
+		b, err := encodeLine(r)
+		if err != nil {
+			return nil, fmt.Errorf("append %s: %w", path, err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	return buf, nil
 }
 
 // encodeLine encodes a record as one line of compact JSON.

@@ -31,9 +31,9 @@
 //     delivered. The kernel keeps a coordinator-level file too
 //     (DeadLetterAt).
 //   - wake.jsonl — doorbells (mailbox.Wake): room.message for each new
-//     entry (but the run's own join at spawn, EnsureDefaultRoom, which
-//     nobody waits for), branch.message, branch.inbox.claim,
-//     branch.inbox.status.
+//     entry (but the run's own join at spawn, SeedDefaultRoom or
+//     EnsureDefaultRoom, which nobody waits for), branch.message,
+//     branch.inbox.claim, branch.inbox.status.
 //
 // # Invariants
 //

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -275,8 +276,45 @@ func (rt *roomTx) ensure(address string, body map[string]any, summary string) (b
 // wake): it is the run's own entry, made as the run starts, and nobody
 // waits for it — a spawn creates one file fewer.
 func EnsureDefaultRoom(dir, run string) (Counts, error) {
-	c, _, err := ensureMember(dir, run, "run:"+run, map[string]any{"role": "run", "status": "present"}, RunJoinSummary, false)
+	c, _, err := ensureMember(dir, run, "run:"+run, runJoinBody(), RunJoinSummary, false)
 	return c, err
+}
+
+// runJoinBody is the body of a run's own join to its default room.
+func runJoinBody() map[string]any { return map[string]any{"role": "run", "status": "present"} }
+
+// SeedDefaultRoom writes what EnsureDefaultRoom writes for a new run —
+// the run's actor.join entry, the roster holding the run and the run's
+// communication snapshot — into dir, a state directory no other process
+// opens yet (a run's staging directory, before the rename that
+// publishes it: runs.Spec.Seed). The files are created in place, with no
+// room lock, temporary files or fsyncs: they appear whole with run.json.
+// Like every timeline entry they survive any process crash but not a
+// crash of the machine, which also ends the run they describe.
+func SeedDefaultRoom(dir, run string) error {
+	self := "run:" + run
+	now := time.Now()
+	e := Entry{Envelope: mailbox.Envelope{ID: mailbox.NewID(), To: "room:" + run, Type: TypeJoin, From: self, Body: runJoinBody(), Summary: RunJoinSummary},
+		ReceivedAt: formatTime(now)}
+	r, _ := Roster(nil).apply(e)
+	roster, err := encodeRoster(r)
+	if err != nil {
+		return err
+	}
+	snap, err := fsutil.MarshalIndent(NewSnapshot(run, self, r, now))
+	if err != nil {
+		return fmt.Errorf("encode communication snapshot: %w", err)
+	}
+	if err := os.MkdirAll(RoomDir(dir), 0o700); err != nil {
+		return fmt.Errorf("make room:%s: %w", run, err)
+	}
+	if err := mailbox.Create(TimelinePath(dir), e); err != nil {
+		return err
+	}
+	if err := fsutil.CreateFile(filepath.Join(RoomDir(dir), RosterFile), roster, 0o600, false); err != nil {
+		return err
+	}
+	return fsutil.CreateFile(filepath.Join(dir, CommunicationFile), snap, 0o600, false)
 }
 
 // EnsureMember adds address (run:<run> or a branch of the run) to the

@@ -2,6 +2,7 @@ package rooms
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,13 +40,40 @@ func post(t *testing.T, dir string, env mailbox.Envelope) AppendResult {
 	return res
 }
 
+// The default room is made by EnsureDefaultRoom (a reused state
+// directory) or SeedDefaultRoom (a new one, before it is published): the
+// same room either way, and EnsureDefaultRoom after either changes
+// nothing.
 func TestEnsureDefaultRoom(t *testing.T) {
-	dir := t.TempDir()
-	c, err := EnsureDefaultRoom(dir, "r1")
-	if err != nil || c != (Counts{MessageCount: 1, RosterCount: 1}) {
-		t.Fatalf("first: %+v %v", c, err)
+	for name, make := range map[string]func(dir string) error{
+		"ensure": func(dir string) error {
+			c, err := EnsureDefaultRoom(dir, "r1")
+			if err == nil && c != (Counts{MessageCount: 1, RosterCount: 1}) {
+				err = fmt.Errorf("counts %+v", c)
+			}
+			return err
+		},
+		"seed": func(dir string) error { return SeedDefaultRoom(dir, "r1") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := make(dir); err != nil {
+				t.Fatalf("first: %v", err)
+			}
+			checkDefaultRoom(t, dir)
+		})
 	}
-	c, err = EnsureDefaultRoom(dir, "r1")
+	// Seeding is for a new directory only: it never writes over a room.
+	dir := t.TempDir()
+	EnsureDefaultRoom(dir, "r1")
+	if err := SeedDefaultRoom(dir, "r1"); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("seed over an existing room: %v", err)
+	}
+}
+
+func checkDefaultRoom(t *testing.T, dir string) {
+	t.Helper()
+	c, err := EnsureDefaultRoom(dir, "r1")
 	if err != nil || c != (Counts{MessageCount: 1, RosterCount: 1}) {
 		t.Fatalf("again: %+v %v", c, err)
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
@@ -23,18 +21,7 @@ const stagingInfix = ".new-"
 // renames stage to dir. The new entry in dir's parent is made durable by
 // an fsync of the parent, now or, with dirs, once for the batch.
 func publish(stage string, dir Dir, data []byte, dirs *fsutil.DirSyncs) error {
-	f, err := fsutil.OpenRaw(filepath.Join(stage, RunFile), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fsutil.CreateFile(filepath.Join(stage, RunFile), data, 0o600, true); err != nil {
 		return err
 	}
 	if err := os.Rename(stage, string(dir)); err != nil {

@@ -43,6 +43,55 @@ func TestStartPublishesStateDir(t *testing.T) {
 	}
 }
 
+// Seed writes into the staging directory, before the supervisor starts:
+// its files appear with run.json. A seed that fails fails the start with
+// nothing published and nothing started; a reused state directory is not
+// seeded.
+func TestStartSeed(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	final := runs.StateDirFor(agent, "seeded")
+	sp := spec(agent, "seeded", "{bin} exit 0", nil)
+	var seededIn string
+	sp.Seed = func(stage string) error {
+		seededIn = stage
+		if _, err := os.Stat(string(final)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("seeded after the state dir was published: %v", err)
+		}
+		return os.WriteFile(filepath.Join(stage, "seed.txt"), []byte("x"), 0o600)
+	}
+	r := start(t, agent, sp)
+	if seededIn == "" || seededIn == string(final) || filepath.Dir(seededIn) != filepath.Dir(string(final)) {
+		t.Fatalf("seeded in %q, want a staging dir beside %s", seededIn, final)
+	}
+	if b, err := os.ReadFile(final.Path("seed.txt")); err != nil || string(b) != "x" {
+		t.Fatalf("seeded file: %q %v", b, err)
+	}
+	if res := r.wait(10 * time.Second); res == nil || res.Status != runs.StatusDone {
+		t.Fatalf("result %+v", res)
+	}
+	// The same id again reuses the directory: no seed.
+	sp.Seed = func(string) error { t.Error("a reused state dir was seeded"); return nil }
+	r = start(t, agent, sp)
+	r.wait(10 * time.Second)
+
+	sp = spec(agent, "badseed", "{bin} exit 0", nil)
+	sp.Seed = func(string) error { return errors.New("disk on fire") }
+	if _, _, err := runs.Start(agent, sp); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("Start with a failing seed: %v", err)
+	}
+	m, err := runs.StateDirFor(agent, "badseed").Meta()
+	if err != nil || m.Pid != 0 {
+		t.Fatalf("the failed start's record: %+v %v (want pid 0: no supervisor started)", m, err)
+	}
+	ents, _ := os.ReadDir(runs.Root(agent))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
 // A start that fails leaves a whole record: run.json (pid 0), a run.failed
 // event and a failed result, in a directory that appeared whole.
 func TestStartFailureLeavesRecord(t *testing.T) {

@@ -51,6 +51,11 @@ type Spec struct {
 	// the caller to fsync once for a whole batch (fsutil.DirSyncs);
 	// without it Start fsyncs the parent itself.
 	Dirs *fsutil.DirSyncs
+	// Seed, when set, writes more files into a new state directory
+	// before it is published (the run's default room): they appear with
+	// run.json, in one rename. It is not called when the run reuses a
+	// state directory (a restart of a terminal run id).
+	Seed func(stage string) error
 
 	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
 	// the caller), "" for a run started from outside any run.
@@ -176,6 +181,11 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 				os.RemoveAll(work)
 			}
 		}()
+		if spec.Seed != nil {
+			if err := spec.Seed(work); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	env := append(withoutPIEnv(spec.Env),
 		"PI_ACTORS_RUN_ID="+meta.Run,

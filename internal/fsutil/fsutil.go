@@ -43,6 +43,30 @@ func WriteSnapshot(path string, data []byte, perm fs.FileMode) error {
 	return replace(path, data, perm, false)
 }
 
+// CreateFile writes data to a new file path (O_EXCL: it must not exist)
+// in place, with no temporary file: for a directory no other process
+// opens yet (a state directory being staged before its rename), where a
+// reader never sees the file half-written. durable fsyncs the file. On
+// any error the file is gone.
+func CreateFile(path string, data []byte, perm fs.FileMode, durable bool) (err error) {
+	f, err := OpenRaw(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
 // replace writes data to a new temporary file beside path (plain system
 // calls: an os.File would also try to register each descriptor with the
 // runtime's poller), renames it over path, and with durable fsyncs the
