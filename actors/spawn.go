@@ -137,6 +137,9 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if spec.StateDir != "" {
 		dir = runs.Dir(spec.StateDir)
 	}
+	if err := checkRecipeValues(p, src); err != nil {
+		return spec, src, err
+	}
 	// Values: the recipe's, the caller's, then the injected ones.
 	values := template.Values{}
 	if rec != nil {
@@ -207,6 +210,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 type spawnSource struct {
 	rec      *recipes.Recipe
 	entry    *recipes.Entry
+	tool     *recipes.Tool // the recipe as a tool (nil for an inline template)
 	graph    any
 	defaults map[string]any
 	types    map[string]template.Type
@@ -239,7 +243,7 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 		if err != nil {
 			return src, err
 		}
-		src.graph, src.types = tool.Resolved.Graph, tool.Types()
+		src.tool, src.graph, src.types = tool, tool.Resolved.Graph, tool.Types()
 		src.defaults = asMap(rec.Raw["defaults"])
 		spec.Recipe, spec.ActorContext = rec.ID, rec.ActorContext
 		spec.RecipeFile = rec.Path
@@ -264,6 +268,34 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 		src.graph = node
 	}
 	return src, nil
+}
+
+// checkRecipeValues refuses values a recipe does not take, as call does
+// (a misspelt name would otherwise be dropped while its placeholder kept
+// the recipe's default). An inline template replacing the recipe's, a
+// workflow and a workflow node's run take what they are given.
+func checkRecipeValues(p *verbs.Spawn, src spawnSource) error {
+	if src.tool == nil || p.Template != nil || src.rec.Workflow != nil || p.WorkflowNode != nil {
+		return nil
+	}
+	known := make(map[string]bool, len(src.tool.Params)+len(src.rec.Values))
+	for _, prm := range src.tool.Params {
+		known[prm.Name] = true
+	}
+	for name := range src.rec.Values {
+		known[name] = true
+	}
+	var unknown []string
+	for name := range p.Values {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return src.tool.ArgError(fmt.Errorf("unknown value(s): %s (spawn recipe=%s takes the recipe's arguments)", strings.Join(unknown, ", "), src.rec.ID))
 }
 
 // spawnLimits checks nesting depth, the session's live runs, the id, and
