@@ -55,8 +55,13 @@ type kind[T any] struct {
 	members func(ctx context.Context, s *Store, tx *store.Tx, req *graphop.ManageGraph, id, task, now string, res *graphop.Deleted) error
 }
 
+var (
+	atomTable     = entityTable{graphop.EntityAtom, "graph_atoms", "graph_atoms_fts"}
+	moleculeTable = entityTable{graphop.EntityMolecule, "graph_molecules", "graph_molecules_fts"}
+)
+
 var atoms = &kind[graphop.Atom]{
-	entityTable: entityTable{graphop.EntityAtom, "graph_atoms", "graph_atoms_fts"},
+	entityTable: atomTable,
 	cols:        "id, project_id, molecule_id, name, paths, knowledge, related_atoms, created_by_task_id, last_task_id, version, created_at, updated_at",
 	scan:        scanAtom,
 	fields: func(a *graphop.Atom) fields {
@@ -68,7 +73,7 @@ var atoms = &kind[graphop.Atom]{
 }
 
 var molecules = &kind[graphop.Molecule]{
-	entityTable: entityTable{graphop.EntityMolecule, "graph_molecules", "graph_molecules_fts"},
+	entityTable: moleculeTable,
 	cols:        "id, project_id, name, knowledge, related_molecules, created_by_task_id, last_task_id, version, created_at, updated_at",
 	scan:        scanMolecule,
 	fields: func(m *graphop.Molecule) fields {
@@ -76,8 +81,15 @@ var molecules = &kind[graphop.Molecule]{
 			&m.Version, &m.Changelog}
 	},
 	zero: func() *graphop.Molecule { return &graphop.Molecule{RelatedMolecules: []graphop.RelatedMolecule{}} },
-	set: func(_ context.Context, _ *store.Tx, req *graphop.ManageGraph, _ string, m *graphop.Molecule) error {
+	set: func(ctx context.Context, tx *store.Tx, req *graphop.ManageGraph, pid string, m *graphop.Molecule) error {
 		if req.RelatedMolecules != nil {
+			ids := make([]string, len(req.RelatedMolecules))
+			for i, r := range req.RelatedMolecules {
+				ids[i] = r.MoleculeID
+			}
+			if err := checkRelated(ctx, tx, moleculeTable, "relatedMolecules", m.ID, pid, ids); err != nil {
+				return err
+			}
 			m.RelatedMolecules = req.RelatedMolecules
 		}
 		return nil
@@ -89,13 +101,20 @@ var molecules = &kind[graphop.Molecule]{
 	members: deleteMembers,
 }
 
-// setAtom applies paths, relatedAtoms and moleculeId (the molecule must
-// exist and be in the atom's project).
+// setAtom applies paths, relatedAtoms and moleculeId (the molecule and
+// the related atoms must exist and be in the atom's project).
 func setAtom(ctx context.Context, tx *store.Tx, req *graphop.ManageGraph, pid string, a *graphop.Atom) error {
 	if req.Paths != nil {
 		a.Paths = req.Paths
 	}
 	if req.RelatedAtoms != nil {
+		ids := make([]string, len(req.RelatedAtoms))
+		for i, r := range req.RelatedAtoms {
+			ids[i] = r.AtomID
+		}
+		if err := checkRelated(ctx, tx, atomTable, "relatedAtoms", a.ID, pid, ids); err != nil {
+			return err
+		}
 		a.RelatedAtoms = req.RelatedAtoms
 	}
 	if req.Unassign() {

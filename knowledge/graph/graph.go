@@ -60,6 +60,47 @@ func checkMolecule(ctx context.Context, q store.Querier, moleculeID, projectID s
 	return nil
 }
 
+// checkRelated checks a relatedAtoms or relatedMolecules list given to
+// entity self of project projectID: every id names an entity of the same
+// kind in this store (NOT_FOUND), in the same project (INVARIANT_VIOLATION),
+// and not self (VALIDATION_ERROR). Errors name the entry (1-based).
+func checkRelated(ctx context.Context, q store.Querier, t entityTable, field, self, projectID string, ids []string) error {
+	projects := make(map[string]string, len(ids))
+	err := store.InChunks(ids, func(in string, args []any) error {
+		rows, err := q.QueryContext(ctx, "SELECT id, project_id FROM "+t.table+" WHERE id IN "+in, args...)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", field, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, pid string
+			if err := rows.Scan(&id, &pid); err != nil {
+				return fmt.Errorf("read %s: %w", field, err)
+			}
+			projects[id] = pid
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		pid, ok := projects[id]
+		switch {
+		case id == self:
+			return op.Invalid(field, "%s entry %d: %s %s cannot be related to itself", field, i+1, t.name, id)
+		case !ok:
+			e := op.NotFound(field, t.name, id)
+			e.Message = fmt.Sprintf("%s entry %d: %s", field, i+1, e.Message)
+			return e
+		case pid != projectID:
+			return op.Invariant(field, "%s entry %d: %s %s belongs to project %s, this %s to project %s: related entities must be in the same project",
+				field, i+1, t.name, id, pid, t.name, projectID)
+		}
+	}
+	return nil
+}
+
 // create writes a new entity of kind k in the project req names (or the
 // caller's cwd selects), with its first delta.
 func create[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.ManageGraph, k *kind[T]) (any, error) {

@@ -52,6 +52,9 @@ func TestCreateValidation(t *testing.T) {
 		{op.CodeValidation, "projectId", `{"operation":"create","entityType":"molecule","name":"a","projectId":"p1"}`},
 		{op.CodeNotFound, "projectId", `{"operation":"create","entityType":"molecule","name":"a","projectId":"00000000-0000-4000-8000-000000000000"}`},
 		{op.CodeNotFound, "moleculeId", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"moleculeId":"00000000-0000-4000-8000-000000000000"}`},
+		{op.CodeNotFound, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":[{"atomId":"00000000-0000-4000-8000-000000000000","reason":"r"}]}`},
+		{op.CodeNotFound, "relatedAtoms", `{"operation":"create","entityType":"atom","name":"a","paths":["x"],"relatedAtoms":[{"atomId":"` + m.ID + `","reason":"a molecule is no atom"}]}`},
+		{op.CodeNotFound, "relatedMolecules", `{"operation":"create","entityType":"molecule","name":"a","relatedMolecules":[{"moleculeId":"` + m.ID + `","reason":"r"},{"moleculeId":"00000000-0000-4000-8000-000000000000","reason":"r"}]}`},
 		{op.CodeValidation, "createdByTaskId", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"` + long + `"}`},
 		{op.CodeValidation, "bogus", `{"operation":"create","entityType":"molecule","name":"a","bogus":1}`},
 		{op.CodeValidation, "cascade", `{"operation":"create","entityType":"molecule","name":"a","cascade":true}`},
@@ -155,6 +158,19 @@ func TestUpdate(t *testing.T) {
 	mo := e.Molecule("Other", `,"projectId":"`+p2.ID+`"`)
 	e.Fail(op.CodeInvariant, "moleculeId", "manage_graph", upd(8, `,"moleculeId":"`+mo.ID+`"`))
 	e.Fail(op.CodeInvariant, "moleculeId", "manage_graph", `{"operation":"create","entityType":"atom","name":"x","paths":["x"],"moleculeId":"`+mo.ID+`"}`)
+	ao := e.Atom("Other", `"[\"o/**\"]"`, `,"projectId":"`+p2.ID+`"`)
+	e.Fail(op.CodeInvariant, "relatedAtoms", "manage_graph", upd(8, `,"relatedAtoms":[{"atomId":"`+ao.ID+`","reason":"r"}]`))
+	e.Fail(op.CodeInvariant, "relatedMolecules", "manage_graph", `{"operation":"create","entityType":"molecule","name":"x","relatedMolecules":[{"moleculeId":"`+mo.ID+`","reason":"r"}]}`)
+	e.Fail(op.CodeValidation, "relatedAtoms", "manage_graph", upd(8, `,"relatedAtoms":[{"atomId":"`+a.ID+`","reason":"itself"}]`))
+	// A related atom of the same project is taken; one deleted since does
+	// not block an update that leaves the list alone.
+	b := e.Atom("B", `"[\"src/b/**\"]"`, ``)
+	a = e.OK("manage_graph", upd(8, `,"relatedAtoms":[{"atomId":"`+b.ID+`","reason":"calls"}]`)).(*graphop.Atom)
+	e.OK("manage_graph", fmt.Sprintf(`{"operation":"delete","entityType":"atom","id":%q,"version":1}`, b.ID))
+	a = e.OK("manage_graph", upd(9, `,"name":"A3"`)).(*graphop.Atom)
+	if a.Version != 10 || len(a.RelatedAtoms) != 1 {
+		t.Fatalf("update beside a deleted related atom: %+v", a)
+	}
 
 	// Molecule update: only knowledge, name, relatedMolecules.
 	mu := fmt.Sprintf(`{"operation":"update","entityType":"molecule","id":%q,"version":1`, m1.ID)

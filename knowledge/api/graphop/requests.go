@@ -65,8 +65,8 @@ type ManageGraph struct {
 	Knowledge        *string          `json:"knowledge,omitempty" jsonschema:"the knowledge text, at most 32 KB after trimming"`
 	KnowledgeMode    string           `json:"knowledgeMode,omitempty" jsonschema:"update only: overwrite (default) replaces knowledge; append adds a separator line with timestamp and task id, then the text"`
 	MoleculeID       *string          `json:"moleculeId,omitempty" jsonschema:"atom only: assign or reassign the atom to a molecule of the same project; null or empty removes it from its molecule"`
-	RelatedAtoms     RelatedAtoms     `json:"relatedAtoms,omitempty" jsonschema:"atom only: JSON array of {atomId, reason}, at most 50"`
-	RelatedMolecules RelatedMolecules `json:"relatedMolecules,omitempty" jsonschema:"molecule only: JSON array of {moleculeId, reason}, at most 50"`
+	RelatedAtoms     RelatedAtoms     `json:"relatedAtoms,omitempty" jsonschema:"atom only: JSON array of {atomId, reason}, at most 50, each an atom of the same project"`
+	RelatedMolecules RelatedMolecules `json:"relatedMolecules,omitempty" jsonschema:"molecule only: JSON array of {moleculeId, reason}, at most 50, each a molecule of the same project"`
 	CreatedByTaskID  string           `json:"createdByTaskId,omitempty" jsonschema:"create: task that triggered the creation (any id up to 255 characters; run:<id> must name a run); default the calling run"`
 	LastTaskID       string           `json:"lastTaskId,omitempty" jsonschema:"update and delete: task performing the change; default the calling run"`
 	Cascade          bool             `json:"cascade,omitempty" jsonschema:"delete molecule: true deletes its atoms too; false (default) keeps them as orphan atoms"`
