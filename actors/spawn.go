@@ -272,10 +272,11 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 
 // checkRecipeValues refuses values a recipe does not take, as call does
 // (a misspelt name would otherwise be dropped while its placeholder kept
-// the recipe's default). An inline template replacing the recipe's, a
-// workflow and a workflow node's run take what they are given.
+// the recipe's default); a workflow's recipe nodes are checked so when
+// the workflow starts. An inline template replacing the recipe's, and a
+// workflow recipe, take what they are given.
 func checkRecipeValues(p *verbs.Spawn, src spawnSource) error {
-	if src.tool == nil || p.Template != nil || src.rec.Workflow != nil || p.WorkflowNode != nil {
+	if src.tool == nil || p.Template != nil || src.rec.Workflow != nil {
 		return nil
 	}
 	known := make(map[string]bool, len(src.tool.Params)+len(src.rec.Values))
