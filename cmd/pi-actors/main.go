@@ -61,7 +61,7 @@ type armKey struct{}
 // before then ends the CLI by its default action, as it ends any
 // command: the kernel finishes a request it is handling.
 func interruptible(parent context.Context, delay time.Duration) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
+	base, cancel := context.WithCancel(parent)
 	var (
 		mu      sync.Mutex
 		stopped bool
@@ -73,19 +73,19 @@ func interruptible(parent context.Context, delay time.Duration) (context.Context
 		if stopped || sigs != nil {
 			return
 		}
-		sigs = make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		ch := make(chan os.Signal, 1)
+		sigs = ch
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		go func() {
 			select {
-			case <-sigs:
+			case <-ch:
 				cancel()
-			case <-ctx.Done():
+			case <-base.Done():
 			}
 		}()
 	}
 	t := time.AfterFunc(delay, arm)
-	ctx = context.WithValue(ctx, armKey{}, arm)
-	return ctx, func() {
+	return context.WithValue(base, armKey{}, arm), func() {
 		t.Stop()
 		mu.Lock()
 		defer mu.Unlock()
