@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,3 +128,47 @@ func TestRecallLayering(t *testing.T) {
 
 // smart_search widens until confident or out of budget, and never spends
 // more than the budget.
+
+// TestIngestNames: a file's nodes are named from the project's root in
+// the project store, and from the repository in the personal one, however
+// the path ingest was given reaches them; outside both, from the path.
+func TestIngestNames(t *testing.T) {
+	e := newEnv(t)
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(store string) map[string]bool {
+		t.Helper()
+		r := e.OK("search", `{"query":"Hello package main","domain":"code","limit":20,"store":"`+store+`"}`).(*vectorop.SearchResult)
+		out := map[string]bool{}
+		for _, h := range r.Hits {
+			out[h.Type+":"+h.Name] = true
+		}
+		return out
+	}
+	write(filepath.Join(e.repo, "src", "a.go"), "package main\n\nfunc Hello() string { return \"hi\" }\n")
+	e.OK("ingest", `{"path":"src/a.go"}`)
+	e.OK("ingest", `{"path":"src/a.go","store":"personal"}`)
+	for _, st := range []string{"project", "personal"} {
+		if n := names(st); !n["file:src/a.go"] || !n["package:package main (src)"] || n["file:a.go"] {
+			t.Fatalf("%s store, ingest path=src/a.go: names %v", st, n)
+		}
+	}
+	// The same file through the directory: unchanged, nothing renamed.
+	if r := e.OK("ingest", `{"path":"."}`).(*vectorop.IngestResult); r.Unchanged != 1 || r.Indexed != 0 {
+		t.Fatalf("ingest path=. after path=src/a.go: %+v", r)
+	}
+	// Outside the project and any repository: from the path given.
+	out := filepath.Join(e.dir, "loose")
+	write(filepath.Join(out, "lib", "b.go"), "package lib\n\nfunc Hello() string { return \"b\" }\n")
+	e.OK("ingest", `{"path":"`+out+`","store":"personal"}`)
+	if n := names("personal"); !n["file:lib/b.go"] {
+		t.Fatalf("personal store, a directory outside any repository: names %v", n)
+	}
+}

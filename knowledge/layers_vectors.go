@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
@@ -33,6 +34,21 @@ func progressOf(ctx context.Context) func(done, total int) {
 //   - recall searches every chosen store (project first) and merges;
 //   - node_get, traverse and conflicts resolve go to the store holding
 //     the id; conflicts list pages across the stores.
+//
+// nameBase is the directory ingest names files under p relative to: the
+// project's root for a project store (the directory holding its .pi/),
+// else the repository p lies in.
+func nameBase(s *Store, p string) string {
+	if dir, file := filepath.Split(s.Path()); filepath.Join(filepath.Base(dir), file) == filepath.FromSlash(store.ProjectFile) {
+		return filepath.Dir(filepath.Clean(dir))
+	}
+	d := p
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		d = filepath.Dir(p)
+	}
+	return store.RepoRoot(d)
+}
+
 func (l *Layers) vectorOp(ctx context.Context, c store.Caller, req op.Request) (v any, ok bool, err error) {
 	switch r := req.(type) {
 	case *vectorop.Search:
@@ -52,7 +68,7 @@ func (l *Layers) vectorOp(ctx context.Context, c store.Caller, req op.Request) (
 				}
 				p = filepath.Join(c.Cwd, p)
 			}
-			return s.vectors.Ingest(ctx, vector.IngestRequest{Path: p, Glob: r.Glob, Atoms: s.graph.AtomMatcher()}, progressOf(ctx))
+			return s.vectors.Ingest(ctx, vector.IngestRequest{Path: p, Glob: r.Glob, Base: nameBase(s, p), Atoms: s.graph.AtomMatcher()}, progressOf(ctx))
 		})
 	case *vectorop.Recall:
 		var ss []*Store

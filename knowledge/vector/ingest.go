@@ -35,8 +35,13 @@ type AtomMatcher func(ctx context.Context, abs string) ([]string, error)
 
 // IngestRequest names what Ingest indexes.
 type IngestRequest struct {
-	Path  string      // a file or directory
-	Glob  string      // only files whose path below Path matches; "" for all
+	Path string // a file or directory
+	Glob string // only files whose path below Path matches; "" for all
+	// Base is the directory file and package nodes are named relative
+	// to (the project's root), so a file has one name whichever path it
+	// was ingested through; "" or a directory Path does not lie under
+	// names them relative to Path.
+	Base  string
 	Atoms AtomMatcher // the atoms to link code nodes to; nil links none
 }
 
@@ -65,7 +70,7 @@ func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(don
 	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.db.Layer()}
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
-	in := &ingester{s: s, root: root, res: res, atoms: req.Atoms}
+	in := &ingester{s: s, base: nameBase(root, req.Base), res: res, atoms: req.Atoms}
 	if progress != nil {
 		progress(0, len(files))
 	}
@@ -85,6 +90,17 @@ func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(don
 	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// nameBase is what the nodes of files under root are named relative
+// to: base when root lies under it, else root itself.
+func nameBase(root, base string) string {
+	if base != "" {
+		if rel, err := filepath.Rel(base, root); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return base
+		}
+	}
+	return root
 }
 
 // collectFiles lists the regular files under root (or root itself) that
@@ -144,7 +160,7 @@ func collectFiles(root, glob string) ([]string, int, error) {
 // ingester is one Ingest call's state.
 type ingester struct {
 	s     *Store
-	root  string
+	base  string // what node names are relative to
 	res   *vectorop.IngestResult
 	atoms func(ctx context.Context, abs string) ([]string, error) // atoms whose patterns match a file
 }
@@ -231,7 +247,7 @@ func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) 
 		in.res.Unchanged++
 		return nil, nil
 	}
-	rel, _ := filepath.Rel(in.root, abs)
+	rel, _ := filepath.Rel(in.base, abs)
 	if rel == "." {
 		rel = filepath.Base(abs)
 	}
@@ -253,7 +269,7 @@ func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) 
 	}
 	if strings.HasSuffix(abs, ".go") && len(ps) > 0 && strings.HasPrefix(summary, "package ") {
 		name, _, _ := strings.Cut(strings.TrimPrefix(summary, "package "), " ")
-		relDir, _ := filepath.Rel(in.root, filepath.Dir(abs))
+		relDir, _ := filepath.Rel(in.base, filepath.Dir(abs))
 		w.pkg = packageOf(filepath.Dir(abs), relDir, name)
 	}
 	if oldID != "" {
