@@ -170,14 +170,22 @@ func countCalls(path string, c map[string]int) {
 }
 
 // waitingSupervisors lists the kernel's children that wait for a run: a
-// supervisor whose last argument is "-".
+// supervisor whose last argument is "-" and that holds no run yet (the
+// supervisors of runs started just before would otherwise be traced, and
+// their first progress.json writes counted as this spawn's).
 func waitingSupervisors(kpid int) []int {
 	var out []int
 	for _, c := range children(kpid) {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline")
-		if err == nil && strings.HasSuffix(string(b), "\x00-\x00") {
-			out = append(out, c)
+		if err != nil || !strings.HasSuffix(string(b), "\x00-\x00") {
+			continue
 		}
+		// A pooled supervisor keeps its command line once it took a run;
+		// it has the run's stderr.log as its fd 2 from then on.
+		if fd2, err := os.Readlink("/proc/" + strconv.Itoa(c) + "/fd/2"); err == nil && strings.HasSuffix(fd2, "/stderr.log") {
+			continue
+		}
+		out = append(out, c)
 	}
 	return out
 }
