@@ -87,3 +87,43 @@ func workflowCommand(wf any) string {
 	}
 	return oneLine(s, previewChars)
 }
+
+// nodeCommand is the command a workflow node's run runs as the workflow
+// wrote it ({upstream.<node>.output}, not the placeholder the run's
+// template has in its place), when its workflow run is listed too and the
+// node has a template of its own.
+func nodeCommand(in *runs.Info, listed map[string]*runs.Info) (string, bool) {
+	ref := in.Meta.WorkflowNode
+	if ref == nil {
+		return "", false
+	}
+	wf := listed[ref.Workflow]
+	if wf == nil {
+		return "", false
+	}
+	if wf.Meta.Workflow == nil {
+		// Listed from the index alone: read its run.json (once).
+		full, err := runs.Load(wf.Dir)
+		if err != nil {
+			return "", false
+		}
+		wf = full
+		listed[ref.Workflow] = full
+	}
+	if ref.Instance != "" && WorkflowInstance(wf.Meta) != ref.Instance {
+		return "", false // an earlier workflow of the same id
+	}
+	obj, _ := wf.Meta.Workflow.(map[string]any)
+	nodes, _ := obj["nodes"].([]any)
+	for _, n := range nodes {
+		node, _ := n.(map[string]any)
+		if id, _ := node["id"].(string); id != ref.Node {
+			continue
+		}
+		if tmpl, ok := node["template"]; ok && tmpl != nil {
+			return commandOf(tmpl), true
+		}
+		return "", false
+	}
+	return "", false
+}
