@@ -3,6 +3,7 @@ package verbs
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/runs"
@@ -194,8 +195,32 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 		if e, ok := cl["error"]; ok {
 			text += fmt.Sprintf("\ncluster_error: %v", e)
 		}
+		text += rejectedText(cl["tls_rejected"])
 	}
 	return &Outcome{Text: text, Result: &st}, nil
+}
+
+// rejectedShown bounds the refused peers kernel status prints.
+const rejectedShown = 3
+
+// rejectedText is a line per peer the cluster side refused at the TLS
+// handshake (the most recent first, at most rejectedShown).
+func rejectedText(v any) string {
+	list, _ := v.([]any)
+	var b strings.Builder
+	for i, e := range list {
+		if i == rejectedShown {
+			fmt.Fprintf(&b, "\n(+%d more refused peers; kernel status --json lists them)", len(list)-i)
+			break
+		}
+		r, _ := e.(map[string]any)
+		peer, _ := r["peer"].(string)
+		if peer == "" {
+			peer = "(no certificate)"
+		}
+		fmt.Fprintf(&b, "\ncluster_tls_rejected: peer=%s role=%v count=%v last=%v reason=%v", peer, r["role"], r["count"], r["last"], r["reason"])
+	}
+	return b.String()
 }
 
 // WatchFollowups streams the session's follow-ups until ctx ends or the

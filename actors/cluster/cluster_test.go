@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/actors/cluster"
 	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
@@ -362,9 +364,10 @@ func TestClusterMemberLoss(t *testing.T) {
 	c.run("a", "spawn", "as=run:afterstop", "node=c", "template=sleep 30")
 }
 
-// TestClusterForeignCertificate: a kernel whose certificate comes from
-// another CA is listed as a peer by every member, yet none shows it, and
-// it can neither spawn on nor message a member.
+// TestClusterForeignCertificate: a kernel of another CA (its own tls_ca
+// and certificate) is listed as a peer by every member, yet none shows it,
+// it can neither spawn on nor message a member, and kernel status on each
+// side names the peer refused at the handshake and why.
 func TestClusterForeignCertificate(t *testing.T) {
 	c := withCA(t)
 	other := filepath.Join(c.dir, "other-ca")
@@ -372,7 +375,9 @@ func TestClusterForeignCertificate(t *testing.T) {
 	c.run("", "cluster", "cert", "node=x", "ca="+other, "out="+c.certs)
 	c.add("a", nil)
 	c.add("b", nil)
-	c.add("x", nil) // its certificate exists: from the other CA
+	c.add("x", func(m *member) { // its certificate exists: from the other CA, which it trusts
+		m.config = strings.Replace(m.config, filepath.Join(c.ca, "ca.crt"), filepath.Join(other, "ca.crt"), 1)
+	})
 	c.writeConfigs()
 	c.startAll()
 	c.waitUp("a", 20*time.Second, "b")
@@ -388,6 +393,26 @@ func TestClusterForeignCertificate(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.members["a"].root, "tmp", "pi-actors", "runs", "evil")); err == nil {
 		t.Fatal("a has a run dir for the foreign kernel's spawn")
+	}
+	for n, peer := range map[string]string{"a": "x", "b": "x", "x": "[ab]"} {
+		eventually(t, 10*time.Second, n+"'s kernel status names the refused peer", func() bool {
+			o, _ := c.cli(n, "kernel", "status")
+			return regexp.MustCompile(`cluster_tls_rejected: peer=` + peer + ` role=server count=\d+ last=\S+ reason=x509: certificate signed by unknown authority`).MatchString(o)
+		})
+	}
+	o, _ := c.cli("a", "kernel", "status", "--json")
+	var st struct {
+		Result struct {
+			Cluster struct {
+				Rejected []cluster.Rejected `json:"tls_rejected"`
+			} `json:"cluster"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(o), &st); err != nil {
+		t.Fatalf("a's kernel status --json: %v\n%s", err, o)
+	}
+	if r := st.Result.Cluster.Rejected; len(r) != 1 || r[0].Peer != "x" || r[0].Role != "server" || r[0].Count < 1 || r[0].Last.IsZero() {
+		t.Fatalf("a's kernel status --json tls_rejected: %+v", r)
 	}
 }
 

@@ -289,6 +289,9 @@ func (s *Side) status() map[string]any {
 	if s.eng != nil {
 		out["member_id"], out["address"] = s.eng.id, s.eng.address
 	}
+	if len(s.rejected) > 0 {
+		out["tls_rejected"] = s.rejectedList()
+	}
 	return out
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type Side struct {
 	err   error
 	eng   *engine
 	since time.Time
+	// rejected are the peers refused at the TLS handshake for a
+	// certificate not from the cluster's CA, by peer and role (at most
+	// maxRejected, the most recent kept).
+	rejected map[string]*Rejected
 
 	pending chan string // sessions with follow-ups for another node
 	fatal   chan error  // the engine must stop for good (a duplicate node)
@@ -109,6 +114,64 @@ func (s *Side) setState(state string, err error) {
 	}
 }
 
+// maxRejected bounds the refused peers kernel status lists.
+const maxRejected = 8
+
+// Rejected is a peer refused at the TLS handshake: its certificate does
+// not chain to the cluster's CA (or it sent none).
+type Rejected struct {
+	// Peer is the node its certificate names ("" when it sent none).
+	Peer string `json:"peer"`
+	// Role is "client" (it dialled this kernel) or "server" (this kernel
+	// dialled it).
+	Role   string    `json:"role"`
+	Reason string    `json:"reason"`
+	Count  int       `json:"count"`
+	First  time.Time `json:"first"`
+	Last   time.Time `json:"last"`
+}
+
+// reject records a refused handshake (pki calls it), logging a peer the
+// first time it is refused for a reason.
+func (s *Side) reject(r pki.Rejection) {
+	now := time.Now().UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rejected == nil {
+		s.rejected = map[string]*Rejected{}
+	}
+	key := r.Role + "\x00" + r.Peer
+	e := s.rejected[key]
+	if e == nil || e.Reason != r.Err.Error() {
+		s.log.Warn("cluster: refused a peer's certificate", "peer", r.Peer, "role", r.Role, "err", r.Err)
+	}
+	if e == nil {
+		if len(s.rejected) == maxRejected {
+			var oldest string
+			for k, v := range s.rejected {
+				if oldest == "" || v.Last.Before(s.rejected[oldest].Last) {
+					oldest = k
+				}
+			}
+			delete(s.rejected, oldest)
+		}
+		e = &Rejected{Peer: r.Peer, Role: r.Role, First: now}
+		s.rejected[key] = e
+	}
+	e.Reason, e.Last = r.Err.Error(), now
+	e.Count++
+}
+
+// rejectedList is the refused peers, the most recent first (s.mu held).
+func (s *Side) rejectedList() []Rejected {
+	out := make([]Rejected, 0, len(s.rejected))
+	for _, e := range s.rejected {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b Rejected) int { return b.Last.Compare(a.Last) })
+	return out
+}
+
 func (s *Side) current() *engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,7 +210,7 @@ func (s *Side) loop(cfgErr error) {
 	}
 	var tlsPair *tlsConfigs
 	if s.cfg.TLS() {
-		srv, cli, err := pki.Config(s.cfg.TLSCA, s.cfg.TLSCert, s.cfg.TLSKey, s.node)
+		srv, cli, err := pki.Config(s.cfg.TLSCA, s.cfg.TLSCert, s.cfg.TLSKey, s.node, s.reject)
 		if err != nil {
 			s.setState(stateDown, err)
 			<-s.stop

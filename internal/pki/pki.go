@@ -130,11 +130,25 @@ func WriteNode(caDir, node, out string, hosts []string) (certPath string, err er
 	return certPath, writePair(certPath, keyPath, der, key)
 }
 
+// Rejection is a handshake refused because the peer's certificate does
+// not chain to the cluster's CA (or has no certificate at all).
+type Rejection struct {
+	// Peer is the node the certificate names (its common name); "" when
+	// the peer sent none.
+	Peer string
+	// Role is what the peer was: "client" (it dialled this node) or
+	// "server" (this node dialled it).
+	Role string
+	Err  error
+}
+
 // Config loads a node's TLS material: the CA that every peer must chain
 // to, and the node's own certificate, which must be signed by that CA and
 // name node. It returns the configuration the remote serves with (client
-// certificates required and verified) and the one it dials with.
-func Config(caPath, certPath, keyPath, node string) (server, client *tls.Config, err error) {
+// certificates required and verified) and the one it dials with. Both
+// verify the peer's chain themselves and tell reject (when not nil) of
+// every peer they refuse, before the handshake fails.
+func Config(caPath, certPath, keyPath, node string, reject func(Rejection)) (server, client *tls.Config, err error) {
 	caPEM, err := os.ReadFile(caPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: cluster.tls_ca: %v", ErrInvalid, err)
@@ -157,24 +171,30 @@ func Config(caPath, certPath, keyPath, node string) (server, client *tls.Config,
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}}); err != nil {
 		return nil, nil, fmt.Errorf("%w: cluster.tls_cert %s is not signed by cluster.tls_ca %s: %v", ErrInvalid, certPath, caPath, err)
 	}
-	verify := func(usage x509.ExtKeyUsage) func(tls.ConnectionState) error {
+	verify := func(usage x509.ExtKeyUsage, role string) func(tls.ConnectionState) error {
 		return func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("peer sent no certificate")
+			err := verifyChain(cs, pool, usage)
+			if err != nil && reject != nil {
+				r := Rejection{Role: role, Err: err}
+				if len(cs.PeerCertificates) > 0 {
+					r.Peer = cs.PeerCertificates[0].Subject.CommonName
+				}
+				reject(r)
 			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{usage}})
 			return err
 		}
 	}
 	server = &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{pair},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
+		// A certificate is required; its chain is checked by
+		// VerifyConnection (as RequireAndVerifyClientCert would), so a
+		// refusal can be told to reject. No ClientCAs: a peer whose
+		// certificate is from another CA still sends it (a client
+		// sends none that the server's CA list leaves out), and is
+		// refused by the name it gives.
+		ClientAuth:       tls.RequireAnyClientCert,
+		VerifyConnection: verify(x509.ExtKeyUsageClientAuth, "client"),
 	}
 	client = &tls.Config{
 		MinVersion:   tls.VersionTLS13,
@@ -182,9 +202,22 @@ func Config(caPath, certPath, keyPath, node string) (server, client *tls.Config,
 		// Members are dialled by the address the provider gives; the
 		// chain to the cluster CA is what is checked, not a host name.
 		InsecureSkipVerify: true,
-		VerifyConnection:   verify(x509.ExtKeyUsageServerAuth),
+		VerifyConnection:   verify(x509.ExtKeyUsageServerAuth, "server"),
 	}
 	return server, client, nil
+}
+
+// verifyChain checks that the peer's certificate chains to pool for usage.
+func verifyChain(cs tls.ConnectionState, pool *x509.CertPool, usage x509.ExtKeyUsage) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("peer sent no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{usage}})
+	return err
 }
 
 func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func TestCAAndNodeCertificates(t *testing.T) {
 	}
 	caCrt, _ := CAFiles(ca)
 	aCrt, aKey := NodeFiles(out, "a")
-	if _, _, err := Config(caCrt, aCrt, aKey, "b"); err == nil || !strings.Contains(err.Error(), `for node "a"`) {
+	if _, _, err := Config(caCrt, aCrt, aKey, "b", nil); err == nil || !strings.Contains(err.Error(), `for node "a"`) {
 		t.Fatalf("a's certificate as node b: %v", err)
 	}
 	// A certificate from another CA is refused at load.
@@ -43,34 +44,63 @@ func TestCAAndNodeCertificates(t *testing.T) {
 	WriteCA(other, "other")
 	WriteNode(other, "a", filepath.Join(dir, "foreign"), nil)
 	fCrt, fKey := NodeFiles(filepath.Join(dir, "foreign"), "a")
-	if _, _, err := Config(caCrt, fCrt, fKey, "a"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not signed") {
+	if _, _, err := Config(caCrt, fCrt, fKey, "a", nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not signed") {
 		t.Fatalf("foreign certificate: %v", err)
 	}
 
-	// Mutual TLS: a and b talk; the foreign a is refused both ways.
-	srvA, _, err := Config(caCrt, aCrt, aKey, "a")
+	// Mutual TLS: a and b talk; the foreign a is refused both ways, and
+	// each refusal is told to reject with the name the certificate gives.
+	var mu sync.Mutex
+	var rejected []Rejection
+	reject := func(r Rejection) {
+		mu.Lock()
+		defer mu.Unlock()
+		rejected = append(rejected, r)
+	}
+	srvA, _, err := Config(caCrt, aCrt, aKey, "a", reject)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bCrt, bKey := NodeFiles(out, "b")
-	_, cliB, err := Config(caCrt, bCrt, bKey, "b")
+	_, cliB, err := Config(caCrt, bCrt, bKey, "b", reject)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := handshake(t, srvA, cliB); err != nil {
 		t.Fatalf("a <- b: %v", err)
 	}
+	if len(rejected) != 0 {
+		t.Fatalf("a good handshake was reported: %+v", rejected)
+	}
 	foreignSrv, foreignCli := foreignConfigs(t, filepath.Join(other, "ca.crt"), fCrt, fKey)
 	if err := handshake(t, srvA, foreignCli); err == nil {
+		t.Fatal("a accepted a client certificate from another CA")
+	}
+	// (The foreign client refused a's certificate first: a never saw one.)
+	// A client that takes any server certificate gets as far as sending
+	// its own.
+	trusting := foreignCli.Clone()
+	trusting.VerifyConnection = nil
+	if err := handshake(t, srvA, trusting); err == nil {
 		t.Fatal("a accepted a client certificate from another CA")
 	}
 	if err := handshake(t, foreignSrv, cliB); err == nil {
 		t.Fatal("b accepted a server certificate from another CA")
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(rejected) != 2 || rejected[0].Role != "client" || rejected[1].Role != "server" {
+		t.Fatalf("rejections %+v, want the foreign a as a client, then as a server", rejected)
+	}
+	for _, r := range rejected {
+		if r.Peer != "a" || r.Err == nil || !strings.Contains(r.Err.Error(), "unknown authority") {
+			t.Fatalf("rejection %+v", r)
+		}
+	}
 }
 
 func foreignConfigs(t *testing.T, ca, crt, key string) (*tls.Config, *tls.Config) {
-	s, c, err := Config(ca, crt, key, "a")
+	s, c, err := Config(ca, crt, key, "a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
