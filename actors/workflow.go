@@ -199,7 +199,7 @@ func (k *Kernel) attemptRun(req wire.Request, p *verbs.Spawn) *runs.Info {
 		dir = runs.Dir(absFrom(req.Cwd, p.StateDir))
 	}
 	m, err := dir.Meta()
-	if err != nil || m.WorkflowNode == nil || *m.WorkflowNode != *p.WorkflowNode {
+	if err != nil || m.WorkflowNode == nil || !m.WorkflowNode.SameAttempt(*p.WorkflowNode) {
 		return nil
 	}
 	in, err := runs.Load(dir)

@@ -16,6 +16,16 @@ type NodeRef struct {
 	Instance string `json:"instance"`
 	Node     string `json:"node"`
 	Attempt  int    `json:"attempt"`
+	// Command is the node's command as the workflow wrote it (with
+	// {upstream.<node>.output}, not the placeholder the run's template
+	// has in its place), for listings; "" when the node runs a recipe.
+	// It is not part of the attempt's identity (SameAttempt).
+	Command string `json:"command,omitempty"`
+}
+
+// SameAttempt reports whether r and o name the same node attempt.
+func (r NodeRef) SameAttempt(o NodeRef) bool {
+	return r.Workflow == o.Workflow && r.Instance == o.Instance && r.Node == o.Node && r.Attempt == o.Attempt
 }
 
 // Resume starts a new supervisor on the state directory of a run whose

@@ -106,10 +106,6 @@ func runPs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, err
 	}
 	list = treeOrder(orderRuns(list))
-	listed := make(map[string]*runs.Info, len(list))
-	for _, in := range list {
-		listed[in.Meta.Run] = in
-	}
 	session := strings.TrimSpace(env.Session)
 	if session == "" {
 		session = "all"
@@ -132,9 +128,6 @@ func runPs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			}
 		}
 		row := RowOf(in, now, 0, false)
-		if cmd, ok := nodeCommand(in, listed); ok {
-			row.Command = cmd
-		}
 		if in.Live() && in.Meta.Pid > 0 {
 			u := runs.TreeUsage(in.Meta.Pid)
 			row.CPUPercent, row.RSSBytes = u.CPUPercent, u.RSSBytes

@@ -96,6 +96,9 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 	if m.Workflow != nil && m.Recipe == "" {
 		r.Command = workflowCommand(m.Workflow)
 	}
+	if n := m.WorkflowNode; n != nil && n.Command != "" && m.Recipe == "" {
+		r.Command = n.Command // as the workflow wrote it
+	}
 	if p := in.Progress; p != nil {
 		r.Restarts = p.Restarts
 	}

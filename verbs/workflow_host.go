@@ -83,7 +83,11 @@ func (h *workflowHost) spawnRequest(spec *Spec, r workflows.StartRequest) (Reque
 	for k, v := range r.Params {
 		params[k] = v
 	}
-	params["workflow_node"] = runs.NodeRef{Workflow: h.run, Instance: h.instance, Node: r.Node, Attempt: r.Attempt}
+	ref := runs.NodeRef{Workflow: h.run, Instance: h.instance, Node: r.Node, Attempt: r.Attempt}
+	if r.Template != nil {
+		ref.Command = commandOf(r.Template)
+	}
+	params["workflow_node"] = ref
 	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: encode spawn: %w", r.Node, err)

@@ -251,7 +251,8 @@ func (e *Engine) start(ctx context.Context, now time.Time) {
 	}
 	reqs := make([]StartRequest, len(batch))
 	for i, n := range batch {
-		reqs[i] = StartRequest{Node: n.ID, Attempt: n.Attempts, Run: n.Run, Params: e.W.SpawnParams(e.W.Node(n.ID), e.St.Run, e.upstream)}
+		node := e.W.Node(n.ID)
+		reqs[i] = StartRequest{Node: n.ID, Attempt: n.Attempts, Run: n.Run, Params: e.W.SpawnParams(node, e.St.Run, e.upstream), Template: node.Spawn["template"]}
 	}
 	res := e.Host.Start(ctx, reqs)
 	for i, n := range batch {

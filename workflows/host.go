@@ -23,6 +23,9 @@ type StartRequest struct {
 	Attempt int
 	Run     string
 	Params  map[string]any // the spawn request (SpawnParams)
+	// Template is the node's template as the workflow wrote it (nil for
+	// a recipe or agent node), for listings.
+	Template any
 }
 
 // StartResult is the answer to one StartRequest.
