@@ -17,6 +17,9 @@ import (
 type DagView struct {
 	RunStatus string `json:"run_status"`
 	StateFile string `json:"state_file"`
+	// PausedSince is when the workflow's session suspended it (zero when
+	// it is not suspended): its clocks stand still from then on.
+	PausedSince time.Time `json:"paused_since,omitzero"`
 	*workflows.State
 }
 
@@ -42,13 +45,22 @@ func runDagView(in *runs.Info, lines int) (*inspectOutput, error) {
 		return nil, err
 	}
 	view := &DagView{RunStatus: in.Status, StateFile: dir.Path(workflows.StateFile), State: st}
+	if p := in.Progress; p != nil && in.Live() && !p.SuspendedAt.IsZero() {
+		view.PausedSince = p.SuspendedAt
+	}
 	return &inspectOutput{text: dagText(view, lines, time.Now()), details: view}, nil
 }
 
+// dagText renders the view at now; while the workflow is suspended its
+// clocks (a node's took=, a retry's retry_in=) stand where they stopped.
 func dagText(v *DagView, lines int, now time.Time) string {
 	st := v.State
 	var b strings.Builder
 	fmt.Fprintf(&b, "run=%s workflow=%s run_status=%s nodes=%d layers=%d", st.Run, st.Status, v.RunStatus, len(st.Nodes), len(st.Layers))
+	if !v.PausedSince.IsZero() {
+		fmt.Fprintf(&b, " clocks_paused_since=%s", v.PausedSince.UTC().Format(time.RFC3339))
+		now = v.PausedSince
+	}
 	c := st.Counts()
 	for _, s := range []string{workflows.NodeDone, workflows.NodeRunning, workflows.NodeStarting, workflows.NodeBackoff, workflows.NodePending,
 		workflows.NodeFailed, workflows.NodeSkipped, workflows.NodeKilled, workflows.NodeCancelled} {
@@ -108,7 +120,9 @@ func nodeFacts(n *workflows.NodeState, now time.Time) string {
 			end = n.EndedAt
 		}
 		if n.Status == workflows.NodeRunning || !n.EndedAt.IsZero() {
-			fmt.Fprintf(&b, " took=%s", formatElapsed(max(0, end.Sub(n.StartedAt))))
+			// Time spent suspended is not the node's (as its timeout).
+			took := end.Sub(n.StartedAt) - time.Duration(n.PausedMS)*time.Millisecond
+			fmt.Fprintf(&b, " took=%s", formatElapsed(max(0, took)))
 		}
 	}
 	if n.Status == workflows.NodeBackoff && !n.NextAt.IsZero() {
