@@ -361,7 +361,23 @@ func TestClusterMemberLoss(t *testing.T) {
 	}
 	c.waitUp("a", 15*time.Second, "c")
 	c.waitUp("c", 15*time.Second, "a", "b")
-	c.run("a", "spawn", "as=run:afterstop", "node=c", "template=sleep 30")
+	// c rejoins under a new member id after it ran again: until a has
+	// seen the new one answer, a spawn there can meet the moment the old
+	// id left (69, unavailable: try again). It must get through soon.
+	eventually(t, 10*time.Second, "a spawns on c after c ran again", func() bool {
+		o, code := c.cli("a", "spawn", "as=run:afterstop", "node=c", "template=sleep 30")
+		switch code {
+		case 0, 75: // 75: an earlier try got there and only its answer was lost
+			return true
+		case 69:
+			return false
+		}
+		t.Fatalf("spawn on c after c ran again: exit %d\n%s", code, o)
+		return false
+	})
+	if o := c.run("c", "inspect", "target=run:afterstop", "view=status"); !strings.Contains(o, "status=running") {
+		t.Fatalf("run:afterstop on c: %s", o)
+	}
 }
 
 // TestClusterForeignCertificate: a kernel of another CA (its own tls_ca
