@@ -215,8 +215,8 @@ func rejectedText(v any) string {
 		}
 		r, _ := e.(map[string]any)
 		peer, _ := r["peer"].(string)
-		if peer == "" {
-			peer = "(no certificate)"
+		if peer = strings.Join(strings.Fields(peer), "_"); peer == "" {
+			peer = "(no_certificate)"
 		}
 		fmt.Fprintf(&b, "\ncluster_tls_rejected: peer=%s role=%v count=%v last=%v reason=%v", peer, r["role"], r["count"], r["last"], r["reason"])
 	}

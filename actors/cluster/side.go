@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -135,15 +137,18 @@ type Rejected struct {
 // first time it is refused for a reason.
 func (s *Side) reject(r pki.Rejection) {
 	now := time.Now().UTC()
+	// What the peer's certificate says is the peer's to choose: it is
+	// shown bounded and without control characters.
+	peer, reason := printable(r.Peer, 64), printable(r.Err.Error(), 300)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rejected == nil {
 		s.rejected = map[string]*Rejected{}
 	}
-	key := r.Role + "\x00" + r.Peer
+	key := r.Role + "\x00" + peer
 	e := s.rejected[key]
-	if e == nil || e.Reason != r.Err.Error() {
-		s.log.Warn("cluster: refused a peer's certificate", "peer", r.Peer, "role", r.Role, "err", r.Err)
+	if e == nil || e.Reason != reason {
+		s.log.Warn("cluster: refused a peer's certificate", "peer", peer, "role", r.Role, "err", reason)
 	}
 	if e == nil {
 		if len(s.rejected) == maxRejected {
@@ -155,11 +160,26 @@ func (s *Side) reject(r pki.Rejection) {
 			}
 			delete(s.rejected, oldest)
 		}
-		e = &Rejected{Peer: r.Peer, Role: r.Role, First: now}
+		e = &Rejected{Peer: peer, Role: r.Role, First: now}
 		s.rejected[key] = e
 	}
-	e.Reason, e.Last = r.Err.Error(), now
+	e.Reason, e.Last = reason, now
 	e.Count++
+}
+
+// printable is s without control characters (each becomes '?'), cut to
+// max runes.
+func printable(s string, max int) string {
+	out := []rune(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, s))
+	if len(out) > max {
+		return string(out[:max]) + "…"
+	}
+	return string(out)
 }
 
 // rejectedList is the refused peers, the most recent first (s.mu held).

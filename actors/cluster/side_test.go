@@ -3,6 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/actors"
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/pki"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -151,5 +155,31 @@ func TestGatewayAnswersPingsWhileRequestsWait(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("a ping behind 70 waiting claims took %s", d)
+	}
+}
+
+// TestRejectedPeers: refused handshakes are counted per peer and role,
+// at most maxRejected peers are kept (the most recent), and what a peer's
+// certificate says is shown without control characters and bounded.
+func TestRejectedPeers(t *testing.T) {
+	s := New()
+	s.log = slog.New(slog.DiscardHandler)
+	bad := errors.New("x509: certificate signed by unknown authority")
+	s.reject(pki.Rejection{Peer: "x", Role: "server", Err: bad})
+	s.reject(pki.Rejection{Peer: "x", Role: "server", Err: bad})
+	s.reject(pki.Rejection{Peer: "evil\n\x1b[31mnode " + strings.Repeat("y", 100), Role: "client", Err: errors.New("bad\x1b[0m")})
+	list := s.rejectedList()
+	if len(list) != 2 || list[1].Peer != "x" || list[1].Count != 2 || list[1].Reason != bad.Error() {
+		t.Fatalf("rejected %+v", list)
+	}
+	if p := list[0].Peer; strings.ContainsAny(p, "\n\x1b") || !strings.HasPrefix(p, "evil??[31mnode y") || len([]rune(p)) != 65 || list[0].Reason != "bad?[0m" {
+		t.Fatalf("a hostile certificate name shown as %q, reason %q", p, list[0].Reason)
+	}
+	for i := range 10 {
+		s.reject(pki.Rejection{Peer: fmt.Sprintf("n%d", i), Role: "client", Err: bad})
+	}
+	list = s.rejectedList()
+	if len(list) != maxRejected || list[0].Peer != "n9" || list[maxRejected-1].Peer != "n2" {
+		t.Fatalf("after 12 peers: %+v", list)
 	}
 }
