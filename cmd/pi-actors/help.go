@@ -46,7 +46,7 @@ func runHelp(_ context.Context, a *app, r *request) int {
 		if v == nil {
 			return a.fail(r, usagef("unknown verb %q; verbs: %s", name, verbNames()))
 		}
-		return a.ok(r, v.usage+"\n", map[string]any{"verb": v.name, "usage": v.usage, "available": true})
+		return a.ok(r, v.Usage()+"\n", map[string]any{"verb": v.name, "usage": v.Usage(), "available": true})
 	}
 	return a.ok(r, helpText(), map[string]any{"verbs": allNames(), "available": allNames()})
 }

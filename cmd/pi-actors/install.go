@@ -34,9 +34,9 @@ var installTargets = map[string]*installTarget{
 func init() {
 	localVerbs = append(localVerbs,
 		&verb{name: "install", summary: "set up an integration: mcp (an MCP client's config), pi (the pi extension), systemd (a user unit keeping the kernel up)",
-			usage: installUsage("install"), flags: []string{"--write", "--client=", "--config="}, run: runInstall(true)},
+			usageFn: func() string { return installUsage("install") }, flags: []string{"--write", "--client=", "--config="}, run: runInstall(true)},
 		&verb{name: "uninstall", summary: "remove an integration set up by install",
-			usage: installUsage("uninstall"), run: runInstall(false)},
+			usageFn: func() string { return installUsage("uninstall") }, run: runInstall(false)},
 	)
 }
 

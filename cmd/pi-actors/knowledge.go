@@ -19,7 +19,7 @@ import (
 
 func init() {
 	localVerbs = append(localVerbs, &verb{name: "knowledge", summary: "the knowledge graph: query_graph, manage_graph, manage_changelog, project, history, verify, …",
-		usage: knowledgeUsage(), run: runKnowledgeVerb, ownHelp: true})
+		usageFn: knowledgeUsage, run: runKnowledgeVerb, ownHelp: true})
 }
 
 func knowledgeUsage() string {

@@ -122,6 +122,9 @@ type verb struct {
 	name    string
 	summary string
 	usage   string
+	// usageFn builds a usage that is costly to build (from the verb
+	// table) only when it is shown; it stands in for usage.
+	usageFn func() string
 	// flags are the verb's own flags (besides --json, --verbose, --help).
 	flags []string
 	run   func(ctx context.Context, a *app, r *request) int
@@ -132,6 +135,14 @@ type verb struct {
 }
 
 var localVerbs []*verb
+
+// Usage is the verb's usage text.
+func (v *verb) Usage() string {
+	if v.usageFn != nil {
+		return v.usageFn()
+	}
+	return v.usage
+}
 
 func findLocal(name string) *verb {
 	for _, v := range localVerbs {
@@ -206,7 +217,7 @@ func run(ctx context.Context, args []string, io streams) int {
 		return a.fail(&request{verb: name, json: jsonOut}, err)
 	}
 	if r.help && v.name != "help" && !v.ownHelp {
-		fmt.Fprint(io.out, v.usage+"\n")
+		fmt.Fprint(io.out, v.Usage()+"\n")
 		return exitOK
 	}
 	return v.run(ctx, a, r)
