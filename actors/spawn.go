@@ -279,24 +279,7 @@ func checkRecipeValues(p *verbs.Spawn, src spawnSource) error {
 	if src.tool == nil || p.Template != nil || src.rec.Workflow != nil {
 		return nil
 	}
-	known := make(map[string]bool, len(src.tool.Params)+len(src.rec.Values))
-	for _, prm := range src.tool.Params {
-		known[prm.Name] = true
-	}
-	for name := range src.rec.Values {
-		known[name] = true
-	}
-	var unknown []string
-	for name := range p.Values {
-		if !known[name] {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	slices.Sort(unknown)
-	return src.tool.ArgError(fmt.Errorf("unknown value(s): %s (spawn recipe=%s takes the recipe's arguments)", strings.Join(unknown, ", "), src.rec.ID))
+	return src.tool.CheckNames(p.Values)
 }
 
 // spawnLimits checks nesting depth, the session's live runs, the id, and

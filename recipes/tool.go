@@ -233,19 +233,8 @@ func (e *ArgError) Error() string {
 // run_id), and checks them: unknown names are rejected, declared types
 // applied. Errors are *ArgError with the expected call shape.
 func (t *Tool) Values(params map[string]any) (template.Values, error) {
-	known := map[string]bool{"run_id": t.Recipe.Async}
-	for _, p := range t.Params {
-		known[p.Name] = true
-	}
-	var unknown []string
-	for k := range params {
-		if !known[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, t.ArgError(fmt.Errorf("unknown argument(s): %s", strings.Join(unknown, ", ")))
+	if err := t.CheckNames(params); err != nil {
+		return nil, err
 	}
 	vals := template.Values{}
 	for k, v := range t.Recipe.Values {
@@ -267,6 +256,26 @@ func (t *Tool) Values(params map[string]any) (template.Values, error) {
 		}
 	}
 	return vals, nil
+}
+
+// CheckNames refuses parameters the tool does not take (run_id only for
+// an async recipe), as an *ArgError with the expected call shape.
+func (t *Tool) CheckNames(params map[string]any) error {
+	known := map[string]bool{"run_id": t.Recipe.Async}
+	for _, p := range t.Params {
+		known[p.Name] = true
+	}
+	var unknown []string
+	for k := range params {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return t.ArgError(fmt.Errorf("unknown argument(s): %s", strings.Join(unknown, ", ")))
 }
 
 // ArgError wraps a normalisation or missing-value error with the call
