@@ -39,8 +39,8 @@ func progressOf(ctx context.Context) func(done, total int) {
 // project's root for a project store (the directory holding its .pi/),
 // else the repository p lies in.
 func nameBase(s *Store, p string) string {
-	if dir, file := filepath.Split(s.Path()); filepath.Join(filepath.Base(dir), file) == filepath.FromSlash(store.ProjectFile) {
-		return filepath.Dir(filepath.Clean(dir))
+	if s.Layer() == op.StoreProject { // <root>/.pi/knowledge.db
+		return filepath.Dir(filepath.Dir(s.Path()))
 	}
 	d := p
 	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {

@@ -83,11 +83,8 @@ var molecules = &kind[graphop.Molecule]{
 	zero: func() *graphop.Molecule { return &graphop.Molecule{RelatedMolecules: []graphop.RelatedMolecule{}} },
 	set: func(ctx context.Context, tx *store.Tx, req *graphop.ManageGraph, pid string, m *graphop.Molecule) error {
 		if req.RelatedMolecules != nil {
-			ids := make([]string, len(req.RelatedMolecules))
-			for i, r := range req.RelatedMolecules {
-				ids[i] = r.MoleculeID
-			}
-			if err := checkRelated(ctx, tx, moleculeTable, "relatedMolecules", m.ID, pid, ids); err != nil {
+			ids := func(r graphop.RelatedMolecule) string { return r.MoleculeID }
+			if err := checkRelated(ctx, tx, moleculeTable, "relatedMolecules", m.ID, pid, req.RelatedMolecules, ids); err != nil {
 				return err
 			}
 			m.RelatedMolecules = req.RelatedMolecules
@@ -108,11 +105,8 @@ func setAtom(ctx context.Context, tx *store.Tx, req *graphop.ManageGraph, pid st
 		a.Paths = req.Paths
 	}
 	if req.RelatedAtoms != nil {
-		ids := make([]string, len(req.RelatedAtoms))
-		for i, r := range req.RelatedAtoms {
-			ids[i] = r.AtomID
-		}
-		if err := checkRelated(ctx, tx, atomTable, "relatedAtoms", a.ID, pid, ids); err != nil {
+		ids := func(r graphop.RelatedAtom) string { return r.AtomID }
+		if err := checkRelated(ctx, tx, atomTable, "relatedAtoms", a.ID, pid, req.RelatedAtoms, ids); err != nil {
 			return err
 		}
 		a.RelatedAtoms = req.RelatedAtoms

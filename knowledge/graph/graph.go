@@ -64,7 +64,11 @@ func checkMolecule(ctx context.Context, q store.Querier, moleculeID, projectID s
 // entity self of project projectID: every id names an entity of the same
 // kind in this store (NOT_FOUND), in the same project (INVARIANT_VIOLATION),
 // and not self (VALIDATION_ERROR). Errors name the entry (1-based).
-func checkRelated(ctx context.Context, q store.Querier, t entityTable, field, self, projectID string, ids []string) error {
+func checkRelated[E any](ctx context.Context, q store.Querier, t entityTable, field, self, projectID string, list []E, idOf func(E) string) error {
+	ids := make([]string, len(list))
+	for i, e := range list {
+		ids[i] = idOf(e)
+	}
 	projects := make(map[string]string, len(ids))
 	err := store.InChunks(ids, func(in string, args []any) error {
 		rows, err := q.QueryContext(ctx, "SELECT id, project_id FROM "+t.table+" WHERE id IN "+in, args...)
