@@ -61,7 +61,8 @@ type armKey struct{}
 // before then ends the CLI by its default action, as it ends any
 // command: the kernel finishes a request it is handling.
 func interruptible(parent context.Context, delay time.Duration) (context.Context, func()) {
-	base, cancel := context.WithCancel(parent)
+	base, cancelCause := context.WithCancelCause(parent)
+	cancel := func() { cancelCause(context.Canceled) }
 	var (
 		mu      sync.Mutex
 		stopped bool
@@ -78,8 +79,8 @@ func interruptible(parent context.Context, delay time.Duration) (context.Context
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		go func() {
 			select {
-			case <-ch:
-				cancel()
+			case sig := <-ch:
+				cancelCause(signalled{sig})
 			case <-base.Done():
 			}
 		}()
@@ -95,6 +96,21 @@ func interruptible(parent context.Context, delay time.Duration) (context.Context
 		}
 		cancel()
 	}
+}
+
+// signalled is the cause of a context a signal cancelled: what stopped
+// on it (a foreground exec) exits 128+n, as a shell reports a command a
+// signal ended.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "interrupted by " + s.sig.String() }
+
+// ExitCode is 128+n for signal n.
+func (s signalled) ExitCode() int {
+	if n, ok := s.sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 130
 }
 
 // armSignals makes ctx's signals handled from now on (a verb that waits

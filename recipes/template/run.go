@@ -90,7 +90,7 @@ type Join struct {
 // Branch is one branch of a parallel join.
 type Branch struct {
 	Label       string `json:"label"`
-	Status      string `json:"status"` // done, failed or timeout
+	Status      string `json:"status"` // done, failed, timeout or aborted
 	Code        int    `json:"code"`
 	Command     string `json:"command"`
 	Killed      bool   `json:"killed"`
@@ -182,11 +182,17 @@ func (x *run) killGrace() time.Duration {
 }
 
 // interrupted is the outcome of a step stopped by its context: 124 when a
-// timeout expired, 130 when the composition was aborted.
+// timeout expired; when the composition was aborted, the exit code its
+// cause carries (a signal's 128+n) or 130.
 func interrupted(ctx context.Context, s *Step) outcome {
 	o := outcome{code: 130, killed: true, path: s.Path}
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+	cause := context.Cause(ctx)
+	var coded interface{ ExitCode() int }
+	switch {
+	case errors.Is(cause, context.DeadlineExceeded):
 		o.code = 124
+	case errors.As(cause, &coded) && coded.ExitCode() > 0:
+		o.code = coded.ExitCode()
 	}
 	return o
 }
@@ -330,21 +336,40 @@ func (x *run) parallel(ctx context.Context, s *Step, in *Buffer) outcome {
 		})
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		// The group itself was stopped (its timeout, or an abort): it
+		// fails with 124 or 130 whatever its branches' scopes say, and
+		// names the first branch that was stopped.
+		j := x.join(ctx, s, in, outs)
+		t := interrupted(ctx, s)
+		t.out = j.out
+		for _, o := range outs {
+			if o.killed {
+				t.command, t.stderr, t.path = o.command, o.stderr, o.path
+				break
+			}
+		}
+		return t
+	}
 	for _, o := range outs {
 		if o.code != 0 && o.escalate == ScopeRoot {
 			return o
 		}
 	}
-	return x.join(s, in, outs)
+	return x.join(ctx, s, in, outs)
 }
 
 // join writes the branch reports in order:
 //
-//	--- branch: <label> status: <done|failed|timeout> ---
+//	--- branch: <label> status: <done|failed|timeout|aborted> ---
 //	<stdout>                   (done)
-//	exit: <code>               (failed, timeout)
-//	stderr: <first 1000 bytes> (failed, timeout; when not blank)
-func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
+//	exit: <code>               (the others)
+//	stderr: <first 1000 bytes> (the others; when not blank)
+//
+// A killed branch is "aborted" when the composition was aborted (ctx
+// cancelled, not timed out), "timeout" otherwise.
+func (x *run) join(ctx context.Context, s *Step, in *Buffer, outs []outcome) outcome {
+	aborted := ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded)
 	out := x.newBuffer()
 	j := Join{Path: s.Path, Branches: make([]Branch, len(outs))}
 	var first *outcome
@@ -358,6 +383,8 @@ func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
 		switch {
 		case o.code == 0:
 			br.Status = "done"
+		case o.killed && aborted:
+			br.Status = "aborted"
 		case o.killed:
 			br.Status = "timeout"
 		default:
@@ -406,7 +433,7 @@ func (x *run) join(s *Step, in *Buffer, outs []outcome) outcome {
 		return outcome{code: first.code, killed: first.killed, out: out, stderr: first.stderr, command: first.command, path: first.path, escalate: s.Failure}
 	}
 	for _, o := range outs {
-		if o.code != 0 {
+		if o.code != 0 && !(o.killed && aborted) {
 			x.nonCritical(o)
 		}
 	}

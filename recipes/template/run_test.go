@@ -223,3 +223,54 @@ func TestCancelStopsComposition(t *testing.T) {
 	}
 	waitGone(t, pid)
 }
+
+// exitCause is a cancel cause that carries an exit code (the CLI cancels
+// a foreground exec with the signal it received).
+type exitCause int
+
+func (c exitCause) Error() string { return "stopped" }
+func (c exitCause) ExitCode() int { return int(c) }
+
+// TestCancelStopsParallel: an aborted parallel node fails with its
+// context's exit code — its stopped branch reported "aborted", not a
+// timeout of a degraded join that succeeds.
+func TestCancelStopsParallel(t *testing.T) {
+	pid := filepath.Join(t.TempDir(), "s.pid")
+	n, err := ParseJSON([]byte(`{"parallel":true,"template":["{h} sleep-forever {pid}","{h} exit 0"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(n, Values{"h": helper()[0], "pid": pid}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cause error
+		code  int
+	}{{exitCause(143), 143}, {context.Canceled, 130}} {
+		os.Remove(pid)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		go func() {
+			for testproc.ReadPid(pid) == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel(tc.cause)
+		}()
+		res := (&Runner{Env: helperEnv(), KillGrace: 200 * time.Millisecond}).Run(ctx, plan, nil)
+		out := stdout(t, res)
+		res.Stdout.Close()
+		if res.Code != tc.code || !res.Killed || res.Failure == nil || res.Failure.Path != "template.template[0]" {
+			t.Fatalf("cause %v: code=%d killed=%v failure=%+v", tc.cause, res.Code, res.Killed, res.Failure)
+		}
+		if len(res.NonCritical) != 0 {
+			t.Errorf("cause %v: the aborted branch is listed as a non-critical failure: %+v", tc.cause, res.NonCritical)
+		}
+		if len(res.Joins) != 1 || res.Joins[0].Branches[0].Status != "aborted" || res.Joins[0].Branches[1].Status != "done" {
+			t.Errorf("cause %v: joins=%+v", tc.cause, res.Joins)
+		}
+		if !strings.Contains(out, "status: aborted") {
+			t.Errorf("cause %v: output %q", tc.cause, out)
+		}
+		waitGone(t, pid)
+	}
+}
