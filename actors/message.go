@@ -227,10 +227,16 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		applied = waitTerminal(dir, controlWait)
 	}
 	out.Consumer = "run-supervisor"
-	if applied {
+	switch {
+	case applied:
 		out.Delivered, out.Reason = verbs.Ptr(true), "control_applied"
 		out.Stopped = env.Type != "control.restart"
-	} else {
+	case env.Type != "control.restart" && handled(dir.Path(runs.InboxFile), inboxID):
+		// The supervisor took the stop; the run outlived SIGTERM and is
+		// killed when the kill grace ends.
+		out.Delivered, out.Reason = verbs.Ptr(true), "control_stopping"
+		out.NextActions = []string{"inspect target=run:" + id + " view=status"}
+	default:
 		out.Delivered, out.Queued, out.Reason = verbs.Ptr(false), verbs.Ptr(true), "control_pending"
 	}
 	return out, nil
@@ -241,19 +247,27 @@ func waitHandled(path, id string, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	step := 2 * time.Millisecond
 	for time.Now().Before(deadline) {
-		if lines, err := mailbox.Read(path); err == nil {
-			for i := len(lines) - 1; i >= 0; i-- {
-				r := mailbox.Record(lines[i].Value)
-				if lines[i].Err == nil && r.ID() == id {
-					if s := r.Status(); s == mailbox.StatusHandled || s == mailbox.StatusFailed {
-						return true
-					}
-					break
-				}
-			}
+		if handled(path, id) {
+			return true
 		}
 		time.Sleep(step)
 		step = min(step*2, 10*time.Millisecond)
+	}
+	return false
+}
+
+// handled reports whether inbox record id is handled or failed.
+func handled(path, id string) bool {
+	lines, err := mailbox.Read(path)
+	if err != nil {
+		return false
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		r := mailbox.Record(lines[i].Value)
+		if lines[i].Err == nil && r.ID() == id {
+			s := r.Status()
+			return s == mailbox.StatusHandled || s == mailbox.StatusFailed
+		}
 	}
 	return false
 }
