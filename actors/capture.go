@@ -35,7 +35,7 @@ const captureLines = 40
 // (the project store when the run's cwd lies under one, else the personal
 // store), once per run instance.
 func (k *Kernel) captureRun(in *runs.Info) {
-	if !k.cfg.Settings.Knowledge.Capture || in.Result == nil {
+	if !k.conf().Knowledge.Capture || in.Result == nil {
 		return
 	}
 	key := fmt.Sprintf("%s@%s#r%d", in.Dir, in.Meta.CreatedAt.Format(time.RFC3339Nano), in.Meta.Resumes)
@@ -116,7 +116,7 @@ func templateSummary(t any) string {
 
 // captureMessage records a task.result or decision message a run sent.
 func (k *Kernel) captureMessage(env mailbox.Envelope, run, cwd, session string) {
-	if !k.cfg.Settings.Knowledge.Capture || !capturedType(env.Type) {
+	if !k.conf().Knowledge.Capture || !capturedType(env.Type) {
 		return
 	}
 	text := env.Summary

@@ -316,7 +316,7 @@ func (k *Kernel) verbRequest(req wire.Request) (*verbs.Spec, verbs.Request, *ver
 			return nil, nil, nil, err
 		}
 	}
-	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: req.Env,
+	env := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.conf(), Session: req.Session, Cwd: req.Cwd, Environ: req.Env,
 		Version: k.cfg.Version, CallerPid: os.Getpid(), JSON: true, Routed: true}
 	if st, err := os.Stat(env.Cwd); err != nil || !st.IsDir() {
 		env.Cwd = k.cfg.AgentDir

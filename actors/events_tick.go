@@ -35,7 +35,7 @@ func (k *Kernel) liveDirs() map[string]bool {
 }
 
 func (h *eventsHub) stalledAfter() time.Duration {
-	return time.Duration(h.k.cfg.Settings.Runs.StalledAfterS) * time.Second
+	return time.Duration(h.k.conf().Runs.StalledAfterS) * time.Second
 }
 
 // maxEnded is the most ended runs any stream asked for.

@@ -75,6 +75,8 @@ type Kernel struct {
 
 	cluster Cluster // nil: not clustered (cluster.go)
 
+	settings *liveSettings // pi-actors.toml as read last (settings.go)
+
 	captured  recentSet      // run instances captured into the knowledge graph lately (capture.go)
 	captures  sync.WaitGroup // captures in flight; waited for before the stores close
 	roomsOnce sync.Once
@@ -110,7 +112,7 @@ type liveRun struct {
 // run actors from the runs index and cleans up stale temp state.
 func Run(ctx context.Context, cfg Config) error {
 	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, killing: map[runs.Dir]chan struct{}{},
-		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir)}
+		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir), settings: newLiveSettings(cfg.AgentDir, cfg.Settings)}
 	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
 		// Known before anything runs: follow-ups queued at rebuild for a
 		// session on another node go to it (it is started below).
@@ -358,6 +360,11 @@ func (k *Kernel) status() map[string]any {
 		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
 		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
 		"room_actors": k.liveRooms(),
+	}
+	if k.settings != nil {
+		if err := k.settings.loadError(); err != nil {
+			out["config_error"] = err.Error() + " (the kernel goes on with the settings it read before)"
+		}
 	}
 	switch {
 	case k.cluster != nil:

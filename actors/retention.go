@@ -85,7 +85,7 @@ func (k *Kernel) retain() {
 	if err != nil {
 		return
 	}
-	maxAge := time.Duration(k.cfg.Settings.Runs.RetentionDays) * 24 * time.Hour
+	maxAge := time.Duration(k.conf().Runs.RetentionDays) * 24 * time.Hour
 	for _, e := range runs.Expired(entries, maxAge) {
 		in, err := runs.Load(runs.Dir(e.StateDir))
 		if err != nil {

@@ -233,7 +233,7 @@ func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.
 		case <-ctx.Done():
 		}
 	}()
-	venv := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.cfg.Settings, Session: req.Session, Cwd: req.Cwd, Environ: req.Env, Version: k.cfg.Version, JSON: true}
+	venv := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.conf(), Session: req.Session, Cwd: req.Cwd, Environ: req.Env, Version: k.cfg.Version, JSON: true}
 	if venv.Cwd == "" {
 		venv.Cwd = "/"
 	}

@@ -157,7 +157,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if err != nil {
 		return spec, src, err
 	}
-	cfg := k.cfg.Settings
+	cfg := k.conf()
 	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: src.types}); err != nil {
 		return spec, src, err
 	}
@@ -286,7 +286,7 @@ func checkRecipeValues(p *verbs.Spawn, src spawnSource) error {
 // that no live run uses the state directory; it returns the new run's
 // depth.
 func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, error) {
-	cfg := k.cfg.Settings
+	cfg := k.conf()
 	depth := envInt(req.Env, "PI_ACTORS_DEPTH") + 1
 	if depth > cfg.Runs.MaxDepth {
 		return 0, &wire.Error{Code: "limit_exceeded", Exit: 65, Message: fmt.Sprintf("spawn depth %d exceeds runs.max_depth %d (a run spawning runs spawning runs…)", depth, cfg.Runs.MaxDepth), Hint: "raise runs.max_depth in <agent>/pi-actors.toml if the nesting is intended"}
@@ -306,7 +306,7 @@ func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, er
 // recordLaunch captures an inline spawn as a draft recipe and records a
 // user recipe's usage; what fails is a warning, never an error.
 func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string) {
-	if src.rec == nil && spec.WorkflowNode == nil && k.cfg.Settings.Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
+	if src.rec == nil && spec.WorkflowNode == nil && k.conf().Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
 		draft, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts, spec.Restart)
 		if err != nil {
 			notes = append(notes, "draft not captured: "+err.Error())

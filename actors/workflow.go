@@ -101,7 +101,7 @@ func (k *Kernel) prepareWorkflow(req wire.Request, p *verbs.Spawn, rec *recipes.
 			return spec, err
 		}
 	}
-	cfg := k.cfg.Settings
+	cfg := k.conf()
 	spec.ID, spec.Cwd, spec.Owner, spec.Depth, spec.Env = id, req.Cwd, req.Session, depth, k.runEnv(req.Env)
 	spec.Parent = envString(req.Env, "PI_ACTORS_RUN_ID")
 	spec.Template, spec.Values = workflowTemplate, injected(id, dir, k.cliBinary())

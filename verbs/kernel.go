@@ -95,6 +95,9 @@ type KernelStatus struct {
 	Stopped    bool      `json:"stopped,omitempty"`
 	UptimeMS   int64     `json:"uptime_ms"`
 	Version    string    `json:"version,omitempty"`
+	// ConfigError is why pi-actors.toml, changed since the kernel read
+	// it, does not load (the kernel keeps the settings it read before).
+	ConfigError string `json:"config_error,omitempty"`
 	// Cluster is the cluster side's state when pi-actors.toml has
 	// [cluster]: state (starting, up, down), node, address, and why it is
 	// down.
@@ -187,6 +190,9 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 		return nil, err
 	}
 	text := fmt.Sprintf("kernel running=true pid=%d live_runs=%d uptime_ms=%d rss_bytes=%d socket=%s", st.Pid, st.LiveRuns, st.UptimeMS, st.RSSBytes, st.Socket)
+	if st.ConfigError != "" {
+		text += "\nconfig_error: " + st.ConfigError
+	}
 	if cl := st.Cluster; cl != nil {
 		text += fmt.Sprintf("\ncluster=%v node=%v state=%v", cl["cluster"], cl["node"], cl["state"])
 		if a, ok := cl["address"]; ok {
