@@ -114,7 +114,11 @@ func ParseHealth(p HealthParams) (*Health, error) {
 	}
 	if p.LivenessEvery != "" || p.LivenessFailures != 0 {
 		if h.Liveness == nil {
-			return nil, &FieldError{Field: "liveness_every", Msg: "liveness_every and liveness_failures need liveness=<probe>; give the probe too", Missing: true}
+			field := "liveness_every"
+			if p.LivenessEvery == "" {
+				field = "liveness_failures"
+			}
+			return nil, &FieldError{Field: field, Msg: "liveness_every and liveness_failures need liveness=<probe>; give the probe too", Missing: true}
 		}
 	}
 	if p.LivenessEvery != "" {
@@ -143,7 +147,7 @@ func ParseHealth(p HealthParams) (*Health, error) {
 		}
 		h.Watch = append(h.Watch, g)
 	}
-	if len(p.Watch) > 0 && len(h.Watch) == 0 {
+	if p.Watch != nil && len(h.Watch) == 0 { // given (watch:=[] too) but naming nothing
 		return nil, fieldErr("watch", "names no glob; write watch=<glob,…>, e.g. watch='src/**/*.go,go.mod'")
 	}
 	if h.Ready == nil && h.Liveness == nil && h.MaxRSS == 0 && len(h.Watch) == 0 {

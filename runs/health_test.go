@@ -67,7 +67,8 @@ func TestParseHealth(t *testing.T) {
 	}{
 		{runs.HealthParams{ReadyTimeout: "5s"}, "ready_timeout", true},
 		{runs.HealthParams{LivenessEvery: "5s"}, "liveness_every", true},
-		{runs.HealthParams{LivenessFailures: 2}, "liveness_every", true},
+		{runs.HealthParams{LivenessFailures: 2}, "liveness_failures", true},
+		{runs.HealthParams{Watch: []string{}}, "watch", false},
 		{runs.HealthParams{Ready: "tcp::1", ReadyTimeout: "soon"}, "ready_timeout", false},
 		{runs.HealthParams{Ready: "tcp::1", ReadyTimeout: "10ms"}, "ready_timeout", false},
 		{runs.HealthParams{Ready: "tcp::1", ReadyTimeout: "-5s"}, "ready_timeout", false},

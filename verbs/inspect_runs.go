@@ -517,6 +517,9 @@ func runFilesView(in *runs.Info, view string, hash bool) *inspectOutput {
 				if e.Required {
 					b.WriteString(" required=true")
 				}
+				if e.SHA256 != "" {
+					b.WriteString(" sha256=" + e.SHA256)
+				}
 				b.WriteString(" path=" + e.Path)
 			}
 		}

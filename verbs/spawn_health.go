@@ -72,8 +72,8 @@ func (s *Spawn) HealthSpec() (*runs.Health, error) {
 	failures := 0
 	if v := s.LivenessFailures.V; s.LivenessFailures.Set && v != nil {
 		n, err := strconv.Atoi(strings.TrimSpace(template.Stringify(v)))
-		if err != nil {
-			return nil, Invalidf("spawn: liveness_failures must be a positive count (got %s)", template.CompactJSON(v))
+		if err != nil || n < 1 {
+			return nil, Invalidf("spawn: liveness_failures: must be a positive count (got %s)", template.CompactJSON(v))
 		}
 		failures = n
 	}
