@@ -498,15 +498,16 @@ func hasImportNode(v any) bool {
 	return false
 }
 
-// checkDefaults applies each declared type to its default, so a default
-// that can never fit fails at registration instead of at every call.
+// checkDefaults checks each declared type against its default with the
+// template's own rule (template.Arg.CheckDefaultValue, which every template
+// parse applies too), so the error names the parameter and the fix.
 func checkDefaults(args []template.Arg, defaults *jsonObject) error {
 	for _, a := range args {
 		v, ok := defaults.get(a.Name)
-		if !ok || a.Type.Kind == "" || a.Type.Kind == "string" || a.Type.Kind == "path" {
+		if !ok {
 			continue
 		}
-		if _, err := a.Type.Normalize(a.Name, toPlain(v)); err != nil {
+		if err := a.CheckDefaultValue(toPlain(v)); err != nil {
 			return regErr("defaults", ErrInvalid, fmt.Sprintf("give %s a default that fits %s, or drop it", a.Name, a.Canonical()), "defaults.%s: %v", a.Name, err)
 		}
 	}

@@ -215,8 +215,17 @@ func parseBool(s string) (bool, bool) {
 }
 
 // Normalize converts a caller's value for an argument of this type, or
-// explains why it does not fit. null becomes "".
+// explains why it does not fit. null becomes "" (and drops the argument);
+// "" must fit the type like any other text, so its error says to pass null.
 func (t Type) Normalize(name string, v any) (any, error) {
+	out, err := t.normalize(name, v)
+	if s, ok := v.(string); ok && err != nil && strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("%w; to leave %s out, pass null (%s:=null)", err, name, name)
+	}
+	return out, err
+}
+
+func (t Type) normalize(name string, v any) (any, error) {
 	if v == nil {
 		return "", nil
 	}
@@ -293,4 +302,57 @@ func (t Type) Normalize(name string, v any) (any, error) {
 		return v, nil
 	}
 	return Stringify(v), nil
+}
+
+// CheckDefaultValue checks v, the default a `defaults` object gives a, against
+// a's declared type, with the message of the inline form (`invalid default
+// for n:int: …`). A string default holding placeholders resolves later, so
+// it is not checked here; string and path take anything.
+func (a Arg) CheckDefaultValue(v any) error {
+	switch a.Type.Kind {
+	case "", "string", "path":
+		return nil
+	}
+	if s, ok := v.(string); ok && hasPlaceholder(s) {
+		return nil
+	}
+	if _, err := a.Type.Normalize(a.Name, v); err != nil {
+		if derr := a.Type.CheckDefault(Stringify(v)); derr != nil {
+			err = derr
+		}
+		return fmt.Errorf("invalid default for %s: %w", a.Canonical(), err)
+	}
+	return nil
+}
+
+// checkDefaults checks every node's `defaults` against the args in force
+// there: the node's own, else the nearest ancestor's (args are inherited,
+// a child's replace its parent's). The error names defaults.<name>.
+func checkDefaults(n *Node, inherited []Arg) error {
+	args := inherited
+	if n.HasArgs {
+		args = n.Args
+	}
+	for _, a := range args {
+		v, ok := n.Defaults[a.Name]
+		if !ok {
+			continue
+		}
+		if err := a.CheckDefaultValue(v); err != nil {
+			return errf(n.Path+".defaults."+a.Name, "%v", err)
+		}
+	}
+	for _, c := range n.Items {
+		if err := checkDefaults(c, args); err != nil {
+			return err
+		}
+	}
+	for _, c := range []*Node{n.Inner, n.Recover} {
+		if c != nil {
+			if err := checkDefaults(c, args); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -75,9 +75,19 @@ var (
 )
 
 // Parse reads a template graph: a string, an array of nodes, or an object
-// node. raw is a decoded JSON value (see DecodeJSON).
+// node. raw is a decoded JSON value (see DecodeJSON). Every node's
+// `defaults` are checked against the args in force there (see
+// Arg.CheckDefaultValue), so every entry (exec, call, recipes, doctor)
+// refuses a default that can never fit.
 func Parse(raw any) (*Node, error) {
-	return parseNode(raw, "template")
+	n, err := parseNode(raw, "template")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDefaults(n, nil); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // ParseJSON decodes and parses a template written as JSON.
@@ -201,8 +211,15 @@ func parseObject(obj map[string]any, path string) (*Node, error) {
 		default:
 			return nil, errf(path+".when", "must be a bool, a value name, !name or a {placeholder} (got %s)", CompactJSON(v))
 		}
-		if s, ok := v.(string); ok && s != "" && !validWhen(s) {
-			return nil, errf(path+".when", "%q is not a value name, !name or a single {placeholder}", s)
+		if s, ok := v.(string); ok && s != "" {
+			if b := whenBoolString(s); b != "" {
+				// "true" would name a value that is never set: a node that
+				// silently never runs.
+				return nil, errf(path+".when", "%q is a string, not a bool: use the JSON bool %s (\"when\": %s)", s, b, b)
+			}
+			if !validWhen(s) {
+				return nil, errf(path+".when", "%q is not a value name, !name or a single {placeholder}", s)
+			}
 		}
 	}
 	if v, ok := obj["args"]; ok {
@@ -235,7 +252,7 @@ func parseObject(obj map[string]any, path string) (*Node, error) {
 	if v, ok := obj["output"]; ok {
 		s, ok := v.(string)
 		if !ok {
-			return nil, errf(path+".output", "must be \"stdout\" or the name of a value (got %s)", CompactJSON(v))
+			return nil, errf(path+".output", "must be \"stdout\", the name of a value, a path or a template such as \"{dir}/out.ogg\" (got %s)", CompactJSON(v))
 		}
 		n.Output = s
 	}
@@ -268,6 +285,21 @@ func parseObject(obj map[string]any, path string) (*Node, error) {
 		n.Context = m
 	}
 	return n, nil
+}
+
+// whenBoolString returns the JSON bool ("true" or "false") a `when` string
+// such as "true", "False" or "!true" was meant to be, or "" for any other
+// string.
+func whenBoolString(s string) string {
+	s = strings.TrimSpace(s)
+	neg := strings.HasPrefix(s, "!")
+	switch strings.ToLower(strings.TrimSpace(strings.TrimPrefix(s, "!"))) {
+	case "true":
+		return strconv.FormatBool(!neg)
+	case "false":
+		return strconv.FormatBool(neg)
+	}
+	return ""
 }
 
 func validWhen(s string) bool {

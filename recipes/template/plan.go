@@ -352,6 +352,15 @@ func (p *planner) leaf(s *Step, n *Node, sc *scope) error {
 	return nil
 }
 
+// whenMissing says how a `when` placeholder with no value was decided:
+// `{flag} (flag unset)`, or `{items[2]} (no value)` for other forms.
+func whenMissing(when, content string) string {
+	if m := nameFormRe.FindStringSubmatch(content); m != nil {
+		return when + " (" + m[1] + " unset)"
+	}
+	return when + " (no value)"
+}
+
 // placeErr turns a resolution error into an *Error at path, with the fix.
 func placeErr(path string, err error) error {
 	var miss *errMissing
@@ -410,6 +419,11 @@ func (p *planner) when(n *Node, sc *scope) (bool, string, error) {
 		}
 		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
 			v, err := p.res.text(sc, s, 0, selfRef{})
+			var miss *errMissing
+			if errors.As(err, &miss) {
+				// A missing value is falsy, as for a bare name.
+				return false, whenMissing(s, miss.content), nil
+			}
 			if err != nil {
 				return false, "", placeErr(n.Path+".when", err)
 			}
@@ -498,7 +512,8 @@ func (p *planner) output(n *Node, sc *scope) (*string, error) {
 	if o == "" || o == "stdout" {
 		return nil, nil
 	}
-	if strings.Contains(o, "{") {
+	if !nameRe.MatchString(o) {
+		// A template ("{dir}/out.ogg") or a literal path ("/tmp/out.ogg").
 		s, err := p.res.text(sc, o, 0, selfRef{})
 		if err != nil {
 			return nil, placeErr(n.Path+".output", err)
@@ -510,7 +525,7 @@ func (p *planner) output(n *Node, sc *scope) (*string, error) {
 		return nil, placeErr(n.Path+".output", err)
 	}
 	if !ok {
-		return nil, errf(n.Path+".output", "output names value %q, which has no value; pass %s=<value>, give it a default, or use \"stdout\"", o, o)
+		return nil, errf(n.Path+".output", "output names value %q, which has no value; pass %s=<value>, give it a default, write a path (\"./%s\") or use \"stdout\"", o, o, o)
 	}
 	s := Stringify(v)
 	return &s, nil

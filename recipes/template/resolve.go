@@ -273,15 +273,23 @@ func (r *resolver) exprLookup(sc *scope, depth int, self selfRef) func(string) (
 	}
 }
 
-// Expand substitutes the placeholders of free text (an artifact path, a
-// label) from values, then defaults, with the same rules as a leaf word.
-// A missing value is an *Error naming the placeholder.
+// Expand substitutes the placeholders of free text (an artifact path)
+// from values, then defaults, with the same rules as a leaf word. A
+// missing value is an *Error naming the placeholder and the fixes that
+// work: a value (which a recipe takes only when its args declare the
+// name) or a default.
 func Expand(s string, values Values, defaults map[string]any) (string, error) {
 	sc := &scope{runtime: values}
 	if len(defaults) > 0 {
 		sc.layer = &layer{vals: defaults}
 	}
 	out, err := newResolver().text(sc, s, 0, selfRef{})
+	var miss *errMissing
+	if errors.As(err, &miss) {
+		if m := nameFormRe.FindStringSubmatch(miss.content); m != nil {
+			return "", errf("", "missing value for placeholder {%s}: pass %s=<value> (a recipe takes it only when its args declare %s: args: [\"%s\"]) or give it a default in defaults", miss.content, m[1], m[1], m[1])
+		}
+	}
 	if err != nil {
 		return "", placeErr("", err)
 	}

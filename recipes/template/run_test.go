@@ -250,13 +250,20 @@ func TestCancelStopsParallel(t *testing.T) {
 	}{{exitCause(143), 143}, {context.Canceled, 130}} {
 		os.Remove(pid)
 		ctx, cancel := context.WithCancelCause(context.Background())
+		quickDone := make(chan struct{})
+		onEvent := func(e Event) {
+			if e.Type == "command.done" && e.Path == "template.template[1]" {
+				close(quickDone)
+			}
+		}
 		go func() {
+			<-quickDone // the quick branch is done: only the slow one is stopped
 			for testproc.ReadPid(pid) == 0 {
 				time.Sleep(5 * time.Millisecond)
 			}
 			cancel(tc.cause)
 		}()
-		res := (&Runner{Env: helperEnv(), KillGrace: 200 * time.Millisecond}).Run(ctx, plan, nil)
+		res := (&Runner{Env: helperEnv(), KillGrace: 200 * time.Millisecond, OnEvent: onEvent}).Run(ctx, plan, nil)
 		out := stdout(t, res)
 		res.Stdout.Close()
 		if res.Code != tc.code || !res.Killed || res.Failure == nil || res.Failure.Path != "template.template[0]" {
