@@ -22,10 +22,11 @@
 //
 // # Logs
 //
-// stdout.log and stderr.log are capped (runs.log_max_bytes): past the cap
-// a log is rotated to <log>.1 … <log>.<log_keep> once the line being
-// written ends, so every line lies whole in one file and the files read
-// oldest first are the output in order. <log>.times holds a time mark
+// stdout.log and stderr.log are capped (runs.log_max_bytes): a log is
+// rotated to <log>.1 … <log>.<log_keep> before the first line that does
+// not fit (a line begun while it fit is finished where it began), so every
+// line lies whole in one file and the files read oldest first are the
+// output in order. <log>.times holds a time mark
 // ("<unix_ms> <offset>") at most once a second, rotated with its log;
 // `logs --since` starts from them. A Follower reads a log across
 // rotations (it holds its file open through the rename).

@@ -51,25 +51,29 @@ func ArtifactNames(arts map[string]any) []string {
 // object with path).
 func ArtifactPath(a any) string { return artifactPath(a) }
 
-// Manifest checks every declared artifact of a run: whether it exists and,
-// for regular files, its size and (with hash) its SHA-256.
-func Manifest(arts map[string]any, hash bool) map[string]Artifact {
+// Manifest checks every declared artifact of a run where it is on disk
+// (Info.ArtifactFile: a relative path from the run's working directory,
+// as prune preserves it): whether it exists and, for regular files, its
+// size and (with hash) its SHA-256. Path is the path as declared.
+func Manifest(in *Info, hash bool) map[string]Artifact {
+	arts := in.Meta.Artifacts
 	out := make(map[string]Artifact, len(arts))
 	for name, a := range arts {
 		e := Artifact{Path: artifactPath(a)}
+		file := in.ArtifactFile(a)
 		if m, ok := a.(map[string]any); ok {
 			e.Kind, _ = m["kind"].(string)
 			e.MediaType, _ = m["media_type"].(string)
 			e.Required, _ = m["required"].(bool)
 		}
-		if e.Path != "" {
-			if st, err := os.Stat(e.Path); err == nil {
+		if file != "" {
+			if st, err := os.Stat(file); err == nil {
 				e.Exists = true
 				if st.Mode().IsRegular() {
 					size := st.Size()
 					e.Size = &size
 					if hash {
-						e.SHA256 = fileSHA256(e.Path)
+						e.SHA256 = fileSHA256(file)
 					}
 				}
 			}

@@ -21,8 +21,10 @@ func TestManifest(t *testing.T) {
 		"report":  map[string]any{"path": report, "kind": "report", "media_type": "text/markdown", "required": true},
 		"missing": filepath.Join(dir, "nope.txt"),
 		"folder":  dir,
+		"rel":     "report.md", // from the run's working directory
 	}
-	m := Manifest(arts, true)
+	in := &Info{Meta: &Meta{Cwd: dir, Artifacts: arts}}
+	m := Manifest(in, true)
 	sum := sha256.Sum256([]byte("# ok\n"))
 	r := m["report"]
 	if !r.Exists || r.Kind != "report" || r.MediaType != "text/markdown" || !r.Required || r.Size == nil || *r.Size != 5 || r.SHA256 != hex.EncodeToString(sum[:]) {
@@ -34,14 +36,17 @@ func TestManifest(t *testing.T) {
 	if e := m["folder"]; !e.Exists || e.Size != nil || e.SHA256 != "" {
 		t.Errorf("a directory has no size or hash: %+v", e)
 	}
-	if e := Manifest(arts, false)["report"]; e.SHA256 != "" || e.Size == nil {
+	if e := m["rel"]; !e.Exists || e.Path != "report.md" || e.Size == nil || *e.Size != 5 {
+		t.Errorf("a path relative to the run's cwd: %+v", e)
+	}
+	if e := Manifest(in, false)["report"]; e.SHA256 != "" || e.Size == nil {
 		t.Errorf("without hashing: %+v", e)
 	}
 	b, _ := json.Marshal(m["missing"])
 	if string(b) != `{"exists":false,"path":"`+filepath.Join(dir, "nope.txt")+`"}` {
 		t.Errorf("json of a missing artifact: %s", b)
 	}
-	if got := ArtifactNames(arts); !reflect.DeepEqual(got, []string{"folder", "missing", "report"}) {
+	if got := ArtifactNames(arts); !reflect.DeepEqual(got, []string{"folder", "missing", "rel", "report"}) {
 		t.Errorf("names: %v", got)
 	}
 }

@@ -20,11 +20,17 @@ const markEvery = time.Second
 
 // Log is an append-only log file capped in size: past max bytes it is
 // rotated to <name>.1 (… up to keep files) and started afresh, so a chatty
-// service never fills the disk. Rotation waits for the end of the line
-// being written, so every line lies whole in one file (a line that alone
-// passes the cap is split only when the file reaches twice the cap); read
-// oldest first (<name>.keep … <name>.1, <name>) the files are the output
-// in order, and a Follower reads across a rotation without losing a line.
+// service never fills the disk. Every line lies whole in one file,
+// whatever the sizes of the writes: whole lines go into the current file
+// while they fit, and the file is rotated before the first line that does
+// not fit. A line a write leaves unfinished is written at once (nothing
+// read from a leaf is held back, so a killed supervisor loses nothing it
+// took) and is finished in the file it began in, which then passes max by
+// the rest of that line; a line longer than max gets a file of its own.
+// Only output that runs on for lineCut bytes without a newline is cut
+// (there, into the next file). Read oldest first (<name>.keep … <name>.1,
+// <name>) the files are the output in order, and a Follower reads across
+// a rotation without losing a line.
 type Log struct {
 	mu       sync.Mutex
 	path     string
@@ -33,10 +39,14 @@ type Log struct {
 	max      int64
 	keep     int
 	closed   bool
-	midLine  bool // the last byte written was not a newline
+	lineLen  int64 // bytes of the current file's unfinished last line (0: it ends a line)
 	marks    *os.File
 	lastMark time.Time
 }
+
+// lineCut is where a Log cuts output that has no newline: 8 × max, at
+// least 1 MiB.
+func (l *Log) lineCut() int64 { return max(8*l.max, 1<<20) }
 
 // OpenLog returns a capped log appending to path. The file is created on
 // the first write (a run that prints nothing costs no file); max <= 0 means
@@ -45,26 +55,28 @@ func OpenLog(path string, max int64, keep int) (*Log, error) {
 	l := &Log{path: path, max: max, keep: max0(keep)}
 	if st, err := os.Stat(path); err == nil {
 		l.size = st.Size()
-		l.midLine = !endsWithNewline(path, st.Size())
+		l.lineLen = unfinishedLine(path, st.Size())
 	}
 	return l, nil
 }
 
-// endsWithNewline reports whether a file of size bytes ends a line.
-func endsWithNewline(path string, size int64) bool {
+// unfinishedLine returns how many bytes of a file of size bytes follow its
+// last newline (looking 64 KiB back at most: a longer rest counts as that).
+func unfinishedLine(path string, size int64) int64 {
 	if size == 0 {
-		return true
+		return 0
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return true
+		return 0
 	}
 	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, size-1); err != nil {
-		return true
+	n := min(size, 64<<10)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, size-n); err != nil {
+		return 0
 	}
-	return b[0] == '\n'
+	return n - int64(bytes.LastIndexByte(b, '\n')) - 1
 }
 
 func (l *Log) open() error {
@@ -76,8 +88,7 @@ func (l *Log) open() error {
 	return nil
 }
 
-// Write appends p. When p would pass the cap, the line in progress is
-// finished in the current file first, then the file is rotated.
+// Write appends p (see Log for where each line goes).
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -89,31 +100,81 @@ func (l *Log) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	written := 0
-	if l.max > 0 && l.size > 0 && l.size+int64(len(p)) > l.max {
-		if l.midLine && l.size < 2*l.max {
-			// Finish the current line where it started.
-			end := bytes.IndexByte(p, '\n') + 1
-			if end == 0 {
-				n, err := l.write(p)
-				return n, err
-			}
-			n, err := l.write(p[:end])
-			written += n
-			if err != nil {
-				return written, err
-			}
-			p = p[end:]
-			if len(p) == 0 {
-				return written, nil
-			}
-		}
-		if err := l.rotate(); err != nil {
-			return written, err
-		}
+	if l.max <= 0 {
+		return l.write(p)
 	}
-	n, err := l.write(p)
-	return written + n, err
+	if err := l.place(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// place writes p into the log's files, rotating before a line that would
+// pass the cap.
+func (l *Log) place(p []byte) error {
+	for len(p) > 0 {
+		if l.lineLen > 0 {
+			// Finish the line where it began; only output that runs on for
+			// lineCut bytes without a newline is cut.
+			end := bytes.IndexByte(p, '\n') + 1
+			seg := p
+			if end > 0 {
+				seg = p[:end]
+			}
+			if room := max(l.lineCut()-l.lineLen, 0); int64(len(seg)) > room {
+				if _, err := l.write(seg[:room]); err != nil {
+					return err
+				}
+				if err := l.rotate(); err != nil {
+					return err
+				}
+				p = p[room:]
+				continue
+			}
+			if _, err := l.write(seg); err != nil {
+				return err
+			}
+			p = p[len(seg):]
+			continue
+		}
+		// At a line's start: the whole lines that fit, then rotate.
+		room := max(l.max-l.size, 0)
+		if whole := bytes.LastIndexByte(p, '\n') + 1; whole > 0 {
+			n := whole
+			if int64(n) > room {
+				n = bytes.LastIndexByte(p[:room], '\n') + 1
+			}
+			switch {
+			case n > 0:
+			case l.size > 0:
+				if err := l.rotate(); err != nil {
+					return err
+				}
+				continue
+			default:
+				// An empty file and a first line longer than max: the line
+				// alone, whole (cut at lineCut like any line).
+				n = min(bytes.IndexByte(p, '\n')+1, int(min(l.lineCut(), int64(len(p)))))
+			}
+			if _, err := l.write(p[:n]); err != nil {
+				return err
+			}
+			p = p[n:]
+			continue
+		}
+		// p begins a line it does not finish: into a file it fits in.
+		if int64(len(p)) > room && l.size > 0 {
+			if err := l.rotate(); err != nil {
+				return err
+			}
+		}
+		n := int(min(int64(len(p)), l.lineCut()))
+		if _, err := l.write(p[:n]); err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
 }
 
 // write appends p to the current file, with a time mark first when the
@@ -127,10 +188,15 @@ func (l *Log) write(p []byte) (int, error) {
 	}
 	n, err := l.f.Write(p)
 	l.size += int64(n)
-	if n > 0 {
-		l.midLine = p[n-1] != '\n'
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.lineLen = int64(n - i - 1)
+	} else {
+		l.lineLen += int64(n)
 	}
-	return n, err
+	if err != nil {
+		return n, fmt.Errorf("write log: %w", err)
+	}
+	return n, nil
 }
 
 // mark records that the byte at the current size is written now. Marks
@@ -173,7 +239,7 @@ func (l *Log) rotate() error {
 		l.f = nil
 		return fmt.Errorf("rotate log: %w", err)
 	}
-	l.f, l.size, l.midLine, l.lastMark = f, 0, false, time.Time{}
+	l.f, l.size, l.lineLen, l.lastMark = f, 0, 0, time.Time{}
 	return nil
 }
 
@@ -191,7 +257,10 @@ func (l *Log) Close() error {
 	}
 	err := l.f.Close()
 	l.f = nil
-	return err
+	if err != nil {
+		return fmt.Errorf("close log: %w", err)
+	}
+	return nil
 }
 
 // LogFiles lists a capped log's files that exist, oldest first:

@@ -1,12 +1,17 @@
 package runs
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // Archive moves a terminal run's state directory to
@@ -33,36 +38,48 @@ func Archive(in *Info) (string, error) {
 	return dest, nil
 }
 
+// ErrNotPreservable is a declared artifact that prune cannot copy to
+// preserve it: a FIFO, a socket or a device, or a directory holding one.
+var ErrNotPreservable = errors.New("artifact cannot be preserved")
+
+// ArtifactFile is where a declared artifact (a path string, or an object
+// with path) is on disk: a relative path is taken from the run's working
+// directory (run.json "cwd"), where its commands wrote it, not from the
+// reader's; for an archived run a path inside its state directory is
+// looked up in the archive, where the file moved. "" when the artifact
+// names no path.
+func (in *Info) ArtifactFile(a any) string {
+	p := artifactPath(a)
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) && in.Meta != nil && in.Meta.Cwd != "" {
+		p = filepath.Join(in.Meta.Cwd, p)
+	}
+	p = filepath.Clean(p)
+	if in.Archived != nil && in.Archived.OriginalStateDir != "" {
+		if rel, err := filepath.Rel(in.Archived.OriginalStateDir, p); err == nil && filepath.IsLocal(rel) {
+			p = filepath.Join(in.Archived.ArchiveDir, rel)
+		}
+	}
+	return p
+}
+
 // Prune deletes a terminal run's state directory. With preserve, every
-// declared artifact that exists is first copied to
-// <parent>/preserved-artifacts/<run>/<basename>. It returns the preserved
-// copies by artifact name.
+// declared artifact (found by ArtifactFile) is first copied to
+// <parent>/preserved-artifacts/<run>/<basename> — a directory with what it
+// holds (symbolic links inside copied as links) — never over an earlier
+// copy: a name taken already gets .1, .2, … appended. It returns the
+// copies by artifact name; an artifact that does not exist is not copied
+// and not in them. An artifact that cannot be copied (ErrNotPreservable),
+// or a copy that fails, deletes nothing and leaves no copy: the error
+// names the artifact.
 func Prune(in *Info, preserve bool) (map[string]string, error) {
 	kept := map[string]string{}
 	if preserve {
-		dest := filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts", in.Meta.Run)
-		for name, a := range in.Meta.Artifacts {
-			src := artifactPath(a)
-			if src == "" {
-				continue
-			}
-			if in.Archived != nil {
-				// An archived run's files moved with its state directory.
-				if rel, err := filepath.Rel(in.Archived.OriginalStateDir, src); err == nil && filepath.IsLocal(rel) {
-					src = filepath.Join(in.Archived.ArchiveDir, rel)
-				}
-			}
-			if _, err := os.Stat(src); err != nil {
-				continue
-			}
-			if err := os.MkdirAll(dest, 0o700); err != nil {
-				return nil, fmt.Errorf("prune: %w", err)
-			}
-			to := filepath.Join(dest, filepath.Base(src))
-			if err := copyFile(src, to); err != nil {
-				return nil, fmt.Errorf("prune: preserve %s: %w", name, err)
-			}
-			kept[name] = to
+		var err error
+		if kept, err = preserveArtifacts(in); err != nil {
+			return nil, err
 		}
 	}
 	target := string(in.Dir)
@@ -81,6 +98,158 @@ func Prune(in *Info, preserve bool) (map[string]string, error) {
 	return kept, nil
 }
 
+// preserveArtifacts copies a run's existing artifacts for Prune: every one
+// is checked before the first is copied, and a failure removes the copies
+// made.
+func preserveArtifacts(in *Info) (map[string]string, error) {
+	type source struct{ name, path string }
+	var srcs []source
+	for _, name := range ArtifactNames(in.Meta.Artifacts) {
+		src := in.ArtifactFile(in.Meta.Artifacts[name])
+		if src == "" {
+			continue
+		}
+		if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("prune: preserve artifact %s: %w", name, err)
+		}
+		if err := checkCopyable(src); err != nil {
+			return nil, fmt.Errorf("prune: preserve artifact %s: %w", name, err)
+		}
+		srcs = append(srcs, source{name, src})
+	}
+	kept := map[string]string{}
+	if len(srcs) == 0 {
+		return kept, nil
+	}
+	dest := filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts", in.Meta.Run)
+	if err := os.MkdirAll(dest, 0o700); err != nil {
+		return nil, fmt.Errorf("prune: preserve artifacts: %w", err)
+	}
+	// The copies are made durable before the run is deleted: a crash of
+	// the machine must not take both.
+	syncs := &fsutil.DirSyncs{}
+	syncs.Add(dest)
+	syncs.Add(filepath.Dir(dest))
+	syncs.Add(filepath.Dir(filepath.Dir(dest)))
+	for _, s := range srcs {
+		to, err := copyNew(s.path, dest, syncs)
+		if err != nil {
+			for _, p := range kept {
+				os.RemoveAll(p)
+			}
+			return nil, fmt.Errorf("prune: preserve artifact %s: %w", s.name, err)
+		}
+		kept[s.name] = to
+	}
+	if err := syncs.Sync(); err != nil {
+		for _, p := range kept {
+			os.RemoveAll(p)
+		}
+		return nil, fmt.Errorf("prune: preserve artifacts: %w", err)
+	}
+	return kept, nil
+}
+
+// checkCopyable reports ErrNotPreservable when path (followed if a link)
+// is, or as a directory holds, something other than regular files,
+// directories and symbolic links.
+func checkCopyable(path string) error {
+	root, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if t := d.Type(); t&^(fs.ModeDir|fs.ModeSymlink) != 0 {
+			return fmt.Errorf("%w: %s is a %s (only files and directories are copied); prune without preserve_artifacts, or copy what you need first", ErrNotPreservable, p, kindOf(t))
+		}
+		return nil
+	})
+}
+
+func kindOf(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// copyNew copies src (a file, or a directory with what it holds) into
+// dir under its base name, or the first of <name>.1, <name>.2, … not
+// taken, and returns the copy's path. Files are fsynced; the directories
+// that got entries are added to syncs.
+func copyNew(src, dir string, syncs *fsutil.DirSyncs) (string, error) {
+	root, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Base(src)
+	if base == "/" || base == "." {
+		base = "root"
+	}
+	for i := 0; i < 1000; i++ {
+		to := filepath.Join(dir, base)
+		if i > 0 {
+			to += "." + strconv.Itoa(i)
+		}
+		if !st.IsDir() {
+			err = copyFile(root, to)
+		} else if err = os.Mkdir(to, 0o700); err == nil {
+			if err = copyTree(root, to, syncs); err != nil {
+				os.RemoveAll(to)
+			}
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return to, err
+		}
+	}
+	return "", fmt.Errorf("copy %s: too many copies named %s.N in %s", src, base, dir)
+}
+
+// copyTree copies what directory src holds into the existing directory
+// dst: files, directories, symbolic links as links.
+func copyTree(src, dst string, syncs *fsutil.DirSyncs) error {
+	syncs.Add(dst)
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == src {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		syncs.Add(filepath.Dir(to))
+		switch t := d.Type(); {
+		case t.IsDir():
+			return os.Mkdir(to, 0o700)
+		case t&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, to)
+		case t.IsRegular():
+			return copyFile(p, to)
+		default:
+			return fmt.Errorf("%w: %s is a %s", ErrNotPreservable, p, kindOf(t))
+		}
+	})
+}
+
 func artifactPath(a any) string {
 	switch x := a.(type) {
 	case string:
@@ -92,21 +261,32 @@ func artifactPath(a any) string {
 	return ""
 }
 
+// copyFile copies the regular file src to dst, which must not exist, and
+// fsyncs the copy.
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if err != nil {
 		out.Close()
+		os.Remove(dst)
 		return err
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return nil
 }
 
 // CleanTemp removes top-level entries of <agent>/tmp/pi-actors older than

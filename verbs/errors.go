@@ -118,6 +118,9 @@ func classifyRuns(err error) *Error {
 		return &Error{Exit: ExitNoInput, Code: "not_found", Message: err.Error(), Hint: "inspect target=session:all view=runs"}
 	case errors.Is(err, runs.ErrBusy):
 		return &Error{Exit: ExitTempFail, Code: "busy", Message: err.Error()}
+	case errors.Is(err, runs.ErrNotPreservable):
+		return &Error{Exit: ExitDataErr, Code: "artifact_not_preservable", Message: err.Error(),
+			Hint: "prune without preserve_artifacts, or copy what you need first"}
 	case errors.Is(err, runs.ErrStateDir) && classifySystem(err) == nil:
 		return &Error{Exit: ExitDataErr, Code: "invalid_state_dir", Message: err.Error(),
 			Hint: "state_dir must be a directory this user can create (under an existing, writable directory); leave it out for <agent>/tmp/pi-actors/runs/<id>"}

@@ -497,7 +497,7 @@ func runFilesView(in *runs.Info, view string, hash bool) *inspectOutput {
 	if len(names) > 0 {
 		next := []string{"inspect target=" + addr + " view=artifacts verbose=true", "inspect target=" + addr + " view=messages"}
 		b.WriteString(inspectNext(next))
-		manifest := runs.Manifest(m.Artifacts, hash)
+		manifest := runs.Manifest(in, hash)
 		details["artifacts"] = m.Artifacts
 		details["artifact_manifest"] = manifest
 		details["next_actions"] = next
