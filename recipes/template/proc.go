@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,9 +18,11 @@ import (
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
-// readerGrace bounds how long output pipes may stay open after a leaf's
-// process group is gone (only a process that escaped the group with setsid
-// can hold them); then they are closed so the composition never hangs.
+// readerGrace bounds how long output pipes may stay open, with nothing
+// moving through them, after a leaf's process group is gone (only a
+// process that escaped the group with setsid can hold them); then they are
+// closed so the composition never hangs. A reader still copying (a slow
+// log on a stalled disk) is waited for: what the leaf wrote is never cut.
 const readerGrace = time.Second
 
 func (x *run) leaf(ctx context.Context, s *Step, in *Buffer) outcome {
@@ -81,7 +84,33 @@ type proc struct {
 	exited  chan struct{}
 	readers sync.WaitGroup
 	pipes   []*os.File // our read ends, force-closed if a holder escaped
+	copies  [2]pipeCopy
 	stdinW  *os.File
+}
+
+// pipeCopy copies one output pipe to its writer and shows drain whether it
+// is moving: bytes copied, and whether it is inside a write.
+type pipeCopy struct {
+	moved   atomic.Int64
+	writing atomic.Bool
+}
+
+// run copies r to w until r ends. A write error does not stop it: the
+// leaf must never block on a full pipe (what w refused is lost to w only).
+func (c *pipeCopy) run(w io.Writer, r io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.writing.Store(true)
+			w.Write(buf[:n])
+			c.writing.Store(false)
+			c.moved.Add(int64(n))
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (x *run) start(exe string, argv []string, in *Buffer, stdout, stderr io.Writer) (*proc, error) {
@@ -136,7 +165,7 @@ func (x *run) start(exe string, argv []string, in *Buffer, stdout, stderr io.Wri
 	}
 	p.pgid = cmd.Process.Pid
 	for i, w := range []io.Writer{stdout, stderr} {
-		p.readers.Go(func() { io.Copy(w, p.pipes[i]) })
+		p.readers.Go(func() { p.copies[i].run(w, p.pipes[i]) })
 	}
 	if p.stdinW != nil {
 		go func() {
@@ -197,17 +226,30 @@ func (p *proc) wait(ctx context.Context, grace time.Duration) (int, bool) {
 }
 
 // drain waits for the output readers, closing the pipes if a process that
-// escaped the group still holds them.
+// escaped the group still holds them: once nothing moved through them for
+// readerGrace while no reader was inside a write.
 func (p *proc) drain() {
 	done := make(chan struct{})
 	go func() { p.readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(readerGrace):
-		for _, f := range p.pipes {
-			f.Close()
+	t := time.NewTimer(readerGrace)
+	defer t.Stop()
+	last := p.moved()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-t.C:
+			if now := p.moved(); now != last || p.copies[0].writing.Load() || p.copies[1].writing.Load() {
+				last = now
+				t.Reset(readerGrace)
+				continue
+			}
+			for _, f := range p.pipes {
+				f.Close()
+			}
+			<-done
+			waiting = false
 		}
-		<-done
 	}
 	for _, f := range p.pipes {
 		f.Close()
@@ -216,6 +258,9 @@ func (p *proc) drain() {
 		p.stdinW.Close()
 	}
 }
+
+// moved is how many bytes the output readers copied.
+func (p *proc) moved() int64 { return p.copies[0].moved.Load() + p.copies[1].moved.Load() }
 
 // stopGroup sends SIGTERM to the group, waits up to grace for the leader
 // and every member to go, then sends SIGKILL to whatever is left.

@@ -281,3 +281,43 @@ func TestCancelStopsParallel(t *testing.T) {
 		waitGone(t, pid)
 	}
 }
+
+// stallWriter stalls its first write (a log on a stalled disk), then takes
+// everything at once.
+type stallWriter struct {
+	mu    sync.Mutex
+	n     int
+	stall time.Duration
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	first := w.n == 0
+	w.n += len(p)
+	w.mu.Unlock()
+	if first {
+		time.Sleep(w.stall)
+	}
+	return len(p), nil
+}
+
+// TestSlowWriterLosesNothing: a leaf that exits while its output's writer
+// is stalled past readerGrace keeps everything it wrote — the pipes are
+// closed only when nothing moves through them (a holder that escaped the
+// group), never under a reader that is still copying.
+func TestSlowWriterLosesNothing(t *testing.T) {
+	const size = 50000 // past one 32 KiB read, within the pipe's buffer
+	live := &stallWriter{stall: readerGrace + 1500*time.Millisecond}
+	res := runGraph(t, `"{h} bytes 50000"`, nil, &Runner{Stdout: live})
+	if res.Code != 0 {
+		t.Fatalf("code=%d", res.Code)
+	}
+	if got := len(stdout(t, res)); got != size {
+		t.Errorf("the captured stdout holds %d bytes, want %d", got, size)
+	}
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.n != size {
+		t.Errorf("the live copy got %d bytes, want %d", live.n, size)
+	}
+}
