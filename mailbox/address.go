@@ -28,10 +28,14 @@ const mainRoom = "main"
 // caller-chosen record ids: they become path elements, so nothing else.
 var tokenRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
+// MaxToken bounds a token: it becomes a file or directory name (with
+// room for the suffixes beside it), as a run id does.
+const MaxToken = 128
+
 // validToken reports whether s is a non-empty token that is safe as a
-// path element ("." and ".." are not).
+// path element ("." and ".." are not) and at most MaxToken bytes.
 func validToken(s string) bool {
-	return s != "." && s != ".." && tokenRe.MatchString(s)
+	return s != "." && s != ".." && len(s) <= MaxToken && tokenRe.MatchString(s)
 }
 
 // Address is a parsed actor address. ID is the run id for run, branch and
@@ -136,6 +140,9 @@ func Parse(s string) (Address, error) {
 func checkToken(input, label, v string) error {
 	if validToken(v) {
 		return nil
+	}
+	if len(v) > MaxToken && tokenRe.MatchString(v) {
+		return addrErr(input, "%s %q… is %d bytes, longer than %d; use a shorter id", label, v[:32], len(v), MaxToken)
 	}
 	if strings.Contains(v, "@") {
 		return addrErr(input, "%s %q names a node: node-qualified addresses (run:<id>@<node>) are accepted by message to=, inspect target=, logs, mailbox address=, watch target= and the short verbs of a clustered kernel", label, v)

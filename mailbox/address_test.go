@@ -77,6 +77,10 @@ func TestParseAddress(t *testing.T) {
 		{"room:r/", "task rooms do not support named subrooms"},
 		{"room:r/main/x", "room address has too many parts"},
 		{"room:r*", `room run contains unsupported characters: "r*"`},
+		// Ids become file and directory names: bounded like run ids.
+		{"branch:r/" + strings.Repeat("x", 300), "branch id \"" + strings.Repeat("x", 32) + "\"… is 300 bytes, longer than 128"},
+		{"run:" + strings.Repeat("y", 129), "run id \"" + strings.Repeat("y", 32) + "\"… is 129 bytes, longer than 128"},
+		{"session:" + strings.Repeat("s", 200), "longer than 128"},
 	}
 	for _, c := range bad {
 		_, err := Parse(c.in)

@@ -151,8 +151,11 @@ func recipients(meta map[string]any, run string) ([]mailbox.Address, error) {
 			return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Msg: fmt.Sprintf("room multicast recipients must be actor addresses (strings such as branch:%s/<branch>); got %v.", run, e)}
 		}
 		a, err := mailbox.Parse(s)
-		if err != nil || a.Kind != mailbox.KindBranch || a.ID != run {
-			return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Err: err, Msg: fmt.Sprintf("room multicast recipient must be branch:%s/<branch>; got %s.", run, s)}
+		if err != nil {
+			return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Err: err, Msg: fmt.Sprintf("room multicast recipient: %v", err)}
+		}
+		if a.Kind != mailbox.KindBranch || a.ID != run {
+			return nil, &mailbox.EnvelopeError{Field: "metadata.recipients", Msg: fmt.Sprintf("room multicast recipient must be branch:%s/<branch>; got %s.", run, s)}
 		}
 		if !seen[a.String()] {
 			seen[a.String()] = true

@@ -65,7 +65,8 @@ func TestMulticastValidatedBeforeWrite(t *testing.T) {
 		{[]any{"branch:r/a", 7}, "must be actor addresses"},
 		{[]any{"branch:r/a", "run:r"}, "must be branch:r/<branch>; got run:r"},
 		{[]any{"branch:r/a", "branch:other/b"}, "got branch:other/b"},
-		{[]any{"branch:r/a", "nonsense"}, "got nonsense"},
+		{[]any{"branch:r/a", "nonsense"}, `room multicast recipient: actor address must include kind`},
+		{[]any{"branch:r/a", "branch:r/" + strings.Repeat("x", 300)}, "is 300 bytes, longer than 128"},
 	} {
 		dir := t.TempDir()
 		_, err := Post(dir, mailbox.Envelope{To: "room:r", Type: "task.assign", From: "run:r", Metadata: map[string]any{"recipients": c.recips}}, nil)
