@@ -334,9 +334,6 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 			Message: fmt.Sprintf("run:%s reason=session_mismatch owner_session=%s to_session=%s: a run messages its own session", from.ID, in.Meta.OwnerID, to.ID),
 			Hint:    hint}
 	}
-	if d, err := expiredOnArrival(env, "", string(dir), from.ID); d != nil || err != nil {
-		return d, err
-	}
 	delivery := "notify"
 	if to.Kind == "session" {
 		delivery = "followup"
@@ -353,6 +350,9 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: from.ID, StateDir: string(dir), Outbox: filepath.Base(runs.OutboxFile), ID: env.ID,
 		Sent: true, Persisted: verbs.Ptr(true), Queued: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: "run-outbox", Reason: to.Kind + "_outbox_persisted"}
 	if env.ID == "" {
+		if d, err := expiredOnArrival(env, "", string(dir), from.ID); d != nil || err != nil {
+			return d, err
+		}
 		if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
 			return nil, fmt.Errorf("persist message: %w", err)
 		}
@@ -360,18 +360,27 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 		return out, nil
 	}
 	// A caller-chosen id: look for it and append under one lock, so a
-	// retried send is stored once.
-	rec.TS = time.Now().UTC().Format(time.RFC3339Nano)
+	// retried send is stored once — and is a duplicate even past its
+	// deadline (the first send was stored in time).
+	now := time.Now()
+	rec.TS = now.UTC().Format(time.RFC3339Nano)
+	expired := false
 	err = mailbox.Update(dir.Path(runs.OutboxFile), func(tx *mailbox.Tx) error {
 		old, err := tx.Find(env.ID)
 		if err != nil || old != nil {
 			out.Duplicate = old != nil
 			return err
 		}
+		if expired, _ = env.ExpiredAt(now, now); expired {
+			return nil
+		}
 		return tx.Append(rec)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("persist message: %w", err)
+	}
+	if expired {
+		return expiredOnArrival(env, "", string(dir), from.ID)
 	}
 	if out.Duplicate {
 		out.Queued, out.Delivered, out.Reason = nil, nil, "duplicate"

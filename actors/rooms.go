@@ -209,19 +209,40 @@ func roomDelivery(r rooms.RoomResult) *verbs.Delivery {
 // upstream). A caller-chosen id is remembered in the coordinator's tool
 // log, so a retried send does not run the tool twice.
 func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
-	if d, err := expiredOnArrival(env, k.deadLettersPath(), "", ""); d != nil || err != nil {
-		return d, err
+	venv := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.conf(), Session: req.Session, Cwd: req.Cwd, Environ: req.Env, Version: k.cfg.Version, JSON: true}
+	if venv.Cwd == "" {
+		venv.Cwd = "/"
+	}
+	// Checked in the order of every route: the recipient exists (66), a
+	// retried id is a duplicate (even past its deadline), then expiry.
+	if _, err := verbs.ResolveTool(venv, to.ID); err != nil {
+		return nil, err
 	}
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Tool: to.ID, ID: env.ID, Sent: true, Invoked: true,
 		Delivered: verbs.Ptr(true), Persisted: verbs.Ptr(false), Consumer: "tool", Reason: "tool_invoked"}
+	duplicate := func() (*verbs.Delivery, error) {
+		out.Invoked, out.Duplicate, out.Delivered, out.Reason = false, true, nil, "duplicate"
+		return out, nil
+	}
+	if env.ID != "" {
+		seen, err := k.toolIDSeen(env, to.ID)
+		if err != nil {
+			return nil, err
+		}
+		if seen {
+			return duplicate()
+		}
+	}
+	if d, err := expiredOnArrival(env, k.deadLettersPath(), "", ""); d != nil || err != nil {
+		return d, err
+	}
 	if env.ID != "" {
 		first, err := k.claimToolID(env, to.ID)
 		if err != nil {
 			return nil, err
 		}
 		if !first {
-			out.Invoked, out.Duplicate, out.Delivered, out.Reason = false, true, nil, "duplicate"
-			return out, nil
+			return duplicate()
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -233,10 +254,6 @@ func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.
 		case <-ctx.Done():
 		}
 	}()
-	venv := &verbs.Env{AgentDir: k.cfg.AgentDir, Config: k.conf(), Session: req.Session, Cwd: req.Cwd, Environ: req.Env, Version: k.cfg.Version, JSON: true}
-	if venv.Cwd == "" {
-		venv.Cwd = "/"
-	}
 	res, err := verbs.InvokeTool(ctx, venv, to.ID, env.Type, env.Body)
 	if err != nil {
 		// The tool did not run (not found, arguments refused): the id is
@@ -278,6 +295,21 @@ func (k *Kernel) claimToolID(env mailbox.Envelope, tool string) (bool, error) {
 		return false, fmt.Errorf("record tool message %s: %w", env.ID, err)
 	}
 	return first, nil
+}
+
+// toolIDSeen reports whether the tool log holds a message id already.
+func (k *Kernel) toolIDSeen(env mailbox.Envelope, tool string) (bool, error) {
+	key := toolKey(env.ID, tool)
+	seen := false
+	err := mailbox.Update(k.toolLog(), func(tx *mailbox.Tx) error {
+		old, err := tx.Find(key)
+		seen = old != nil
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("read tool message log: %w", err)
+	}
+	return seen, nil
 }
 
 // releaseToolID takes a claimed id out of the tool log again.

@@ -24,6 +24,25 @@ func ToolParams(body any) map[string]any {
 	return map[string]any{"input": body}
 }
 
+// ResolveTool is the id of the user-root recipe tool a tool:<name>
+// message reaches: its exact id, else its id spelt differently
+// (tool:my-tool reaches my_tool); 66 not_found when there is none.
+func ResolveTool(env *Env, name string) (string, error) {
+	g, err := recipes.Discover(env.AgentDir)
+	if err != nil {
+		return "", err
+	}
+	id, err := g.Resolve(name, (*recipes.Entry).Tool)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", &Error{Exit: ExitNoInput, Code: "not_found", Message: "tool actor not found or not executable: " + name,
+			Hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
+	}
+	return id, nil
+}
+
 // InvokeTool is the tool:<name> route of message: it runs the user-root
 // recipe tool name exactly as `call` does (verbs.Find("call")), with the
 // message body as its arguments, in the foreground of the calling
@@ -32,21 +51,10 @@ func ToolParams(body any) map[string]any {
 // (tool:spawn) are not. A failure names the tool, the message type and a
 // preview of the arguments; its details carry the call's result.
 func InvokeTool(ctx context.Context, env *Env, name, msgType string, body any) (any, error) {
-	g, err := recipes.Discover(env.AgentDir)
+	name, err := ResolveTool(env, name)
 	if err != nil {
 		return nil, err
 	}
-	// The tool's exact id, else its id spelt differently (tool:my-tool
-	// reaches my_tool).
-	id, err := g.Resolve(name, (*recipes.Entry).Tool)
-	if err != nil {
-		return nil, err
-	}
-	if id == "" {
-		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: "tool actor not found or not executable: " + name,
-			Hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
-	}
-	name = id
 	params := ToolParams(body)
 	call := Find("call")
 	req := &Call{Recipe: name, Args: params}
