@@ -91,6 +91,10 @@ func (env *Env) LoadConfig() error {
 // few milliseconds.
 const kernelStartTimeout = 5 * time.Second
 
+// lockRetry is the first pause before starting a kernel again when the
+// last one found the kernel lock held.
+const lockRetry = 50 * time.Millisecond
+
 // Dial connects to the kernel, starting it when autostart is set.
 func (env *Env) Dial(autostart bool) (*wire.Conn, error) {
 	c, err := wire.Dial(env.AgentDir, time.Second)
@@ -109,17 +113,29 @@ func (env *Env) Dial(autostart bool) (*wire.Conn, error) {
 		return nil, err
 	}
 	deadline := time.Now().Add(kernelStartTimeout)
-	step := time.Millisecond
+	step, pause := time.Millisecond, lockRetry
 	for {
 		if c, err := wire.Dial(env.AgentDir, time.Second); err == nil {
 			return c, nil
 		}
 		select {
 		case code := <-exited:
-			// 75: another kernel won the lock; it is the one to wait for.
 			if code != 75 {
 				msg, _ := os.ReadFile(filepath.Join(wire.TmpDir(env.AgentDir), "kernel.err"))
 				return nil, fmt.Errorf("%w: %s exited with status %d before it answered: %s", wire.ErrUnavailable, bin, code, strings.TrimSpace(string(msg)))
+			}
+			// 75: the kernel lock was held — by another kernel starting
+			// (the one to wait for), or by one that was dying (killed a
+			// moment ago: nothing will answer). Start again after a pause
+			// that doubles (a kernel that is there, still starting, makes
+			// each new one exit 75 as well).
+			time.Sleep(pause)
+			pause = min(2*pause, 500*time.Millisecond)
+			if c, err := wire.Dial(env.AgentDir, time.Second); err == nil {
+				return c, nil
+			}
+			if exited, err = startKernel(bin, env.AgentDir); err != nil {
+				return nil, err
 			}
 		default:
 		}
