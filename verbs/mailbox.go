@@ -233,8 +233,9 @@ func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record,
 		return &Outcome{Result: rec, Text: compactJSON(rec)}, nil
 	}
 	if ctx.Err() != nil {
-		// Stopped (control.cancel, Ctrl-C) while waiting: not an error.
-		return &Outcome{Exit: 128 + 15, Streamed: true}, nil
+		// Stopped (control.cancel's SIGTERM, Ctrl-C) while waiting:
+		// nothing claimed, 128+n for the signal, so a claim loop ends.
+		return &Outcome{Exit: signalExit(ctx), Streamed: true}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -348,4 +349,15 @@ func inboxError(action, target string, err error) error {
 		return fmt.Errorf("mailbox %s: %w", action, err)
 	}
 	return Invalidf("mailbox %s: %v", action, err)
+}
+
+// signalExit is the exit status of a verb its context's signal stopped:
+// 128+n (the CLI cancels with a cause that carries it), else 143, as for
+// SIGTERM.
+func signalExit(ctx context.Context) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(context.Cause(ctx), &coded) && coded.ExitCode() > 0 {
+		return coded.ExitCode()
+	}
+	return 128 + 15
 }
