@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 )
@@ -355,9 +356,8 @@ func inboxError(action, target string, err error) error {
 // 128+n (the CLI cancels with a cause that carries it), else 143, as for
 // SIGTERM.
 func signalExit(ctx context.Context) int {
-	var coded interface{ ExitCode() int }
-	if errors.As(context.Cause(ctx), &coded) && coded.ExitCode() > 0 {
-		return coded.ExitCode()
+	if code := template.CauseExit(ctx); code > 0 {
+		return code
 	}
 	return 128 + 15
 }

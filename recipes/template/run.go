@@ -186,15 +186,24 @@ func (x *run) killGrace() time.Duration {
 // cause carries (a signal's 128+n) or 130.
 func interrupted(ctx context.Context, s *Step) outcome {
 	o := outcome{code: 130, killed: true, path: s.Path}
-	cause := context.Cause(ctx)
-	var coded interface{ ExitCode() int }
 	switch {
-	case errors.Is(cause, context.DeadlineExceeded):
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		o.code = 124
-	case errors.As(cause, &coded) && coded.ExitCode() > 0:
-		o.code = coded.ExitCode()
+	case CauseExit(ctx) > 0:
+		o.code = CauseExit(ctx)
 	}
 	return o
+}
+
+// CauseExit is the exit status ctx's cancel cause carries (an error with
+// an ExitCode method: the CLI cancels with the signal it received, 128+n),
+// or 0.
+func CauseExit(ctx context.Context) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(context.Cause(ctx), &coded) {
+		return max(coded.ExitCode(), 0)
+	}
+	return 0
 }
 
 // wait waits d of the Runner's clock (the wall clock without one); false
