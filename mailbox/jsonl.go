@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -465,4 +466,37 @@ func changed(orig, out []Line) bool {
 		}
 	}
 	return false
+}
+
+// CountLines counts a file's lines (a JSONL file's records, for views
+// that show its newest) (newlines, plus an unterminated last
+// line); a missing file has none.
+func CountLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count lines of %s: %w", path, err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, last := 0, byte('\n')
+	for {
+		k, err := f.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("count lines of %s: %w", path, err)
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
 }

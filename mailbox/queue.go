@@ -432,6 +432,17 @@ func (q *Queue) record(st *queueState, i int) (Record, error) {
 	return Record(m), nil
 }
 
+// Count returns how many records the queue holds (its update lines
+// applied); a missing file holds none.
+func (q *Queue) Count() (int, error) {
+	lines, err := Read(q.Path)
+	if err != nil {
+		return 0, err
+	}
+	recs, _ := foldRecords(lines)
+	return len(recs), nil
+}
+
 // List returns the records among the last lines of the queue (at least n
 // records when the file has them), oldest first, with their updates
 // applied, and how many of the lines read are malformed.

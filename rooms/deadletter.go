@@ -131,7 +131,7 @@ func (v DeadLettersView) Text() string {
 	if v.Corrupted > 0 {
 		out = append(out, fmt.Sprintf("corrupted=%d", v.Corrupted))
 	}
-	return joinWithMore(out, len(v.DeadLetters)+v.Corrupted, v.Total, v.File)
+	return JoinWithMore(out, len(v.DeadLetters)+v.Corrupted, v.Total, v.File)
 }
 
 // tokenOf is s with every character an id may not have replaced by '-'.

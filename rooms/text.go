@@ -3,11 +3,7 @@ package rooms
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
@@ -89,45 +85,13 @@ func tailRecords[T any](path string, n int, conv func(map[string]any) T) (recs [
 		}
 		recs = append(recs, conv(l.Value))
 	}
-	total, err = countLines(path)
+	total, err = mailbox.CountLines(path)
 	return recs, corrupted, total, err
 }
 
-// countLines counts a file's lines (newlines, plus an unterminated last
-// line); a missing file has none.
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("count lines of %s: %w", path, err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, last := 0, byte('\n')
-	for {
-		k, err := f.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, fmt.Errorf("count lines of %s: %w", path, err)
-		}
-	}
-	if last != '\n' {
-		n++
-	}
-	return n, nil
-}
-
-// joinWithMore joins text lines and, when the view showed fewer lines of
-// the file than it has, says where the rest is.
-func joinWithMore(out []string, shown, total int, file string) string {
+// JoinWithMore joins text lines and, when the view showed fewer lines of
+// the file than it has, says where the rest is (every bounded view's note).
+func JoinWithMore(out []string, shown, total int, file string) string {
 	if total > shown && file != "" {
 		out = append(out, fmt.Sprintf("(last %d of %d lines; lines=%d shows more; all in %s)", shown, total, min(total, 4*max(shown, DefaultLines)), file))
 	}

@@ -34,7 +34,7 @@ func Status(dir string) (RoomStatus, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.MessageCount, err = countLines(path); err != nil {
+	if s.MessageCount, err = mailbox.CountLines(path); err != nil {
 		return s, err
 	}
 	diag := func(msg string) {
@@ -127,7 +127,7 @@ func (v MessagesView) Text() string {
 	if len(out) == 0 {
 		out = append(out, "(no room messages)")
 	}
-	return joinWithMore(out, len(v.Messages)+v.Corrupted, v.Total, v.File)
+	return JoinWithMore(out, len(v.Messages)+v.Corrupted, v.Total, v.File)
 }
 
 // Preview is one entry of the previews view.
@@ -178,7 +178,7 @@ func (v PreviewsView) Text() string {
 	if len(out) == 0 {
 		out = append(out, "(no room message previews)")
 	}
-	return joinWithMore(out, len(v.Previews), v.Total, v.File)
+	return JoinWithMore(out, len(v.Previews), v.Total, v.File)
 }
 
 // RosterView is the room roster view.
@@ -256,6 +256,9 @@ type MailboxView struct {
 	Corrupted int              `json:"corrupted"`
 	Messages  []mailbox.Record `json:"messages"`
 	File      string           `json:"file"`
+	// Total is the inbox's record count (its status changes applied);
+	// the view shows the newest.
+	Total int `json:"total"`
 }
 
 // BranchMailbox reads the newest records (default 40) of a branch inbox,
@@ -275,6 +278,10 @@ func BranchMailbox(dir, address string, lines int) (MailboxView, error) {
 		v.Messages = recs
 	}
 	v.Corrupted = bad
+	if err != nil {
+		return v, err
+	}
+	v.Total, err = q.Count()
 	return v, err
 }
 
@@ -291,7 +298,7 @@ func (v MailboxView) Text() string {
 	if v.Corrupted > 0 {
 		out = append(out, fmt.Sprintf("corrupted=%d", v.Corrupted))
 	}
-	return strings.Join(out, "\n")
+	return JoinWithMore(out, len(v.Messages), v.Total, v.File)
 }
 
 // RecordLine renders an inbox record as the mailbox views do: id=

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
 )
 
@@ -533,7 +534,12 @@ func runFilesView(in *runs.Info, view string, hash bool) *inspectOutput {
 // `id= status= type= from= to=[ queued_at=][ sent_at=][ claimed_at=]
 // [ handled_at=][ failed_at=]`, and `corrupted=N` when lines are malformed.
 func runMailboxView(in *runs.Info, n int) (*inspectOutput, error) {
-	recs, corrupted, err := mailbox.NewInbox(in.FilesDir().Path(runs.InboxFile)).List(n)
+	path := in.FilesDir().Path(runs.InboxFile)
+	recs, corrupted, err := mailbox.NewInbox(path).List(n)
+	if err != nil {
+		return nil, err
+	}
+	total, err := mailbox.CountLines(path) // a record per line
 	if err != nil {
 		return nil, err
 	}
@@ -551,10 +557,10 @@ func runMailboxView(in *runs.Info, n int) (*inspectOutput, error) {
 	if recs == nil {
 		recs = []mailbox.Record{}
 	}
-	return &inspectOutput{text: strings.Join(lines, "\n"), details: map[string]any{
+	return &inspectOutput{text: rooms.JoinWithMore(lines, len(recs)+corrupted, total, path), details: map[string]any{
 		"run": in.Meta.Run, "mailbox": in.Meta.Mailbox,
 		"normalized_mailbox": map[string]any{"accepts": nonNil(accepts), "emits": nonNil(emits)},
-		"messages":           recs, "corrupted": corrupted,
+		"messages":           recs, "corrupted": corrupted, "total": total, "file": path,
 	}}, nil
 }
 
