@@ -69,16 +69,34 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 		return exitOf(st), nil
 	}
 	fmt.Fprintf(out, "workflow run:%s: %d nodes in %d layers, max_concurrency=%d fail_fast=%v\n", meta.Run, len(w.Nodes), len(w.Layers), w.Policy.MaxConcurrency, w.Policy.FailFast)
-	pctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		in.poll(pctx, func(node string) error { return e.Retry(pctx, node) })
-	}()
-	err = e.Run(ctx)
-	stop()
-	wg.Wait()
+	for {
+		pctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in.poll(pctx, func(node string) error {
+				err := e.Retry(pctx, node)
+				if err != nil && pctx.Err() != nil {
+					return errRequeue // the engine ended first: applied below
+				}
+				return err
+			})
+		}()
+		err = e.Run(ctx)
+		stop()
+		wg.Wait()
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		// A control.retry that came as the workflow ended is applied now
+		// and the workflow goes on, rather than left queued or failed.
+		in.drain(func(node string) error { return e.Apply(node) })
+		if st.Ended() {
+			break
+		}
+		fmt.Fprintf(out, "workflow run:%s goes on: a node is retried\n", meta.Run)
+	}
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
@@ -196,7 +214,12 @@ func (in *workflowInbox) poll(ctx context.Context, retry func(string) error) {
 	}
 }
 
-// drain claims every queued message and applies it.
+// errRequeue is a retry's answer when the message must wait in the inbox
+// for the next drain.
+var errRequeue = errors.New("requeue")
+
+// drain claims every queued message and applies it; a message its retry
+// answers errRequeue goes back to the queue and the drain stops.
 func (in *workflowInbox) drain(retry func(string) error) {
 	box := mailbox.NewInbox(in.dir.Path(runs.InboxFile))
 	for {
@@ -209,6 +232,12 @@ func (in *workflowInbox) drain(retry func(string) error) {
 			return
 		}
 		err = in.apply(rec, retry)
+		if errors.Is(err, errRequeue) {
+			if err := box.Requeue([]string{rec.ID()}); err != nil {
+				fmt.Fprintf(in.out, "inbox: requeue %s: %v\n", rec.ID(), err)
+			}
+			return
+		}
 		status, meta := mailbox.StatusHandled, map[string]any(nil)
 		if err != nil {
 			status, meta = mailbox.StatusFailed, map[string]any{"error": err.Error()}
