@@ -93,6 +93,11 @@ func (k *Kernel) holdMessage(req wire.Request, env mailbox.Envelope, to mailbox.
 	if err != nil || !in.Live() || !k.held(in.Meta.OwnerID) || expired(env, time.Now()) {
 		return nil, false, nil // the route answers (denied, not found, ended, expired)
 	}
+	if to.Kind == "run" {
+		if err := checkWorkflowControl(in, env); err != nil {
+			return nil, false, err // refused now, not after the resume
+		}
+	}
 	switch {
 	case to.Kind == "room":
 		err = rooms.CheckPost(env)

@@ -78,10 +78,8 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	if err != nil {
 		return nil, err
 	}
-	if env.Type == "control.retry" && in.Meta.Workflow != nil {
-		if err := checkRetry(in, env); err != nil {
-			return nil, err
-		}
+	if err := checkWorkflowControl(in, env); err != nil {
+		return nil, err
 	}
 	dir := in.Dir
 	// A retry of a stored id is a duplicate even past its deadline: only

@@ -275,6 +275,30 @@ func (k *Kernel) resumeLost(in *runs.Info) bool {
 	return true
 }
 
+// checkWorkflowControl checks, before anything is stored or held, the
+// messages whose meaning depends on the run being a workflow:
+// control.retry (only a workflow run takes it, for a node that ended
+// badly) and control.restart (a running workflow is not restarted: its
+// scheduler's restart would end it killed).
+func checkWorkflowControl(in *runs.Info, env mailbox.Envelope) error {
+	id := in.Meta.Run
+	switch {
+	case env.Type == "control.retry" && in.Meta.Workflow != nil:
+		return checkRetry(in, env)
+	case env.Type == "control.retry" && in.Meta.WorkflowNode != nil:
+		wf := in.Meta.WorkflowNode.Workflow
+		return &wire.Error{Code: "invalid_envelope", Exit: 65, Message: fmt.Sprintf("control.retry goes to the workflow run: run:%s is node %s of run:%s", id, in.Meta.WorkflowNode.Node, wf),
+			Hint: fmt.Sprintf("message to=run:%s type=control.retry body:='{\"node\":\"%s\"}'", wf, in.Meta.WorkflowNode.Node)}
+	case env.Type == "control.retry":
+		return &wire.Error{Code: "invalid_envelope", Exit: 65, Message: fmt.Sprintf("control.retry re-runs a node of a workflow run; run:%s is not a workflow", id),
+			Hint: "restart a run's command: message to=run:" + id + " type=control.restart (pi-actors restart " + id + ")"}
+	case env.Type == "control.restart" && in.Meta.Workflow != nil && in.Live():
+		return &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is a running workflow; restart reruns a single command (its scheduler's restart would end the workflow killed)", id),
+			Hint: "rerun a node that failed: message to=run:" + id + " type=control.retry body:='{\"node\":\"<node>\"}'; or stop it and spawn it again"}
+	}
+	return nil
+}
+
 // checkRetry checks a control.retry to a workflow run before it is
 // stored: the body names a node that ended badly.
 func checkRetry(in *runs.Info, env mailbox.Envelope) error {
