@@ -71,6 +71,9 @@ func (s *Spawn) Controls() map[string]any {
 
 // Validate checks the request's shape (and an inline workflow whole).
 func (s *Spawn) Validate() error {
+	if err := s.validateAs(); err != nil {
+		return err
+	}
 	if s.Workflow != nil {
 		return s.validateWorkflow()
 	}
@@ -93,18 +96,24 @@ func (s *Spawn) Validate() error {
 			return Usagef("spawn: give node= or placement=spread, not both")
 		}
 	}
-	if s.As != "" {
-		a, err := mailbox.Parse(s.As)
-		if err == nil && a.Kind != "run" {
-			err = fmt.Errorf("got %s", s.As)
-		}
-		if err != nil {
-			return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: fmt.Sprintf("spawn: as must be a run:<id> address: %v", err),
-				Hint: "as=run:<id>, the id letters, digits, '.', '_' and '-' (or run_id=<id>)"}
-		}
-		if id := strings.TrimSpace(s.RunID); id != "" && id != a.ID {
-			return Usagef("spawn: as=%s and run_id=%s name different runs; give one of them", s.As, id)
-		}
+	return nil
+}
+
+// validateAs checks as= (a run address) against run_id=.
+func (s *Spawn) validateAs() error {
+	if s.As == "" {
+		return nil
+	}
+	a, err := mailbox.Parse(s.As)
+	if err == nil && a.Kind != "run" {
+		err = fmt.Errorf("got %s", s.As)
+	}
+	if err != nil {
+		return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: fmt.Sprintf("spawn: as must be a run:<id> address: %v", err),
+			Hint: "as=run:<id>, the id letters, digits, '.', '_' and '-' (or run_id=<id>)"}
+	}
+	if id := strings.TrimSpace(s.RunID); id != "" && id != a.ID {
+		return Usagef("spawn: as=%s and run_id=%s name different runs; give one of them", s.As, id)
 	}
 	return nil
 }

@@ -161,7 +161,7 @@ func parseNode(i int, item any, w *Workflow, spawnKeys map[string]bool, run stri
 		return nil, invalid("", where+".id", "needs a string id (letters, digits, '.', '_', '-')")
 	}
 	if !nodeIDRe.MatchString(id) || id == "." || id == ".." {
-		return nil, invalid(id, "id", "may contain only letters, digits, '.', '_' and '-'")
+		return nil, invalid(id, "id", "may contain only letters, digits, '.', '_' and '-', and is not . or ..")
 	}
 	if run != "" && len(ChildRun(run, id)) > 128 {
 		return nil, invalid(id, "id", "its child run id %s is longer than 128 bytes; use a shorter node or workflow id", ChildRun(run, id))
