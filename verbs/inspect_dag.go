@@ -125,6 +125,11 @@ func nodeFacts(n *workflows.NodeState, now time.Time) string {
 			fmt.Fprintf(&b, " took=%s", formatElapsed(max(0, took)))
 		}
 	}
+	if n.ReadyTimedOut {
+		// Not ready within its ready_timeout: its "ready" dependents were
+		// skipped.
+		b.WriteString(" ready_timed_out")
+	}
 	if n.Status == workflows.NodeBackoff && !n.NextAt.IsZero() {
 		fmt.Fprintf(&b, " retry_in=%s", formatElapsed(max(0, n.NextAt.Sub(now))))
 	}

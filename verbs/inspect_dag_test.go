@@ -34,3 +34,21 @@ func TestDagTextClocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDagTextReadyTimedOut: a service not ready within its ready_timeout
+// says so on its line (its "ready" dependents were skipped).
+func TestDagTextReadyTimedOut(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	st := &workflows.State{Run: "wf", Status: workflows.StatusFailed, Layers: [][]string{{"svc"}, {"use"}},
+		Nodes: []workflows.NodeState{
+			{ID: "svc", Status: workflows.NodeKilled, Service: true, Attempts: 1, Run: "wf-svc", StartedAt: t0, EndedAt: t0.Add(3 * time.Second), ReadyTimedOut: true},
+			{ID: "use", Status: workflows.NodeSkipped, Reason: "dependency_svc_not_ready"},
+		}}
+	text := dagText(&DagView{RunStatus: "failed", State: st}, 10, t0.Add(time.Minute))
+	if !strings.Contains(text, "L0 svc killed service attempts=1 took=3s ready_timed_out ") {
+		t.Fatalf("no ready_timed_out on the service's line:\n%s", text)
+	}
+	if strings.Contains(text, "L1 use skipped ready_timed_out") {
+		t.Fatalf("ready_timed_out on a node that was not waited for:\n%s", text)
+	}
+}
