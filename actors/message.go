@@ -196,6 +196,11 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 				return nil, fmt.Errorf("resume workflow run:%s for control.retry: %w", id, err)
 			}
 			out.Delivered, out.Queued, out.Consumer, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "workflow-scheduler", "workflow_resumed", runs.StatusRunning
+			if k.held(in.Meta.OwnerID) {
+				// Its session is suspended: the new scheduler waits for
+				// the resume, and the retry with it.
+				out.Status = runs.StatusSuspended
+			}
 			return out, nil
 		}
 		if env.Type == "control.restart" {
