@@ -13,6 +13,7 @@ import (
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/sessions"
 	"github.com/pi-actors/pi-actors/verbs/wire"
+	"github.com/pi-actors/pi-actors/workflows"
 )
 
 // view=trace (seed 002: "why did this happen?") joins a session's causal
@@ -311,8 +312,17 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 			out = append(out, TraceEntry{TS: info.Meta.CreatedAt, Kind: sessions.KindSpawn, Run: r, Cause: info.Meta.Cause,
 				Text: fmt.Sprintf("spawn run:%s%s", r, causeText(&wire.Cause{Run: t.parentOf(info), Session: t.session}))})
 		}
-		if in(r) {
-			out = append(out, runEvents(info)...)
+		switch {
+		case in(r):
+			out = append(out, runEvents(info, nil)...)
+		case info.Meta.Workflow != nil:
+			// The workflow of a node run in scope: that node's attempts
+			// (why its run ran again; each attempt's run starts its own
+			// events afresh).
+			out = append(out, runEvents(info, func(ev map[string]any) bool {
+				node, _ := ev["node"].(string)
+				return ev["event"] == "workflow.node" && in(workflows.ChildRun(r, node))
+			})...)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b TraceEntry) int { return a.TS.Compare(b.TS) })
@@ -321,8 +331,8 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 
 // runEvents are the trace entries of a run's own events: restarts,
 // backoffs, readiness, health, suspends, control messages, a workflow's
-// node attempts and its end.
-func runEvents(in *runs.Info) []TraceEntry {
+// node attempts and its end; only those keep takes when it is set.
+func runEvents(in *runs.Info, keep func(ev map[string]any) bool) []TraceEntry {
 	var out []TraceEntry
 	r := in.Meta.Run
 	for _, line := range runs.TailLines(in.FilesDir().Path(runs.EventsFile), traceEventLines) {
@@ -331,7 +341,7 @@ func runEvents(in *runs.Info) []TraceEntry {
 			continue
 		}
 		ts, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ev["ts"]))
-		if err != nil {
+		if err != nil || keep != nil && !keep(ev) {
 			continue
 		}
 		name, _ := ev["event"].(string)
