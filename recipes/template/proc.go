@@ -222,6 +222,9 @@ func (p *proc) wait(ctx context.Context, grace time.Duration) (int, bool) {
 	if killed && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		return 124, true
 	}
+	if code := CauseExit(ctx); killed && code > 0 {
+		return code, true // stopped for the CLI's signal: 128+n of that signal
+	}
 	return exitStatus(p.cmd.ProcessState), killed
 }
 
