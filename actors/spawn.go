@@ -349,6 +349,15 @@ func (k *Kernel) settle(spec runs.Spec) {
 // directory) is loaded directly; a bare name goes up the discovery ladder
 // (user root, then packaged).
 func (k *Kernel) findRecipe(ref, cwd string) (*recipes.Recipe, *recipes.Entry, error) {
+	if recipes.IsPackaged(ref) {
+		// pkg:<file>: the packaged recipe itself, whatever the user root
+		// holds of that name (a workflow's agent nodes).
+		r, err := recipes.Load(ref)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, nil, nil
+	}
 	if strings.Contains(ref, "/") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, ".json") || strings.HasSuffix(ref, ".md") {
 		path := ref
 		if strings.HasPrefix(path, "~/") {

@@ -231,17 +231,19 @@ func TestImportBareNameLadder(t *testing.T) {
 	}
 }
 
-func TestImportPackagedRecipeSeesUserOverride(t *testing.T) {
+func TestImportPackagedRecipeIgnoresUserOverride(t *testing.T) {
 	env := newImportEnv(t)
-	// subagents-prompts imports the bare name subagent-prompt: the user
-	// root is searched first.
+	// subagents-prompts imports its component by path (docs/recipes.md:
+	// a user recipe of the same name never changes a packaged pipeline).
 	writeFile(t, filepath.Join(env.user, "subagent-prompt.json"), `{"args": ["prompt", "model"], "template": "echo override {prompt} {model}"}`)
-	res := env.mustResolve(t, "pkg:subagents-prompts.json")
-	if f := importedFiles(res)[0]; f != filepath.Join(env.user, "subagent-prompt.json") {
-		t.Errorf("import = %s", f)
+	for _, pipeline := range []string{"pkg:subagents-prompts.json", "pkg:subagent-quorum.json"} {
+		res := env.mustResolve(t, pipeline)
+		if f := importedFiles(res)[0]; f != "pkg:subagent-prompt.json" {
+			t.Errorf("%s imports %s", pipeline, f)
+		}
 	}
 	got := env.argvs(t, "pkg:subagents-prompts.json", map[string]any{"prompts": []any{"p1"}, "model": "m"})
-	if strings.Join(got, " ") != `["echo","override","p1","m"]` {
+	if len(got) != 1 || !strings.HasPrefix(got[0], `["pi","-p","--model","m"`) {
 		t.Errorf("argvs = %v", got)
 	}
 }

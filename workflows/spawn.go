@@ -7,8 +7,10 @@ import (
 	"github.com/pi-actors/pi-actors/recipes/template"
 )
 
-// AgentRecipe is the packaged recipe an agent node runs through.
-const AgentRecipe = "subagent-prompt"
+// AgentRecipe is the packaged recipe an agent node runs through, named
+// by its packaged path: a user recipe called subagent-prompt never stands
+// in for it.
+const AgentRecipe = "pkg:subagent-prompt.json"
 
 // literalKeys are spawn parameters whose strings are never templates:
 // upstream references in them are left alone.
