@@ -2,11 +2,13 @@ package recipes
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -305,7 +307,11 @@ func (rg *Registrar) document(name string, req *Registration, prev *existing) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	args, defaults, values, err := argFields(req, prev)
+	var used map[string]bool // nil: the template stays, so do they all
+	if req.HasTemplate {
+		used = placeholderNames(tmpl)
+	}
+	args, defaults, values, err := argFields(req, prev, used)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,17 +414,20 @@ func descriptionOf(req *Registration, prev *existing, wrapped *wrapTarget) (stri
 }
 
 // argFields returns the args, defaults (args' name=default shorthand, then
-// the defaults parameter over it) and values to write. They describe the
-// template, so an update keeps the existing ones only when it keeps the
-// template and does not give them.
-func argFields(req *Registration, prev *existing) (args []template.Arg, defaults *jsonObject, values any, err error) {
-	keep := !req.HasTemplate
+// the defaults parameter over it) and values to write. An update keeps the
+// existing ones it does not give — with a new template, those of the
+// names it still uses (used; nil keeps all): a declaration of a name the
+// template no longer has would describe nothing.
+func argFields(req *Registration, prev *existing, used map[string]bool) (args []template.Arg, defaults *jsonObject, values any, err error) {
+	keep := !req.HasArgs
+	stays := func(name string) bool { return used == nil || used[name] }
 	args = req.Args
-	if !req.HasArgs && keep {
+	if keep {
 		if old, ok := prev.field("args"); ok {
 			if args, err = template.ParseArgs(toPlain(old)); err != nil {
 				return nil, nil, nil, regErr("args", ErrInvalid, `pass args="…" to replace them`, "args of the existing tool are invalid: %v", err)
 			}
+			args = slices.DeleteFunc(args, func(a template.Arg) bool { return !stays(a.Name) })
 		}
 	}
 	defaults = newJSONObject()
@@ -432,10 +441,12 @@ func argFields(req *Registration, prev *existing) (args []template.Arg, defaults
 		for _, k := range sortedObjectKeys(req.Defaults) {
 			defaults.set(k, toOrdered(req.Defaults[k]))
 		}
-	case !req.HasArgs && keep:
+	case keep:
 		if old, ok := mustGet(orEmpty(prev.doc), "defaults").(*jsonObject); ok {
 			for _, k := range old.keys {
-				defaults.set(k, old.vals[k])
+				if stays(k) {
+					defaults.set(k, old.vals[k])
+				}
 			}
 		}
 	}
@@ -445,10 +456,41 @@ func argFields(req *Registration, prev *existing) (args []template.Arg, defaults
 	switch {
 	case len(req.Values) > 0:
 		values = toOrdered(req.Values)
-	case req.Values == nil && keep:
+	case req.Values == nil:
 		values, _ = prev.field("values")
+		if old, ok := values.(*jsonObject); ok && used != nil {
+			kept := newJSONObject()
+			for _, k := range old.keys {
+				if stays(k) {
+					kept.set(k, old.vals[k])
+				}
+			}
+			values = kept
+			if len(kept.keys) == 0 {
+				values = nil
+			}
+		}
 	}
 	return args, defaults, values, nil
+}
+
+// placeholderRe finds the name a placeholder starts with: {name},
+// {name:int}, {name[index]}, {name.length}, {flag?a:b}, {!flag}.
+var placeholderRe = lazyre.New(`\{!?([A-Za-z_][A-Za-z0-9_-]*)`)
+
+// placeholderNames are the names a template (as written to the file, an
+// import-wrapper's node included) refers to — generously: a name that
+// only looks used is kept.
+func placeholderNames(tmpl any) map[string]bool {
+	b, err := json.Marshal(toPlain(tmpl))
+	if err != nil {
+		return nil // keep everything rather than guess
+	}
+	used := map[string]bool{}
+	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
+		used[m[1]] = true
+	}
+	return used
 }
 
 func orEmpty(o *jsonObject) *jsonObject {

@@ -304,7 +304,15 @@ func TestRegisterConflictUpdateKeepsFields(t *testing.T) {
 	if out.Action != "updated" || !strings.HasPrefix(out.Message(), `Updated tool "tool" (args: who)`) {
 		t.Errorf("outcome %+v", out)
 	}
-	// A new template drops the old args and defaults.
+	// A new template keeps the args and defaults of the names it still
+	// uses...
+	mustRegister(t, rg, map[string]any{"name": "tool", "update": true, "template": "echo {who} again"})
+	if got := readText(t, path); !strings.Contains(got, `"args": [
+    "who"
+  ]`) || !strings.Contains(got, `"who": "world"`) || !strings.Contains(got, `"template": "echo {who} again"`) {
+		t.Errorf("after a new template using the same names:\n%s", got)
+	}
+	// ...and drops those of names it no longer has.
 	mustRegister(t, rg, map[string]any{"name": "tool", "update": true, "template": "echo {x}", "async": false})
 	got := readText(t, path)
 	if strings.Contains(got, `"who"`) || strings.Contains(got, `"async"`) || !strings.Contains(got, `"description": "old description"`) || !strings.Contains(got, `"template": "echo {x}"`) {
