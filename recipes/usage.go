@@ -100,6 +100,11 @@ func recordUsage(root, path, kind string, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("record usage of %s: %w", abs, err)
 	}
+	if len(out) > MaxFileBytes {
+		// The counters would push the recipe past the size every load
+		// refuses: a call must never make its recipe invalid.
+		return nil
+	}
 	return fsutil.WriteFile(abs, out, st.Mode().Perm())
 }
 

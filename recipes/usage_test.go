@@ -211,3 +211,24 @@ func TestRegisterAndUsageShareTheLock(t *testing.T) {
 		t.Errorf("usage after update and call: %v", u)
 	}
 }
+
+// TestRecordUsageNeverPassesTheSizeLimit: a recipe near MaxFileBytes is
+// left as it is rather than grown past the limit by its counters (every
+// later load would refuse it).
+func TestRecordUsageNeverPassesTheSizeLimit(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "recipes")
+	body := `{"description": "d", "template": "echo ` + strings.Repeat("a", MaxFileBytes-60) + `"}`
+	path := regPut(t, filepath.Join(root, "near.json"), body)
+	if _, err := Load(path); err != nil {
+		t.Fatalf("the recipe does not load to begin with: %v", err)
+	}
+	if err := recordUsage(root, path, UsageTool, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := readText(t, path); got != body {
+		t.Errorf("the file changed (%d bytes, limit %d)", len(got), MaxFileBytes)
+	}
+	if _, err := Load(path); err != nil {
+		t.Errorf("after a call the recipe does not load: %v", err)
+	}
+}
