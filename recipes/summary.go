@@ -103,7 +103,9 @@ type Remediation struct {
 	ActivePath      string   `json:"active_path,omitempty"`
 	RiskLabels      []string `json:"risk_labels,omitempty"`
 	Reason          string   `json:"reason"`
-	Action          string   `json:"action"`
+	// Error is why an invalid recipe does not load.
+	Error  string `json:"error,omitempty"`
+	Action string `json:"action"`
 }
 
 // DiagnosticDetail is one diagnostic with its severity and suggested
@@ -139,7 +141,7 @@ const (
 )
 
 // Remediation kinds, in rank order: the first is the most urgent.
-var remediationKinds = []string{"blocking_invalid", "invalid", "blocking_disabled", "risky_shell_boundary", "disabled", "shadowed"}
+var remediationKinds = []string{"blocking_invalid", "invalid", "blocking_disabled", "unknown_field", "risky_shell_boundary", "disabled", "shadowed"}
 
 // Remediation actions.
 const (
@@ -411,8 +413,9 @@ func (s *Summary) details(g *Registry) []DiagnosticDetail {
 }
 
 var (
-	errorDiagRe   = lazyre.New(`(?i)invalid|failed to load|not found|cyclic|exceeds|must define|repeat must`)
-	warningDiagRe = lazyre.New(`(?i)world-writable|group-writable|invokes bash|eval|destructive|broad filesystem|unsafe`)
+	errorDiagRe    = lazyre.New(`(?i)invalid|failed to load|not found|cyclic|exceeds|must define|repeat must`)
+	warningDiagRe  = lazyre.New(`(?i)world-writable|group-writable|invokes bash|eval|destructive|broad filesystem|unsafe|unknown field`)
+	unknownFieldRe = lazyre.New(`(?i)unknown field`)
 )
 
 // DiagnosticSeverity grades a diagnostic message: error, warning or info.
@@ -445,6 +448,7 @@ var diagnosticActions = []struct {
 	{lazyre.New(`(?i)world-writable|group-writable`), "tighten recipe root permissions"},
 	{lazyre.New(`(?i)invokes bash`), "audit the trusted shell boundary and keep only if intentional"},
 	{lazyre.New(`(?i)must define template`), "add a template field or remove the recipe"},
+	{unknownFieldRe, "correct the field's name (a misspelt control is ignored) or remove it"},
 	{lazyre.New(`(?i)JSON|Expected|parse`), "fix recipe syntax or archive the file"},
 	{lazyre.New(`(?i)Markdown recipe`), "fix frontmatter and add a fenced template or recipe block"},
 	{lazyre.New(`(?i)cyclic`), "break the import cycle"},
@@ -518,9 +522,12 @@ func remediate(se *sumEntry) (Remediation, bool) {
 	if len(e.Shadows) > 0 {
 		blocked = e.Shadows[0]
 	}
-	var risky []string
+	var risky, unknown []string
 	for _, d := range se.diags {
-		if DiagnosticSeverity(d) == SeverityWarning {
+		switch {
+		case unknownFieldRe.MatchString(d):
+			unknown = append(unknown, d)
+		case DiagnosticSeverity(d) == SeverityWarning:
 			risky = append(risky, d)
 		}
 	}
@@ -528,6 +535,9 @@ func remediate(se *sumEntry) (Remediation, bool) {
 	case se.invalid:
 		r.Kind, r.Severity, r.Action = "invalid", SeverityError, actionFixInvalid
 		r.Reason = "recipe is invalid and cannot be exposed as a tool"
+		if e.Err != nil {
+			r.Error = e.Err.Error()
+		}
 		if blocked != "" {
 			r.Kind, r.BlockedFallback = "blocking_invalid", blocked
 			r.Reason = "invalid higher-priority recipe blocks a lower-priority fallback"
@@ -539,6 +549,12 @@ func remediate(se *sumEntry) (Remediation, bool) {
 			r.Kind, r.BlockedFallback = "blocking_disabled", blocked
 			r.Reason = "disabled higher-priority recipe intentionally blocks a lower-priority fallback"
 		}
+	case len(unknown) > 0:
+		r.Kind, r.Severity, r.Action = "unknown_field", SeverityWarning, DiagnosticAction(unknown[0])
+		for i, d := range unknown {
+			unknown[i] = strings.TrimPrefix(d, "Recipe "+e.Path+": ")
+		}
+		r.Reason = strings.Join(unknown, "; ")
 	case len(risky) > 0:
 		r.Kind, r.Severity, r.Action = "risky_shell_boundary", SeverityWarning, actionRiskyBoundry
 		r.Reason, r.RiskLabels = risky[0], se.labels

@@ -200,6 +200,15 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, tool.ArgError(err)
 	}
+	// The recipe's own warnings (an unknown field is ignored: a misspelt
+	// control does nothing) reach the caller, not only doctor.
+	for _, w := range rec.Warnings {
+		w = rec.Path + ": " + w
+		plan.Warnings = append(plan.Warnings, w)
+		if env.Stderr != nil && !env.JSON {
+			fmt.Fprintf(env.Stderr, "pi-actors call: warning: %s\n", w)
+		}
+	}
 	if c.DryRun {
 		return planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path}), nil
 	}

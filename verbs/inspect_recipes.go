@@ -15,6 +15,8 @@ const (
 	doctorRemediations    = 8  // remediation lines
 	doctorGlobalDiags     = 4  // unattributed error/warning lines
 	doctorMessageChars    = 160
+	doctorPathChars       = 240 // a remediation's file
+	doctorErrorChars      = 320 // an invalid recipe's load error (it names the file too)
 	summaryRecipeLines    = 24
 	summaryDraftLines     = 5
 	descriptionChars      = 160
@@ -126,6 +128,9 @@ func recipesDoctorText(s *recipes.Summary) string {
 			break
 		}
 		line := fmt.Sprintf("%s kind=%s id=%s", m.Severity, m.Kind, m.ID)
+		if m.Path != "" {
+			line += " path=" + inspectPreview(m.Path, doctorPathChars)
+		}
 		if m.BlockedFallback != "" {
 			line += " blocked=" + inspectPreview(m.BlockedFallback, doctorActionChars)
 		}
@@ -136,7 +141,14 @@ func recipesDoctorText(s *recipes.Summary) string {
 			}
 			line += " labels=" + strings.Join(labels, ",")
 		}
-		lines = append(lines, line+" action="+inspectPreview(m.Action, doctorActionChars))
+		line += " action=" + inspectPreview(m.Action, doctorActionChars)
+		switch {
+		case m.Error != "":
+			line += " error=" + inspectPreview(m.Error, doctorErrorChars)
+		case m.Kind == "unknown_field":
+			line += " reason=" + inspectPreview(m.Reason, doctorMessageChars)
+		}
+		lines = append(lines, line)
 	}
 	shown := 0
 	for _, d := range s.DiagnosticDetails {
