@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -300,14 +301,18 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	}
 	if env.Stderr != nil {
 		for _, f := range res.NonCritical {
-			fmt.Fprintf(env.Stderr, "pi-actors %s: non-critical failure: exit %d%s from %s (at %s)\n", verbOf(tool), f.Code, killedNote(f.Killed), f.Command, f.Path)
+			fmt.Fprintf(env.Stderr, "pi-actors %s: non-critical failure: exit %d%s from %s (at %s)\n", verbOf(tool), f.Code, killedNote(f.Killed), cutLine(f.Command, commandChars), f.Path)
 		}
 		if res.Failure != nil {
-			fmt.Fprintf(env.Stderr, "pi-actors %s: exit %d%s from %s (at %s)\n", verbOf(tool), res.Failure.Code, killedNote(res.Failure.Killed), res.Failure.Command, res.Failure.Path)
+			fmt.Fprintf(env.Stderr, "pi-actors %s: exit %d%s from %s (at %s)\n", verbOf(tool), res.Failure.Code, killedNote(res.Failure.Killed), cutLine(res.Failure.Command, commandChars), res.Failure.Path)
 		}
 	}
 	return &Outcome{Exit: res.Code, Streamed: true}, nil
 }
+
+// commandChars bounds a command line in a run's result and errors (an
+// argument may be megabytes; --dry-run shows the whole plan).
+const commandChars = 2000
 
 func verbOf(tool string) string {
 	if tool == "exec" {
@@ -334,7 +339,7 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 		"truncated":   tail.Truncated,
 		"total_lines": tail.TotalLines,
 		"total_bytes": tail.TotalBytes,
-		"command":     strings.Join(res.Commands, " && "),
+		"command":     cutLine(strings.Join(res.Commands, " && "), commandChars),
 		"killed":      res.Killed,
 		"risk_labels": nonNil(plan.RiskLabels),
 		"warnings":    nonNil(plan.Warnings),
@@ -350,7 +355,11 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 		result["notice"] = tail.Notice(path)
 	}
 	if len(res.NonCritical) > 0 {
-		result["non_critical_failures"] = res.NonCritical
+		nc := slices.Clone(res.NonCritical)
+		for i := range nc {
+			nc[i].Command = cutLine(nc[i].Command, commandChars)
+		}
+		result["non_critical_failures"] = nc
 	}
 	if len(res.Joins) > 0 {
 		outer := res.Joins[0]
@@ -359,16 +368,28 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 				outer = j
 			}
 		}
+		joins := slices.Clone(res.Joins)
+		for i := range joins {
+			joins[i].Branches = slices.Clone(joins[i].Branches)
+			for k := range joins[i].Branches {
+				joins[i].Branches[k].Command = cutLine(joins[i].Branches[k].Command, commandChars)
+			}
+			if joins[i].Path == outer.Path {
+				outer = joins[i]
+			}
+		}
 		result["branches"] = outer.Branches
 		result["soft_quorum"] = outer.SoftQuorum
-		result["joins"] = res.Joins
+		result["joins"] = joins
 	}
 	out := &Outcome{Result: result, Exit: res.Code, Text: tail.Text}
 	if res.Failure == nil {
 		return out
 	}
-	result["failure"] = res.Failure
-	msg := fmt.Sprintf("exit %d%s from %s (at %s)", res.Failure.Code, killedNote(res.Failure.Killed), res.Failure.Command, res.Failure.Path)
+	failure := *res.Failure
+	failure.Command = cutLine(failure.Command, commandChars)
+	result["failure"] = failure
+	msg := fmt.Sprintf("exit %d%s from %s (at %s)", failure.Code, killedNote(failure.Killed), failure.Command, failure.Path)
 	out.Fail = &Error{Code: "command_failed", Message: msg, Hint: "the command's stderr is in details.failure.stderr; its stdout tail in details.output", Details: result, Exit: res.Code}
 	return out
 }
