@@ -705,3 +705,22 @@ func hasLine(lines []string, sub string) bool {
 	}
 	return false
 }
+
+// TestRestartPolicyName: a recipe's restart may be a bare policy name, as
+// spawn's restart= is (the other fields take their defaults); a blank one
+// is refused with the two forms.
+func TestRestartPolicyName(t *testing.T) {
+	dir := t.TempDir()
+	path := regPut(t, filepath.Join(dir, "svc.json"), `{"description": "d", "template": "sleep 1", "restart": "on-failure"}`)
+	r, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Restart["policy"] != "on-failure" || len(r.Restart) != 1 {
+		t.Errorf("restart = %v", r.Restart)
+	}
+	path = regPut(t, filepath.Join(dir, "blank.json"), `{"description": "d", "template": "sleep 1", "restart": " "}`)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "restart must be a policy name") {
+		t.Errorf("blank restart: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package recipes
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -166,6 +167,15 @@ func compile(raw map[string]any, path, format string) (*Recipe, error) {
 		default:
 			return nil, fmt.Errorf("%w: actor_context must be true, false or \"off\" (got %s)", ErrInvalid, template.CompactJSON(v))
 		}
+	}
+	if s, ok := raw["restart"].(string); ok {
+		// A bare policy name, as spawn takes it (restart=on-failure): the
+		// other fields take their defaults.
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("%w: restart must be a policy name (never, on-failure, on-abnormal, always) or an object {policy, backoff_ms, …}", ErrInvalid)
+		}
+		raw = maps.Clone(raw)
+		raw["restart"] = map[string]any{"policy": s}
 	}
 	for _, f := range []struct {
 		key string
