@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // Names a user gives and names stored differ in spelling: register_tool
@@ -11,14 +13,20 @@ import (
 // library spells its recipes with hyphens. Every lookup by name — call,
 // spawn recipe=, message to=tool:, inspect target=tool:, the MCP and pi
 // recipe tools, register_tool's update and delete — takes a recipe's exact
-// id first, else the one active recipe whose id differs only in case and
-// in - against _ (NameKey). Two such recipes and no exact id is an
+// id first, else the one active recipe whose id differs only in case, in
+// - against _, and in what the MCP tool names replace with _ (a.b is
+// listed as a_b) (NameKey). Two such recipes and no exact id is an
 // AmbiguousError; register_tool refuses to create the second.
 
+// nameKeyRe is what NameKey writes as one _: any run of characters a tool
+// name cannot hold.
+var nameKeyRe = lazyre.New(`[^a-z0-9_]+`)
+
 // NameKey is a name's spelling-blind form: trimmed, lowercase, every -
-// an _. my-tool, My_Tool and my_tool have the same key.
+// an _, every run of other characters but letters, digits and _ one _.
+// my-tool, My_Tool and my_tool have the same key; so do a.b and a_b.
 func NameKey(name string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
+	return nameKeyRe.ReplaceAllString(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_"), "_")
 }
 
 // AmbiguousError is a name that is no recipe's exact id and matches

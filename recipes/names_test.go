@@ -9,12 +9,16 @@ import (
 // and _); several such ids and no exact one are ambiguous.
 func TestResolveSpellings(t *testing.T) {
 	tool := `{"description":"d","template":"echo x"}`
-	agent, _ := agentWith(t, map[string]string{"my_tool.json": tool, "two-ways.json": tool, "two_ways.json": tool, "off.json": `{"description":"d","disabled":true,"template":"echo x"}`})
+	agent, _ := agentWith(t, map[string]string{"my_tool.json": tool, "two-ways.json": tool, "two_ways.json": tool, "off.json": `{"description":"d","disabled":true,"template":"echo x"}`,
+		"a.b.json": tool, "Foo Bar.json": tool})
 	g := discover(t, agent)
 	for name, want := range map[string]string{
 		"my_tool": "my_tool", "my-tool": "my_tool", " My-Tool ": "my_tool",
 		"utility_git_status": "utility-git-status", "utility-git-status": "utility-git-status",
 		"two-ways": "two-ways", "two_ways": "two_ways", "nope": "",
+		// the names MCP and schema list them under (runs of characters a
+		// tool name cannot hold become _)
+		"a_b": "a.b", "a.b": "a.b", "Foo_Bar": "Foo Bar", "foo_bar": "Foo Bar",
 	} {
 		id, err := g.Resolve(name, nil)
 		if err != nil || id != want {
