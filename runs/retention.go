@@ -165,22 +165,10 @@ func checkCopyable(path string) error {
 			return err
 		}
 		if t := d.Type(); t&^(fs.ModeDir|fs.ModeSymlink) != 0 {
-			return fmt.Errorf("%w: %s is a %s (only files and directories are copied); prune without preserve_artifacts, or copy what you need first", ErrNotPreservable, p, kindOf(t))
+			return fmt.Errorf("%w: %s is a %s (only files and directories are copied); prune without preserve_artifacts, or copy what you need first", ErrNotPreservable, p, fsutil.FileKind(t))
 		}
 		return nil
 	})
-}
-
-func kindOf(t fs.FileMode) string {
-	switch {
-	case t&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case t&fs.ModeSocket != 0:
-		return "socket"
-	case t&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // copyNew copies src (a file, or a directory with what it holds) into
@@ -245,7 +233,7 @@ func copyTree(src, dst string, syncs *fsutil.DirSyncs) error {
 		case t.IsRegular():
 			return copyFile(p, to)
 		default:
-			return fmt.Errorf("%w: %s is a %s", ErrNotPreservable, p, kindOf(t))
+			return fmt.Errorf("%w: %s is a %s", ErrNotPreservable, p, fsutil.FileKind(t))
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/workflows"
@@ -96,7 +97,7 @@ func ReadWorkflow(path, cwd string) (map[string]any, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: fmt.Sprintf("workflow file %s is not a file (a %s)", path, fileKind(st.Mode())), Hint: "workflow=<path of a JSON file>, relative to your directory"}
+		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: fmt.Sprintf("workflow file %s is not a file (a %s)", path, fsutil.FileKind(st.Mode())), Hint: "workflow=<path of a JSON file>, relative to your directory"}
 	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(f, maxWorkflowFile+1)); err != nil {
@@ -122,19 +123,4 @@ func workflowError(we *workflows.Error) *Error {
 	return &Error{Exit: ExitDataErr, Code: "invalid_workflow", Message: we.Error(),
 		Hint:    "fix the node and field named above; docs/workflows.md has the schema",
 		Details: map[string]any{"node": we.Node, "field": we.Field}}
-}
-
-// fileKind names what a path that is not a regular file is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }

@@ -209,3 +209,19 @@ func (g *DirSyncs) Sync() error {
 	}
 	return first
 }
+
+// FileKind names what a file that is not a regular file is, for errors:
+// directory, FIFO, socket, device or special file.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
