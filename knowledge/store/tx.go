@@ -71,20 +71,30 @@ func (w *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 }
 
 // prepare adds the statements a transaction used to the cache; it runs
-// when the writer connection is free again.
+// when the writer connection is free again. It never waits for the writer
+// connection while it holds the cache's lock: the transaction that holds
+// the connection may need the lock (Tx.stmt) to finish, and the two would
+// wait for each other.
 func (s *DB) prepare(ctx context.Context, qs []string) {
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	if s.stmts == nil {
-		return // closed
-	}
 	for _, q := range qs {
-		if _, ok := s.stmts[q]; ok || len(s.stmts) >= maxStmts {
+		s.smu.Lock()
+		_, have := s.stmts[q]
+		skip := s.stmts == nil || have || len(s.stmts) >= maxStmts // closed, cached or full
+		s.smu.Unlock()
+		if skip {
 			continue
 		}
-		if st, err := s.w.PrepareContext(ctx, q); err == nil {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		s.smu.Lock()
+		if _, have := s.stmts[q]; s.stmts == nil || have || len(s.stmts) >= maxStmts {
+			st.Close() // closed, or another writer cached it meanwhile
+		} else {
 			s.stmts[q] = st
 		}
+		s.smu.Unlock()
 	}
 }
 
