@@ -46,12 +46,14 @@ operations:
 		fmt.Fprintf(&b, "  %-17s %s\n", name, summary)
 	}
 	b.WriteString(`
-pi-actors knowledge <operation> --help shows its parameters. Examples:
+pi-actors knowledge <operation> --help shows its parameters. Task ids
+(createdByTaskId, lastTaskId, taskId) default to the run inside a run and
+are required outside one. Examples:
   pi-actors knowledge init
-  pi-actors knowledge manage_graph operation=create entityType=molecule name=Payments knowledge="Stripe, idempotent webhooks"
-  pi-actors knowledge manage_graph operation=create entityType=atom name=Webhooks paths:='["src/payments/webhook-*.ts"]' moleculeId=<id>
+  pi-actors knowledge manage_graph operation=create entityType=molecule name=Payments knowledge="Stripe, idempotent webhooks" createdByTaskId=task-12
+  pi-actors knowledge manage_graph operation=create entityType=atom name=Webhooks paths:='["src/payments/webhook-*.ts"]' moleculeId=<id> createdByTaskId=task-12
   pi-actors knowledge query_graph operation=context paths=src/payments/webhook-handler.ts,src/shared/retry.ts
-  pi-actors knowledge manage_changelog operation=append parentType=atom parentId=<id> summary="split the handler"
+  pi-actors knowledge manage_changelog operation=append parentType=atom parentId=<id> summary="split the handler" taskId=task-12
   pi-actors message to=knowledge type=knowledge.query_graph body:='{"operation":"search","entityType":"atom","query":"retry"}'`)
 	return b.String()
 }

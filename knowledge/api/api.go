@@ -134,7 +134,7 @@ func textStatus(b *strings.Builder, s *StatusResult) {
 			op.OrDash(st.Store), st.Path, st.SchemaVersion, st.SizeBytes, c.Projects, c.Molecules, c.Atoms, c.Changelog, c.Deltas)
 		for i, p := range st.Projects {
 			if i == op.TextItems {
-				fmt.Fprintf(b, "  … %d more (project_list)\n", c.Projects-i)
+				fmt.Fprintf(b, "  … %d more (pi-actors knowledge project list)\n", c.Projects-i)
 				break
 			}
 			fmt.Fprintf(b, "  project %s %q root=%s\n", p.ID, p.Name, p.Root)

@@ -140,7 +140,7 @@ func resolveProject(ctx context.Context, q store.Querier, given, cwd string) (st
 	case 1:
 		return ids[0], nil
 	case 0:
-		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under no project's root; pass projectId (pi-actors knowledge project list; MCP project_list) or create one (pi-actors knowledge init in the repo, or knowledge project create root=DIR)", cwdOrNone(cwd))
+		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under no project's root; pass projectId (pi-actors knowledge project list; over MCP, the inspect tool with target=knowledge view=status lists them) or create one (pi-actors knowledge init in the repo, or knowledge project create root=DIR)", cwdOrNone(cwd))
 		return "", &noProjectError{e}
 	default:
 		e := op.Invalid("projectId", "projectId is required: the cwd %s lies under %d project roots (%s); pass one of them", cwd, len(ids), strings.Join(ids, ", "))
