@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"syscall"
 
 	"github.com/pi-actors/pi-actors/internal/config"
@@ -83,6 +84,11 @@ func Classify(err error) *Error {
 		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: envelopeHint(field)}
 	case errors.Is(err, config.ErrInvalid):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
+	case errors.As(err, new(*url.Error)):
+		// An HTTP service the call needs (the knowledge embedder) did not
+		// answer: the service is unavailable, not pi-actors broken.
+		return &Error{Exit: ExitUnavailable, Code: "service_unavailable", Message: err.Error(),
+			Hint: "the service named above does not answer: for the knowledge embedder check [knowledge.embedder] url in pi-actors.toml (pi-actors knowledge status shows its last error), then retry"}
 	}
 	if ce := classifySystem(err); ce != nil {
 		return ce
