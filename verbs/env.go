@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -60,6 +62,10 @@ type Env struct {
 	// Routed means the verb runs on the node a cluster routed it to: it
 	// acts on this node's files and is never routed again.
 	Routed bool
+	// Interrupt, when set, ends a request waiting for the kernel's answer
+	// when it ends (the CLI's Ctrl-C): the caller stops waiting; the
+	// kernel still finishes what it was sent.
+	Interrupt context.Context
 }
 
 // NewEnv reads the agent root and its config and the calling process's
@@ -164,6 +170,10 @@ func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Resp
 		return nil, err
 	}
 	defer c.Close()
+	if ctx := env.Interrupt; ctx != nil {
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		defer stop()
+	}
 	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Items: items}
 	if !env.Cause.Empty() {
 		c := env.Cause
@@ -174,7 +184,13 @@ func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Resp
 			return nil, err
 		}
 	}
-	return c.Call(req)
+	resp, err := c.Call(req)
+	if ctx := env.Interrupt; err != nil && ctx != nil && ctx.Err() != nil {
+		return nil, &Error{Exit: max(template.CauseExit(ctx), 130), Code: "interrupted",
+			Message: fmt.Sprintf("interrupted while waiting for the kernel's answer to %s", op),
+			Hint:    "the kernel still finishes a request it was sent; look before you send it again (inspect, ps)"}
+	}
+	return resp, err
 }
 
 // KernelBinary finds pi-actors-kernel: $PI_ACTORS_KERNEL_BIN, this binary

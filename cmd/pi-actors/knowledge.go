@@ -97,7 +97,7 @@ func runKnowledgeVerb(ctx context.Context, a *app, r *request) int {
 		fmt.Fprint(a.io.out, specHelp(spec))
 		return exitOK
 	}
-	env, err := a.env(spec, r)
+	env, err := a.env(ctx, spec, r)
 	if err != nil {
 		return a.fail(r, err)
 	}

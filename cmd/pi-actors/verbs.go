@@ -23,8 +23,9 @@ func specFlags(s *verbs.Spec) []string {
 	return append(flags, "--text")
 }
 
-// env builds the verb layer's environment for one request.
-func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
+// env builds the verb layer's environment for one request; ctx ending
+// (Ctrl-C) stops a wait for the kernel's answer.
+func (a *app) env(ctx context.Context, spec *verbs.Spec, r *request) (*verbs.Env, error) {
 	env, err := verbs.NewEnv()
 	if err != nil {
 		return nil, err
@@ -45,6 +46,7 @@ func (a *app) env(spec *verbs.Spec, r *request) (*verbs.Env, error) {
 		}
 	}
 	env.Width = a.width()
+	env.Interrupt = ctx
 	return env, nil
 }
 
@@ -98,7 +100,7 @@ func (a *app) runSpec(ctx context.Context, spec *verbs.Spec, r *request) int {
 	if len(r.batch) > 0 {
 		return a.runBatch(ctx, spec, r)
 	}
-	env, err := a.env(spec, r)
+	env, err := a.env(ctx, spec, r)
 	if err != nil {
 		return a.fail(r, err)
 	}
@@ -128,7 +130,7 @@ func (a *app) runBatch(ctx context.Context, spec *verbs.Spec, r *request) int {
 		}
 		return code
 	}
-	env, err := a.env(spec, r)
+	env, err := a.env(ctx, spec, r)
 	if err != nil {
 		return a.fail(r, err)
 	}
