@@ -152,12 +152,19 @@ func (s *Store) Search(ctx context.Context, req *vectorop.Search) (*vectorop.Sea
 	}
 	if len(all) == 0 {
 		res.Status = vectorop.StatusNoMatches
-		res.Hint = noMatchHint(domains, res.AlsoExistsIn)
+		res.Hint = noMatchHint(domains, res.AlsoExistsIn, req.Type)
 	}
 	return res, nil
 }
 
-func noMatchHint(searched, also []string) string {
+// noMatchHint says where nothing matched and what to try: another domain
+// that holds the query's topics, search_all, or — with a type filter —
+// the same search without it (the filter, not the words, may be what
+// found nothing).
+func noMatchHint(searched, also []string, typ string) string {
+	if typ != "" {
+		return "nothing of type " + typ + " in " + strings.Join(searched, ", ") + " matches; the same search without type= looks at every type"
+	}
 	h := "nothing in " + strings.Join(searched, ", ") + " matches"
 	if len(also) > 0 {
 		h += "; its topics may exist in " + strings.Join(also, ", ") + " (search domain=" + also[0] + ")"

@@ -96,7 +96,7 @@ func (s *Store) SmartSearch(ctx context.Context, req *vectorop.SmartSearch) (*ve
 	}
 	if len(sel) == 0 {
 		res.Status = vectorop.StatusNoMatches
-		res.Hint = noMatchHint(domains, res.AlsoExistsIn)
+		res.Hint = noMatchHint(domains, res.AlsoExistsIn, "")
 	}
 	return res, nil
 }

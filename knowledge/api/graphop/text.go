@@ -122,7 +122,12 @@ func textContext(b *strings.Builder, c *Context) {
 		fmt.Fprintf(b, "… %d atoms in all; --json for every atom\n", n+len(c.OrphanAtoms))
 	}
 	if len(c.UnmatchedPaths) > 0 {
-		fmt.Fprintf(b, "unmatched: %s\n", op.Clip(strings.Join(c.UnmatchedPaths, ", "), op.TextFull))
+		all := strings.Join(c.UnmatchedPaths, ", ")
+		line := op.Clip(all, op.TextFull)
+		if line != all {
+			line += fmt.Sprintf(" (%d paths in all; --json lists every one)", len(c.UnmatchedPaths))
+		}
+		fmt.Fprintf(b, "unmatched: %s\n", line)
 	}
 }
 

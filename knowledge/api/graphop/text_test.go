@@ -31,6 +31,13 @@ func TestText(t *testing.T) {
 	if out, _ = Text(c); !strings.HasPrefix(out, "molecules=1 atoms=1 orphan_atoms=0 unmatched_paths=1") || !strings.Contains(out, "unmatched: y") {
 		t.Fatalf("context text:\n%s", out)
 	}
+	// Many unmatched paths: the line is cut and says where they all are.
+	for i := range 300 {
+		c.UnmatchedPaths = append(c.UnmatchedPaths, "src/some/deep/path/file"+strings.Repeat("x", i%7)+".go")
+	}
+	if out, _ = Text(c); !strings.Contains(out, "(301 paths in all; --json lists every one)") || len(out) > 3000 {
+		t.Fatalf("context text with 301 unmatched paths (%d bytes):\n%s", len(out), out)
+	}
 	v := &VerifyResult{OK: false, Stores: []VerifyReport{{Store: "project", Breaks: []Break{{EntityID: "a", Version: 2, Reason: "r"}}}}}
 	if out, _ = Text(v); !strings.HasPrefix(out, "ok=false") || !strings.Contains(out, "a v2: r") {
 		t.Fatalf("verify text:\n%s", out)
