@@ -28,14 +28,22 @@ const mainRoom = "main"
 // caller-chosen record ids: they become path elements, so nothing else.
 var tokenRe = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 
-// MaxToken bounds a token: it becomes a file or directory name (with
-// room for the suffixes beside it), as a run id does.
+// MaxToken bounds an id inside an address: it becomes a file or
+// directory name (with room for the suffixes beside it), as a run id
+// does. Record ids (message ids, follow-up ids) are stored in lines, not
+// names, and are not bounded so.
 const MaxToken = 128
 
 // validToken reports whether s is a non-empty token that is safe as a
 // path element ("." and ".." are not) and at most MaxToken bytes.
 func validToken(s string) bool {
-	return s != "." && s != ".." && len(s) <= MaxToken && tokenRe.MatchString(s)
+	return len(s) <= MaxToken && validID(s)
+}
+
+// validID reports whether s is a non-empty token of any length: a
+// record's id.
+func validID(s string) bool {
+	return s != "." && s != ".." && tokenRe.MatchString(s)
 }
 
 // Address is a parsed actor address. ID is the run id for run, branch and

@@ -126,3 +126,17 @@ func TestKnowledgeEnvelope(t *testing.T) {
 		t.Fatalf("knowledge:main: %v, want ErrInvalid", err)
 	}
 }
+
+// TestLongRecordIDs: only the ids inside addresses (they become names of
+// files and directories) are bounded; a record's id is a line's field —
+// the kernel's follow-up ids run past 128 bytes for a long run id, and a
+// caller's message id may too.
+func TestLongRecordIDs(t *testing.T) {
+	long := strings.Repeat("r", 120) + ".1764216519000000000.node.integration-tests.3.failed"
+	if _, _, err := NewInbox(t.TempDir()+"/inbox.jsonl").Append(map[string]any{"id": long, "type": "x.y"}); err != nil {
+		t.Fatalf("a %d-byte record id: %v", len(long), err)
+	}
+	if _, err := (Envelope{To: "run:a", Type: "x.y", ID: long}).Normalized(); err != nil {
+		t.Fatalf("a %d-byte message id: %v", len(long), err)
+	}
+}

@@ -146,10 +146,7 @@ func (e Envelope) Normalized() (Envelope, error) {
 		}
 		e.From = from.String()
 	}
-	if e.ID != "" && !validToken(e.ID) {
-		if len(e.ID) > MaxToken {
-			return Envelope{}, envErr("id", nil, "message.id is %d bytes, longer than %d; use a shorter id", len(e.ID), MaxToken)
-		}
+	if e.ID != "" && !validID(e.ID) {
 		return Envelope{}, envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", e.ID)
 	}
 	if e.TTL < 0 {
