@@ -88,10 +88,12 @@ type proc struct {
 	stdinW  *os.File
 }
 
-// pipeCopy copies one output pipe to its writer and shows drain whether it
-// is moving: bytes copied, and whether it is inside a write.
+// pipeCopy copies one output pipe to its writer and shows drain whether
+// its destination is what holds it up: bytes copied, time spent inside
+// writes, and whether it is inside one now.
 type pipeCopy struct {
 	moved   atomic.Int64
+	writeNS atomic.Int64
 	writing atomic.Bool
 }
 
@@ -103,7 +105,9 @@ func (c *pipeCopy) run(w io.Writer, r io.Reader) {
 		n, err := r.Read(buf)
 		if n > 0 {
 			c.writing.Store(true)
+			t0 := time.Now()
 			w.Write(buf[:n])
+			c.writeNS.Add(int64(time.Since(t0)))
 			c.writing.Store(false)
 			c.moved.Add(int64(n))
 		}
@@ -228,22 +232,34 @@ func (p *proc) wait(ctx context.Context, grace time.Duration) (int, bool) {
 	return exitStatus(p.cmd.ProcessState), killed
 }
 
+// drainSlack is what may still come out of a leaf's pipes once its
+// group is gone: their buffers (64 KiB each) and a read in flight on
+// each. A process that escaped the group can write on for ever; past this
+// much, what moves is its output, not the leaf's.
+const drainSlack = 4 * 64 << 10
+
 // drain waits for the output readers, closing the pipes if a process that
-// escaped the group still holds them: once nothing moved through them for
-// readerGrace while no reader was inside a write.
+// escaped the group still holds them. It waits past readerGrace only for
+// a slow destination — a reader inside a write, or that spent most of
+// the last grace in writes (a log on a stalled disk) — and only while no
+// more than drainSlack moved since the group was gone; output that keeps
+// arriving while the destination keeps up is an escaped process's.
 func (p *proc) drain() {
 	done := make(chan struct{})
 	go func() { p.readers.Wait(); close(done) }()
 	t := time.NewTimer(readerGrace)
 	defer t.Stop()
-	last := p.moved()
+	start := p.moved()
+	lastNS := p.writeNS()
 	for waiting := true; waiting; {
 		select {
 		case <-done:
 			waiting = false
 		case <-t.C:
-			if now := p.moved(); now != last || p.copies[0].writing.Load() || p.copies[1].writing.Load() {
-				last = now
+			ns := p.writeNS()
+			slow := p.copies[0].writing.Load() || p.copies[1].writing.Load() || ns-lastNS > int64(readerGrace/2)
+			if slow && p.moved()-start <= drainSlack {
+				lastNS = ns
 				t.Reset(readerGrace)
 				continue
 			}
@@ -264,6 +280,9 @@ func (p *proc) drain() {
 
 // moved is how many bytes the output readers copied.
 func (p *proc) moved() int64 { return p.copies[0].moved.Load() + p.copies[1].moved.Load() }
+
+// writeNS is how long the output readers spent inside writes.
+func (p *proc) writeNS() int64 { return p.copies[0].writeNS.Load() + p.copies[1].writeNS.Load() }
 
 // stopGroup sends SIGTERM to the group, waits up to grace for the leader
 // and every member to go, then sends SIGKILL to whatever is left.
