@@ -2,7 +2,6 @@ package recipes
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -474,22 +473,46 @@ func argFields(req *Registration, prev *existing, used map[string]bool) (args []
 	return args, defaults, values, nil
 }
 
-// placeholderRe finds the name a placeholder starts with: {name},
-// {name:int}, {name[index]}, {name.length}, {flag?a:b}, {!flag}.
-var placeholderRe = lazyre.New(`\{!?([A-Za-z_][A-Za-z0-9_-]*)`)
+// Generous name finding for placeholderNames: every {…} group of a
+// string, and every identifier in it ({start+count}, {items[idx]},
+// {_(n+1)}, { flag?a:b} name them all).
+var (
+	braceGroupRe = lazyre.New(`\{[^{}]*\}`)
+	identRe      = lazyre.New(`[A-Za-z_][A-Za-z0-9_-]*`)
+)
 
 // placeholderNames are the names a template (as written to the file, an
 // import-wrapper's node included) refers to — generously: a name that
-// only looks used is kept.
+// only looks used is kept. Besides the identifiers inside every {…},
+// when and output name values bare ("when": "verbose", "output": "ogg").
 func placeholderNames(tmpl any) map[string]bool {
-	b, err := json.Marshal(toPlain(tmpl))
-	if err != nil {
-		return nil // keep everything rather than guess
-	}
 	used := map[string]bool{}
-	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
-		used[m[1]] = true
+	addAll := func(s string) {
+		for _, id := range identRe.FindAllString(s, -1) {
+			used[id] = true
+		}
 	}
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch x := v.(type) {
+		case string:
+			for _, g := range braceGroupRe.FindAllString(x, -1) {
+				addAll(g)
+			}
+			if key == "when" || key == "output" {
+				addAll(x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, "")
+			}
+		case map[string]any:
+			for k, e := range x {
+				walk(e, k)
+			}
+		}
+	}
+	walk(toPlain(tmpl), "")
 	return used
 }
 

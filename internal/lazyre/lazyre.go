@@ -35,6 +35,9 @@ func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
 	return r.get().FindAllStringSubmatch(s, n)
 }
 
+// FindAllString is regexp.Regexp.FindAllString.
+func (r *Regexp) FindAllString(s string, n int) []string { return r.get().FindAllString(s, n) }
+
 // FindStringSubmatchIndex is regexp.Regexp.FindStringSubmatchIndex.
 func (r *Regexp) FindStringSubmatchIndex(s string) []int { return r.get().FindStringSubmatchIndex(s) }
 
