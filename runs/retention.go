@@ -139,6 +139,7 @@ func preserveArtifacts(in *Info) (map[string]string, error) {
 			for _, p := range kept {
 				os.RemoveAll(p)
 			}
+			os.Remove(dest) // made for these copies (kept when it holds earlier ones)
 			return nil, fmt.Errorf("prune: preserve artifact %s: %w", s.name, err)
 		}
 		kept[s.name] = to

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,7 +85,7 @@ func Classify(err error) *Error {
 		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: envelopeHint(field)}
 	case errors.Is(err, config.ErrInvalid):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
-	case errors.As(err, new(*url.Error)):
+	case errors.As(err, new(*url.Error)) && !errors.Is(err, context.Canceled):
 		// An HTTP service the call needs (the knowledge embedder) did not
 		// answer: the service is unavailable, not pi-actors broken.
 		return &Error{Exit: ExitUnavailable, Code: "service_unavailable", Message: err.Error(),

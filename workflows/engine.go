@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,7 @@ import (
 // skipping, stops services once every other node ended, and records every
 // change in workflow.json before acting on it.
 type Engine struct {
+	once sync.Once
 	W    *Workflow
 	St   *State
 	Host Host
@@ -56,18 +58,20 @@ var ErrNotRetryable = errors.New("node cannot be retried")
 // ended yet (the kernel was down, say).
 const stopResend = time.Second
 
+// init sets the engine up once, whichever of Run, Retry (from another
+// goroutine), Kill or Apply comes first.
 func (e *Engine) init() {
-	if e.cmds == nil {
+	e.once.Do(func() {
 		e.cmds = make(chan command)
 		e.again = map[string]time.Duration{}
 		e.lastStop = map[string]time.Time{}
-	}
-	if e.Tick <= 0 {
-		e.Tick = 20 * time.Millisecond
-	}
-	if e.Log == nil {
-		e.Log = io.Discard
-	}
+		if e.Tick <= 0 {
+			e.Tick = 20 * time.Millisecond
+		}
+		if e.Log == nil {
+			e.Log = io.Discard
+		}
+	})
 }
 
 // Run schedules until the workflow ends (its state says how) or ctx ends
