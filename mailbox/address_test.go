@@ -133,7 +133,7 @@ func TestKnowledgeEnvelope(t *testing.T) {
 // caller's message id may too.
 func TestLongRecordIDs(t *testing.T) {
 	long := strings.Repeat("r", 120) + ".1764216519000000000.node.integration-tests.3.failed"
-	if _, _, err := NewInbox(t.TempDir()+"/inbox.jsonl").Append(map[string]any{"id": long, "type": "x.y"}); err != nil {
+	if _, _, err := NewInbox(t.TempDir() + "/inbox.jsonl").Append(map[string]any{"id": long, "type": "x.y"}); err != nil {
 		t.Fatalf("a %d-byte record id: %v", len(long), err)
 	}
 	if _, err := (Envelope{To: "run:a", Type: "x.y", ID: long}).Normalized(); err != nil {
