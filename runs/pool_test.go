@@ -26,6 +26,13 @@ func TestPoolHandsOverRun(t *testing.T) {
 	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
 	defer pool.Close()
 	waiting := waitingSupervisors(t, 1)
+	// The process shows in /proc before the pool has it (it is still
+	// being started): a spawn before then starts its own supervisor.
+	for deadline := time.Now().Add(10 * time.Second); pool.Idle() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool holds no waiting supervisor")
+		}
+	}
 
 	cwd := t.TempDir()
 	sp := spec(agent, "pooled", []any{"{bin} print-env PI_POOL_TEST PI_ACTORS_RUN_ID", "pwd"}, nil)
