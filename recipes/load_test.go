@@ -724,3 +724,25 @@ func TestRestartPolicyName(t *testing.T) {
 		t.Errorf("blank restart: %v", err)
 	}
 }
+
+// TestRestartPolicyChecked: a recipe's restart is checked when it loads
+// (doctor lists it as invalid, call refuses it), not first when a spawn
+// of it applies the policy.
+func TestRestartPolicyChecked(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ restart, want string }{
+		"policy":  {`"sometimes"`, `restart.policy must be never, on-failure, on-abnormal or always (got "sometimes")`},
+		"object":  {`{"policy": "sometimes"}`, `(got "sometimes")`},
+		"backoff": {`{"policy": "always", "backoff_ms": -5}`, "must not be negative"},
+		"field":   {`{"policy": "always", "burts": 2}`, "restart: unknown field burts"},
+	} {
+		path := regPut(t, filepath.Join(dir, name+".json"), `{"description": "d", "template": "sleep 1", "restart": `+tc.restart+`}`)
+		if _, err := Load(path); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrInvalid with %q", name, err, tc.want)
+		}
+	}
+	path := regPut(t, filepath.Join(dir, "ok.json"), `{"description": "d", "template": "sleep 1", "restart": {"policy": "always", "burst": 2}}`)
+	if _, err := Load(path); err != nil {
+		t.Errorf("a good restart object: %v", err)
+	}
+}

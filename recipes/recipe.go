@@ -11,6 +11,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs/restart"
 )
 
 // MaxFileBytes is the largest recipe file read; larger files are rejected
@@ -183,6 +184,12 @@ func compile(raw map[string]any, path, format string) (*Recipe, error) {
 	}{{"values", &r.Values}, {"usage", &r.Usage}, {"restart", &r.Restart}} {
 		if *f.dst, err = optObject(raw, f.key); err != nil {
 			return nil, err
+		}
+	}
+	if r.Restart != nil {
+		// Checked now, not first at spawn: doctor lists it, call refuses it.
+		if _, err := restart.Parse(r.Restart); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 	}
 	if r.Imports, err = parseImports(raw["imports"]); err != nil {

@@ -11,35 +11,6 @@ import (
 	"github.com/pi-actors/pi-actors/runs"
 )
 
-func TestParseRestart(t *testing.T) {
-	r, err := runs.ParseRestart(nil)
-	if err != nil || r != nil {
-		t.Fatalf("nil: %v %v, want no policy", r, err)
-	}
-	r, err = runs.ParseRestart("on-failure")
-	if err != nil || r.Policy != "on-failure" || r.BackoffMS != runs.DefaultRestart().BackoffMS {
-		t.Fatalf("on-failure: %+v %v", r, err)
-	}
-	r, err = runs.ParseRestart(map[string]any{"policy": "always", "backoff_ms": float64(10), "burst": float64(2), "jitter": 0.0})
-	if err != nil || r.Policy != "always" || r.BackoffMS != 10 || r.Burst != 2 || r.Jitter != 0 || r.WindowMS != runs.DefaultRestart().WindowMS {
-		t.Fatalf("object: %+v %v", r, err)
-	}
-	for _, bad := range []any{
-		"sometimes", 3, []any{"always"},
-		map[string]any{"policy": 1},
-		map[string]any{"policy": "always", "burst": float64(0)},
-		map[string]any{"policy": "always", "window_ms": float64(0)},
-		map[string]any{"policy": "always", "backoff_ms": float64(-1)},
-		map[string]any{"policy": "always", "backoff_ms": 1.5},
-		map[string]any{"policy": "always", "jitter": 2.0},
-		map[string]any{"policy": "always", "unknown": true},
-	} {
-		if r, err := runs.ParseRestart(bad); err == nil {
-			t.Errorf("ParseRestart(%v) = %+v, want an error", bad, r)
-		}
-	}
-}
-
 func (r *testRun) delays() []int {
 	var out []int
 	for _, e := range r.eventsNamed("run.backoff") {
