@@ -103,15 +103,21 @@ func (l *Log) Write(p []byte) (int, error) {
 	if l.max <= 0 {
 		return l.write(p)
 	}
-	if err := l.place(p); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return l.place(p)
 }
 
 // place writes p into the log's files, rotating before a line that would
-// pass the cap.
-func (l *Log) place(p []byte) error {
+// pass the cap. It returns how many bytes of p were written: all of them,
+// or those written before the error.
+func (l *Log) place(all []byte) (written int, err error) {
+	p := all
+	defer func() { written = len(all) - len(p) }()
+	// write writes p[:n] and moves p past what was written.
+	write := func(n int) error {
+		w, err := l.write(p[:n])
+		p = p[w:]
+		return err
+	}
 	for len(p) > 0 {
 		if l.lineLen > 0 {
 			// Finish the line where it began; only output that runs on for
@@ -122,19 +128,17 @@ func (l *Log) place(p []byte) error {
 				seg = p[:end]
 			}
 			if room := max(l.lineCut()-l.lineLen, 0); int64(len(seg)) > room {
-				if _, err := l.write(seg[:room]); err != nil {
-					return err
+				if err := write(int(room)); err != nil {
+					return 0, err
 				}
 				if err := l.rotate(); err != nil {
-					return err
+					return 0, err
 				}
-				p = p[room:]
 				continue
 			}
-			if _, err := l.write(seg); err != nil {
-				return err
+			if err := write(len(seg)); err != nil {
+				return 0, err
 			}
-			p = p[len(seg):]
 			continue
 		}
 		// At a line's start: the whole lines that fit, then rotate.
@@ -148,7 +152,7 @@ func (l *Log) place(p []byte) error {
 			case n > 0:
 			case l.size > 0:
 				if err := l.rotate(); err != nil {
-					return err
+					return 0, err
 				}
 				continue
 			default:
@@ -156,25 +160,22 @@ func (l *Log) place(p []byte) error {
 				// alone, whole (cut at lineCut like any line).
 				n = min(bytes.IndexByte(p, '\n')+1, int(min(l.lineCut(), int64(len(p)))))
 			}
-			if _, err := l.write(p[:n]); err != nil {
-				return err
+			if err := write(n); err != nil {
+				return 0, err
 			}
-			p = p[n:]
 			continue
 		}
 		// p begins a line it does not finish: into a file it fits in.
 		if int64(len(p)) > room && l.size > 0 {
 			if err := l.rotate(); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		n := int(min(int64(len(p)), l.lineCut()))
-		if _, err := l.write(p[:n]); err != nil {
-			return err
+		if err := write(int(min(int64(len(p)), l.lineCut()))); err != nil {
+			return 0, err
 		}
-		p = p[n:]
 	}
-	return nil
+	return 0, nil
 }
 
 // write appends p to the current file, with a time mark first when the

@@ -227,3 +227,32 @@ func TestSupervisorRotatesSmallCap(t *testing.T) {
 		t.Errorf("the files hold %d bytes, past (log_keep+1) × (log_max_bytes + a line) = %d", size, (keep+1)*(maxBytes+line))
 	}
 }
+
+// A write that fails part way (the rotation between two lines cannot
+// create the new file) reports the bytes it wrote, as io.Writer says: the
+// lines before the failure are in the file and counted.
+func TestLogWriteCountsBytesBeforeAnError(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := runs.OpenLog(filepath.Join(dir, "stdout.log"), 64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := fmt.Fprint(l, "first\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The directory goes: the open file takes writes, a rotation cannot
+	// create the next file.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	p := []byte("second line\n" + strings.Repeat("x", 80) + "\n")
+	n, err := l.Write(p)
+	if err == nil || n != len("second line\n") {
+		t.Fatalf("Write = %d, %v; want %d (the line before the failed rotation) and an error", n, err, len("second line\n"))
+	}
+}
