@@ -104,6 +104,7 @@ func Prune(in *Info, preserve bool) (map[string]string, error) {
 func preserveArtifacts(in *Info) (map[string]string, error) {
 	type source struct{ name, path string }
 	var srcs []source
+	dest := filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts", in.Meta.Run)
 	for _, name := range ArtifactNames(in.Meta.Artifacts) {
 		src := in.ArtifactFile(in.Meta.Artifacts[name])
 		if src == "" {
@@ -114,7 +115,7 @@ func preserveArtifacts(in *Info) (map[string]string, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("prune: preserve artifact %s: %w", name, err)
 		}
-		if err := checkCopyable(src); err != nil {
+		if err := checkCopyable(src, dest); err != nil {
 			return nil, fmt.Errorf("prune: preserve artifact %s: %w", name, err)
 		}
 		srcs = append(srcs, source{name, src})
@@ -123,7 +124,6 @@ func preserveArtifacts(in *Info) (map[string]string, error) {
 	if len(srcs) == 0 {
 		return kept, nil
 	}
-	dest := filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts", in.Meta.Run)
 	if err := os.MkdirAll(dest, 0o700); err != nil {
 		return nil, fmt.Errorf("prune: preserve artifacts: %w", err)
 	}
@@ -155,11 +155,15 @@ func preserveArtifacts(in *Info) (map[string]string, error) {
 
 // checkCopyable reports ErrNotPreservable when path (followed if a link)
 // is, or as a directory holds, something other than regular files,
-// directories and symbolic links.
-func checkCopyable(path string) error {
+// directories and symbolic links, or holds dest, where the copies go (a
+// copy into itself would never end).
+func checkCopyable(path, dest string) error {
 	root, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return err
+	}
+	if holds(root, dest) {
+		return fmt.Errorf("%w: %s holds %s, where the copies go; declare the files to keep as artifacts, or prune without preserve_artifacts", ErrNotPreservable, path, dest)
 	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -170,6 +174,26 @@ func checkCopyable(path string) error {
 		}
 		return nil
 	})
+}
+
+// holds reports whether the directory dir holds path (or is it), both
+// compared with their symbolic links resolved as far as they exist.
+func holds(dir, path string) bool {
+	real := path
+	for p, rest := path, ""; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			real = filepath.Join(r, rest)
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+	rel, err := filepath.Rel(dir, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // copyNew copies src (a file, or a directory with what it holds) into

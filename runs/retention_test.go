@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -94,6 +95,33 @@ func TestPrunePreservesRelativeArtifacts(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("copy %s: %v", p, err)
 		}
+	}
+}
+
+// An artifact that holds the runs directory (the run's working directory
+// is the agent root, and "." is its artifact) would be copied into
+// itself: the prune is refused before anything happens.
+func TestPruneRefusesArtifactHoldingTheCopies(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	link := filepath.Join(t.TempDir(), "agent-link")
+	if err := os.Symlink(agent, link); err != nil {
+		t.Fatal(err)
+	}
+	in := killedRun(t, agent, agent, "self", map[string]any{"all": ".", "via-link": link})
+	arts := in.Meta.Artifacts
+	for _, name := range []string{"all", "via-link"} {
+		in.Meta.Artifacts = map[string]any{name: arts[name]}
+		_, err := runs.Prune(in, true)
+		if !errors.Is(err, runs.ErrNotPreservable) || !strings.Contains(err.Error(), "where the copies go") {
+			t.Fatalf("%s: prune: %v, want ErrNotPreservable naming where the copies go", name, err)
+		}
+	}
+	if _, err := os.Stat(string(in.Dir)); err != nil {
+		t.Errorf("the run was deleted although its artifact was not preserved: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused prune made the copies' directory: %v", err)
 	}
 }
 
