@@ -146,6 +146,11 @@ stopped, crashing or restarting (each run has its own supervisor process).
 func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	switch req.(*Kernel).Action {
 	case "start":
+		// status and stop work whatever pi-actors.toml holds (a kernel
+		// started before it broke is stopped with them); start does not.
+		if env.ConfigErr != nil {
+			return nil, env.ConfigErr
+		}
 		c, err := env.Dial(true)
 		if err != nil {
 			return nil, err

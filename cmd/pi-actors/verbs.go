@@ -50,9 +50,10 @@ func (a *app) env(ctx context.Context, spec *verbs.Spec, r *request) (*verbs.Env
 	return env, nil
 }
 
-// lenientConfig verbs only read state: a broken pi-actors.toml does not
-// stop them (they use the defaults).
-var lenientConfig = map[string]bool{"inspect": true, "mailbox": true}
+// lenientConfig verbs only read state, or stop the kernel: a broken
+// pi-actors.toml does not stop them (they use the defaults; kernel start
+// still refuses it, and a running kernel's status names it).
+var lenientConfig = map[string]bool{"inspect": true, "mailbox": true, "kernel": true}
 
 // decode turns one parsed invocation into the verb's typed request. The
 // common parameter session= names the caller's session, cause= the
