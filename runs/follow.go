@@ -282,14 +282,20 @@ func linesBefore(f *os.File, size int64, n int) ([]string, int64) {
 }
 
 // lastLines splits data into lines and keeps the last n; cut says the
-// first line may be a piece of a longer one (dropped).
+// first line may be the end of a longer one: dropped, unless it is the
+// only one — then it is kept after "…" (output that ran on for a MiB
+// without a newline still shows).
 func lastLines(data []byte, cut bool, n int) []string {
 	text := string(bytes.TrimRight(data, "\n"))
 	if text == "" {
 		return nil
 	}
 	lines := bytes.Split([]byte(text), []byte{'\n'})
-	if cut && len(lines) > 0 {
+	switch {
+	case !cut:
+	case len(lines) == 1:
+		lines[0] = append([]byte("…"), lines[0]...)
+	default:
 		lines = lines[1:]
 	}
 	if len(lines) > n {

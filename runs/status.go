@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -156,7 +155,8 @@ func lastStop(dir Dir) (string, string) {
 }
 
 // tailLines returns up to n last lines of a file, reading at most 1 MiB
-// from its end.
+// from its end (lastLines: a line that began before that window is
+// dropped, or kept cut when it is the only one).
 func tailLines(path string, n int) []string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -171,18 +171,7 @@ func tailLines(path string, n int) []string {
 	off := max(0, size-1<<20)
 	buf := make([]byte, size-off)
 	k, _ := f.ReadAt(buf, off)
-	text := strings.TrimRight(string(buf[:k]), "\n")
-	if text == "" {
-		return nil
-	}
-	lines := strings.Split(text, "\n")
-	if off > 0 && len(lines) > 0 {
-		lines = lines[1:] // the first line may be cut
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
+	return lastLines(buf[:k], off > 0, n)
 }
 
 // TailLines is tailLines for callers outside the package (inspect views).

@@ -285,7 +285,7 @@ func runStatusDetails(env *Env, s *runStatus) map[string]any {
 		out["stalled_after_s"] = env.inspectConfig().Runs.StalledAfterS
 	}
 	if s.lastLine != "" {
-		out["last_output"] = map[string]any{"stream": s.stream, "line": s.lastLine}
+		out["last_output"] = map[string]any{"stream": s.stream, "line": cutLine(s.lastLine, tailLineChars)}
 	}
 	if in.Live() {
 		leaves := s.leaves
@@ -332,29 +332,17 @@ func formatBytes(n uint64) string {
 }
 
 // runTailView is the last lines of stdout.log, then of stderr.log, each
-// under a label (C10: the logs, not events.jsonl; see view=events).
+// under a label (C10: the logs, not events.jsonl; see view=events);
+// `logs <run>` prints the same.
 func runTailView(in *runs.Info, n int) *inspectOutput {
 	d := in.FilesDir()
-	stdout := logTail(d.Path(runs.StdoutLog), n)
-	stderr := logTail(d.Path(runs.StderrLog), n)
-	var b strings.Builder
-	fmt.Fprintf(&b, "run=%s status=%s stdout_lines=%d stderr_lines=%d", in.Meta.Run, in.Status, len(stdout), len(stderr))
-	section := func(name string, lines []string) {
-		fmt.Fprintf(&b, "\n--- %s (%s) ---", name, d.Path(name))
-		if len(lines) == 0 {
-			b.WriteString("\n(empty)")
-		}
-		for _, l := range lines {
-			b.WriteString("\n" + cutLine(l, tailLineChars))
-		}
+	q := &logsQuery{lines: n, streams: []string{runs.StdoutLog, runs.StderrLog}}
+	got := map[string][]string{}
+	for _, name := range q.streams {
+		got[name] = logTail(d.Path(name), n)
 	}
-	section(runs.StdoutLog, stdout)
-	section(runs.StderrLog, stderr)
-	return &inspectOutput{text: b.String(), details: map[string]any{
-		"run": in.Meta.Run, "status": in.Status, "lines": n,
-		"stdoutLog": d.Path(runs.StdoutLog), "stderrLog": d.Path(runs.StderrLog),
-		"stdout": nonNil(stdout), "stderr": nonNil(stderr),
-	}}
+	text, details := logsText(in, q, got)
+	return &inspectOutput{text: text, details: details}
 }
 
 // logTail is the last n lines of a capped log, continuing into its

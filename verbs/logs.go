@@ -174,8 +174,9 @@ func logLines(path string, q *logsQuery) []string {
 	return ring
 }
 
-// logsText renders the selected logs as view=tail does: a facts line,
-// then one section per log.
+// logsText renders the selected logs (view=tail and logs): a facts line,
+// then one section per log; every line cut at tailLineChars, in the text
+// and in the JSON alike (the whole lines are in the files it names).
 func logsText(in *runs.Info, q *logsQuery, got map[string][]string) (string, map[string]any) {
 	d := in.FilesDir()
 	var b strings.Builder
@@ -189,7 +190,7 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string) (string, map
 	for _, name := range q.streams {
 		stream := strings.TrimSuffix(name, ".log")
 		fmt.Fprintf(&b, " %s_lines=%d", stream, len(got[name]))
-		details[stream] = nonNil(got[name])
+		details[stream] = cutLines(got[name], tailLineChars)
 		details[stream+"Log"] = d.Path(name)
 	}
 	for _, name := range q.streams {
@@ -202,6 +203,15 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string) (string, map
 		}
 	}
 	return b.String(), details
+}
+
+// cutLines is lines, each cut by cutLine (never nil: a JSON list).
+func cutLines(lines []string, max int) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = cutLine(l, max)
+	}
+	return out
 }
 
 // followPoll is how often a quiet run's logs are looked at again.
