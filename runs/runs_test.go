@@ -585,3 +585,34 @@ func TestProgressListsEveryParallelLeaf(t *testing.T) {
 		runs.KillAll(runs.SessionMembers(r.meta.Pid), syscall.SIGKILL)
 	}
 }
+
+// control.cancel of a TERM-ignoring leaf that started a process in a
+// session of its own: that process gets SIGTERM with the stop, not after
+// the leaf's grace — the stop takes one kill_grace_ms, not two.
+func TestControlCancelTermsStraysWithTheLeaf(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	leafF, strayF, termF := filepath.Join(agent, "leaf.pid"), filepath.Join(agent, "stray.pid"), filepath.Join(agent, "stray.term")
+	sp := spec(agent, "strays", `sh -c 'setsid "$0" trap-term "$2" "$3" & trap "" TERM; exec "$0" ignore-term "$1"' {bin} {leaf} {stray} {term}`,
+		map[string]any{"leaf": leafF, "stray": strayF, "term": termF})
+	sp.Limits.KillGraceMS = 1000
+	r := start(t, agent, sp)
+	leaf, stray := waitPid(t, leafF), waitPid(t, strayF)
+	r.send("control.cancel", nil)
+	if res := r.wait(10 * time.Second); res.Status != runs.StatusCancelled || res.Code != 137 {
+		t.Fatalf("result %+v, want cancelled code 137 (the leaf ignores TERM)", res)
+	}
+	assertGone(t, "leaf", leaf)
+	assertGone(t, "stray", stray)
+	st, err := os.Stat(termF)
+	if err != nil {
+		t.Fatalf("the stray never got SIGTERM: %v", err)
+	}
+	done := r.eventsNamed("command.done")
+	if len(done) != 1 {
+		t.Fatalf("%d command.done events", len(done))
+	}
+	if at := eventTime(t, done[0]); !st.ModTime().Before(at) {
+		t.Errorf("the stray got SIGTERM at %s, after the leaf was killed at %s (its grace came after the leaf's)", st.ModTime().Format(time.StampMicro), at.Format(time.StampMicro))
+	}
+}

@@ -44,6 +44,7 @@ type supervisor struct {
 	leaves   map[int]Leaf
 	cancel   context.CancelFunc // stops the current attempt
 	stop     string             // why the run is being stopped: kill, cancel, restart, term (or a health reason)
+	stopAt   time.Time          // when a stop for good (cancel, term) sent its SIGTERM
 	wake     chan struct{}      // a control request arrived
 
 	// Health checks (health_monitor.go, watch.go): the last unhealthy
@@ -237,6 +238,7 @@ func (s *supervisor) request(reason string) {
 		// alone from now on (the session record still says suspended),
 		// and a suspend under way finishes before the resume.
 		s.resume("stop:"+reason, false)
+		s.termStrays()
 	}
 	if cancel != nil {
 		cancel()
@@ -596,11 +598,44 @@ func (s *supervisor) killTree(sig syscall.Signal) []int {
 	return append(groups, pids...)
 }
 
+// termStrays sends SIGTERM, once, to the run's processes outside its
+// leaves' process groups (a setsid child, a daemon it started) when the
+// run is stopped for good: the runner signals the leaf groups itself, and
+// the strays' grace then runs alongside the leaves' instead of after it
+// (finish: killTreeGraceful).
+func (s *supervisor) termStrays() {
+	s.mu.Lock()
+	if !s.stopAt.IsZero() {
+		s.mu.Unlock()
+		return
+	}
+	s.stopAt = time.Now()
+	groups := make(map[int]bool, len(s.leaves))
+	for pid := range s.leaves {
+		groups[pid] = true
+	}
+	s.mu.Unlock()
+	var strays []int
+	for _, pid := range s.others() {
+		if st, err := Stat(pid); err == nil && !groups[st.Pgrp] {
+			strays = append(strays, pid)
+		}
+	}
+	KillAll(strays, syscall.SIGTERM)
+}
+
+// killTreeGraceful ends what the run left: SIGTERM, the grace, SIGKILL.
+// After a stop for good the grace counts from its SIGTERM (termStrays).
 func (s *supervisor) killTreeGraceful(grace time.Duration) {
 	if len(s.killTree(syscall.SIGTERM)) == 0 {
 		return
 	}
 	deadline := time.Now().Add(grace)
+	s.mu.Lock()
+	if at := s.stopAt; !at.IsZero() && at.Add(grace).Before(deadline) {
+		deadline = at.Add(grace)
+	}
+	s.mu.Unlock()
 	for time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 		s.reapOnce()
