@@ -66,10 +66,14 @@ type Kernel struct {
 	stopped chan struct{}
 	stop    sync.Once
 
-	mu      sync.Mutex
-	live    map[string]*liveRun // state dir → live run
-	watched map[string]*actor.PID
-	killing map[runs.Dir]chan struct{} // control.kill applied, result not yet written
+	mu   sync.Mutex
+	live map[string]*liveRun // state dir → live run
+	// starting counts, per session, the spawns past their checks whose
+	// run is not in live yet (reserveLive): a batch's spawns run
+	// concurrently and each must see the others.
+	starting map[string]int
+	watched  map[string]*actor.PID
+	killing  map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
 	know knowledgeHub // open knowledge stores (knowledge.go)
 
@@ -260,16 +264,54 @@ func (k *Kernel) removeLive(dir runs.Dir, pid *actor.PID) {
 	k.mu.Unlock()
 }
 
-func (k *Kernel) liveCount(owner string) int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	n := 0
+// liveCountLocked counts the session's live runs and those starting;
+// k.mu is held.
+func (k *Kernel) liveCountLocked(owner string) int {
+	n := k.starting[owner]
 	for _, lr := range k.live {
 		if lr.owner == owner {
 			n++
 		}
 	}
 	return n
+}
+
+// reserveLive takes one of the session's live-run slots
+// (runs.max_live_per_session) for a run about to start, or refuses with
+// liveLimitErr; release gives it back once the run is in live (or did
+// not start). The check and the count are one step: the concurrent
+// spawns of a batch cannot all pass a check made before any is counted.
+func (k *Kernel) reserveLive(owner string) (release func(), err error) {
+	if owner == "" {
+		return func() {}, nil
+	}
+	limit := k.conf().Runs.MaxLivePerSession
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := k.liveCountLocked(owner); n >= limit {
+		return nil, liveLimitErr(owner, n, limit)
+	}
+	if k.starting == nil {
+		k.starting = map[string]int{}
+	}
+	k.starting[owner]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			if k.starting[owner]--; k.starting[owner] <= 0 {
+				delete(k.starting, owner)
+			}
+		})
+	}, nil
+}
+
+// liveLimitErr refuses a spawn: the session has n live runs, limit
+// allowed.
+func liveLimitErr(owner string, n, limit int) error {
+	return &wire.Error{Code: "limit_exceeded", Exit: 75, Message: fmt.Sprintf("session %s already has %d live runs (runs.max_live_per_session)", owner, n),
+		Hint: "stop some (message type=control.kill) or raise runs.max_live_per_session"}
 }
 
 func (k *Kernel) liveTotal() int {

@@ -37,9 +37,20 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 		}
 		defer release()
 	}
-	spec, notes, err := k.prepare(req, p)
+	spec, src, err := k.prepare(req, p)
 	if err != nil {
 		return nil, err
+	}
+	// A slot of the session's live runs once the request is known good,
+	// before a draft recipe is captured: the spawns of a batch run at once.
+	release, err := k.reserveLive(req.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var notes []string
+	if src != nil {
+		notes = k.recordLaunch(&spec, *src)
 	}
 	k.settle(spec)
 	spec.Dirs = dirs
@@ -66,6 +77,7 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	if _, err := fut.Result(); err != nil {
 		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
 	}
+	release() // counted in live now
 	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe, Tool: meta.Tool}); err != nil {
 		k.log.Warn("index", "err", err)
 	}
@@ -87,8 +99,9 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	return res, nil
 }
 
-// prepare builds and checks the run spec of a spawn request.
-func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string, error) {
+// prepare builds and checks the run spec of a spawn request; src is what
+// a plain (not workflow) run runs, for recordLaunch.
+func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, *spawnSource, error) {
 	if req.From != "" && strings.TrimSpace(p.StateDir) != "" {
 		// A path on this machine is not another member's to choose.
 		return runs.Spec{}, nil, &wire.Error{Code: "usage", Exit: 64,
@@ -110,7 +123,7 @@ func (k *Kernel) prepare(req wire.Request, p *verbs.Spawn) (runs.Spec, []string,
 		spec, err := k.prepareWorkflow(req, p, src.rec)
 		return spec, nil, err
 	}
-	return spec, k.recordLaunch(&spec, src), nil
+	return spec, &src, nil
 }
 
 // prepareSpec builds and checks the run spec of a spawn request without
@@ -282,17 +295,14 @@ func checkRecipeValues(p *verbs.Spawn, src spawnSource) error {
 	return src.tool.CheckNames(p.Values)
 }
 
-// spawnLimits checks nesting depth, the session's live runs, the id, and
-// that no live run uses the state directory; it returns the new run's
-// depth.
+// spawnLimits checks nesting depth, the id, and that no live run uses
+// the state directory (the session's live runs: reserveLive); it returns
+// the new run's depth.
 func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, error) {
 	cfg := k.conf()
 	depth := envInt(req.Env, "PI_ACTORS_DEPTH") + 1
 	if depth > cfg.Runs.MaxDepth {
 		return 0, &wire.Error{Code: "limit_exceeded", Exit: 65, Message: fmt.Sprintf("spawn depth %d exceeds runs.max_depth %d (a run spawning runs spawning runs…)", depth, cfg.Runs.MaxDepth), Hint: "raise runs.max_depth in <agent>/pi-actors.toml if the nesting is intended"}
-	}
-	if req.Session != "" && k.liveCount(req.Session) >= cfg.Runs.MaxLivePerSession {
-		return 0, &wire.Error{Code: "limit_exceeded", Exit: 75, Message: fmt.Sprintf("session %s already has %d live runs (runs.max_live_per_session)", req.Session, cfg.Runs.MaxLivePerSession), Hint: "stop some (message type=control.kill) or raise runs.max_live_per_session"}
 	}
 	if err := runs.ValidID(id); err != nil {
 		return 0, err
