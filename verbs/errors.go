@@ -75,6 +75,9 @@ func Classify(err error) *Error {
 	var me *mailbox.AddressError
 	var ee *mailbox.EnvelopeError
 	switch {
+	case errors.Is(err, wire.ErrNoAnswer):
+		return &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: err.Error(),
+			Hint: "the kernel may have applied it before it ended (a batch: some of its items): look first (pi-actors ps, inspect), then send again what is missing — with id= on every message, one already stored answers duplicate=true"}
 	case errors.Is(err, wire.ErrUnavailable):
 		return &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: err.Error(), Hint: "pi-actors kernel status; the kernel log is <agent>/tmp/pi-actors/kernel.log"}
 	case errors.As(err, &me), errors.As(err, &ee), errors.Is(err, mailbox.ErrInvalid):

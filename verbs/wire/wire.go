@@ -186,8 +186,17 @@ func (c *Conn) Call(req Request) (*Response, error) {
 	if err := c.Send(req); err != nil {
 		return nil, err
 	}
-	return c.Read()
+	resp, err := c.Read()
+	if errors.Is(err, ErrUnavailable) {
+		return nil, fmt.Errorf("%w (%w)", err, ErrNoAnswer)
+	}
+	return resp, err
 }
+
+// ErrNoAnswer marks a request the kernel was sent but never answered (it
+// ended, or the connection broke): it may have been applied, a batch in
+// part.
+var ErrNoAnswer = errors.New("the request was sent; the kernel ended before it answered")
 
 // Send writes a request without waiting (for watch).
 func (c *Conn) Send(req Request) error {
