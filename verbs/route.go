@@ -2,8 +2,10 @@ package verbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -104,53 +106,72 @@ func (env *Env) route(ctx context.Context, verb string, req Request, field *stri
 	params := map[string]any{"verb": verb, "params": req}
 	if l, ok := req.(*Logs); ok && bool(l.Follow) && env.Stream != nil {
 		out, err := env.streamNode(ctx, node, run, params)
-		return out, true, err
+		return out, true, qualifyErr(err, run, node)
 	}
 	var ro RoutedOutcome
 	if err := env.CallNode(node, "verb", params, &ro); err != nil {
-		return nil, true, err
+		return nil, true, qualifyErr(err, run, node)
 	}
 	return ro.Qualified(run), true, nil
 }
 
 // QualifyRun adds @node to every address of run in text — run:<run>,
 // room:<run>, branch:<run>/<branch> — that does not name a node yet
-// (what another node's kernel answered names them bare).
+// (what another node's kernel answered names them bare). It rewrites
+// every one: use it on text pi-actors wrote (a next action, a hint), never
+// on content (QualifyResult, RoutedOutcome.Qualified).
 func QualifyRun(text, run, node string) string {
 	if run == "" || node == "" {
 		return text
 	}
-	for _, addr := range []string{"run:" + run, "room:" + run, "branch:" + run + "/"} {
-		text = qualifyAddr(text, addr, node)
-	}
-	return text
+	return qualifyOutside(text, run, node, nil)
 }
 
-// qualifyAddr adds @node after each addr in text (a branch address: after
-// its branch name) that is the whole address, not the start of a longer
-// id, and names no node yet.
-func qualifyAddr(text, addr, node string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(text, addr)
-		if i < 0 {
-			b.WriteString(text)
-			return b.String()
-		}
-		end := i + len(addr)
-		if strings.HasSuffix(addr, "/") { // the branch name
-			for end < len(text) && isTokenByte(text[end]) && !strings.HasPrefix(text[end:], "_view=") && !strings.HasPrefix(text[end:], "_type=") {
-				end++
+// addressEnds finds run's addresses in text that name no node yet: for
+// each, where it starts and where its @node goes (a branch address: after
+// its branch name), in order. An address is whole, not the start of a
+// longer id.
+func addressEnds(text, run string) [][2]int {
+	var out [][2]int
+	for _, addr := range []string{"run:" + run, "room:" + run, "branch:" + run + "/"} {
+		for from := 0; ; {
+			i := strings.Index(text[from:], addr)
+			if i < 0 {
+				break
 			}
+			i += from
+			end := i + len(addr)
+			if strings.HasSuffix(addr, "/") { // the branch name
+				for end < len(text) && isTokenByte(text[end]) && !strings.HasPrefix(text[end:], "_view=") && !strings.HasPrefix(text[end:], "_type=") {
+					end++
+				}
+			}
+			rest := text[end:]
+			// next= actions join words with _: run:<id>_view=… is the run.
+			if rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=") {
+				out = append(out, [2]int{i, end})
+			}
+			from = end
 		}
-		b.WriteString(text[:end])
-		rest := text[end:]
-		// next= actions join words with _: run:<id>_view=… is the run.
-		if rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=") {
-			b.WriteString("@" + node)
-		}
-		text = rest
 	}
+	sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] })
+	return out
+}
+
+// qualifyErr is a routed verb's error as the caller reads it: when the
+// request named the node, its message and hint name run there
+// (QualifyError). A bare address's node is known only from an answer.
+func qualifyErr(err error, run, node string) error {
+	var e *Error
+	if node == "" || !errors.As(err, &e) {
+		return err
+	}
+	q := QualifyError(e, run, node)
+	if q.Code == "not_found" && q != e {
+		// The node's own hint lists that node's runs, not the caller's.
+		q.Hint = "pi-actors ps --cluster lists every node's runs"
+	}
+	return q
 }
 
 func isTokenByte(c byte) bool {

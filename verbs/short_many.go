@@ -57,7 +57,8 @@ func checkRuns(list RunList, verb string) error {
 func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome, error) {
 	all := len(list) == 1 && strings.TrimSpace(list[0]) == allRuns
 	if len(list) == 1 && !all {
-		return runControl(ctx, env, list[0], typ)
+		out, err := runControl(ctx, env, list[0], typ)
+		return out, qualifyRunErr(err, runWord(list[0]))
 	}
 	local := *env
 	if strings.TrimSpace(local.Session) == allRuns {
@@ -93,16 +94,58 @@ func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome
 		if err != nil {
 			return nil, err
 		}
+		self := ""
+		if all && local.Config.Cluster.Enabled() {
+			self = local.Config.Cluster.NodeName() // all on a cluster names every run with its node
+		}
 		for i, id := range ids {
 			results[i] = ShortResult{Run: id, OK: errs[i] == nil}
 			if errs[i] != nil {
-				results[i].Error = Classify(errs[i])
+				results[i].Error = Classify(qualifyRunErr(errs[i], id))
 			} else if d, ok := outs[i].Result.(*Delivery); ok {
 				results[i].Result = d
+			}
+			if self != "" && !strings.Contains(id, "@") {
+				results[i] = qualifyShort(results[i], id, self)
 			}
 		}
 	}
 	return shortOutcome(&local, typ, append(results, missed...)), nil
+}
+
+// qualifyRunErr is the error of a control message to a run word: when
+// the word names the node (<id>@<node>), the message and hint name the
+// run there, as the caller gave it (the answering node names it bare).
+func qualifyRunErr(err error, word string) error {
+	if err == nil {
+		return nil
+	}
+	id, node, ok := strings.Cut(word, "@")
+	if !ok {
+		return err
+	}
+	return qualifyErr(err, id, node)
+}
+
+// qualifyShort is a result of this node's run id as all reports it on a
+// cluster: run:<id>@<this node>, in the run, the delivery's to, node and
+// next actions, and the error's message and hint.
+func qualifyShort(r ShortResult, id, self string) ShortResult {
+	r.Run = id + "@" + self
+	if r.Result != nil {
+		d := *r.Result
+		d.To = QualifyRun(d.To, id, self)
+		if d.Node == "" {
+			d.Node = self
+		}
+		d.NextActions = append([]string(nil), d.NextActions...)
+		for i, a := range d.NextActions {
+			d.NextActions[i] = QualifyRun(a, id, self)
+		}
+		r.Result = &d
+	}
+	r.Error = QualifyError(r.Error, id, self)
+	return r
 }
 
 // clusterTargets lists what all names on the other members of the
