@@ -104,7 +104,7 @@ func runExec(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := template.NewPlan(node, template.Values(e.Values), env.planOptions(nil, bool(e.Stdin)))
+	plan, err := template.NewPlan(node, withCLI(template.Values(e.Values)), env.planOptions(nil, bool(e.Stdin)))
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			fmt.Fprintf(env.Stderr, "pi-actors call: warning: usage not recorded: %v\n", err)
 		}
 	}
-	plan, err := template.NewPlan(tool.Node, vals, env.planOptions(tool.Types(), bool(c.Stdin)))
+	plan, err := template.NewPlan(tool.Node, withCLI(vals), env.planOptions(tool.Types(), bool(c.Stdin)))
 	if err != nil {
 		return nil, tool.ArgError(err)
 	}
@@ -250,7 +250,7 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 	}
 	values := template.Values{}
 	maps.Copy(values, vals)
-	maps.Copy(values, recipes.InjectedValues(planID, string(runs.StateDirFor(env.AgentDir, planID)), "pi-actors"))
+	maps.Copy(values, recipes.InjectedValues(planID, string(runs.StateDirFor(env.AgentDir, planID)), cliBinary()))
 	plan, err := template.NewPlan(tool.Node, values, env.planOptions(tool.Types(), false))
 	if err != nil {
 		return nil, tool.ArgError(err)
@@ -281,6 +281,10 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	runner := &template.Runner{Dir: env.Cwd, Env: env.Environ, KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook}
 	if env.Stream != nil {
 		runner.Stderr = env.Stderr
+	} else {
+		// No live stderr: the error message shows the end of the failing
+		// command's.
+		runner.KeepStderr = true
 	}
 	var in *template.Buffer
 	if stdin && env.Stdin != nil {
@@ -293,6 +297,9 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	}
 	res := runner.Run(ctx, plan, in)
 	defer res.Stdout.Close()
+	if res.Stderr != nil {
+		defer res.Stderr.Close()
+	}
 	if env.Stream == nil {
 		return boundedOutcome(cfg, plan, res, filepath.Join(tmp, "outputs"), tool), nil
 	}
@@ -301,10 +308,10 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	}
 	if env.Stderr != nil {
 		for _, f := range res.NonCritical {
-			fmt.Fprintf(env.Stderr, "pi-actors %s: non-critical failure: exit %d%s from %s (at %s)\n", verbOf(tool), f.Code, killedNote(f.Killed), cutLine(f.Command, commandChars), f.Path)
+			fmt.Fprintf(env.Stderr, "pi-actors %s: non-critical failure: exit %d%s from %s (at %s)\n", verbOf(tool), f.Code, killedNote(f.Killed), cutLine(f.Command, messageCommandChars), f.Path)
 		}
 		if res.Failure != nil {
-			fmt.Fprintf(env.Stderr, "pi-actors %s: exit %d%s from %s (at %s)\n", verbOf(tool), res.Failure.Code, killedNote(res.Failure.Killed), cutLine(res.Failure.Command, commandChars), res.Failure.Path)
+			fmt.Fprintf(env.Stderr, "pi-actors %s: exit %d%s from %s (at %s)\n", verbOf(tool), res.Failure.Code, killedNote(res.Failure.Killed), cutLine(res.Failure.Command, messageCommandChars), res.Failure.Path)
 		}
 	}
 	return &Outcome{Exit: res.Code, Streamed: true}, nil
@@ -389,8 +396,22 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 	failure := *res.Failure
 	failure.Command = cutLine(failure.Command, commandChars)
 	result["failure"] = failure
-	msg := fmt.Sprintf("exit %d%s from %s (at %s)", failure.Code, killedNote(failure.Killed), failure.Command, failure.Path)
-	out.Fail = &Error{Code: "command_failed", Message: msg, Hint: "the command's stderr is in details.failure.stderr; its stdout tail in details.output", Details: result, Exit: res.Code}
+	// The end of the failing command's stderr is the message's (an agent
+	// reads code, message and hint); cut, the whole is saved beside the
+	// outputs.
+	text, t := stderrTail(res.Stderr)
+	var whole string
+	if text != "" && t.Truncated {
+		if path, err := template.SaveOutput(res.Stderr, outputs, tool, "stderr"); err == nil {
+			whole = path
+			result["full_stderr_path"] = path
+		}
+	}
+	hint := "the command wrote nothing to stderr; details.failure names it, details.output has its stdout tail"
+	if text != "" {
+		hint = "the message ends with the end of the command's stderr; details.failure has the command at more length, details.output its stdout tail"
+	}
+	out.Fail = &Error{Code: "command_failed", Message: failureMessage(res.Failure, text, t, whole), Hint: hint, Details: result, Exit: res.Code}
 	return out
 }
 

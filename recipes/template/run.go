@@ -37,6 +37,10 @@ type Runner struct {
 	// clock (a run's supervisor passes one that stops while its run is
 	// suspended, so a timeout goes on with the time it had left).
 	Clock Clock
+	// KeepStderr keeps the failing command's whole stderr in
+	// Result.Stderr (a foreground call shows its end), not only the head
+	// in Failure.Stderr.
+	KeepStderr bool
 }
 
 // Clock counts time for timeouts and delays.
@@ -69,6 +73,9 @@ type Result struct {
 	Commands    []string  // every started invocation, shell-quoted
 	NonCritical []Failure // failures that did not fail the composition
 	Joins       []Join    // every parallel join, in completion order
+	// Stderr is the failing command's whole stderr when Runner.KeepStderr
+	// is set and the composition failed (else nil); the caller closes it.
+	Stderr *Buffer
 }
 
 // Failure is one failed command (or group).
@@ -153,12 +160,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, stdin *Buffer) *Result {
 	}
 	if o.code != 0 {
 		res.Failure = &Failure{Path: o.path, Command: o.command, Code: o.code, Killed: o.killed, Stderr: headString(o.stderr, branchStderrMax)}
+		if r.KeepStderr {
+			res.Stderr = o.stderr
+		}
 	}
 	if res.Stdout == nil {
 		res.Stdout = BufferOf(nil)
 	}
 	for _, b := range x.buffers {
-		if b != res.Stdout && b != stdin {
+		if b != res.Stdout && b != stdin && b != res.Stderr {
 			b.Close()
 		}
 	}
