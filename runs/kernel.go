@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // kernelPid is the agent root's kernel when it is alive, else 0. A kernel
@@ -55,7 +57,7 @@ func agentRoot() string {
 		}
 		dir = filepath.Join(home, ".pi", "agent")
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := filepath.Abs(fsutil.ExpandHome(dir))
 	if err != nil {
 		return ""
 	}

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pi-actors/pi-actors/internal/config"
@@ -14,11 +15,14 @@ import (
 func TestKernelInfoPath(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	for _, env := range []string{"", filepath.Join(home, "agent"), "rel/agent"} {
+	for _, env := range []string{"", filepath.Join(home, "agent"), "rel/agent", "~/agent", "~"} {
 		t.Setenv("PI_CODING_AGENT_DIR", env)
 		agent, err := config.AgentDir()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasPrefix(env, "~") && agent != filepath.Join(home, env[1:]) {
+			t.Errorf("PI_CODING_AGENT_DIR=%q: agent root %q, want it under $HOME (%s)", env, agent, home)
 		}
 		got, ok := kernelInfoPath()
 		if want := filepath.Join(wire.TmpDir(agent), "kernel.json"); !ok || got != want {

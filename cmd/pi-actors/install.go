@@ -96,22 +96,29 @@ func targetNames(install bool) []string {
 func installPi(a *app, r *request) int {
 	dir, err := piext.Install(a.agentDir)
 	if err != nil {
-		return a.fail(r, installError(err))
+		return a.fail(r, installError(err, "move it away by hand if it should be replaced"))
 	}
 	return a.ok(r, fmt.Sprintf("installed=pi dir=%s next=restart_pi_(it_loads_extensions_at_start)", dir), map[string]any{"installed": "pi", "dir": dir})
 }
 
 func uninstallPi(a *app, r *request) int {
-	if err := piext.Uninstall(a.agentDir); err != nil {
-		return a.fail(r, installError(err))
+	dir := piext.Dir(a.agentDir)
+	removed, err := piext.Uninstall(a.agentDir)
+	if err != nil {
+		return a.fail(r, installError(err, "remove it by hand if it should go"))
 	}
-	return a.ok(r, "uninstalled=pi dir="+piext.Dir(a.agentDir), map[string]any{"uninstalled": "pi", "dir": piext.Dir(a.agentDir)})
+	if !removed {
+		return a.ok(r, "uninstalled=pi dir="+dir+" removed=false (nothing was installed there)", map[string]any{"uninstalled": "pi", "dir": dir, "removed": false})
+	}
+	return a.ok(r, "uninstalled=pi dir="+dir+" removed=true", map[string]any{"uninstalled": "pi", "dir": dir, "removed": true})
 }
 
-func installError(err error) error {
+// installError is err as the CLI reports it; fix says what to do with a
+// directory install did not write.
+func installError(err error, fix string) error {
 	if errors.Is(err, piext.ErrForeign) {
 		return &cliError{Exit: verbs.ExitTempFail, Code: "conflict", Message: err.Error(),
-			Hint: "that directory was not written by pi-actors install: move it away by hand if it should be replaced"}
+			Hint: "that directory was not written by pi-actors install: " + fix}
 	}
 	return err
 }

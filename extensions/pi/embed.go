@@ -93,34 +93,35 @@ func Install(agentDir string) (dir string, err error) {
 	return dir, nil
 }
 
-// Uninstall removes <agentDir>/extensions/pi-actors/. An absent directory
-// is not an error; one Install did not write is ErrForeign.
-func Uninstall(agentDir string) error {
+// Uninstall removes <agentDir>/extensions/pi-actors/ and reports whether
+// there was one. An absent directory is not an error; one Install did not
+// write is ErrForeign.
+func Uninstall(agentDir string) (removed bool, err error) {
 	if agentDir == "" {
-		return errors.New("uninstall pi extension: agent dir is empty")
+		return false, errors.New("uninstall pi extension: agent dir is empty")
 	}
 	ext := filepath.Join(agentDir, "extensions")
 	dir := Dir(agentDir)
 	exists, err := owned(dir)
 	if err != nil {
-		return fmt.Errorf("uninstall pi extension %s: %w", dir, err)
+		return false, fmt.Errorf("uninstall pi extension %s: %w", dir, err)
 	}
 	if !exists {
-		return nil
+		return false, nil
 	}
 	// Delete by renaming first: pi never sees a half-removed extension.
 	stage, err := os.MkdirTemp(ext, uninstallStage)
 	if err != nil {
-		return fmt.Errorf("uninstall pi extension: %w", err)
+		return false, fmt.Errorf("uninstall pi extension: %w", err)
 	}
 	defer os.RemoveAll(stage)
 	if err := os.Rename(dir, filepath.Join(stage, Name)); err != nil {
-		return fmt.Errorf("uninstall pi extension %s: %w", dir, err)
+		return false, fmt.Errorf("uninstall pi extension %s: %w", dir, err)
 	}
 	if err := syncDir(ext); err != nil {
-		return fmt.Errorf("uninstall pi extension: %w", err)
+		return true, fmt.Errorf("uninstall pi extension: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // owned reports whether dir exists; an existing dir without the marker (or

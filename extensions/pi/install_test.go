@@ -99,7 +99,7 @@ func TestForeignDirectoryIsLeftAlone(t *testing.T) {
 	if _, err := Install(agent); !errors.Is(err, ErrForeign) {
 		t.Fatalf("Install over a foreign dir: %v, want ErrForeign", err)
 	}
-	if err := Uninstall(agent); !errors.Is(err, ErrForeign) {
+	if _, err := Uninstall(agent); !errors.Is(err, ErrForeign) {
 		t.Fatalf("Uninstall of a foreign dir: %v, want ErrForeign", err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "index.ts")); !bytes.Equal(got, mine) {
@@ -120,8 +120,8 @@ func TestForeignDirectoryIsLeftAlone(t *testing.T) {
 
 func TestUninstallRemovesOnlyTheExtension(t *testing.T) {
 	agent := t.TempDir()
-	if err := Uninstall(agent); err != nil {
-		t.Fatalf("Uninstall with nothing installed: %v", err)
+	if removed, err := Uninstall(agent); err != nil || removed {
+		t.Fatalf("Uninstall with nothing installed: removed=%v, %v", removed, err)
 	}
 	if _, err := Install(agent); err != nil {
 		t.Fatal(err)
@@ -130,14 +130,14 @@ func TestUninstallRemovesOnlyTheExtension(t *testing.T) {
 	if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Uninstall(agent); err != nil {
-		t.Fatal(err)
+	if removed, err := Uninstall(agent); err != nil || !removed {
+		t.Fatalf("Uninstall: removed=%v, %v", removed, err)
 	}
 	if names := extEntries(t, agent); !slices.Equal(names, []string{"other.ts"}) {
 		t.Fatalf("extensions/ holds %v after Uninstall", names)
 	}
-	if err := Uninstall(agent); err != nil {
-		t.Fatalf("second Uninstall: %v", err)
+	if removed, err := Uninstall(agent); err != nil || removed {
+		t.Fatalf("second Uninstall: removed=%v, %v", removed, err)
 	}
 }
 
@@ -167,7 +167,7 @@ func TestEmptyAgentDirIsAnError(t *testing.T) {
 	if _, err := Install(""); err == nil {
 		t.Fatal("Install(\"\") succeeded")
 	}
-	if err := Uninstall(""); err == nil {
+	if _, err := Uninstall(""); err == nil {
 		t.Fatal("Uninstall(\"\") succeeded")
 	}
 }

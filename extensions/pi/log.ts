@@ -16,7 +16,7 @@ export class Log {
 	private made = false;
 
 	constructor() {
-		this.dir = Log.dirFor(process.env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent"));
+		this.dir = Log.dirFor(agentDir());
 	}
 
 	static dirFor(agentDir: string): string {
@@ -55,4 +55,13 @@ export class Log {
 			// best effort
 		}
 	}
+}
+
+/** The agent root: $PI_CODING_AGENT_DIR (a leading ~ is the home
+ * directory, as pi and pi-actors read it) or ~/.pi/agent. */
+export function agentDir(): string {
+	const d = process.env.PI_CODING_AGENT_DIR;
+	if (!d) return join(homedir(), ".pi", "agent");
+	if (d === "~" || d.startsWith("~/")) return join(homedir(), d.slice(1));
+	return d;
 }

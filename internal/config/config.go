@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // FileName is the config file's name inside the agent root.
@@ -110,10 +112,11 @@ func Defaults() Config {
 // ErrInvalid marks a config file that cannot be used.
 var ErrInvalid = errors.New("invalid config")
 
-// AgentDir returns the agent root: $PI_CODING_AGENT_DIR or ~/.pi/agent.
+// AgentDir returns the agent root: $PI_CODING_AGENT_DIR (a leading ~/ is
+// the home directory, as pi reads it) or ~/.pi/agent.
 func AgentDir() (string, error) {
 	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return filepath.Abs(d)
+		return filepath.Abs(fsutil.ExpandHome(d))
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

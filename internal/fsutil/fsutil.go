@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -224,4 +225,18 @@ func FileKind(m fs.FileMode) string {
 		return "device"
 	}
 	return "special file"
+}
+
+// ExpandHome is p with a leading "~" or "~/" taken as the home directory
+// ($HOME), as a shell (and pi, for PI_CODING_AGENT_DIR) reads it; any
+// other p, or no home directory, leaves p as it is.
+func ExpandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	return filepath.Join(home, p[1:])
 }

@@ -46,3 +46,16 @@ func TestReplaceMissingDir(t *testing.T) {
 		}
 	}
 }
+
+func TestExpandHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for in, want := range map[string]string{
+		"~": home, "~/agent": filepath.Join(home, "agent"), "~other/x": "~other/x",
+		"/abs/~/x": "/abs/~/x", "rel": "rel", "": "",
+	} {
+		if got := ExpandHome(in); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
