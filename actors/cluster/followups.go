@@ -61,8 +61,7 @@ func (s *Side) push(session string) {
 				list[i].Address += "@" + s.node
 			}
 			list[i].NextActions = qualify(list[i].NextActions, list[i].Run, s.node)
-			list[i].Text = verbs.QualifyRun(list[i].Text, list[i].Run, s.node)
-			list[i].Summary = verbs.QualifyRun(list[i].Summary, list[i].Run, s.node)
+			qualifyFollowupText(&list[i], s.node)
 		}
 		if err := s.deliver(eng, m.Address, session, list); err != nil {
 			s.log.Info("follow-ups not delivered yet", "session", session, "home", home, "n", len(list), "err", err)
@@ -82,4 +81,19 @@ func (s *Side) deliver(eng *engine, addr, session string, list []actors.Followup
 		return &clusterError{code: "followup_delivery", exit: 74, msg: e.Err}
 	}
 	return nil
+}
+
+// qualifyFollowupText names the node in the kernel's own words of a
+// follow-up: a transition's summary and text (written by the kernel) in
+// full; a message's only in the "run:<id>:" its text begins with — the
+// summary and body are the run's content and travel as it wrote them.
+func qualifyFollowupText(f *actors.Followup, node string) {
+	if f.Kind != "message" {
+		f.Text = verbs.QualifyRun(f.Text, f.Run, node)
+		f.Summary = verbs.QualifyRun(f.Summary, f.Run, node)
+		return
+	}
+	if head := "run:" + f.Run + ":"; strings.HasPrefix(f.Text, head) {
+		f.Text = "run:" + f.Run + "@" + node + ":" + f.Text[len(head):]
+	}
 }
