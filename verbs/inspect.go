@@ -254,7 +254,7 @@ func (in *Inspect) query() (*inspectQuery, *inspectRoute, error) {
 			msg = "missing view: " + msg
 		}
 		return nil, nil, &Error{Exit: ExitUsage, Code: "usage", Message: msg,
-			Hint: fmt.Sprintf("pi-actors inspect target=%s view=%s", q.target.raw, route.views[0])}
+			Hint: fmt.Sprintf("pi-actors inspect target=%s view=%s", strings.TrimSpace(in.Target), route.views[0])}
 	}
 	return q, route, nil
 }
