@@ -51,7 +51,8 @@ func FollowTail(path string, n int) ([]string, *Follower) {
 	if err != nil {
 		files := LogFiles(path)
 		fl.fromOldest = len(files) == 0
-		return tailOf(files, n), fl
+		lines, _ := tailOf(files, n)
+		return lines, fl
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -63,14 +64,15 @@ func FollowTail(path string, n int) ([]string, *Follower) {
 	// left to the follower.
 	lines, end := linesBefore(f, st.Size(), n)
 	f.Seek(end, io.SeekStart)
-	if len(lines) < n {
+	// Older files join on only when the window reached this one's start.
+	if len(lines) < n && st.Size() <= tailWindowBytes {
 		var older []string
 		for _, p := range LogFiles(path) {
 			if fi, err := os.Stat(p); err == nil && inodeOf(fi) != fl.ino {
 				older = append(older, p)
 			}
 		}
-		if extra := tailOf(older, n-len(lines)); len(extra) > 0 {
+		if extra, _ := tailOf(older, n-len(lines)); len(extra) > 0 {
 			lines = append(extra, lines...)
 		}
 	}
@@ -263,7 +265,7 @@ func linesBefore(f *os.File, size int64, n int) ([]string, int64) {
 	if size == 0 {
 		return nil, 0
 	}
-	off := max(0, size-1<<20)
+	off := max(0, size-tailWindowBytes)
 	buf := make([]byte, size-off)
 	k, _ := f.ReadAt(buf, off)
 	buf = buf[:k]
@@ -309,17 +311,22 @@ func lastLines(data []byte, cut bool, n int) []string {
 }
 
 // tailOf is the last n lines of files read as one stream (oldest first),
-// each file read at most 1 MiB back.
-func tailOf(files []string, n int) []string {
-	var out []string
+// each file read at most 1 MiB back (tailWindowBytes). cut reports fewer
+// than n lines although there are earlier ones: a file's window did not
+// reach its start, and the lines of older files would not join on.
+func tailOf(files []string, n int) (out []string, cut bool) {
 	for i := len(files) - 1; i >= 0 && len(out) < n; i-- {
-		lines := tailLines(files[i], n-len(out))
+		lines, whole := tailWindow(files[i], n-len(out))
 		out = append(lines, out...)
+		if !whole && len(out) < n {
+			return out, true
+		}
 	}
-	return out
+	return out, false
 }
 
 // Tail returns the last n lines of a capped log, reading back through its
 // rotated files as far as needed (a last line still being written
-// included).
-func Tail(path string, n int) []string { return tailOf(LogFiles(path), n) }
+// included); cut reports fewer than n although the log holds more (at
+// most 1 MiB is read back from the end of each file).
+func Tail(path string, n int) (lines []string, cut bool) { return tailOf(LogFiles(path), n) }

@@ -158,21 +158,31 @@ func lastStop(dir Dir) (string, string) {
 // from its end (lastLines: a line that began before that window is
 // dropped, or kept cut when it is the only one).
 func tailLines(path string, n int) []string {
+	lines, _ := tailWindow(path, n)
+	return lines
+}
+
+// tailWindow is tailLines, and whether the window held the whole file
+// (nothing before the lines was left unread).
+func tailWindow(path string, n int) (lines []string, whole bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, true
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil
+		return nil, true
 	}
 	size := st.Size()
-	off := max(0, size-1<<20)
+	off := max(0, size-tailWindowBytes)
 	buf := make([]byte, size-off)
 	k, _ := f.ReadAt(buf, off)
-	return lastLines(buf[:k], off > 0, n)
+	return lastLines(buf[:k], off > 0, n), off == 0
 }
+
+// tailWindowBytes is how far back from a log's end a tail reads.
+const tailWindowBytes = 1 << 20
 
 // TailLines is tailLines for callers outside the package (inspect views).
 func TailLines(path string, n int) []string { return tailLines(path, n) }

@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,5 +32,36 @@ func TestTailLinesOneLongLine(t *testing.T) {
 	}
 	if lines := runs.TailLines(path, 40); len(lines) != 2 || lines[0] != "last 1" || lines[1] != "last 2" {
 		t.Errorf("mixed: %d lines, want the two whole ones", len(lines))
+	}
+}
+
+// A tail asked for more lines than the last MiB of a log holds stops
+// there and says so (cut): it joined on the rotated file's lines after a
+// gap of the current file's unread ones. A small current file still
+// joins on its rotated one, whole.
+func TestTailStopsAtTheWindow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stdout.log")
+	var old, cur strings.Builder
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&old, "old-%d\n", i)
+	}
+	for i := 1; i <= 30000; i++ { // ~2.9 MB
+		fmt.Fprintf(&cur, "new-%05d %s\n", i, strings.Repeat("n", 86))
+	}
+	os.WriteFile(path+".1", []byte(old.String()), 0o600)
+	os.WriteFile(path, []byte(cur.String()), 0o600)
+	lines, cut := runs.Tail(path, 100000)
+	if !cut || len(lines) == 0 || len(lines) >= 30000 {
+		t.Fatalf("cut=%v, %d lines; want a cut tail of the last MiB", cut, len(lines))
+	}
+	if lines[len(lines)-1] != "new-30000 "+strings.Repeat("n", 86) || strings.HasPrefix(lines[0], "old-") {
+		t.Errorf("lines %q … %q: want the newest, none of the rotated file", lines[0][:9], lines[len(lines)-1][:9])
+	}
+	os.WriteFile(path, []byte("new-1\nnew-2\n"), 0o600)
+	lines, cut = runs.Tail(path, 100)
+	if cut || len(lines) != 12 || lines[0] != "old-1" || lines[11] != "new-2" {
+		t.Errorf("small log: cut=%v %q, want old-1…old-10 new-1 new-2", cut, lines)
 	}
 }

@@ -335,19 +335,11 @@ func formatBytes(n uint64) string {
 // under a label (C10: the logs, not events.jsonl; see view=events);
 // `logs <run>` prints the same.
 func runTailView(in *runs.Info, n int) *inspectOutput {
-	d := in.FilesDir()
 	q := &logsQuery{lines: n, streams: []string{runs.StdoutLog, runs.StderrLog}}
-	got := map[string][]string{}
-	for _, name := range q.streams {
-		got[name] = logTail(d.Path(name), n)
-	}
-	text, details := logsText(in, q, got)
+	got, cut := readLogs(in, q)
+	text, details := logsText(in, q, got, cut)
 	return &inspectOutput{text: text, details: details}
 }
-
-// logTail is the last n lines of a capped log, continuing into its
-// rotated files (<log>.1, <log>.2, …) when the current one holds fewer.
-func logTail(path string, n int) []string { return runs.Tail(path, n) }
 
 // cutLine bounds one raw line, saying how much was cut.
 func cutLine(s string, max int) string {

@@ -138,29 +138,33 @@ func runLogs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if l.Follow && env.Stream == nil {
 		return nil, Usagef("logs -f prints text as the run writes it; drop --json (logs without -f, or inspect view=tail, gives JSON)")
 	}
-	if q.since.IsZero() && len(q.streams) == 2 {
-		// The plain form is inspect view=tail, byte for byte.
-		out := runTailView(in, q.lines)
-		return &Outcome{Text: out.text, Result: out.details}, nil
-	}
-	got := map[string][]string{}
-	for _, name := range q.streams {
-		got[name] = logLines(in.FilesDir().Path(name), q)
-	}
-	text, details := logsText(in, q, got)
+	// The plain form is inspect view=tail, byte for byte.
+	got, cut := readLogs(in, q)
+	text, details := logsText(in, q, got, cut)
 	return &Outcome{Text: text, Result: details}, nil
 }
 
+// readLogs reads the logs q selects (logLines), and which of them hold
+// earlier lines than those read that the read could not reach (cut).
+func readLogs(in *runs.Info, q *logsQuery) (got map[string][]string, cut map[string]bool) {
+	got, cut = map[string][]string{}, map[string]bool{}
+	for _, name := range q.streams {
+		got[name], cut[name] = logLines(in.FilesDir().Path(name), q)
+	}
+	return got, cut
+}
+
 // logLines is the last q.lines lines of a log (written since q.since when
-// set).
-func logLines(path string, q *logsQuery) []string {
+// set); cut: fewer than q.lines although the log holds earlier ones (a
+// tail reads at most 1 MiB back from the end of each file).
+func logLines(path string, q *logsQuery) (lines []string, cut bool) {
 	if q.since.IsZero() {
 		return runs.Tail(path, q.lines)
 	}
 	fl, ok := runs.FollowSince(path, q.since)
 	defer fl.Close()
 	if !ok {
-		return nil
+		return nil, false
 	}
 	ring := make([]string, 0, q.lines)
 	keep := func(b []byte) {
@@ -171,13 +175,14 @@ func logLines(path string, q *logsQuery) []string {
 	}
 	fl.Poll(keep)
 	fl.Flush(keep)
-	return ring
+	return ring, false
 }
 
 // logsText renders the selected logs (view=tail and logs): a facts line,
 // then one section per log; every line cut at tailLineChars, in the text
-// and in the JSON alike (the whole lines are in the files it names).
-func logsText(in *runs.Info, q *logsQuery, got map[string][]string) (string, map[string]any) {
+// and in the JSON alike (the whole lines are in the files it names); a
+// log whose earlier lines the read could not reach (cut) says so.
+func logsText(in *runs.Info, q *logsQuery, got map[string][]string, cut map[string]bool) (string, map[string]any) {
 	d := in.FilesDir()
 	var b strings.Builder
 	fmt.Fprintf(&b, "run=%s status=%s", in.Meta.Run, in.Status)
@@ -192,6 +197,9 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string) (string, map
 		fmt.Fprintf(&b, " %s_lines=%d", stream, len(got[name]))
 		details[stream] = cutLines(got[name], tailLineChars)
 		details[stream+"Log"] = d.Path(name)
+		if cut[name] {
+			details[stream+"Cut"] = true
+		}
 	}
 	for _, name := range q.streams {
 		fmt.Fprintf(&b, "\n--- %s (%s) ---", name, d.Path(name))
@@ -200,6 +208,9 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string) (string, map
 		}
 		for _, l := range got[name] {
 			b.WriteString("\n" + cutLine(l, tailLineChars))
+		}
+		if cut[name] {
+			fmt.Fprintf(&b, "\n(%d of %d lines: a tail reads at most 1 MiB back from the end of a log; the earlier lines are in %s)", len(got[name]), q.lines, d.Path(name))
 		}
 	}
 	return b.String(), details
@@ -238,7 +249,7 @@ func followLogs(ctx context.Context, env *Env, in *runs.Info, q *logsQuery) (*Ou
 			fl.Close()
 		}
 	}()
-	text, _ := logsText(in, q, got)
+	text, _ := logsText(in, q, got, nil)
 	if q.lines > 0 || !q.since.IsZero() {
 		io.WriteString(env.Stream, text+"\n")
 	}
