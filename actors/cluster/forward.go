@@ -328,11 +328,17 @@ func (s *Side) unknownNode(node string) error {
 // unreachable answers for a node that cannot be reached: at once, with
 // the last known status of the run the request is about.
 func (s *Side) unreachable(node string, m NodeView, req wire.Request, cause error) error {
-	msg := fmt.Sprintf("node %s is %s", node, m.Status)
-	if m.Status == statusUp {
+	var msg string
+	switch m.Status {
+	case statusUp:
 		msg = fmt.Sprintf("node %s did not answer", node)
-	} else if !m.Since.IsZero() {
-		msg += " since " + m.Since.Format(time.RFC3339)
+	case statusLeft:
+		msg = fmt.Sprintf("node %s left the cluster", node)
+	default:
+		msg = fmt.Sprintf("node %s is %s", node, m.Status)
+	}
+	if m.Status != statusUp && !m.Since.IsZero() {
+		msg += " at " + m.Since.Format(time.RFC3339)
 	}
 	if cause != nil {
 		msg += " (" + cause.Error() + ")"
@@ -340,7 +346,11 @@ func (s *Side) unreachable(node string, m NodeView, req wire.Request, cause erro
 	details := map[string]any{"node": node, "node_status": m.Status, "last_seen": m.LastSeen}
 	if run := runOf(req); run != "" {
 		if d, ok := s.dir.lastKnown(node, run); ok {
-			msg += fmt.Sprintf("; last known status of run:%s@%s: %s (as of %s)", run, node, d.Status, d.UpdatedAt.Format(time.RFC3339))
+			msg += fmt.Sprintf("; last known status of run:%s@%s: %s (unchanged since %s", run, node, d.Status, d.UpdatedAt.Format(time.RFC3339))
+			if !m.LastSeen.IsZero() {
+				msg += "; the node last heard from at " + m.LastSeen.Format(time.RFC3339)
+			}
+			msg += ")"
 			details["last_known"] = d
 		}
 	}
