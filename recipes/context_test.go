@@ -268,10 +268,10 @@ func TestContextPackagedSubagents(t *testing.T) {
 	}
 	for i, want := range []string{"one", "two"} {
 		a := argvs[i]
-		if strings.Join(a[:7], " ") != "pi -p --model m --thinking off --no-tools" {
+		if strings.Join(a[:8], " ") != "pi -p --model m --thinking off --no-tools --no-extensions" {
 			t.Errorf("argv = %q", a)
 		}
-		prompt := a[7]
+		prompt := a[8]
 		if !strings.HasPrefix(prompt, want+"\n\nAnswer format: markdown\n\n") {
 			t.Errorf("prompt = %q", prompt)
 		}

@@ -119,9 +119,11 @@ func checkModelDefaults(t *testing.T, id string, v any) {
 
 // TestPackagedSubagentAtoms: every pi leaf of the library runs pi
 // non-interactively with the caller's model, a thinking level, and tools
-// off unless given.
+// off unless given — and then no extensions either (a sub-agent with no
+// tools has no use for the pi-actors extension's bridge, watcher and
+// schema: ~150 MiB per sub-agent).
 func TestPackagedSubagentAtoms(t *testing.T) {
-	leaf := regexp.MustCompile(`^pi -p --model \{model\} --thinking \{thinking\} (\{tools\?--tools:--no-tools\} \{tools\}|--tools \{tools\}) '`)
+	leaf := regexp.MustCompile(`^pi -p --model \{model\} --thinking \{thinking\} (\{tools\?--tools:--no-tools\} \{tools\?:--no-extensions\} \{tools\}|--tools \{tools\}) '`)
 	for _, id := range packagedIDs(t) {
 		raw, _ := readFile("pkg:" + id + ".json")
 		for _, m := range regexp.MustCompile(`"(pi [^"]*)`).FindAllStringSubmatch(string(raw), -1) {
