@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -254,9 +255,10 @@ func (k *Kernel) peekFollowups(req wire.Request) (any, error) {
 	if p.Lines <= 0 || p.Lines > 500 {
 		p.Lines = 50
 	}
-	recs, _, err := mailbox.NewInbox(k.sessionFile(req.Session)).List(p.Lines)
+	path := k.sessionFile(req.Session)
+	recs, corrupted, err := mailbox.NewInbox(path).List(p.Lines)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("follow-ups of session %s: %w", req.Session, err)
 	}
 	out := []verbs.QueuedFollowup{}
 	for _, rec := range recs {
@@ -267,5 +269,10 @@ func (k *Kernel) peekFollowups(req wire.Request) (any, error) {
 		f.ID = rec.ID()
 		out = append(out, verbs.QueuedFollowup{Status: rec.Status(), Followup: f})
 	}
-	return map[string]any{"session": req.Session, "followups": out}, nil
+	res := map[string]any{"session": req.Session, "followups": out}
+	if corrupted > 0 {
+		// Malformed lines stay in the file, never delivered: say so, and where.
+		res["corrupted"], res["file"] = corrupted, path
+	}
+	return res, nil
 }

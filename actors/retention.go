@@ -10,15 +10,16 @@ import (
 // rebuild restores the kernel's view after a (re)start: every indexed run
 // that is not terminal gets a run actor again — a live supervisor (pid and
 // start time match) is re-attached; a dead one is marked exited and its
-// leftovers are killed — and terminal runs whose follow-up was never
-// queued (they ended while no kernel ran) get it now, once.
+// leftovers are killed — and terminal runs whose follow-ups were never
+// queued (they ended while no kernel ran) get them now, once: their
+// outbox records past notified.json's count, then the transition.
 func (k *Kernel) rebuild() {
 	entries, err := k.index.Rebuild()
 	if err != nil {
 		k.log.Warn("rebuild index", "err", err)
 		return
 	}
-	attachedN, lostN := 0, 0
+	attachedN, lostN, outboxN := 0, 0, 0
 	for _, e := range entries {
 		dir := runs.Dir(e.StateDir)
 		in, err := runs.Load(dir)
@@ -41,15 +42,32 @@ func (k *Kernel) rebuild() {
 			}
 		}
 		n := loadNotified(dir, in.Meta)
-		if n.Terminal == "" && in.Meta.OwnerID != "" && in.Handled == nil && time.Since(e.UpdatedAt) < 7*24*time.Hour {
+		if in.Meta.OwnerID == "" || time.Since(e.UpdatedAt) >= 7*24*time.Hour {
+			continue
+		}
+		// As a run actor does when its run ends: the outbox records no
+		// kernel read (sent while none ran, or after the last read of
+		// one that died), then the terminal transition.
+		changed := false
+		if in.Status != runs.StatusArchived && outboxBehind(dir, n) {
+			lines := n.OutboxLines
+			changed = k.deliverOutbox(dir, in.Meta, &n, true)
+			outboxN += n.OutboxLines - lines
+		}
+		if n.Terminal == "" && in.Handled == nil {
 			k.terminal(in, &n)
 			if n.Terminal != "" {
 				lostN++
-				dir.WriteJSON(runs.NotifiedFile, n)
+				changed = true
+			}
+		}
+		if changed {
+			if err := dir.WriteJSON(runs.NotifiedFile, n); err != nil {
+				k.log.Warn("write notified.json", "dir", dir, "err", err)
 			}
 		}
 	}
-	k.log.Info("rebuilt", "runs", len(entries), "reattached", attachedN, "late_followups", lostN)
+	k.log.Info("rebuilt", "runs", len(entries), "reattached", attachedN, "late_followups", lostN, "late_outbox_lines", outboxN)
 }
 
 // cleanTemp removes stale temp entries (24 h) on start.

@@ -163,31 +163,60 @@ func (a *runActor) saveNotified() {
 }
 
 // scanOutbox queues new notify/followup outbox records for the owner.
+// While the run is live (finished not set) a last line still being
+// written waits for its end.
 func (a *runActor) scanOutbox() {
 	st, err := os.Stat(a.dir.Path(runs.OutboxFile))
 	if err != nil || st.Size() == a.seen {
 		return
 	}
 	a.seen = st.Size()
-	lines, err := mailbox.Read(a.dir.Path(runs.OutboxFile))
-	if err != nil || len(lines) <= a.notified.OutboxLines {
-		return
+	if a.k.deliverOutbox(a.dir, a.meta, &a.notified, a.finished) {
+		a.saveNotified()
 	}
-	for i := a.notified.OutboxLines; i < len(lines); i++ {
-		rec, err := mailbox.ParseOutbox(lines[i].Raw, a.meta.Run, i)
-		if err != nil || a.meta.OwnerID == "" {
+}
+
+// deliverOutbox queues for a run's owner its outbox records with delivery
+// notify or followup from line n.OutboxLines on, and counts the lines read
+// in n (the caller saves it to notified.json); it reports whether n
+// changed. ended: the run is over, so a torn last line is final (counted,
+// never delivered); otherwise it is still being written and waits. Each
+// follow-up's id is its run instance and line, so a repeat (a kernel that
+// died before notified.json was written) adds nothing.
+func (k *Kernel) deliverOutbox(dir runs.Dir, m *runs.Meta, n *notified, ended bool) bool {
+	lines, err := mailbox.Read(dir.Path(runs.OutboxFile))
+	if err != nil {
+		k.log.Warn("read outbox", "dir", dir, "err", err)
+		return false
+	}
+	if !ended && len(lines) > 0 && lines[len(lines)-1].Partial {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) <= n.OutboxLines {
+		return false
+	}
+	for i := n.OutboxLines; i < len(lines); i++ {
+		rec, err := mailbox.ParseOutbox(lines[i].Raw, m.Run, i)
+		if err != nil || m.OwnerID == "" {
 			continue
 		}
 		if rec.Delivery != "notify" && rec.Delivery != "followup" {
 			continue
 		}
-		if rec.Event == "command.done" && (a.meta.Workflow != nil || a.meta.WorkflowNode != nil) {
+		if rec.Event == "command.done" && (m.Workflow != nil || m.WorkflowNode != nil) {
 			continue // a workflow reports its nodes itself
 		}
-		a.k.enqueue(a.meta.OwnerID, outboxFollowup(a.meta, rec, i))
+		k.enqueue(m.OwnerID, outboxFollowup(m, rec, i))
 	}
-	a.notified.OutboxLines = len(lines)
-	a.saveNotified()
+	n.OutboxLines = len(lines)
+	return true
+}
+
+// outboxBehind reports whether a run's outbox may hold lines notified.json
+// does not count (a cheap count of its newlines, no decoding).
+func outboxBehind(dir runs.Dir, n notified) bool {
+	c, err := mailbox.CountLines(dir.Path(runs.OutboxFile))
+	return err == nil && c > n.OutboxLines
 }
 
 // markLost records a run whose supervisor is gone without a result: every

@@ -2,7 +2,10 @@ package actors
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -106,35 +109,116 @@ func (a *sessionActor) deliver() {
 }
 
 // take claims up to max of a session's follow-ups that are not yet
-// delivered (queued, or claimed by a delivery that never finished — a
-// watcher that went away, a kernel that died), oldest first, in one
-// locked pass of the queue. With handled they are marked delivered in
-// that same pass (a drain); otherwise the caller marks each delivered
-// once it is handed over: at least once, never silently lost. more is how
-// many stay queued past max (counted in the same pass).
+// delivered (see claimFollowups); cluster_host.go hands them to another
+// node the same way.
 func (k *Kernel) take(session string, max int, handled bool) (out []Followup, more int) {
+	mode := claimDurable
+	if handled {
+		mode = claimHandled
+	}
+	t := k.claimFollowups(session, max, mode)
+	return t.list, t.more
+}
+
+// How claimFollowups takes what it hands out.
+type claimMode int
+
+const (
+	// claimDurable marks them claimed in the file; the caller marks them
+	// delivered once handed over, or requeues them (watch, the cluster).
+	claimDurable claimMode = iota
+	// claimHandled marks them delivered in the same pass.
+	claimHandled
+	// claimHold leaves the file as it is and holds their ids in memory
+	// (answering) while one answer carrying them is written; settleAnswer
+	// then marks them delivered in one pass, or lets them go. A kernel
+	// that dies meanwhile leaves them queued.
+	claimHold
+)
+
+// taken is what one pass of a session's queue took.
+type taken struct {
+	list      []Followup
+	more      int // queued past max (counted in the same pass)
+	corrupted int // malformed lines: kept in the file, never delivered
+	err       error
+}
+
+// answering are the follow-ups answers are being written with
+// (claimHold), by queue file: no other reader takes them meanwhile.
+var answering = struct {
+	sync.Mutex
+	ids map[string]map[string]bool
+}{ids: map[string]map[string]bool{}}
+
+// answeringNow copies the ids answers to path are being written with
+// (nil: none, the common case).
+func answeringNow(path string) map[string]bool {
+	answering.Lock()
+	defer answering.Unlock()
+	if len(answering.ids[path]) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(answering.ids[path]))
+	for id := range answering.ids[path] {
+		out[id] = true
+	}
+	return out
+}
+
+// claimFollowups takes up to max of a session's follow-ups that are not
+// yet delivered (queued, or claimed by a delivery that never finished — a
+// watcher that went away, a kernel that died), oldest first, in one locked
+// pass of the queue, as mode says: a follow-up counts as delivered only
+// once it was handed over (at least once, never silently lost). A claim
+// made by another kernel (one that died: only one serves an agent root)
+// is taken over at once. Malformed lines are counted and kept as they
+// are.
+func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t taken) {
 	path := k.sessionFile(session)
 	var bad []string
 	now := time.Now().UTC()
 	stamp := now.Format(time.RFC3339Nano)
-	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+	me := k.claimer()
+	t.err = mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		t = taken{}
+		bad = bad[:0]
+		var hold []string
+		// Under the file's lock: an answer holds ids only once its pass
+		// ran under it, so none is missed here.
+		busy := answeringNow(path)
 		changed := false
 		for i := range lines {
 			l := &lines[i]
-			st, _ := l.Peek("status")
-			if len(out) >= max {
+			st, ok := l.Peek("status")
+			if !ok {
+				// Not certain from a peek (escapes, a torn or garbled line):
+				// decode it.
+				if l.Decode(); l.Err != nil {
+					t.corrupted++
+					continue
+				}
+				st = mailbox.Record(l.Value).Status()
+			}
+			if len(t.list) >= max {
 				if st == mailbox.StatusQueued {
-					more++
+					t.more++
 				}
 				continue
+			}
+			if busy != nil {
+				if id, _ := l.Peek("id"); busy[id] {
+					continue // in an answer being written
+				}
 			}
 			switch st {
 			case mailbox.StatusQueued:
 			case mailbox.StatusClaimed:
+				by, _ := l.Peek("claimed_by")
 				at, _ := l.Peek("claimed_at")
-				t, err := time.Parse(time.RFC3339Nano, at)
-				if err == nil && now.Sub(t) < redeliverAfter {
-					continue
+				c, err := time.Parse(time.RFC3339Nano, at)
+				if by == me && err == nil && now.Sub(c) < redeliverAfter {
+					continue // being delivered by this kernel
 				}
 			default:
 				continue
@@ -145,16 +229,27 @@ func (k *Kernel) take(session string, max int, handled bool) (out []Followup, mo
 			}
 			status := mailbox.StatusClaimed
 			if err := json.Unmarshal(l.Raw, &rec); err != nil {
-				bad = append(bad, rec.ID)
+				if l.Decode(); l.Err != nil {
+					// Not JSON at all (a peek does not validate the line):
+					// kept, counted, never handed out.
+					t.corrupted++
+					continue
+				}
+				bad = append(bad, rec.ID) // an object, but not a follow-up
 				status = mailbox.StatusFailed
 			} else {
 				rec.Body.ID = rec.ID
-				out = append(out, rec.Body)
-				if handled {
+				t.list = append(t.list, rec.Body)
+				switch mode {
+				case claimHold:
+					hold = append(hold, rec.ID)
+					continue
+				case claimHandled:
 					status = mailbox.StatusHandled
 				}
+				skipDecode(l)
 			}
-			kv := []any{"claimed_at", stamp, "claimed_by", "coordinator", "status", status}
+			kv := []any{"claimed_at", stamp, "claimed_by", me, "status", status}
 			if status != mailbox.StatusClaimed {
 				kv = append(kv, status+"_at", stamp)
 			}
@@ -163,19 +258,74 @@ func (k *Kernel) take(session string, max int, handled bool) (out []Followup, mo
 			}
 			changed = true
 		}
-		if changed && (handled || len(bad) > 0) {
+		if changed && (mode == claimHandled || len(bad) > 0) {
 			lines = mailbox.CompactTerminal(lines, keepDelivered)
+		}
+		if len(hold) > 0 {
+			// Still under the file's lock: no other pass sees them free.
+			answering.Lock()
+			m := answering.ids[path]
+			if m == nil {
+				m = map[string]bool{}
+				answering.ids[path] = m
+			}
+			for _, id := range hold {
+				m[id] = true
+			}
+			answering.Unlock()
 		}
 		return lines, nil
 	})
-	if err != nil {
-		k.log.Warn("claim follow-ups", "session", session, "err", err)
-		return nil, 0
+	if t.err != nil {
+		k.log.Warn("claim follow-ups", "session", session, "err", t.err)
+		t.list, t.more = nil, 0
+		return t
 	}
 	if len(bad) > 0 {
 		k.log.Warn("malformed follow-ups marked failed", "session", session, "ids", bad)
 	}
-	return out, more
+	if t.corrupted > 0 && corruptionNews(path, t.corrupted) {
+		k.log.Warn("malformed lines in a follow-up queue (kept, not delivered)", "session", session, "file", path, "corrupted", t.corrupted)
+	}
+	return t
+}
+
+// corruptedSeen is how many malformed lines were last logged per queue:
+// one warning when the count changes, not one per pass.
+var corruptedSeen sync.Map
+
+func corruptionNews(path string, n int) bool {
+	old, _ := corruptedSeen.Swap(path, n)
+	return old != n
+}
+
+// settleAnswer ends what claimHold took: with ok (the answer was
+// written) they are marked delivered in one pass first; either way they
+// are let go.
+func (k *Kernel) settleAnswer(session string, ids []string, ok bool) {
+	if len(ids) == 0 {
+		return
+	}
+	path := k.sessionFile(session)
+	if ok {
+		k.markDelivered(session, ids, true)
+	}
+	answering.Lock()
+	m := answering.ids[path]
+	for _, id := range ids {
+		delete(m, id)
+	}
+	if len(m) == 0 {
+		delete(answering.ids, path)
+	}
+	answering.Unlock()
+}
+
+// claimer is what this kernel writes as claimed_by: a claim by any other
+// value was made by a kernel that is gone (one kernel serves an agent
+// root), so it is taken over at once rather than after redeliverAfter.
+func (k *Kernel) claimer() string {
+	return fmt.Sprintf("kernel.%d.%d", os.Getpid(), k.started.UnixNano())
 }
 
 // keepDelivered is how many delivered follow-ups a session's queue keeps
@@ -186,22 +336,84 @@ const keepDelivered = 2000
 // delivery to finish before another reader takes it over.
 const redeliverAfter = 30 * time.Second
 
-// delivered marks follow-ups handed over, in one locked pass.
-func (k *Kernel) delivered(session string, ids ...string) {
+// delivered marks claimed follow-ups handed over, in one locked pass.
+func (k *Kernel) delivered(session string, ids ...string) { k.markDelivered(session, ids, false) }
+
+// markDelivered marks follow-ups handed over in one locked pass (as
+// mailbox's DoneMany, without decoding every line it marks): claimed ones,
+// and with queued (claimHold took them without a mark) queued ones too.
+func (k *Kernel) markDelivered(session string, ids []string, queued bool) {
 	if len(ids) == 0 {
 		return
 	}
-	q := &mailbox.Inbox{Path: k.sessionFile(session), KeepTerminal: keepDelivered}
-	if err := q.DoneMany(ids, mailbox.StatusHandled); err != nil {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	stamp := time.Now().UTC().Format(time.RFC3339Nano)
+	err := mailbox.RewriteLazy(k.sessionFile(session), func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		done := 0
+		for i := range lines {
+			l := &lines[i]
+			if id, _ := l.Peek("id"); !want[id] {
+				continue
+			}
+			if st, _ := l.Peek("status"); st != mailbox.StatusClaimed && (!queued || st != mailbox.StatusQueued) {
+				continue // taken over by another reader, or done already
+			}
+			skipDecode(l)
+			if err := l.SetAll(mailbox.StatusHandled+"_at", stamp, "status", mailbox.StatusHandled); err != nil {
+				return nil, err
+			}
+			done++
+		}
+		if done > 0 {
+			lines = mailbox.CompactTerminal(lines, keepDelivered)
+		}
+		return lines, nil
+	})
+	if err != nil {
 		k.log.Warn("mark follow-ups delivered", "session", session, "ids", len(ids), "err", err)
 	}
 }
 
-// drain takes every queued follow-up of a session, oldest first, and marks
-// them delivered: one locked pass of the queue however many there are.
+// skipDecode spares SetAll decoding a lazy line into a map before it sets
+// fields (the costly part of a pass over a long queue): SetAll parses the
+// line as an object itself, refusing a malformed one, and the fields it
+// sets are all a rewrite then reads of Value (the status, to compact).
+func skipDecode(l *mailbox.Line) {
+	if l.Value == nil && l.Err == nil {
+		l.Value = map[string]any{}
+	}
+}
+
+// requeue gives claimed follow-ups that were not handed over back to the
+// queue, in place (order holds), in one locked pass: the next reader gets
+// them at once.
+func (k *Kernel) requeue(session string, ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	if err := mailbox.NewInbox(k.sessionFile(session)).Requeue(ids); err != nil {
+		k.log.Warn("requeue follow-ups", "session", session, "ids", len(ids), "err", err)
+	}
+}
+
+// drain takes every queued follow-up of a session, oldest first, as
+// view=followups does: one locked pass reads them, one marks them
+// delivered (however many there are).
 func (k *Kernel) drain(session string) []Followup {
-	list, _ := k.take(session, math.MaxInt, true)
-	return list
+	t := k.claimFollowups(session, math.MaxInt, claimHold)
+	k.settleAnswer(session, ids(t.list), true)
+	return t.list
+}
+
+func ids(list []Followup) []string {
+	out := make([]string, len(list))
+	for i := range list {
+		out[i] = list[i].ID
+	}
+	return out
 }
 
 func decodeRecord(rec any, v any) error {
@@ -212,14 +424,31 @@ func decodeRecord(rec any, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// followups answers `inspect target=coordinator view=followups`: the
-// calling session's queue, drained.
-func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
+func init() {
+	// view=followups is answered as a stream of one response: its handler
+	// learns whether the answer was written, so a follow-up counts as
+	// delivered only once it was (server.go's plain answers give no word
+	// of the write).
+	streamOps["followups"] = (*Kernel).answerFollowups
+}
+
+// followupsAnswer is the answer of view=followups: the verb layer's
+// Followups and, when the queue holds malformed lines, how many and where.
+type followupsAnswer struct {
+	*verbs.Followups
+	Corrupted int    `json:"corrupted,omitempty"`
+	File      string `json:"file,omitempty"`
+}
+
+// claimAnswer takes what `inspect target=coordinator view=followups`
+// shows (the calling session's queue, up to params.max) with claimHold:
+// the caller settles them once it knows whether the answer was written.
+func (k *Kernel) claimAnswer(req wire.Request) (*followupsAnswer, error) {
 	if req.Session == "" {
 		return nil, &wire.Error{Code: "no_session", Exit: 64, Message: "followups need a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}
 	}
 	if k.held(req.Session) {
-		return &verbs.Followups{Session: req.Session, Followups: []Followup{}, Held: true}, nil
+		return &followupsAnswer{Followups: &verbs.Followups{Session: req.Session, Followups: []Followup{}, Held: true}}, nil
 	}
 	// max bounds a reader that shows what it takes (inspect's lines=);
 	// the rest stays queued for the next call.
@@ -235,15 +464,58 @@ func (k *Kernel) followups(req wire.Request) (*verbs.Followups, error) {
 	if max <= 0 {
 		max = math.MaxInt
 	}
-	list, more := k.take(req.Session, max, true)
+	t := k.claimFollowups(req.Session, max, claimHold)
+	if t.err != nil {
+		return nil, fmt.Errorf("followups of session %s: %w", req.Session, t.err)
+	}
+	list := t.list
 	if list == nil {
 		list = []Followup{}
 	}
-	return &verbs.Followups{Session: req.Session, Followups: list, Count: len(list), More: more}, nil
+	a := &followupsAnswer{Followups: &verbs.Followups{Session: req.Session, Followups: list, Count: len(list), More: t.more}}
+	if t.corrupted > 0 {
+		a.Corrupted, a.File = t.corrupted, k.sessionFile(req.Session)
+	}
+	return a, nil
+}
+
+// answerFollowups answers view=followups on a client's connection: what
+// it took is marked delivered only once the answer was written; when it
+// could not be (the client went away) they stay queued for the next
+// reader.
+func (k *Kernel) answerFollowups(req wire.Request, write func(wire.Response) error, _ <-chan struct{}) {
+	k.work.Add(1)
+	resp := wire.Response{ID: req.ID}
+	var taken []string
+	written := false
+	defer func() { k.settleAnswer(req.Session, taken, written) }()
+	func() {
+		defer k.recoverPanic(req.Op, &resp)
+		a, err := k.claimAnswer(req)
+		if err != nil {
+			resp = wire.Response{ID: req.ID, Error: verbs.Classify(err)}
+			return
+		}
+		taken = ids(a.Followups.Followups)
+		resp = wire.Response{ID: req.ID, OK: true, Result: wire.Result(a)}
+	}()
+	written = write(resp) == nil
+}
+
+// followups answers view=followups where no connection tells whether the
+// answer arrives (a request handed to dispatch): what it takes counts as
+// delivered at once. Clients on the socket go through answerFollowups.
+func (k *Kernel) followups(req wire.Request) (*followupsAnswer, error) {
+	a, err := k.claimAnswer(req)
+	if err == nil {
+		k.settleAnswer(req.Session, ids(a.Followups.Followups), true)
+	}
+	return a, err
 }
 
 // watch streams the session's follow-ups as they are queued, until the
-// client goes away.
+// client goes away. Each is marked delivered once it was written; what
+// the watcher was handed but never wrote goes back to the queue.
 func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
 	if req.Session == "" {
 		write(wire.Response{ID: req.ID, Error: &wire.Error{Code: "no_session", Exit: 64, Message: "watch needs a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}})
@@ -251,8 +523,11 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 	}
 	ch := make(chan Followup, 256)
 	k.system.Root.Send(k.sess, &subscribe{session: req.Session, ch: ch})
-	defer k.system.Root.Send(k.sess, &unsubscribe{session: req.Session, ch: ch})
-	write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": req.Session})})
+	var unwritten []string
+	defer func() { k.endWatch(req.Session, ch, unwritten) }()
+	if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": req.Session})}) != nil {
+		return
+	}
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
 	for {
@@ -262,12 +537,12 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 				return
 			}
 			// A burst is written whole, then marked delivered in one pass;
-			// what was not written stays claimed and the next reader gets
-			// it again.
+			// what was not written goes back to the queue.
 			var ids []string
 			for ok {
 				if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(f)}) != nil {
 					k.delivered(req.Session, ids...)
+					unwritten = append(unwritten, f.ID)
 					return
 				}
 				ids = append(ids, f.ID)
@@ -289,4 +564,29 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 			return
 		}
 	}
+}
+
+// endWatch unsubscribes a watcher and gives back to the queue what it was
+// handed but never wrote: unwritten, and what is still in its channel
+// (the session actor closes it on the unsubscribe; a stopping kernel
+// leaves them claimed, and the next kernel takes them over).
+func (k *Kernel) endWatch(session string, ch chan Followup, unwritten []string) {
+	k.system.Root.Send(k.sess, &unsubscribe{session: session, ch: ch})
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	for done := false; !done; {
+		select {
+		case f, ok := <-ch:
+			if !ok {
+				done = true
+				break
+			}
+			unwritten = append(unwritten, f.ID)
+		case <-k.stopped:
+			return
+		case <-timeout.C:
+			done = true
+		}
+	}
+	k.requeue(session, unwritten...)
 }

@@ -165,6 +165,9 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 	res.Count = len(res.Followups)
 	var b strings.Builder
 	fmt.Fprintf(&b, "session=%s followups=%d", session, res.Count)
+	if res.Corrupted > 0 {
+		fmt.Fprintf(&b, " corrupted=%d", res.Corrupted)
+	}
 	if res.Held {
 		b.WriteString(" held=true\n(the session is suspended: its follow-ups wait for pi-actors session resume)")
 	} else if res.Count == 0 {
@@ -179,6 +182,9 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 			b.WriteString("\n")
 		}
 		b.WriteString("\n" + strings.TrimRight(text, "\n"))
+	}
+	if res.Corrupted > 0 {
+		fmt.Fprintf(&b, "\n\n(corrupted=%d: malformed line(s) in %s, kept there and never delivered; a torn write — read the file for what they held)", res.Corrupted, res.File)
 	}
 	if res.More > 0 {
 		fmt.Fprintf(&b, "\n\n(+%d more queued: they stay queued; run the view again, or pi-actors watch)", res.More)

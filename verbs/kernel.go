@@ -47,6 +47,10 @@ type Followups struct {
 	Held bool `json:"held,omitempty"`
 	// More is how many stayed queued past the ones taken (lines=).
 	More int `json:"more,omitempty"`
+	// Corrupted counts the queue's malformed lines (a torn write): they
+	// stay in File as they are and are never delivered.
+	Corrupted int    `json:"corrupted,omitempty"`
+	File      string `json:"file,omitempty"`
 }
 
 // Watch streams the session's follow-ups, or a room's timeline.
