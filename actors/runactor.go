@@ -242,7 +242,9 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 }
 
 // killLeftovers kills what a run whose supervisor is gone left: every
-// process in its session and its recorded leaf groups.
+// process in its session, its recorded leaf groups, and every process
+// whose environment names its state directory (one that moved to a
+// session of its own: the subreaper that kept it a descendant is gone).
 func (k *Kernel) killLeftovers(in *runs.Info) int {
 	killed := 0
 	if m := in.Meta; m.Pid > 0 {
@@ -255,6 +257,11 @@ func (k *Kernel) killLeftovers(in *runs.Info) int {
 	for _, l := range runs.LiveLeaves(in) {
 		syscall.Kill(-l.Pid, syscall.SIGKILL)
 		killed++
+	}
+	if sd := in.Meta.StateDir; sd != "" {
+		strays := runs.EnvMembers(runs.Dir(sd))
+		runs.KillAll(strays, syscall.SIGKILL)
+		killed += len(strays)
 	}
 	return killed
 }

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"strconv"
@@ -44,15 +45,34 @@ func Alive(pid int, start uint64) bool {
 // supervisor is a session leader; its leaves and their children stay in
 // its session even after it dies).
 func SessionMembers(sid int) []int {
-	return scanProc(func(st ProcStat) bool { return st.Sid == sid })
+	return scanProc(func(_ int, st ProcStat) bool { return st.Sid == sid })
 }
 
 // GroupMembers lists the live processes of a process group.
 func GroupMembers(pgid int) []int {
-	return scanProc(func(st ProcStat) bool { return st.Pgrp == pgid })
+	return scanProc(func(_ int, st ProcStat) bool { return st.Pgrp == pgid })
 }
 
-func scanProc(match func(ProcStat) bool) []int {
+// EnvMembers lists the live processes whose environment names the run of
+// state directory dir (PI_ACTORS_STATE_DIR=<dir>, set for every run and
+// inherited by all it starts): what a run left when its supervisor, the
+// subreaper that kept them as descendants, is gone — a process that moved
+// to a session of its own included. Only this user's processes are read
+// (another's environ is not readable); one that cleared its environment
+// is not found.
+func EnvMembers(dir Dir) []int {
+	want := []byte("PI_ACTORS_STATE_DIR=" + string(dir) + "\x00")
+	self := os.Getpid()
+	return scanProc(func(pid int, _ ProcStat) bool {
+		if pid == self {
+			return false
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		return err == nil && (bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...)))
+	})
+}
+
+func scanProc(match func(pid int, st ProcStat) bool) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -67,7 +87,7 @@ func scanProc(match func(ProcStat) bool) []int {
 		if err != nil || st.State == "Z" || st.State == "X" {
 			continue
 		}
-		if match(st) {
+		if match(pid, st) {
 			out = append(out, pid)
 		}
 	}
