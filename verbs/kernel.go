@@ -210,6 +210,9 @@ func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
 		if e, ok := cl["error"]; ok {
 			text += fmt.Sprintf("\ncluster_error: %v", e)
 		}
+		if r, ok := cl["reason"]; ok {
+			text += fmt.Sprintf("\ncluster_starting: %v", r)
+		}
 		text += rejectedText(cl["tls_rejected"])
 	}
 	return &Outcome{Text: text, Result: &st}, nil

@@ -286,6 +286,9 @@ func (s *Side) status() map[string]any {
 	if s.err != nil {
 		out["error"] = s.err.Error()
 	}
+	if s.why != "" {
+		out["reason"] = s.why
+	}
 	if s.eng != nil {
 		out["member_id"], out["address"] = s.eng.id, s.eng.address
 	}

@@ -33,6 +33,7 @@ type Side struct {
 	mu    sync.Mutex
 	state string // starting, up, down, stopped
 	err   error
+	why   string // why the member is starting again (renew), "" otherwise
 	eng   *engine
 	since time.Time
 	// rejected are the peers refused at the TLS handshake for a
@@ -111,6 +112,9 @@ func (s *Side) setState(state string, err error) {
 		s.since = time.Now().UTC()
 	}
 	s.state, s.err = state, err
+	if state != stateStarting {
+		s.why = ""
+	}
 	if err != nil {
 		s.log.Warn("cluster side down", "err", err)
 	}
@@ -204,7 +208,7 @@ func (s *Side) current() *engine {
 // errDown answers a request while the cluster side is not up.
 func (s *Side) errDown() error {
 	s.mu.Lock()
-	state, err := s.state, s.err
+	state, err, why := s.state, s.err, s.why
 	s.mu.Unlock()
 	if err != nil {
 		exit := 69
@@ -213,7 +217,11 @@ func (s *Side) errDown() error {
 		}
 		return &clusterError{code: "cluster_down", exit: exit, msg: "the cluster side of this kernel is down: " + err.Error(), hint: "fix [cluster] in pi-actors.toml (pi-actors kernel status shows why), then pi-actors kernel stop; the next call starts it again"}
 	}
-	return &clusterError{code: "cluster_down", exit: 69, msg: "the cluster side of this kernel is " + state + "; try again in a moment"}
+	msg := "the cluster side of this kernel is " + state
+	if why != "" {
+		msg += " (" + why + ")"
+	}
+	return &clusterError{code: "cluster_down", exit: 69, msg: msg + "; try again in a moment"}
 }
 
 // loop owns the engine: it starts it (retrying what may heal — a port in
@@ -322,10 +330,15 @@ func (s *Side) takeEngine() *engine {
 // that fails the loop retries as after a failed start).
 func (s *Side) renew(why string, tlsPair *tlsConfigs) {
 	s.log.Warn("restarting the cluster member under a new member id", "why", why)
+	// Starting before the engine goes: a request meanwhile is told so
+	// (not "up") and status says why; stopping may take seconds.
+	s.setState(stateStarting, nil)
+	s.mu.Lock()
+	s.why = "restarting the member under a new id: " + why
+	s.mu.Unlock()
 	if eng := s.takeEngine(); eng != nil {
 		eng.stop(false)
 	}
-	s.setState(stateStarting, nil)
 	s.begin(tlsPair)
 }
 

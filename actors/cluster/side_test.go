@@ -183,3 +183,27 @@ func TestRejectedPeers(t *testing.T) {
 		t.Fatalf("after 12 peers: %+v", list)
 	}
 }
+
+// While the member starts again under a new id (renew), a request is told
+// the side is starting and why (it said "up; try again"), and status says
+// why; once up, the reason goes.
+func TestStartingAgainSaysWhy(t *testing.T) {
+	s := New()
+	s.log = slog.New(slog.DiscardHandler)
+	s.setState(stateStarting, nil)
+	s.mu.Lock()
+	s.why = "restarting the member under a new id: no other member"
+	s.mu.Unlock()
+	err := s.errDown()
+	var ce *clusterError
+	if !errors.As(err, &ce) || ce.exit != 69 || !strings.Contains(ce.msg, "is starting (restarting the member under a new id: no other member); try again") {
+		t.Fatalf("errDown = %v", err)
+	}
+	if r := s.status()["reason"]; r != "restarting the member under a new id: no other member" {
+		t.Errorf("status reason %v", r)
+	}
+	s.setState(stateUp, nil)
+	if _, ok := s.status()["reason"]; ok {
+		t.Errorf("status still gives a reason once up: %v", s.status())
+	}
+}
