@@ -46,7 +46,7 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// artifactWrite writes stdin to path.
+// artifactWrite writes content= (else stdin) to path.
 func artifactWrite(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 	const name = "artifact-write"
 	raw := a.Get("path", "")
@@ -71,7 +71,7 @@ func artifactWrite(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 				Hint: "mode=overwrite replaces it, mode=append adds to it, or choose another path"}
 		}
 	}
-	content, err := readInput(name, io.In)
+	content, err := inputOr(name, a, "content", io.In)
 	if err != nil {
 		return err
 	}

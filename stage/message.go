@@ -33,7 +33,19 @@ func readInput(stageName string, in io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// actorMessage sends stdin as the body of a typed envelope.
+// inputOr is parameter key as given (a caller with no stdin to give — an
+// agent's tool call — passes the text so), else stdin; bounded alike.
+func inputOr(stageName string, a *Args, key string, in io.Reader) ([]byte, error) {
+	if v := a.Raw(key); v != "" {
+		if len(v) > maxInput {
+			return nil, verbs.Invalidf("stage %s: %s= is larger than %d MiB; write it to a file (artifact-write) and send its path", stageName, key, maxInput>>20)
+		}
+		return []byte(v), nil
+	}
+	return readInput(stageName, in)
+}
+
+// actorMessage sends body= (else stdin) as the body of a typed envelope.
 func actorMessage(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 	const name = "actor-message"
 	m := &verbs.Message{Type: a.Get("type", ""), To: a.Get("to", "coordinator"), From: a.Get("from", envValue(env, "PI_ACTORS_ADDRESS")),
@@ -58,7 +70,7 @@ func actorMessage(_ context.Context, env *verbs.Env, a *Args, io IO) error {
 	if send && m.From == "" {
 		return verbs.Usagef("stage actor-message: no sender: inside a run from= is $PI_ACTORS_ADDRESS; elsewhere pass from=run:<id>, or send=false to print the envelope only")
 	}
-	in, err := readInput(name, io.In)
+	in, err := inputOr(name, a, "body", io.In)
 	if err != nil {
 		return err
 	}

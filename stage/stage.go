@@ -36,13 +36,13 @@ type spec struct {
 }
 
 var stages = map[string]spec{
-	"actor-message": {[]string{"type", "to", "from", "summary", "metadata", "correlation_id", "reply_to", "send", "echo"}, false,
-		"type=<channel.action> [to=coordinator] [from=run:<id>] [summary=] [metadata={…}] [correlation_id=] [reply_to=] [send=true] [echo=envelope|body]  (body: stdin)", actorMessage},
+	"actor-message": {[]string{"type", "to", "from", "summary", "metadata", "correlation_id", "reply_to", "send", "echo", "body"}, false,
+		"type=<channel.action> [to=coordinator] [from=run:<id>] [summary=] [metadata={…}] [correlation_id=] [reply_to=] [send=true] [echo=envelope|body] [body=<text>]  (body: body=, else stdin)", actorMessage},
 	"await": {[]string{"types", "wait", "given"}, false,
 		"[types=control.reply,control.revise] [wait=10m] [given=<reply>]  (stdin passes through first)", await},
 	"quorum": {[]string{"min"}, false, "[min=1]  (stdin: a parallel join, passed through)", quorum},
-	"artifact-write": {[]string{"path", "mode", "echo"}, false,
-		"path=<file> [mode=create|overwrite|append] [echo=result|content]  (content: stdin)", artifactWrite},
+	"artifact-write": {[]string{"path", "mode", "echo", "content"}, false,
+		"path=<file> [mode=create|overwrite|append] [echo=result|content] [content=<text>]  (content: content=, else stdin)", artifactWrite},
 	"artifact-manifest": {[]string{"path", "title", "status", "summary"}, false,
 		"path=<file> [title=Artifact] [status=draft] [summary=]", artifactManifest},
 	"changelog-section": {[]string{"file", "version"}, false, "[file=CHANGELOG.md] [version=Unreleased]", changelogSection},
