@@ -354,12 +354,14 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 	if res.Skipped {
 		result["skipped"] = true
 	}
+	var notice string
 	if tail.Truncated {
 		path, err := template.SaveOutput(res.Stdout, outputs, tool, "stdout")
 		if err == nil {
 			result["full_output_path"] = path
 		}
-		result["notice"] = tail.Notice(path)
+		notice = tail.Notice(path)
+		result["notice"] = notice
 	}
 	if len(res.NonCritical) > 0 {
 		nc := slices.Clone(res.NonCritical)
@@ -389,7 +391,7 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 		result["soft_quorum"] = outer.SoftQuorum
 		result["joins"] = joins
 	}
-	out := &Outcome{Result: result, Exit: res.Code, Text: tail.Text}
+	out := &Outcome{Result: result, Exit: res.Code, Text: withNotice(tail.Text, notice)}
 	if res.Failure == nil {
 		return out
 	}
@@ -413,6 +415,19 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 	}
 	out.Fail = &Error{Code: "command_failed", Message: failureMessage(res.Failure, text, t, whole), Hint: hint, Details: result, Exit: res.Code}
 	return out
+}
+
+// withNotice is the text an agent reads of a cut tail: the tail, then the
+// notice saying how much was cut and where the whole output is (the
+// result's notice; the text is all a model sees).
+func withNotice(text, notice string) string {
+	if notice == "" {
+		return text
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return text + notice
 }
 
 func nonNil(s []string) []string {

@@ -7,6 +7,8 @@
  * The binary is $PI_ACTORS_BIN, else `pi-actors` on PATH.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 import type { ToolSpec } from "./select.ts";
 
@@ -19,15 +21,21 @@ export interface Reply {
 }
 
 const MAX_STDOUT = 8 << 20; // bytes kept from one CLI reply
-const MAX_TEXT = 50 * 1024; // bytes of tool text handed to the model
+/** Bytes of tool text handed to the model: a CLI output tail of 50 KiB (output.max_bytes' default) with its notice fits whole. */
+export const MAX_TEXT = 52 * 1024;
+const HEAD_BYTES = 8 * 1024; // of a longer text: its head, then its tail
+const MARKER_BYTES = 1024; // room for the marker between them
+/** Bytes of JSON stored as a call's details (in the session file). */
+export const MAX_DETAILS = 16 * 1024;
+const FIELD_BYTES = 1024; // a field of cut details kept as it is
 const SCHEMA_TIMEOUT_MS = 20_000;
 
 export function binary(): string {
 	return process.env.PI_ACTORS_BIN || "pi-actors";
 }
 
-export function cliEnv(session: string | undefined): NodeJS.ProcessEnv {
-	const env = { ...process.env };
+export function cliEnv(session: string | undefined, extra?: Record<string, string>): NodeJS.ProcessEnv {
+	const env = { ...process.env, ...extra };
 	if (session) env.PI_ACTORS_SESSION = session;
 	return env;
 }
@@ -39,13 +47,16 @@ interface Output {
 }
 
 /** Runs the CLI once: stdin in, bounded stdout/stderr out. */
-export function runCli(args: string[], opts: { stdin?: string; cwd: string; session?: string; signal?: AbortSignal; timeoutMs?: number }): Promise<Output> {
+export function runCli(
+	args: string[],
+	opts: { stdin?: string; cwd: string; session?: string; signal?: AbortSignal; timeoutMs?: number; env?: Record<string, string> },
+): Promise<Output> {
 	return new Promise((resolve, reject) => {
 		let child: ChildProcess;
 		try {
 			child = spawn(binary(), args, {
 				cwd: opts.cwd,
-				env: cliEnv(opts.session),
+				env: cliEnv(opts.session, opts.env),
 				stdio: ["pipe", "pipe", "pipe"],
 				signal: opts.signal,
 			});
@@ -148,15 +159,126 @@ export function toolCall(spec: ToolSpec, params: Record<string, unknown>): { ver
 	return { verb: "call", params: typeof run_id === "string" ? { recipe: spec.recipe, args, run_id } : { recipe: spec.recipe, args } };
 }
 
-export function bound(text: string): string {
-	if (Buffer.byteLength(text, "utf8") <= MAX_TEXT) return text;
-	const cut = Buffer.from(text, "utf8").subarray(0, MAX_TEXT).toString("utf8");
-	return `${cut}\n[truncated at ${MAX_TEXT} bytes; the full result is in this tool call's details]`;
+/**
+ * A tool result as pi keeps it: the text the model reads (at most
+ * MAX_TEXT bytes) and the details stored in the session (at most
+ * MAX_DETAILS bytes of JSON). What is cut is saved whole under
+ * <agent>/tmp/pi-actors/outputs/tool-output-XXXXXX/ and the text says
+ * where: the model reads that file (pi's read takes offset and limit) or
+ * asks for less.
+ */
+export function boundResult(
+	tool: string,
+	text: string,
+	result: unknown,
+	opts: { agentDir: string; params?: Record<string, unknown> },
+): { text: string; details: unknown } {
+	const saver = new Saver(opts.agentDir, tool);
+	return { text: bound(text, saver, opts.params), details: boundDetails(result, saver) };
+}
+
+/** Writes what was cut into one tool-output directory per call. */
+class Saver {
+	private dir: string | undefined;
+	constructor(
+		private readonly agentDir: string,
+		private readonly tool: string,
+	) {}
+
+	/** The path of the saved file, or why it could not be saved. */
+	save(suffix: string, body: string): { path?: string; error?: string } {
+		try {
+			if (!this.dir) {
+				const outputs = join(this.agentDir, "tmp", "pi-actors", "outputs");
+				mkdirSync(outputs, { recursive: true, mode: 0o700 });
+				this.dir = mkdtempSync(join(outputs, "tool-output-"));
+			}
+			const path = join(this.dir, `${this.tool.toLowerCase().replace(/[^a-z0-9_]+/g, "_")}-${suffix}`);
+			writeFileSync(path, body, { mode: 0o600, flag: "wx" });
+			return { path };
+		} catch (err) {
+			return { error: (err as Error).message };
+		}
+	}
+}
+
+/**
+ * text within MAX_TEXT bytes: when longer, its head (HEAD_BYTES: what the
+ * result is) and its tail (the rest: the newest lines of a log, the end of
+ * a tail, a stderr section, a notice), whole lines, with a marker between
+ * them saying how much was cut, where the whole text is and how to ask for
+ * less.
+ */
+function bound(text: string, saver: Saver, params?: Record<string, unknown>): string {
+	const buf = Buffer.from(text, "utf8");
+	if (buf.length <= MAX_TEXT) return text;
+	let head = lineCut(buf.subarray(0, HEAD_BYTES), "head");
+	let tail = lineCut(buf.subarray(buf.length - (MAX_TEXT - HEAD_BYTES - MARKER_BYTES)), "tail");
+	const cutBytes = buf.length - head.length - tail.length;
+	const cutLines = count(buf.subarray(head.length, buf.length - tail.length));
+	const saved = saver.save("text.txt", text);
+	const where = saved.path
+		? `The whole result (${count(buf) + (text.endsWith("\n") ? 0 : 1)} lines) is in ${saved.path} (pi's read takes offset and limit)`
+		: `The whole result could not be saved (${saved.error})`;
+	const tailLines = count(tail);
+	let narrower = "a narrower call returns less";
+	if (typeof params?.lines === "number" || typeof params?.lines === "string") narrower = `lines=${Math.max(1, tailLines - 1)} returns about what fits`;
+	else if (typeof params?.limit === "number" || typeof params?.limit === "string") narrower = "a smaller limit returns less";
+	const marker = `\n[… ${cutBytes} bytes (${cutLines} lines) cut here: above, the first lines of the result; below, its last. ${cap(where, 700)}; ${narrower}.]\n`;
+	return head.toString("utf8") + marker + tail.toString("utf8");
+}
+
+/** b cut to whole lines (from its end for a head, from its start for a tail) and whole characters. */
+function lineCut(b: Buffer, side: "head" | "tail"): Buffer {
+	if (side === "head") {
+		const nl = b.lastIndexOf(0x0a);
+		if (nl >= 0) return b.subarray(0, nl);
+		let end = b.length;
+		while (end > 0 && (b[end] & 0xc0) === 0x80) end--;
+		return b.subarray(0, end);
+	}
+	const nl = b.indexOf(0x0a);
+	if (nl >= 0 && nl < b.length - 1) return b.subarray(nl + 1);
+	let start = 0;
+	while (start < b.length && (b[start] & 0xc0) === 0x80) start++;
+	return b.subarray(start);
+}
+
+function count(b: Buffer): number {
+	let n = 0;
+	for (let i = b.indexOf(0x0a); i >= 0; i = b.indexOf(0x0a, i + 1)) n++;
+	return n;
+}
+
+function cap(s: string, n: number): string {
+	return s.length > n ? s.slice(0, n - 1) + "…" : s;
+}
+
+/**
+ * The details pi stores with the call (in the session file, never shown to
+ * the model): the result itself when its JSON is within MAX_DETAILS bytes;
+ * else saved whole, and the details keep its small fields, each larger one
+ * replaced by a note, with `details_cut` naming the file.
+ */
+function boundDetails(result: unknown, saver: Saver): unknown {
+	const json = JSON.stringify(result ?? null);
+	if (Buffer.byteLength(json, "utf8") <= MAX_DETAILS) return result;
+	const saved = saver.save("result.json", json);
+	const where = saved.path ? `the whole result is in ${saved.path}` : `the whole result could not be saved (${saved.error})`;
+	const cut = { bytes: Buffer.byteLength(json, "utf8"), path: saved.path, error: saved.error };
+	if (!result || typeof result !== "object" || Array.isArray(result)) return { details_cut: cut };
+	const out: Record<string, unknown> = {};
+	for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
+		const n = Buffer.byteLength(JSON.stringify(v ?? null), "utf8");
+		out[k] = n <= FIELD_BYTES ? v : `[cut: ${n} bytes; ${where}]`;
+	}
+	out.details_cut = cut;
+	return out;
 }
 
 /** Fetches the tool list (`pi-actors schema --json`). */
-export async function fetchSchema(cwd: string, session?: string): Promise<ToolSpec[]> {
-	const reply = await callCli(["schema", "--json"], { cwd, session, timeoutMs: SCHEMA_TIMEOUT_MS });
+export async function fetchSchema(cwd: string, session?: string, env?: Record<string, string>): Promise<ToolSpec[]> {
+	const reply = await callCli(["schema", "--json"], { cwd, session, timeoutMs: SCHEMA_TIMEOUT_MS, env });
 	const tools = (reply.result as { tools?: unknown } | undefined)?.tools;
 	if (!Array.isArray(tools)) throw new Error("pi-actors schema: result.tools is not a list");
 	return tools.filter(

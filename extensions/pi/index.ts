@@ -27,8 +27,8 @@
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 
 import { Bridge, DEFAULT_SETTINGS, UnavailableError, within, type Hello } from "./bridge.ts";
-import { binary, bound, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
-import { Log } from "./log.ts";
+import { binary, boundResult, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
+import { agentDir, Log } from "./log.ts";
 import { Memory, sessionOf } from "./memory.ts";
 import { selectTools, type ToolSpec } from "./select.ts";
 import { delivered, levelOf, parseFollowup, remember, Watcher } from "./watch.ts";
@@ -82,12 +82,12 @@ class Extension {
 	/** Registers the tools at load time (no session context yet). */
 	async load(): Promise<void> {
 		const cwd = process.cwd();
-		const [schema] = await Promise.allSettled([fetchSchema(cwd), this.settle(within(this.bridge.start(cwd), HELLO_WAIT_MS))]);
+		const [schema] = await Promise.allSettled([this.schema(cwd), this.settle(within(this.bridge.start(cwd), HELLO_WAIT_MS))]);
 		if (schema.status === "fulfilled") {
 			this.apply(schema.value, undefined);
 			this.loadError = undefined;
 		} else {
-			this.loadError = (schema.reason as Error).message;
+			this.unavailable((schema.reason as Error).message, undefined);
 		}
 	}
 
@@ -95,14 +95,47 @@ class Extension {
 	async sessionStart(ctx: ExtensionContext): Promise<void> {
 		this.touch(ctx);
 		this.memory.sessionStart(ctx);
-		const [schema] = await Promise.allSettled([fetchSchema(ctx.cwd, sessionOf(ctx)), this.settle(this.bridge.refresh(ctx.cwd, HELLO_WAIT_MS))]);
+		const [schema] = await Promise.allSettled([this.schema(ctx.cwd, ctx), this.settle(this.bridge.refresh(ctx.cwd, HELLO_WAIT_MS))]);
 		if (schema.status === "fulfilled") {
 			this.apply(schema.value, ctx);
 			this.loadError = undefined;
 		} else {
-			this.loadError = (schema.reason as Error).message;
-			if (ctx.hasUI) ctx.ui.notify(`pi-actors tools unavailable: ${this.loadError}`, "warning");
+			this.unavailable((schema.reason as Error).message, ctx);
 		}
+	}
+
+	/**
+	 * The catalogue. When `pi-actors schema` fails on a broken
+	 * pi-actors.toml, once more with $PI_ACTORS_PI_TOOLS=default (pi-actors
+	 * reads it over [pi] tools): a malformed [pi] tools entry then leaves the
+	 * default tools offered, as pi.md promises. Why is logged either way.
+	 */
+	private async schema(cwd: string, ctx?: ExtensionContext): Promise<ToolSpec[]> {
+		const session = ctx ? sessionOf(ctx) : undefined;
+		try {
+			return await fetchSchema(cwd, session);
+		} catch (err) {
+			const why = (err as Error).message;
+			if (!why.startsWith("invalid_config:")) throw err;
+			let specs: ToolSpec[];
+			try {
+				specs = await fetchSchema(cwd, session, { PI_ACTORS_PI_TOOLS: "default" });
+			} catch {
+				throw err;
+			}
+			const msg = `pi-actors.toml: ${why} (using the default tools: [pi] tools is ignored until it is fixed)`;
+			this.log.write(msg, session);
+			if (ctx?.hasUI) ctx.ui.notify(`pi-actors: ${msg}`, "warning");
+			return specs;
+		}
+	}
+
+	/** No tools this time: logged always (print mode has no UI), shown with a UI. */
+	private unavailable(why: string, ctx: ExtensionContext | undefined): void {
+		this.loadError = why;
+		const registered = this.registered.size > 0 ? ` (the ${this.registered.size} tools registered earlier stay)` : "";
+		this.log.write(`pi-actors tools unavailable: ${why}${registered}`, ctx ? sessionOf(ctx) : undefined);
+		if (ctx?.hasUI) ctx.ui.notify(`pi-actors tools unavailable: ${why}`, "warning");
 	}
 
 	/** Takes the settings of a hello; without one, the defaults (and $PI_ACTORS_PI_TOOLS). */
@@ -179,7 +212,8 @@ class Extension {
 				this.touch(ctx);
 				const reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal, toolCallId);
 				const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.result ?? null);
-				return { content: [{ type: "text", text: bound(text) }], details: reply.result };
+				const b = boundResult(spec.name, text, reply.result, { agentDir: this.memory.agentDir || agentDir(), params: params as Record<string, unknown> });
+				return { content: [{ type: "text", text: b.text }], details: b.details };
 			},
 		};
 		if (!spec.recipe) def.promptSnippet = snippet(spec.description);

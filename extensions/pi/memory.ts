@@ -118,7 +118,7 @@ export class Memory {
 		}
 		const block = formatContext(reply.result as ContextResult, l.rel, this.shown, this.settings.knowledge_budget);
 		if (!block) return undefined;
-		this.log.write(`path knowledge for ${l.rel}: ${block.entities} entities, ~${block.tokens} tokens, ${Date.now() - l.started} ms`, sessionOf(ctx));
+		this.log.write(`path knowledge for ${l.rel}: ${block.entities} entities, ${block.earlier} shown earlier, ${block.cut} cut, ~${block.tokens} tokens (${block.text.length} chars), ${Date.now() - l.started} ms`, sessionOf(ctx));
 		return block.text;
 	}
 

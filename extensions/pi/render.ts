@@ -34,62 +34,134 @@ interface Entity {
 export const MARK = "[pi-actors knowledge for ";
 const CHARS_PER_TOKEN = 4;
 const CHANGELOG_SHOWN = 3;
+/** The smallest budget a block is cut to: a smaller knowledge_budget leaves no room for knowledge beside where the rest is. */
+const MIN_TOKENS = 150;
+/** The most characters the lines naming what was left out take. */
+const TRAILER_MAX = 700;
+/** The most characters of a name in those lines. */
+const NAME_MAX = 40;
 
 /**
  * The block appended to a read/edit/write result, or undefined when no atom
  * owns the path. Entities already in shown (same id and knowledge) are
- * named, not repeated; the ones shown now are added to shown.
+ * named, not repeated; the ones shown now are added to shown. The whole
+ * block — the lines naming what was shown earlier or left out included —
+ * stays within budgetTokens (at least 150) tokens of four characters; what
+ * does not fit is named by id as far as room allows, and the rest by the
+ * query that lists it.
  */
 export function formatContext(
 	res: ContextResult | undefined,
 	rel: string,
 	shown: Map<string, string>,
 	budgetTokens: number,
-): { text: string; entities: number; tokens: number } | undefined {
+): { text: string; entities: number; earlier: number; cut: number; tokens: number } | undefined {
 	const entities = flatten(res);
 	if (entities.length === 0) return undefined;
 	const head = `${MARK}${rel}]`;
-	const limit = Math.max(200, budgetTokens * CHARS_PER_TOKEN);
-	const lines: string[] = [head];
-	let used = head.length;
-	const earlier: string[] = [];
-	const cut: Entity[] = [];
-	let shownNow = 0;
+	const limit = Math.max(MIN_TOKENS, budgetTokens) * CHARS_PER_TOKEN;
+	const listAll = `query_graph operation=context paths=${rel}`;
+	const earlier: Entity[] = [];
+	const fresh: { e: Entity; hash: string; text: string }[] = [];
 	for (const e of entities) {
 		const hash = fnv(e.body);
-		if (shown.get(e.id) === hash) {
-			earlier.push(`${e.kind} "${e.name}"`);
-			continue;
-		}
-		if (cut.length > 0) {
-			cut.push(e);
-			continue;
-		}
-		const text = `${e.indent}${e.kind} "${e.name}" (id ${e.id}):\n${indentAll(e.body, e.indent + "  ")}`;
-		if (used + text.length + 1 <= limit) {
-			lines.push(text);
-			used += text.length + 1;
-			shown.set(e.id, hash);
+		if (shown.get(e.id) === hash) earlier.push(e);
+		else fresh.push({ e, hash, text: `${e.indent}${e.kind} "${e.name}" (id ${e.id}):\n${indentAll(e.body, e.indent + "  ")}` });
+	}
+	const done = (text: string, now: number, cut: number) => ({ text, entities: now, earlier: earlier.length, cut, tokens: Math.ceil(text.length / CHARS_PER_TOKEN) });
+	if (fresh.length === 0) {
+		const pre = `${head} owned by `;
+		const post = ": shown earlier in this session.";
+		return done(fit(pre + nameList(earlier.map(named), limit - pre.length - post.length, listAll) + post, limit), 0, 0);
+	}
+	// Everything, when it fits.
+	const earlierWhole = earlier.length > 0 ? earlierLine(earlier.map(named).join(", ")) : "";
+	const whole = [head, ...fresh.map((f) => f.text), ...(earlierWhole ? [earlierWhole] : [])].join("\n");
+	if (whole.length <= limit) {
+		for (const f of fresh) shown.set(f.e.id, f.hash);
+		return done(whole, fresh.length, 0);
+	}
+	// Else the entities that fit beside room for the lines naming the rest:
+	// at least the first entity left out by id and how many more, and how
+	// many were shown earlier.
+	const cutItem = (e: Entity) => `${e.kind} "${short(e.name)}" id=${e.id}`;
+	const cutPre = `\n[cut at the ${budgetTokens}-token budget; the rest: query_graph operation=get entityType=<kind> id=<id> for `;
+	const more = (n: number) => `; and ${n} more (${listAll} lists them)`;
+	const earlierPre = "\nalso owned by ";
+	const earlierPost = ": shown earlier in this session.";
+	const minEarlier = earlier.length > 0 ? earlierPre.length + more(earlier.length).length + earlierPost.length : 0;
+	const minCut = cutPre.length + Math.max(...fresh.map((f) => cutItem(f.e).length)) + more(fresh.length).length + 1;
+	const reserve = Math.max(minCut + minEarlier, Math.min(TRAILER_MAX, Math.floor(limit * 0.4)));
+	const lines: string[] = [head];
+	let used = head.length;
+	const cut: Entity[] = [];
+	let shownNow = 0;
+	for (const f of fresh) {
+		if (cut.length === 0 && used + 1 + f.text.length <= limit - reserve) {
+			lines.push(f.text);
+			used += 1 + f.text.length;
+			shown.set(f.e.id, f.hash);
 			shownNow++;
 			continue;
 		}
-		const room = limit - used - 1;
-		if (room > 80) {
-			lines.push(text.slice(0, room) + "…");
-			used += room + 1;
+		const room = limit - reserve - used - 2; // a newline and the ellipsis
+		if (cut.length === 0 && room > 80) {
+			lines.push(f.text.slice(0, room) + "…");
+			used += room + 2;
 		}
-		cut.push(e);
+		cut.push(f.e);
 	}
-	if (shownNow === 0 && cut.length === 0) {
-		return { text: `${head} owned by ${earlier.join(", ")}: shown earlier in this session.`, entities: 0, tokens: 0 };
-	}
-	if (earlier.length > 0) lines.push(`also owned by ${earlier.join(", ")}: shown earlier in this session.`);
 	if (cut.length > 0) {
-		const ids = cut.map((e) => `${e.kind} "${e.name}" id=${e.id}`).join("; ");
-		lines.push(`[cut at the ${budgetTokens}-token budget; the rest: query_graph operation=get entityType=<kind> id=<id> for ${ids.length > 600 ? ids.slice(0, 600) + "…" : ids}]`);
+		// The names of what was shown earlier keep a third of the room, if they need it.
+		const room = limit - used;
+		const forCut = Math.min(room - minEarlier, Math.max(minCut, room - Math.max(minEarlier, Math.floor(room / 3))));
+		const line = cutPre + nameList(cut.map(cutItem), forCut - cutPre.length - 1, listAll, "; ") + "]";
+		lines[lines.length - 1] += line;
+		used += line.length;
 	}
-	const text = lines.join("\n");
-	return { text, entities: shownNow, tokens: Math.ceil(text.length / CHARS_PER_TOKEN) };
+	if (earlier.length > 0) {
+		lines[lines.length - 1] += earlierPre + nameList(earlier.map(named), limit - used - earlierPre.length - earlierPost.length, listAll) + earlierPost;
+	}
+	return done(fit(lines.join("\n"), limit), shownNow, cut.length);
+}
+
+/** text within limit characters (only a very long path needs this). */
+function fit(text: string, limit: number): string {
+	return text.length <= limit ? text : text.slice(0, limit - 1) + "…";
+}
+
+function earlierLine(names: string): string {
+	return `also owned by ${names}: shown earlier in this session.`;
+}
+
+function named(e: Entity): string {
+	return `${e.kind} "${short(e.name)}"`;
+}
+
+function short(name: string): string {
+	return name.length > NAME_MAX ? name.slice(0, NAME_MAX - 1) + "…" : name;
+}
+
+/**
+ * items joined by sep within room characters; those that do not fit are
+ * counted (`and N more: <more> lists them`), and when not even that fits,
+ * the line is cut to room.
+ */
+function nameList(items: string[], room: number, more: string, sep = ", "): string {
+	let out = "";
+	for (let i = 0; i < items.length; i++) {
+		const next = (i > 0 ? sep : "") + items[i];
+		const left = items.length - i - 1;
+		const tail = left > 0 ? `${sep}and ${left} more (${more} lists them)` : "";
+		if (out.length + next.length + tail.length <= room) {
+			out += next;
+			continue;
+		}
+		const rest = `${i > 0 ? sep : ""}${i > 0 ? "and " : ""}${items.length - i} more (${more} lists them)`;
+		out += rest;
+		break;
+	}
+	return out.length <= room ? out : out.slice(0, Math.max(0, room - 1)) + "…";
 }
 
 /** The recall hits as a message, or undefined when there are none. */

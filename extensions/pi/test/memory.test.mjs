@@ -88,9 +88,41 @@ test("formatContext: once per entity, named when shown earlier, cut at the budge
 	assert.match(c.text, /also owned by molecule "Payments", atom "Retry": shown earlier/);
 	// A small budget: cut, and the rest is named by id.
 	const d = mod.formatContext(ctxResult("x".repeat(5000)), "src/pay/w.ts", new Map(), 100);
-	assert.ok(d.text.length <= 100 * 4 + 400, `${d.text.length} characters`);
+	assert.ok(d.text.length <= 150 * 4, `${d.text.length} characters`);
 	assert.match(d.text, /\[cut at the 100-token budget; the rest: query_graph operation=get entityType=<kind> id=<id> for atom "Webhooks" id=a1; atom "Retry" id=a2\]$/);
 	assert.equal(mod.formatContext({ molecules: [], orphanAtoms: [] }, "x", new Map(), 1500), undefined);
+});
+
+test("formatContext: many atoms with long names stay within the budget, name what was left out by id, report their true size", () => {
+	// A project store of 120 atoms owning src/** with 96-character names, as the audit had it.
+	const id = (i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+	const atoms = Array.from({ length: 120 }, (_, i) => ({ id: id(i), name: `atom ${i} `.padEnd(96, "n"), knowledge: `knowledge of atom ${i}: `.padEnd(120, "k") }));
+	const res = () => ({ molecules: [{ id: id(999), name: "M".repeat(96), knowledge: "molecule knowledge", atoms }], orphanAtoms: [] });
+	const shown = new Map();
+	for (const budget of [1500, 150, 400]) {
+		for (const f of ["a", "b", "c", "d", "e", "f"]) {
+			const rel = `src/${budget}/${f}.ts`;
+			const b = mod.formatContext(res(), rel, shown, budget);
+			assert.ok(b.text.length <= budget * 4, `${rel}: ${b.text.length} characters over ${budget * 4}:\n${b.text}`);
+			assert.equal(b.tokens, Math.ceil(b.text.length / 4), `${rel}: tokens reported`);
+			assert.ok(b.tokens > 0 && b.entities + b.earlier + b.cut === 121, `${rel}: ${JSON.stringify({ ...b, text: undefined })}`);
+			assert.ok(b.text.startsWith(`[pi-actors knowledge for ${rel}]`));
+			if (b.cut > 0) {
+				// The first entity left out is named by id, the others counted with the query that lists them.
+				assert.match(b.text, /\[cut at the \d+-token budget; the rest: query_graph operation=get entityType=<kind> id=<id> for atom "atom \d+ n+…" id=0{8}-0000-4000-8000-\d{12}[;\]]/);
+				if (b.cut > 1) assert.match(b.text, new RegExp(`and \\d+ more \\(query_graph operation=context paths=${rel.replace(/[/.]/g, "\\$&")} lists them\\)`));
+			}
+			if (b.earlier > 0) assert.match(b.text, /owned by ((molecule|atom) "[^"]*"(, |$|:))*((and )?\d+ more \(query_graph operation=context paths=\S+ lists them\))?: shown earlier in this session\.$/);
+		}
+	}
+	// Everything was shown once, in the end: the last blocks only name what was shown earlier, bounded too.
+	const last = mod.formatContext(res(), "src/z.ts", shown, 150);
+	assert.equal(last.entities, 0);
+	assert.equal(last.earlier, 121);
+	assert.ok(last.text.length <= 600 && last.tokens === Math.ceil(last.text.length / 4), last.text);
+	assert.match(last.text, /^\[pi-actors knowledge for src\/z\.ts\] owned by molecule "M+…", atom "atom 0 n+…", .*and \d+ more \(query_graph operation=context paths=src\/z\.ts lists them\): shown earlier in this session\.$/);
+	// A budget under 150 tokens is taken as 150.
+	assert.ok(mod.formatContext(res(), "src/y.ts", new Map(), 10).text.length <= 600);
 });
 
 function stubPi() {
