@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -59,8 +60,10 @@ func SchemaMain(args []string, out io.Writer) int {
 		}
 	}
 	env, err := verbs.NewEnv()
-	if err == nil {
-		err = env.LoadConfig()
+	if err == nil && env.LoadConfig() != nil {
+		// The catalogue does not read pi-actors.toml: a broken one (the
+		// clients report it from their own calls) leaves it whole.
+		env.Config = config.Defaults()
 	}
 	var tools []ToolDef
 	if err == nil {
