@@ -161,6 +161,85 @@ func (e Envelope) Normalized() (Envelope, error) {
 	return e, nil
 }
 
+// Limits of what one message carries, checked when it is sent
+// (Envelope.CheckSize: the CLI, MCP and the kernel all send through it).
+// Larger content belongs in a file — an artifact — whose path the message
+// carries. The views show what is stored, each carried value bounded
+// (docs/messages.md, "Size limits").
+const (
+	// MaxBodyBytes bounds the body as compact JSON (the form stored), as a
+	// recipe file is bounded.
+	MaxBodyBytes = 1 << 20
+	// MaxMetadataBytes bounds metadata as compact JSON.
+	MaxMetadataBytes = 64 << 10
+	// MaxSummaryBytes bounds the summary, a line or two (UTF-8 bytes).
+	MaxSummaryBytes = 4 << 10
+	// MaxFieldBytes bounds type, id, correlation_id and reply_to.
+	MaxFieldBytes = 1 << 10
+)
+
+// CheckSize refuses an envelope that carries more than a message may: a
+// body over MaxBodyBytes or metadata over MaxMetadataBytes (compact JSON),
+// a summary over MaxSummaryBytes, a type, id, correlation_id or reply_to
+// over MaxFieldBytes. The *EnvelopeError names the field, its size and
+// the fix.
+func (e Envelope) CheckSize() error {
+	for _, f := range []struct{ key, v string }{{"type", e.Type}, {"id", e.ID}, {"correlation_id", e.CorrelationID}, {"reply_to", e.ReplyTo}} {
+		if n := len(f.v); n > MaxFieldBytes {
+			return sizeErr(f.key, n, MaxFieldBytes, "message.%s is %d bytes, more than %d (1 KiB): use a shorter %s; what a message says goes in its body", f.key, n, MaxFieldBytes, f.key)
+		}
+	}
+	if n := len(e.Summary); n > MaxSummaryBytes {
+		return sizeErr("summary", n, MaxSummaryBytes, "message.summary is %d bytes, more than %d (4 KiB): keep the summary to a line or two and put the rest in the body (up to 1 MiB as JSON), or in a file (an artifact) whose path the body carries", n, MaxSummaryBytes)
+	}
+	if e.Metadata != nil {
+		if n, err := jsonSize(e.Metadata, MaxMetadataBytes); err != nil {
+			return envErr("metadata", err, "message.metadata cannot be encoded as JSON: %v", err)
+		} else if n > MaxMetadataBytes {
+			return sizeErr("metadata", n, MaxMetadataBytes, "message.metadata is %d bytes as JSON, more than %d (64 KiB): metadata routes and labels a message; put content in the body (up to 1 MiB), or in a file (an artifact) and send its path", n, MaxMetadataBytes)
+		}
+	}
+	if e.Body != nil {
+		if n, err := jsonSize(e.Body, MaxBodyBytes); err != nil {
+			return envErr("body", err, "message.body cannot be encoded as JSON: %v", err)
+		} else if n > MaxBodyBytes {
+			return sizeErr("body", n, MaxBodyBytes, "message.body is %d bytes as JSON, more than a message carries (%d, 1 MiB): write the content to a file (an artifact of the run) and send its path instead, e.g. body:='{\"path\":\"/abs/path/report.json\"}'", n, MaxBodyBytes)
+		}
+	}
+	return nil
+}
+
+// sizeErr is a field larger than a message may carry.
+func sizeErr(field string, n, limit int, format string, args ...any) *EnvelopeError {
+	e := envErr(field, nil, format, args...)
+	e.Bytes, e.Limit = n, limit
+	return e
+}
+
+// jsonSize is the size of v as compact JSON, as a message stores it; a
+// value that is surely within limit is not encoded (a string's JSON is at
+// most 6 bytes per byte, plus its quotes; raw JSON compacts to at most
+// its own size).
+func jsonSize(v any, limit int) (int, error) {
+	switch x := v.(type) {
+	case string:
+		if 6*len(x)+2 <= limit {
+			return len(x) + 2, nil
+		}
+	case json.RawMessage:
+		if len(x) <= limit {
+			return len(x), nil
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, x); err != nil {
+			return 0, err
+		}
+		return b.Len(), nil
+	}
+	b, err := marshal(v)
+	return len(b), err
+}
+
 // ExpiredAt reports whether the message has expired at now, given the
 // time it was accepted, and why: "ttl_expired" once TTL has passed since
 // accepted, "deadline_passed" once now is past Deadline. A message with

@@ -37,6 +37,9 @@ type EnvelopeError struct {
 	Field string // "to", "type", "metadata", …; "" for the whole message
 	Msg   string
 	Err   error
+	// Bytes and Limit are set when the field is larger than a message
+	// may carry (Envelope.CheckSize): its size and the limit, in bytes.
+	Bytes, Limit int
 }
 
 func (e *EnvelopeError) Error() string { return e.Msg }

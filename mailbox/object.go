@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // object is a JSON object that keeps its key order and the exact bytes of
@@ -101,15 +103,7 @@ func (o object) bytes() []byte {
 
 // marshal encodes v as compact JSON without HTML escaping (message bodies
 // are shown to agents; "<" must stay "<") and without a newline.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+func marshal(v any) ([]byte, error) { return fsutil.MarshalCompact(v) }
 
 // decodeObject decodes one JSON object with numbers kept as json.Number.
 func decodeObject(raw []byte) (map[string]any, error) {

@@ -74,13 +74,21 @@ func inspectRoom(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, 
 	dir := string(in.FilesDir())
 	type view interface{ Text() string }
 	var v view
+	var details any
 	switch q.view {
 	case "status":
-		v, err = rooms.Status(dir)
+		var s rooms.RoomStatus
+		s, err = rooms.Status(dir)
+		v, details = s, boundRoomStatus(dir, s)
 	case "messages":
-		v, err = rooms.Messages(dir, q.lines)
+		var m rooms.MessagesView
+		m, err = rooms.Messages(dir, q.lines)
+		v, details = m, boundedMessages{Messages: boundRecords(m.Messages, func(e rooms.Entry) cutWhere { return cutWhere{File: m.File, ID: e.ID} }),
+			Corrupted: m.Corrupted, Total: m.Total, File: m.File}
 	case "previews":
-		v, err = rooms.Previews(dir, q.lines)
+		var p rooms.PreviewsView
+		p, err = rooms.Previews(dir, q.lines)
+		v, details = p, boundedPreviews{Previews: boundRecords(p.Previews, func(rooms.Preview) cutWhere { return cutWhere{File: p.File} }), Total: p.Total, File: p.File}
 	case "roster":
 		v, err = rooms.RosterOf(dir)
 	case "contacts":
@@ -89,7 +97,66 @@ func inspectRoom(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, 
 	if err != nil {
 		return nil, err
 	}
-	return &inspectOutput{text: v.Text(), details: v}, nil
+	if details == nil {
+		details = v
+	}
+	return &inspectOutput{text: v.Text(), details: details}, nil
+}
+
+// The room, branch and dead-letter views in --json: the rooms package's
+// views with each message bounded (boundRecord), the same keys in the
+// same order.
+type (
+	boundedMessages struct {
+		Messages  []any  `json:"messages"`
+		Corrupted int    `json:"corrupted,omitempty"`
+		Total     int    `json:"total"`
+		File      string `json:"file"`
+	}
+	boundedPreviews struct {
+		Previews []any  `json:"previews"`
+		Total    int    `json:"total"`
+		File     string `json:"file"`
+	}
+	boundedMailbox struct {
+		Corrupted int    `json:"corrupted"`
+		Messages  []any  `json:"messages"`
+		File      string `json:"file"`
+		Total     int    `json:"total"`
+	}
+	boundedDeadLetters struct {
+		DeadLetters []any  `json:"dead_letters"`
+		Corrupted   int    `json:"corrupted"`
+		Total       int    `json:"total"`
+		File        string `json:"file"`
+	}
+)
+
+// boundRoomStatus is the room status with a summary over the bound cut;
+// the whole is the newest entry's, in the timeline.
+func boundRoomStatus(dir string, s rooms.RoomStatus) any {
+	if len(s.LastMessageSummary) <= viewValueBytes {
+		return s
+	}
+	where := cutWhere{File: s.File}
+	if m, err := rooms.Messages(dir, 1); err == nil && len(m.Messages) == 1 && m.Messages[0].ReceivedAt == s.LastMessageAt {
+		where.ID = m.Messages[0].ID
+	}
+	return boundRecord(s, where)
+}
+
+// boundDeadLetters bounds each dead letter's message; a record's file is
+// file, or — perRun, the coordinator's merged view — its run's dead-letter
+// log when it has a run.
+func boundDeadLetters(v rooms.DeadLettersView, file string, perRun bool) boundedDeadLetters {
+	where := func(d rooms.DeadLetterRecord) cutWhere {
+		f := file
+		if perRun && d.StateDir != "" {
+			f = filepath.Join(d.StateDir, rooms.DeadLettersFile)
+		}
+		return cutWhere{File: f, ID: d.ID}
+	}
+	return boundedDeadLetters{DeadLetters: boundRecords(v.DeadLetters, where, "message"), Corrupted: v.Corrupted, Total: v.Total, File: v.File}
 }
 
 // inspectBranch answers target=branch:<run>/<b> view=mailbox.
@@ -102,7 +169,9 @@ func inspectBranch(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput
 	if err != nil {
 		return nil, err
 	}
-	return &inspectOutput{text: v.Text(), details: v}, nil
+	details := boundedMailbox{Messages: boundRecords(v.Messages, func(r mailbox.Record) cutWhere { return cutWhere{File: v.File, ID: r.ID()} }),
+		Corrupted: v.Corrupted, File: v.File, Total: v.Total}
+	return &inspectOutput{text: v.Text(), details: details}, nil
 }
 
 // runCommunicationView is run:<id> view=communication: the run's
@@ -122,7 +191,7 @@ func runDeadLettersView(in *runs.Info, lines int) (*inspectOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inspectOutput{text: v.Text(), details: v}, nil
+	return &inspectOutput{text: v.Text(), details: boundDeadLetters(v, v.File, false)}, nil
 }
 
 // CoordinatorDeadLetters is the coordinator's dead-letter log: messages
@@ -167,5 +236,5 @@ func coordinatorDeadLetters(env *Env, lines int) (*inspectOutput, error) {
 	if len(files) > 1 {
 		all.File = strings.Join(files, ", ")
 	}
-	return &inspectOutput{text: all.Text(), details: all}, nil
+	return &inspectOutput{text: all.Text(), details: boundDeadLetters(all, CoordinatorDeadLetters(env.AgentDir), true)}, nil
 }

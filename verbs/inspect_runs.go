@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -414,7 +415,17 @@ func runMessagesView(in *runs.Info, n int) (*inspectOutput, error) {
 	if corrupted > 0 {
 		out = append(out, fmt.Sprintf("corrupted=%d", corrupted))
 	}
-	return &inspectOutput{text: strings.Join(out, "\n"), details: map[string]any{"run": in.Meta.Run, "messages": msgs, "corrupted": corrupted}}, nil
+	// --json: each record bounded (boundRecord); a legacy record without
+	// an id (<run>:<index>) is found by its line.
+	bounded := boundRecords(msgs, func(r mailbox.OutboxRecord) cutWhere {
+		if idx, ok := strings.CutPrefix(r.ID, in.Meta.Run+":"); ok {
+			if n, err := strconv.Atoi(idx); err == nil && n >= 0 && r.ID == fmt.Sprintf("%s:%d", in.Meta.Run, n) {
+				return cutWhere{File: path, Line: n + 1}
+			}
+		}
+		return cutWhere{File: path, ID: r.ID}
+	})
+	return &inspectOutput{text: strings.Join(out, "\n"), details: map[string]any{"run": in.Meta.Run, "messages": bounded, "corrupted": corrupted}}, nil
 }
 
 // outboxFirstIndex is the 0-based line index of the first tail line, needed
@@ -540,7 +551,8 @@ func runMailboxView(in *runs.Info, n int) (*inspectOutput, error) {
 	return &inspectOutput{text: rooms.JoinWithMore(lines, len(recs)+corrupted, total, path), details: map[string]any{
 		"run": in.Meta.Run, "mailbox": in.Meta.Mailbox,
 		"normalized_mailbox": map[string]any{"accepts": nonNil(accepts), "emits": nonNil(emits)},
-		"messages":           recs, "corrupted": corrupted, "total": total, "file": path,
+		"messages":           boundRecords(recs, func(r mailbox.Record) cutWhere { return cutWhere{File: path, ID: r.ID()} }),
+		"corrupted":          corrupted, "total": total, "file": path,
 	}}, nil
 }
 

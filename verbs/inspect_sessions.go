@@ -2,8 +2,11 @@ package verbs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,6 +168,10 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 	res.Count = len(res.Followups)
 	var b strings.Builder
 	fmt.Fprintf(&b, "session=%s followups=%d", session, res.Count)
+	bounded := make([]any, len(res.Followups))
+	for i, f := range res.Followups {
+		bounded[i] = boundRecord(f, followupWhere(f.Run, f.Kind, f.ID, f.StateDir))
+	}
 	if res.Corrupted > 0 {
 		fmt.Fprintf(&b, " corrupted=%d", res.Corrupted)
 	}
@@ -181,7 +188,11 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString("\n" + strings.TrimRight(text, "\n"))
+		text = strings.TrimRight(text, "\n")
+		if r := []rune(text); len(r) > followupTextChars {
+			text = string(r[:followupTextChars]) + "…" + followupWhere(f.Run, f.Kind, f.ID, f.StateDir).note(len(text))
+		}
+		b.WriteString("\n" + text)
 	}
 	if res.Corrupted > 0 {
 		fmt.Fprintf(&b, "\n\n(corrupted=%d: malformed line(s) in %s, kept there and never delivered; a torn write — read the file for what they held)", res.Corrupted, res.File)
@@ -189,7 +200,75 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 	if res.More > 0 {
 		fmt.Fprintf(&b, "\n\n(+%d more queued: they stay queued; run the view again, or pi-actors watch)", res.More)
 	}
-	return &inspectOutput{text: b.String(), details: &res}, nil
+	return &inspectOutput{text: b.String(), details: &boundedFollowups{Count: res.Count, Followups: bounded, Session: res.Session,
+		Held: res.Held, More: res.More, Corrupted: res.Corrupted, File: res.File}}, nil
+}
+
+// boundedFollowups is Followups in --json, each follow-up bounded
+// (boundRecord): the same keys in the same order.
+type boundedFollowups struct {
+	Count     int    `json:"count"`
+	Followups []any  `json:"followups"`
+	Session   string `json:"session"`
+	Held      bool   `json:"held,omitempty"`
+	More      int    `json:"more,omitempty"`
+	Corrupted int    `json:"corrupted,omitempty"`
+	File      string `json:"file,omitempty"`
+}
+
+// followupTextChars bounds one follow-up's text in view=followups (its
+// summary and body are a run's message: --json and the run's outbox have
+// them).
+const followupTextChars = 2000
+
+// followupWhere is where the whole of a follow-up is: a message's record
+// in its run's outbox.jsonl (the follow-up id is <run>.<start>.<record
+// id>, or <run>.<start>.outbox.<0-based line>), a transition's
+// result.json.
+func followupWhere(run, kind, id, stateDir string) cutWhere {
+	if stateDir == "" {
+		return cutWhere{}
+	}
+	if kind != "message" {
+		return cutWhere{File: filepath.Join(stateDir, runs.ResultFile)}
+	}
+	w := cutWhere{File: filepath.Join(stateDir, runs.OutboxFile)}
+	rest, ok := strings.CutPrefix(id, run+".")
+	if !ok {
+		return w // a hashed id (o-…): the file alone
+	}
+	if _, rest, ok = strings.Cut(rest, "."); !ok {
+		return w
+	}
+	if line, isLine := strings.CutPrefix(rest, "outbox."); isLine {
+		if n, err := strconv.Atoi(line); err == nil && n >= 0 {
+			w.Line = n + 1
+			return w
+		}
+	}
+	w.ID = rest
+	return w
+}
+
+// boundFollowupJSON bounds one follow-up as the kernel streams it (watch,
+// MCP notifications) like view=followups does.
+func boundFollowupJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) <= viewValueBytes {
+		return raw
+	}
+	var f struct {
+		ID       string `json:"id"`
+		Kind     string `json:"kind"`
+		Run      string `json:"run"`
+		StateDir string `json:"state_dir"`
+	}
+	if json.Unmarshal(raw, &f) != nil {
+		return raw
+	}
+	if out, cut := boundObject(raw, followupWhere(f.Run, f.Kind, f.ID, f.StateDir), nil); cut {
+		return out
+	}
+	return raw
 }
 
 // followupsShown is how many follow-ups view=followups takes by default

@@ -3,9 +3,13 @@ package verbs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -26,7 +30,9 @@ type Message struct {
 }
 
 // Envelope returns the normalised envelope (mailbox.Normalize: addresses
-// canonical, strings trimmed, the type checked).
+// canonical, strings trimmed, the type checked), refusing one that carries
+// more than a message may (mailbox.Envelope.CheckSize: body over 1 MiB,
+// summary over 4 KiB, …).
 func (m *Message) Envelope() (mailbox.Envelope, error) {
 	raw := map[string]any{}
 	put := func(k, v string) {
@@ -55,7 +61,28 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 		}
 		raw["body"] = body
 	}
-	return mailbox.Normalize(raw)
+	env, err := mailbox.Normalize(raw)
+	if err != nil {
+		return mailbox.Envelope{}, err
+	}
+	// What one message carries is bounded where it is sent: the CLI and
+	// MCP (Validate) and the kernel (actors.message) all come here.
+	if err := env.CheckSize(); err != nil {
+		return mailbox.Envelope{}, sizeError(err)
+	}
+	return env, nil
+}
+
+// sizeError is a message that carries too much, with the field, its size
+// and the limit in details.
+func sizeError(err error) error {
+	var ee *mailbox.EnvelopeError
+	if !errors.As(err, &ee) || ee.Limit == 0 {
+		return err
+	}
+	return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: ee.Msg,
+		Hint:    "send large content as a file: write it (a run's artifact, or any file the recipient can read) and put its path in the body; a message carries a body up to 1 MiB, metadata up to 64 KiB, a summary up to 4 KiB (docs/messages.md, Size limits)",
+		Details: map[string]any{"field": ee.Field, "bytes": ee.Bytes, "limit": ee.Limit}}
 }
 
 // Validate checks the envelope. A node-qualified to= (run:<id>@<node>)
@@ -239,3 +266,191 @@ A message that expires (ttl_ms, deadline) goes to a dead-letter log
 		},
 	})
 }
+
+// Bounds of what the JSON views and watch lines carry of one message
+// (docs/messages.md, "Size limits"). A value of a record larger than
+// viewValueBytes (a string's bytes, anything else's compact JSON) is
+// replaced by a preview string — its first viewPreviewBytes, then
+// "…[cut: <bytes> bytes; whole in <file> id=<id>]" — and the record gets "<key>_cut": {bytes, type, file, id|line} right after
+// it, saying how big the whole is and where it is. A record still larger
+// than viewRecordBytes has its largest values cut the same way, until it
+// fits or nothing is left to cut. A record that needs no cut is shown
+// exactly as it is stored.
+const (
+	viewValueBytes   = mailbox.MaxSummaryBytes // 4 KiB: every summary a message may carry is shown whole
+	viewPreviewBytes = 1 << 10
+	viewRecordBytes  = 16 << 10
+)
+
+// cutWhere is where the whole of a record is: its file, and its id there
+// (else its 1-based line).
+type cutWhere struct {
+	File string
+	ID   string
+	Line int
+}
+
+// cutNote is the "<key>_cut" object beside a cut value.
+type cutNote struct {
+	Bytes int    `json:"bytes"`
+	Type  string `json:"type"`
+	File  string `json:"file,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Line  int    `json:"line,omitempty"`
+}
+
+// boundRecord returns v (a record of a view: an envelope, an inbox or
+// outbox record, a follow-up, …) as it is when it is small, else as an
+// ordered JSON object with its large values cut (see viewValueBytes).
+// The objects under the keys in nested (a dead letter's message) are
+// bounded the same way first.
+func boundRecord(v any, where cutWhere, nested ...string) any {
+	b, err := marshalView(v)
+	if err != nil || len(b) <= viewValueBytes {
+		return v
+	}
+	if out, cut := boundObject(b, where, nested); cut {
+		return out
+	}
+	return v
+}
+
+// boundRecords bounds each record of a list (see boundRecord); where
+// gives each record's place.
+func boundRecords[T any](list []T, where func(T) cutWhere, nested ...string) []any {
+	out := make([]any, len(list))
+	for i, r := range list {
+		out[i] = boundRecord(r, where(r), nested...)
+	}
+	return out
+}
+
+// boundObject cuts the large values of the JSON object b; cut reports
+// whether anything was cut.
+func boundObject(b []byte, where cutWhere, nested []string) (json.RawMessage, bool) {
+	ms, ok := decodeObject(b)
+	if !ok {
+		return nil, false
+	}
+	cut := false
+	for i := range ms {
+		if slices.Contains(nested, ms[i].key) && len(ms[i].val) > viewValueBytes {
+			if inner, c := boundObject(ms[i].val, where, nil); c {
+				ms[i].val, cut = inner, true
+			}
+		}
+	}
+	done := map[string]bool{}
+	cutAt := func(i int) {
+		m := ms[i]
+		preview, note := cutValue(m.val, where)
+		nb, _ := marshalView(note)
+		ms[i].val = preview
+		done[m.key] = true
+		ms = slices.Insert(ms, i+1, jsonField{m.key + "_cut", nb})
+		cut = true
+	}
+	for i := 0; i < len(ms); i++ {
+		if valueBytes(ms[i].val) > viewValueBytes {
+			cutAt(i)
+			i++
+		}
+	}
+	for encodedSize(ms) > viewRecordBytes {
+		big := -1
+		for i, m := range ms {
+			if !done[m.key] && !strings.HasSuffix(m.key, "_cut") && len(m.val) > viewPreviewBytes+64 && (big < 0 || len(m.val) > len(ms[big].val)) {
+				big = i
+			}
+		}
+		if big < 0 {
+			break
+		}
+		cutAt(big)
+	}
+	if !cut {
+		return nil, false
+	}
+	return encodeObject(ms), true
+}
+
+// cutValue is a value's preview (a JSON string) and its note.
+func cutValue(raw json.RawMessage, where cutWhere) (json.RawMessage, cutNote) {
+	note := cutNote{Bytes: len(raw), Type: jsonType(raw), File: where.File, ID: where.ID}
+	if note.ID == "" {
+		note.Line = where.Line
+	}
+	text := string(raw)
+	var s string
+	if note.Type == "string" && json.Unmarshal(raw, &s) == nil {
+		note.Bytes, text = len(s), s
+	}
+	if len(text) > viewPreviewBytes {
+		n := viewPreviewBytes
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n]
+	}
+	p, _ := marshalView(text + "…" + where.note(note.Bytes))
+	return p, note
+}
+
+// note ends a preview: how big the whole is and where it is, so a reader
+// of the preview alone (a follow-up decoded into its struct) knows too.
+func (w cutWhere) note(bytes int) string {
+	s := fmt.Sprintf("[cut: %d bytes", bytes)
+	if w.File != "" {
+		s += "; whole in " + w.File
+		if w.ID != "" {
+			s += " id=" + w.ID
+		} else if w.Line > 0 {
+			s += fmt.Sprintf(" line %d", w.Line)
+		}
+	}
+	return s + "]"
+}
+
+// valueBytes is a value's size: a string's bytes, anything else's JSON.
+func valueBytes(raw json.RawMessage) int {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return len(s)
+		}
+	}
+	return len(raw)
+}
+
+// jsonType names the JSON type of a raw value.
+func jsonType(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// encodedSize is about the size of encodeObject(ms).
+func encodedSize(ms []jsonField) int {
+	n := 2
+	for _, m := range ms {
+		n += len(m.key) + 4 + len(m.val)
+	}
+	return n
+}
+
+// marshalView is compact JSON without HTML escapes (as messages are
+// stored).
+func marshalView(v any) ([]byte, error) { return fsutil.MarshalCompact(v) }

@@ -467,7 +467,9 @@ func encodeStrings(list []string) json.RawMessage {
 	return encodeArray(items)
 }
 
+// marshalString is s as a JSON string, without HTML escapes (as the
+// kernel's answers and stored records write it).
 func marshalString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
+	b, _ := marshalView(s)
 	return b
 }

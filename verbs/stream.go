@@ -49,6 +49,11 @@ func (env *Env) stream(ctx context.Context, op, node string, params any, frame f
 		if probe.Keepalive || (first && probe.Watching != "") {
 			continue
 		}
+		if op == "watch" {
+			// A follow-up carries a run's message: bounded as in
+			// view=followups, for every front door (CLI, MCP).
+			resp.Result = boundFollowupJSON(resp.Result)
+		}
 		if done, err := frame(resp); done || err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
@@ -33,11 +34,8 @@ func nextText(actions []string) string {
 
 // compactJSON is one line of JSON without HTML escaping.
 func compactJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := fsutil.MarshalCompact(v)
+	return string(b)
 }
 
 // prettyJSON is indented JSON without HTML escaping.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -38,8 +39,43 @@ func (w *Watch) validateRoom() error {
 // received_at) in order, each once. With w.Since set it first replays
 // what was received after it. A {"missed":true,…} object is emitted when
 // a compaction dropped entries after since.
+//
+// An entry carrying more than the views show of a message is bounded as
+// they bound it (boundRecord): its large values cut, with where the whole
+// is — the room's messages.jsonl and the entry id.
 func WatchRoom(ctx context.Context, env *Env, w *Watch, emit func(json.RawMessage) error) error {
+	timeline := watchedTimeline(env, w.Target)
 	return env.stream(ctx, "watch_room", "", w, func(resp *wire.Response) (bool, error) {
-		return false, emit(resp.Result)
+		return false, emit(boundRoomEntry(resp.Result, timeline))
 	})
+}
+
+// watchedTimeline is the timeline file of a watched room of this node
+// ("" for another node's, or a run this caller cannot see: the kernel
+// answers that).
+func watchedTimeline(env *Env, target string) string {
+	a, node, err := mailbox.ParseNode(target)
+	if err != nil || node != "" || a.Kind != mailbox.KindRoom {
+		return ""
+	}
+	in, err := loadInspectRun(env, a.ID)
+	if err != nil {
+		return ""
+	}
+	return rooms.TimelinePath(string(in.FilesDir()))
+}
+
+// boundRoomEntry bounds one streamed timeline entry.
+func boundRoomEntry(raw json.RawMessage, timeline string) json.RawMessage {
+	if len(raw) <= viewValueBytes {
+		return raw
+	}
+	var e struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal(raw, &e)
+	if out, cut := boundObject(raw, cutWhere{File: timeline, ID: e.ID}, nil); cut {
+		return out
+	}
+	return raw
 }

@@ -6,6 +6,7 @@
 package fsutil
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,6 +131,18 @@ func WriteJSON(path string, v any, perm fs.FileMode) error {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
 	return WriteFile(path, data, perm)
+}
+
+// MarshalCompact encodes v as one line of JSON without HTML escaping
+// ("<" stays "<": what agents read) and without a newline.
+func MarshalCompact(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // MarshalIndent encodes v with two-space indentation, no HTML escaping and
