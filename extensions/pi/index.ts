@@ -31,7 +31,7 @@ import { binary, boundResult, callCli, fetchSchema, toolArgs, toolCall, unwrap, 
 import { agentDir, Log } from "./log.ts";
 import { Memory, sessionOf } from "./memory.ts";
 import { selectTools, type ToolSpec } from "./select.ts";
-import { delivered, levelOf, parseFollowup, remember, Watcher } from "./watch.ts";
+import { delivered, type Followup, levelOf, parseFollowup, remember, Watcher } from "./watch.ts";
 
 export { fetchSchema, toolArgs } from "./cli.ts";
 export { DEFAULT_TOOLS, nameKey, selectTools, type ToolSpec } from "./select.ts";
@@ -105,29 +105,12 @@ class Extension {
 	}
 
 	/**
-	 * The catalogue. When `pi-actors schema` fails on a broken
-	 * pi-actors.toml, once more with $PI_ACTORS_PI_TOOLS=default (pi-actors
-	 * reads it over [pi] tools): a malformed [pi] tools entry then leaves the
-	 * default tools offered, as pi.md promises. Why is logged either way.
+	 * The catalogue (`pi-actors schema` lists it whatever pi-actors.toml
+	 * holds; a broken file is reported by the bridge's hello, and [pi]
+	 * tools then takes its defaults).
 	 */
 	private async schema(cwd: string, ctx?: ExtensionContext): Promise<ToolSpec[]> {
-		const session = ctx ? sessionOf(ctx) : undefined;
-		try {
-			return await fetchSchema(cwd, session);
-		} catch (err) {
-			const why = (err as Error).message;
-			if (!why.startsWith("invalid_config:")) throw err;
-			let specs: ToolSpec[];
-			try {
-				specs = await fetchSchema(cwd, session, { PI_ACTORS_PI_TOOLS: "default" });
-			} catch {
-				throw err;
-			}
-			const msg = `pi-actors.toml: ${why} (using the default tools: [pi] tools is ignored until it is fixed)`;
-			this.log.write(msg, session);
-			if (ctx?.hasUI) ctx.ui.notify(`pi-actors: ${msg}`, "warning");
-			return specs;
-		}
+		return fetchSchema(cwd, ctx ? sessionOf(ctx) : undefined);
 	}
 
 	/** No tools this time: logged always (print mode has no UI), shown with a UI. */
@@ -265,13 +248,24 @@ class Extension {
 		try {
 			this.pi.sendMessage(
 				{ customType: f.kind === "message" ? "pi-actors-run-message" : "pi-actors-run", content: text, display: true, details: f },
-				{ deliverAs: "followUp", triggerTurn: true },
+				{ deliverAs: "followUp", triggerTurn: startsTurn(f) },
 			);
 			remember(f.id);
 		} catch {
 			// The session was replaced under us: this instance is shutting down.
 		}
 	}
+}
+
+/**
+ * Whether a follow-up starts a turn: a run's end and a message a run sent
+ * do; the end of one of a run's commands (a step of a pipeline, a branch
+ * of a fan-out: `command.done`) is progress — it waits in the session for
+ * the next turn instead of costing a model call of its own, and the run's
+ * end that follows starts one.
+ */
+export function startsTurn(f: Followup): boolean {
+	return !(f.kind === "message" && f.event === "command.done");
 }
 
 /** The pi extension factory. */

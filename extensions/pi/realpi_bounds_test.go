@@ -119,7 +119,7 @@ func TestRealPiBrokenConfig(t *testing.T) {
 	if got := ours(r.last().Tools); !slices.Equal(got, defaults) {
 		t.Errorf("with a malformed [pi] tools pi offered %v, want the default set %v", got, defaults)
 	}
-	if log := r.extLog(); !strings.Contains(log, `pi.tools entry "a b" is not a tool name or glob`) || !strings.Contains(log, "using the default tools") {
+	if log := r.extLog(); !strings.Contains(log, `pi.tools entry "a b" is not a tool name or glob`) || !strings.Contains(log, "(using the defaults)") {
 		t.Errorf("the log does not say why the tools are the defaults:\n%s", log)
 	}
 

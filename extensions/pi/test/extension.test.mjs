@@ -272,6 +272,11 @@ test("a finished run's follow-up is delivered once; the watcher restarts and sto
 	assert.deepEqual(done[0].options, { deliverAs: "followUp", triggerTurn: true });
 	const marker = pi.messages.find((m) => m.message.details.id.startsWith("demo.7.done.marker"));
 	assert.equal(marker.message.customType, "pi-actors-run-message");
+	assert.deepEqual(marker.options, { deliverAs: "followUp", triggerTurn: true }, "a run's message starts a turn");
+	// A command of the run that ended is delivered without a turn of its own.
+	const step = pi.messages.find((m) => m.message.details.id.startsWith("demo.7.done.step"));
+	assert.equal(step.message.customType, "pi-actors-run-message");
+	assert.deepEqual(step.options, { deliverAs: "followUp", triggerTurn: false });
 	assert.ok(ctx.notes.some((n) => n.message === "run:demo completed successfully" && n.level === "info"));
 	assert.ok(ctx.notes.some((n) => n.message === "marker" && n.level === "warning"));
 

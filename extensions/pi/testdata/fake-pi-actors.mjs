@@ -72,6 +72,8 @@ function watch() {
 	process.stdout.write(line + "\n" + line + "\n");
 	if (n > 1) {
 		// A second, distinct follow-up: once it arrives, the duplicate before it was seen too.
+		// A command of the run ended (progress: no turn of its own).
+		process.stdout.write(JSON.stringify({ id: `${id}.step.${n}`, kind: "message", event: "command.done", run: "demo", level: "info", delivery: "followup", summary: "Command sleep 1 completed with code 0", text: "run:demo: Command sleep 1 completed with code 0" }) + "\n");
 		process.stdout.write(JSON.stringify({ id: `${id}.marker.${n}`, kind: "message", run: "demo", level: "warning", delivery: "followup", summary: "marker", text: "marker" }) + "\n");
 	}
 	if (n === 1) process.exit(3); // the first watcher dies: the extension restarts it
