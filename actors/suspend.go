@@ -100,6 +100,11 @@ func (k *Kernel) sessionKnown(session string) bool {
 func (k *Kernel) suspendSession(id, by string, cause *wire.Cause) (*verbs.SessionResult, error) {
 	k.sessOps.Lock()
 	defer k.sessOps.Unlock()
+	return k.suspendLocked(id, by, cause)
+}
+
+// suspendLocked is suspendSession with k.sessOps held.
+func (k *Kernel) suspendLocked(id, by string, cause *wire.Cause) (*verbs.SessionResult, error) {
 	start := time.Now()
 	rec, err := sessions.Load(k.cfg.AgentDir, id)
 	if err != nil {
@@ -338,28 +343,45 @@ func (k *Kernel) autoSuspend() {
 		}
 		k.mu.Unlock()
 		for owner := range newest {
-			if k.held(owner) {
+			if k.held(owner) || time.Since(k.lastActive(owner)) < after {
 				continue
 			}
-			last := sessions.LastActivity(k.cfg.AgentDir, owner)
-			// A resume (an operator's too) starts the idle time again.
-			if rec, err := sessions.Load(k.cfg.AgentDir, owner); err == nil && rec != nil && rec.ResumedAt.After(last) {
-				last = rec.ResumedAt
-			}
-			for _, in := range k.liveRunsOf(owner) {
-				if in.Meta.CreatedAt.After(last) {
-					last = in.Meta.CreatedAt
-				}
-			}
-			if time.Since(last) < after {
-				continue
-			}
-			if _, err := k.suspendSession(owner, "auto_suspend_after", nil); err != nil {
+			if err := k.suspendIdle(owner, after); err != nil {
 				k.log.Warn("auto suspend", "session", owner, "err", err)
 			}
 			k.trace.flush()
 		}
 	}
+}
+
+// lastActive is when a session was last used: its CLI/MCP/pi activity,
+// a resume (an operator's too: it starts the idle time again), or its
+// newest live run's start.
+func (k *Kernel) lastActive(owner string) time.Time {
+	last := sessions.LastActivity(k.cfg.AgentDir, owner)
+	if rec, err := sessions.Load(k.cfg.AgentDir, owner); err == nil && rec != nil && rec.ResumedAt.After(last) {
+		last = rec.ResumedAt
+	}
+	for _, in := range k.liveRunsOf(owner) {
+		if in.Meta.CreatedAt.After(last) {
+			last = in.Meta.CreatedAt
+		}
+	}
+	return last
+}
+
+// suspendIdle suspends a session idle for after, looked at again under
+// the sessions' lock: a resume or a use between the first look and the
+// lock (it suspended a session an operator had just resumed) keeps it
+// active.
+func (k *Kernel) suspendIdle(owner string, after time.Duration) error {
+	k.sessOps.Lock()
+	defer k.sessOps.Unlock()
+	if k.held(owner) || time.Since(k.lastActive(owner)) < after {
+		return nil
+	}
+	_, err := k.suspendLocked(owner, "auto_suspend_after", nil)
+	return err
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
