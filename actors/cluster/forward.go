@@ -53,8 +53,16 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 		return fail(s.unreachable(node, m, req, err))
 	}
 	s.noteAnswer(node, req, e.Resp)
-	if req.Op == "message" && e.Resp.OK {
-		e.Resp.Result = verbs.QualifyResult(e.Resp.Result, runOf(req), node)
+	if req.Op == "message" {
+		run := runOf(req)
+		if e.Resp.OK {
+			e.Resp.Result = verbs.QualifyResult(e.Resp.Result, run, node)
+		} else if we := e.Resp.Error; we != nil && run != "" {
+			// Its message and hint name the run as the caller does.
+			c := *we
+			c.Message, c.Hint = verbs.QualifyRun(c.Message, run, node), verbs.QualifyRun(c.Hint, run, node)
+			e.Resp.Error = &c
+		}
 	}
 	return *e.Resp
 }

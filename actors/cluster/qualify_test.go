@@ -44,4 +44,8 @@ func TestClusterRoutedContentIntact(t *testing.T) {
 	if o := c.run("a", "inspect", "target=run:q1@b", "view=status"); !strings.Contains(o, "last=addr=run:q1\n") || !strings.Contains(o, "target=run:q1@b_view=tail") {
 		t.Fatalf("status of q1@b: content rewritten or next actions without the node:\n%s", o)
 	}
+	// A message the other node refuses names the run as the caller does.
+	if o, code := c.cli("a", "message", "to=room:q1@b", "type=chat.message", "body=x"); code == 0 || !strings.Contains(o, "run:q1@b") {
+		t.Fatalf("a refused message to room:q1@b (exit %d) does not name run:q1@b:\n%s", code, o)
+	}
 }
