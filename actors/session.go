@@ -180,6 +180,7 @@ func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t take
 	now := time.Now().UTC()
 	stamp := now.Format(time.RFC3339Nano)
 	me := k.claimer()
+	var held []string // ids recorded in answering by the pass
 	t.err = mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		t = taken{}
 		bad = bad[:0]
@@ -273,10 +274,13 @@ func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t take
 				m[id] = true
 			}
 			answering.Unlock()
+			held = append(held, hold...)
 		}
 		return lines, nil
 	})
 	if t.err != nil {
+		// The pass did not land (a full disk): what it held is free again.
+		releaseAnswering(path, held)
 		k.log.Warn("claim follow-ups", "session", session, "err", t.err)
 		t.list, t.more = nil, 0
 		return t
@@ -306,11 +310,19 @@ func (k *Kernel) settleAnswer(session string, ids []string, ok bool) {
 	if len(ids) == 0 {
 		return
 	}
-	path := k.sessionFile(session)
 	if ok {
 		k.markDelivered(session, ids, true)
 	}
+	releaseAnswering(k.sessionFile(session), ids)
+}
+
+// releaseAnswering lets go of ids an answer to the queue at path held.
+func releaseAnswering(path string, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
 	answering.Lock()
+	defer answering.Unlock()
 	m := answering.ids[path]
 	for _, id := range ids {
 		delete(m, id)
@@ -318,7 +330,6 @@ func (k *Kernel) settleAnswer(session string, ids []string, ok bool) {
 	if len(m) == 0 {
 		delete(answering.ids, path)
 	}
-	answering.Unlock()
 }
 
 // claimer is what this kernel writes as claimed_by: a claim by any other
