@@ -66,9 +66,13 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 		return mailbox.Envelope{}, err
 	}
 	// What one message carries is bounded where it is sent: the CLI and
-	// MCP (Validate) and the kernel (actors.message) all come here.
-	if err := env.CheckSize(); err != nil {
-		return mailbox.Envelope{}, sizeError(err)
+	// MCP (Validate) and the kernel (actors.message) all come here. A
+	// knowledge operation is not a stored message: its own limits apply
+	// (task_context text up to 1 MiB, which JSON escapes make larger).
+	if !knowledgeAddress(env.To) {
+		if err := env.CheckSize(); err != nil {
+			return mailbox.Envelope{}, sizeError(err)
+		}
 	}
 	return env, nil
 }
