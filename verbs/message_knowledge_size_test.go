@@ -16,7 +16,7 @@ import (
 // limit does not apply to it (it refused the documented route).
 func TestKnowledgeMessageNotBoundByMessageSize(t *testing.T) {
 	line := "- [ ] step: edit \"file.go\"\tand run `go test`\n" // 45 bytes, 4 escapes
-	text := strings.Repeat(line, 1_000_000/len(line))          // ~1,000,000 bytes < 1 MiB
+	text := strings.Repeat(line, 1_000_000/len(line))           // ~1,000,000 bytes < 1 MiB
 	body, _ := json.Marshal(map[string]any{"text": text})
 	if _, err := api.Decode("task_context", body); err != nil {
 		t.Fatalf("task_context refuses the text itself: %v", err)
