@@ -100,15 +100,31 @@ func qualifyResult(raw json.RawMessage, run, node string) (json.RawMessage, []st
 	fields, ok := decodeObject(raw)
 	if !ok || run == "" || node == "" {
 		q.collect(raw)
-		return raw, q.content
+		return raw, q.textContent()
 	}
 	out, _ := q.object(fields)
 	for _, f := range fields {
 		if f.key == "node" {
-			return out, q.content
+			return out, q.textContent()
 		}
 	}
-	return encodeObject(append(fields, jsonField{"node", marshalString(node)})), q.content
+	return encodeObject(append(fields, jsonField{"node", marshalString(node)})), q.textContent()
+}
+
+// textContent is what the text must not rewrite: the content strings,
+// each once, but those that say exactly what one of the answer's own
+// address values says (a log line that reads like a next action: the
+// text's next action is qualified, as the JSON's is).
+func (q *qualifier) textContent() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range q.content {
+		if !seen[c] && !q.own[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // qualifier walks a result: it qualifies run's addresses in address
@@ -116,6 +132,7 @@ func qualifyResult(raw json.RawMessage, run, node string) (json.RawMessage, []st
 type qualifier struct {
 	run, node string
 	content   []string
+	own       map[string]bool // the answer's own address values that mention run (next actions, hints, …)
 }
 
 // object qualifies an object's fields; changed reports a rewrite.
@@ -134,6 +151,7 @@ func (q *qualifier) object(fields []jsonField) (json.RawMessage, bool) {
 func (q *qualifier) value(key string, raw json.RawMessage) (json.RawMessage, bool) {
 	switch {
 	case addressFields[key]:
+		q.ownValues(raw)
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if t := QualifyRun(s, q.run, q.node); t != s {
@@ -177,6 +195,30 @@ func (q *qualifier) value(key string, raw json.RawMessage) (json.RawMessage, boo
 	}
 	q.collect(raw)
 	return raw, false
+}
+
+// ownValues notes the strings of an address field that mention run: the
+// answer's own words, which the text shows qualified even where a content
+// string says the same.
+func (q *qualifier) ownValues(raw json.RawMessage) {
+	if !mentions(string(raw), q.run) {
+		return
+	}
+	var list []string
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		list = []string{one}
+	} else if json.Unmarshal(raw, &list) != nil {
+		return
+	}
+	if q.own == nil {
+		q.own = map[string]bool{}
+	}
+	for _, s := range list {
+		for _, r := range renderings(s) {
+			q.own[r] = true
+		}
+	}
 }
 
 // collect keeps the content strings in raw that mention run: each string
@@ -293,24 +335,36 @@ func contentSpans(text, r, run string) [][2]int {
 		}
 		i = start + 1
 	}
-	// A preview cut short: a prefix of r right before "…".
+	// A preview cut short: a prefix of r right before "…". Found from r's
+	// first bytes (one search of the text), not by trying every length.
+	head := r[:min(len(r), previewHead)]
 	for i := 0; i < len(text); {
-		j := strings.Index(text[i:], "…")
+		j := strings.Index(text[i:], head)
 		if j < 0 {
 			break
 		}
-		end := i + j
-		for k := min(len(r)-1, end); k > 0; k-- {
-			if strings.HasSuffix(text[:end], r[:k]) {
-				if mentions(r[:k], run) {
-					spans = append(spans, [2]int{end - k, end})
-				}
-				break
-			}
+		start := i + j
+		k := commonPrefix(text[start:], r)
+		if k < len(r) && strings.HasPrefix(text[start+k:], "…") && mentions(r[:k], run) {
+			spans = append(spans, [2]int{start, start + k})
 		}
-		i = end + len("…")
+		i = start + 1
 	}
 	return spans
+}
+
+// previewHead is how many leading bytes of a content string find where a
+// text quotes it cut short.
+const previewHead = 16
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // isAddressOf reports whether s is one of run's addresses and nothing
