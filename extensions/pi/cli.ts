@@ -233,15 +233,23 @@ function lineCut(b: Buffer, side: "head" | "tail"): Buffer {
 	if (side === "head") {
 		const nl = b.lastIndexOf(0x0a);
 		if (nl >= 0) return b.subarray(0, nl);
-		let end = b.length;
-		while (end > 0 && (b[end] & 0xc0) === 0x80) end--;
-		return b.subarray(0, end);
+		return b.subarray(0, wholeChars(b));
 	}
 	const nl = b.indexOf(0x0a);
 	if (nl >= 0 && nl < b.length - 1) return b.subarray(nl + 1);
 	let start = 0;
 	while (start < b.length && (b[start] & 0xc0) === 0x80) start++;
 	return b.subarray(start);
+}
+
+/** The length of b without a UTF-8 character its end cuts short. */
+function wholeChars(b: Buffer): number {
+	let p = b.length - 1;
+	while (p >= 0 && b.length - p < 4 && (b[p] & 0xc0) === 0x80) p--; // back to the last lead byte
+	if (p < 0) return b.length;
+	const lead = b[p];
+	const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	return p + size > b.length ? p : b.length;
 }
 
 function count(b: Buffer): number {

@@ -73,4 +73,10 @@ test("boundResult: one huge line is cut on character boundaries; a non-object re
 	assert.ok(b.text.endsWith("éé"));
 	assert.deepEqual(Object.keys(b.details), ["details_cut"]);
 	assert.ok(existsSync(b.details.details_cut.path));
+	// Three-byte characters: the head's 8 KiB falls inside one (it was cut there).
+	for (const ch of ["€", "𝄞"]) {
+		const c = cli.boundResult("query_graph", ch.repeat(30000), {}, { agentDir: agent });
+		assert.ok(!c.text.includes("\ufffd"), `no broken ${ch}`);
+		assert.ok(c.text.startsWith(ch.repeat(100)));
+	}
 });
