@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -247,11 +248,15 @@ func startKernel(bin, agentDir string) (<-chan int, error) {
 		return nil, fmt.Errorf("%w: %v", wire.ErrUnavailable, err)
 	}
 	defer errf.Close()
-	env := append(kernelEnv(os.Environ()), "PI_CODING_AGENT_DIR="+agentDir)
+	// The agent root as resolved (absolute: the kernel runs in /) and no
+	// run identity of the caller. Dropped, not overridden: a Go process
+	// reads the first of two entries of one name, os.StartProcess keeps
+	// both (a relative PI_CODING_AGENT_DIR made the kernel serve /<it>).
+	env := append(withoutEnv(kernelEnv(os.Environ()), "PI_CODING_AGENT_DIR", "PI_ACTORS_SESSION", "PI_ACTORS_RUN_ID", "PI_ACTORS_STATE_DIR", "PI_ACTORS_ADDRESS"),
+		"PI_CODING_AGENT_DIR="+agentDir)
 	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" && filepath.Base(self) == "pi-actors" {
 		env = append(env, "PI_ACTORS_BIN="+self)
 	}
-	env = append(env, "PI_ACTORS_SESSION=", "PI_ACTORS_RUN_ID=", "PI_ACTORS_STATE_DIR=", "PI_ACTORS_ADDRESS=")
 	p, err := os.StartProcess(bin, []string{bin}, &os.ProcAttr{
 		Dir:   "/",
 		Env:   env,
@@ -269,4 +274,16 @@ func startKernel(bin, agentDir string) (<-chan int, error) {
 		}
 	}()
 	return exited, nil
+}
+
+// withoutEnv is env without the entries of the names given.
+func withoutEnv(env []string, names ...string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
