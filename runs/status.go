@@ -178,7 +178,15 @@ func tailWindow(path string, n int) (lines []string, whole bool) {
 	off := max(0, size-tailWindowBytes)
 	buf := make([]byte, size-off)
 	k, _ := f.ReadAt(buf, off)
-	return lastLines(buf[:k], off > 0, n), off == 0
+	// The window's first line is cut unless the byte before it ends a line.
+	cut := off > 0
+	if cut {
+		var prev [1]byte
+		if _, err := f.ReadAt(prev[:], off-1); err == nil && prev[0] == '\n' {
+			cut = false
+		}
+	}
+	return lastLines(buf[:k], cut, n), off == 0
 }
 
 // tailWindowBytes is how far back from a log's end a tail reads.

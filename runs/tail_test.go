@@ -65,3 +65,17 @@ func TestTailStopsAtTheWindow(t *testing.T) {
 		t.Errorf("small log: cut=%v %q, want old-1…old-10 new-1 new-2", cut, lines)
 	}
 }
+
+// A window that starts exactly at a line's start keeps that line whole
+// (no "…" in front of it).
+func TestTailWindowAtALineStart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	line := strings.Repeat("z", 1<<20-1) + "\n" // exactly the window
+	if err := os.WriteFile(path, []byte("before\n"+line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if lines := runs.TailLines(path, 5); len(lines) != 1 || lines[0] != strings.TrimSuffix(line, "\n") {
+		t.Errorf("got %d lines, the first %q…; want the whole line, no mark", len(lines), lines[0][:min(5, len(lines[0]))])
+	}
+}
