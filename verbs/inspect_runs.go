@@ -81,6 +81,7 @@ type runStatus struct {
 	stream     string
 	lastLine   string
 	leaves     []runs.Leaf
+	leftover   []runs.Leaf // leaves still running of a run whose supervisor is gone (no kernel has cleaned up yet)
 	usage      *runs.Usage
 	next       []string
 }
@@ -106,6 +107,11 @@ func collectRunStatus(env *Env, in *runs.Info, now time.Time) *runStatus {
 		s.stalled = limit > 0 && !since.IsZero() && now.Sub(since) > limit
 	}
 	s.stream, s.lastLine = runs.LastOutput(d)
+	if !in.Live() && in.Result == nil && in.Reason == "supervisor_lost" {
+		// Read with no kernel to notice the loss yet: what the lost
+		// supervisor left may still run until one starts.
+		s.leftover = runs.LiveLeaves(in)
+	}
 	if in.Live() {
 		s.leaves = runs.LiveLeaves(in)
 		if m.Pid > 0 {
@@ -238,6 +244,16 @@ func runStatusView(env *Env, in *runs.Info) *inspectOutput {
 		}
 		fmt.Fprintf(&b, "\nleaf pid=%d command=%s", l.Pid, inspectPreview(l.Command, previewChars))
 	}
+	for i, l := range s.leftover {
+		if i == leafLines {
+			fmt.Fprintf(&b, "\n(+%d more leftover leaves; --json lists all)", len(s.leftover)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\nleftover pid=%d command=%s", l.Pid, inspectPreview(l.Command, previewChars))
+	}
+	if len(s.leftover) > 0 {
+		b.WriteString("\n(the run's supervisor is gone but these still run: the kernel kills them when it starts — pi-actors kernel start)")
+	}
 	return &inspectOutput{text: b.String(), details: runStatusDetails(env, s)}
 }
 
@@ -294,6 +310,9 @@ func runStatusDetails(env *Env, s *runStatus) map[string]any {
 			leaves = []runs.Leaf{}
 		}
 		out["active_leaves"] = leaves
+	}
+	if len(s.leftover) > 0 {
+		out["leftover_leaves"] = s.leftover
 	}
 	if s.usage != nil {
 		out["usage"] = map[string]any{"pids": s.usage.Pids, "cpu_percent": s.usage.CPUPercent, "rss_bytes": s.usage.RSSBytes,
