@@ -62,6 +62,13 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 		seeded = true
 		return rooms.SeedDefaultRoom(stage, spec.ID)
 	}
+	// Indexed as soon as its supervisor has it: ps with no kernel finds a
+	// run a kernel that died in a batch had started.
+	spec.Published = func(m *runs.Meta) {
+		if err := k.index.Record(runs.Entry{Run: m.Run, StateDir: m.StateDir, Status: runs.StatusRunning, OwnerID: m.OwnerID, Recipe: m.Recipe, Tool: m.Tool}); err != nil {
+			k.log.Warn("index", "err", err)
+		}
+	}
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		return nil, err
@@ -78,9 +85,6 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
 	}
 	release() // counted in live now
-	if err := k.index.Record(runs.Entry{Run: meta.Run, StateDir: meta.StateDir, Status: runs.StatusRunning, OwnerID: meta.OwnerID, Recipe: meta.Recipe, Tool: meta.Tool}); err != nil {
-		k.log.Warn("index", "err", err)
-	}
 	// The run joins its own room (never failing the spawn: the run is up).
 	if !seeded {
 		if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {

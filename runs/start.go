@@ -56,6 +56,12 @@ type Spec struct {
 	// run.json, in one rename. It is not called when the run reuses a
 	// state directory (a restart of a terminal run id).
 	Seed func(stage string) error
+	// Published, when set, is called with the run's meta (its supervisor
+	// started) before run.json is written: whatever records the run (the
+	// kernel's index) has it before it can start, so a kernel that dies
+	// any time after leaves no started run unrecorded (an entry whose
+	// run.json never came is skipped by the listings).
+	Published func(*Meta)
 
 	// Parent is the run whose leaf spawned this one ($PI_ACTORS_RUN_ID of
 	// the caller), "" for a run started from outside any run.
@@ -212,6 +218,11 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	// The supervisor waits for its run on stdin: run.json is on disk, with
 	// its pid, before it gets it.
 	meta.Pid, meta.PidStart = proc.Pid, sup.start
+	if spec.Published != nil {
+		// Before run.json: a supervisor whose kernel dies before the
+		// handover runs what run.json (naming it) says.
+		spec.Published(meta)
+	}
 	data, err := fsutil.MarshalIndent(meta)
 	// The new directory's entry in its parent is made durable once the
 	// supervisor has its run (off the way to its leaf), or with the rest
