@@ -141,7 +141,7 @@ func (k *Kernel) RemoteSessions() map[string][]string {
 // (see take); DeliveredFollowups marks them delivered once the home node
 // has them.
 func (k *Kernel) TakeFollowups(session string, max int) []Followup {
-	list, _ := k.take(session, max, false)
+	list, _ := k.take(session, max)
 	return list
 }
 

@@ -56,7 +56,7 @@ func TestFollowupsFailedAnswerLetsGo(t *testing.T) {
 		ids[i] = f.ID
 	}
 	k.settleAnswer("s", ids, false)
-	if list, _ := k.take("s", 100, false); len(list) != 3 {
+	if list, _ := k.take("s", 100); len(list) != 3 {
 		t.Errorf("a watcher's take got %d follow-ups, want the 3 still queued", len(list))
 	}
 }

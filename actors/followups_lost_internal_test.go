@@ -13,16 +13,16 @@ func TestClaimOfAGoneKernelTakenOverAtOnce(t *testing.T) {
 	dead := bareKernel(t)
 	dead.started = time.Now().Add(-time.Minute)
 	queueFollowups(t, dead, "s", 5)
-	if got, _ := dead.take("s", 5, false); len(got) != 5 {
+	if got, _ := dead.take("s", 5); len(got) != 5 {
 		t.Fatalf("claimed %d, want 5", len(got))
 	}
 	next := &Kernel{tmp: dead.tmp, log: dead.log, started: time.Now()}
-	got, _ := next.take("s", 10, false)
+	got, _ := next.take("s", 10)
 	if len(got) != 5 || got[0].ID != "f-00000" {
 		t.Fatalf("the next kernel took %d of the dead one's claims, want all 5 in order: %v", len(got), got)
 	}
 	// Its own fresh claims it leaves to the delivery under way.
-	if again, _ := next.take("s", 10, false); len(again) != 0 {
+	if again, _ := next.take("s", 10); len(again) != 0 {
 		t.Fatalf("took its own fresh claims again: %v", again)
 	}
 }
@@ -37,7 +37,7 @@ func TestAnswerHoldsItsFollowups(t *testing.T) {
 	if len(first.list) != 3 || first.more != 7 {
 		t.Fatalf("took %d (%d more), want 3 (7 more)", len(first.list), first.more)
 	}
-	if rest, _ := k.take("s", 100, false); len(rest) != 7 || rest[0].ID != "f-00003" {
+	if rest, _ := k.take("s", 100); len(rest) != 7 || rest[0].ID != "f-00003" {
 		t.Fatalf("a watcher took %d while an answer held 3, want the other 7: %v", len(rest), rest)
 	}
 	if none := k.claimFollowups("s", 100, claimDurable); len(none.list) != 0 {

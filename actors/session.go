@@ -98,7 +98,7 @@ func (a *sessionActor) deliver() {
 		if room == 0 {
 			return
 		}
-		list, _ := a.k.take(a.id, room, false)
+		list, _ := a.k.take(a.id, room)
 		if len(list) == 0 {
 			return
 		}
@@ -111,12 +111,8 @@ func (a *sessionActor) deliver() {
 // take claims up to max of a session's follow-ups that are not yet
 // delivered (see claimFollowups); cluster_host.go hands them to another
 // node the same way.
-func (k *Kernel) take(session string, max int, handled bool) (out []Followup, more int) {
-	mode := claimDurable
-	if handled {
-		mode = claimHandled
-	}
-	t := k.claimFollowups(session, max, mode)
+func (k *Kernel) take(session string, max int) (out []Followup, more int) {
+	t := k.claimFollowups(session, max, claimDurable)
 	return t.list, t.more
 }
 
@@ -127,8 +123,6 @@ const (
 	// claimDurable marks them claimed in the file; the caller marks them
 	// delivered once handed over, or requeues them (watch, the cluster).
 	claimDurable claimMode = iota
-	// claimHandled marks them delivered in the same pass.
-	claimHandled
 	// claimHold leaves the file as it is and holds their ids in memory
 	// (answering) while one answer carrying them is written; settleAnswer
 	// then marks them delivered in one pass, or lets them go. A kernel
@@ -241,12 +235,9 @@ func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t take
 			} else {
 				rec.Body.ID = rec.ID
 				t.list = append(t.list, rec.Body)
-				switch mode {
-				case claimHold:
+				if mode == claimHold {
 					hold = append(hold, rec.ID)
 					continue
-				case claimHandled:
-					status = mailbox.StatusHandled
 				}
 				skipDecode(l)
 			}
@@ -259,7 +250,7 @@ func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t take
 			}
 			changed = true
 		}
-		if changed && (mode == claimHandled || len(bad) > 0) {
+		if changed && len(bad) > 0 {
 			lines = mailbox.CompactTerminal(lines, keepDelivered)
 		}
 		if len(hold) > 0 {

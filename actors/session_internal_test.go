@@ -53,7 +53,7 @@ func TestDrainTakesEveryFollowupOnceInOrder(t *testing.T) {
 func TestTakeClaimsABatchAndRedeliversUnfinished(t *testing.T) {
 	k := bareKernel(t)
 	queueFollowups(t, k, "s", 10)
-	first, more := k.take("s", 4, false)
+	first, more := k.take("s", 4)
 	if len(first) != 4 || first[0].ID != "f-00000" || first[3].ID != "f-00003" || more != 6 {
 		t.Fatalf("take 4 = %v (%d more queued, want 6)", first, more)
 	}
