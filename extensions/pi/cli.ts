@@ -34,8 +34,8 @@ export function binary(): string {
 	return process.env.PI_ACTORS_BIN || "pi-actors";
 }
 
-export function cliEnv(session: string | undefined, extra?: Record<string, string>): NodeJS.ProcessEnv {
-	const env = { ...process.env, ...extra };
+export function cliEnv(session: string | undefined): NodeJS.ProcessEnv {
+	const env = { ...process.env };
 	if (session) env.PI_ACTORS_SESSION = session;
 	return env;
 }
@@ -49,14 +49,14 @@ interface Output {
 /** Runs the CLI once: stdin in, bounded stdout/stderr out. */
 export function runCli(
 	args: string[],
-	opts: { stdin?: string; cwd: string; session?: string; signal?: AbortSignal; timeoutMs?: number; env?: Record<string, string> },
+	opts: { stdin?: string; cwd: string; session?: string; signal?: AbortSignal; timeoutMs?: number },
 ): Promise<Output> {
 	return new Promise((resolve, reject) => {
 		let child: ChildProcess;
 		try {
 			child = spawn(binary(), args, {
 				cwd: opts.cwd,
-				env: cliEnv(opts.session, opts.env),
+				env: cliEnv(opts.session),
 				stdio: ["pipe", "pipe", "pipe"],
 				signal: opts.signal,
 			});
@@ -285,8 +285,8 @@ function boundDetails(result: unknown, saver: Saver): unknown {
 }
 
 /** Fetches the tool list (`pi-actors schema --json`). */
-export async function fetchSchema(cwd: string, session?: string, env?: Record<string, string>): Promise<ToolSpec[]> {
-	const reply = await callCli(["schema", "--json"], { cwd, session, timeoutMs: SCHEMA_TIMEOUT_MS, env });
+export async function fetchSchema(cwd: string, session?: string): Promise<ToolSpec[]> {
+	const reply = await callCli(["schema", "--json"], { cwd, session, timeoutMs: SCHEMA_TIMEOUT_MS });
 	const tools = (reply.result as { tools?: unknown } | undefined)?.tools;
 	if (!Array.isArray(tools)) throw new Error("pi-actors schema: result.tools is not a list");
 	return tools.filter(
