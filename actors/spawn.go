@@ -154,7 +154,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if spec.StateDir != "" {
 		dir = runs.Dir(spec.StateDir)
 	}
-	if err := checkRecipeValues(p, src); err != nil {
+	if err := p.CheckRecipeValues(src.rec, src.tool); err != nil {
 		return spec, src, err
 	}
 	// Values: the recipe's, the caller's, then the injected ones.
@@ -246,7 +246,7 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 	}
 	if ref != "" {
 		var err error
-		if src.rec, src.entry, err = k.findRecipe(ref, req.Cwd); err != nil {
+		if src.rec, src.entry, err = verbs.FindRecipe(k.cfg.AgentDir, req.Cwd, ref); err != nil {
 			return src, err
 		}
 	}
@@ -285,18 +285,6 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 		src.graph = node
 	}
 	return src, nil
-}
-
-// checkRecipeValues refuses values a recipe does not take, as call does
-// (a misspelt name would otherwise be dropped while its placeholder kept
-// the recipe's default); a workflow's recipe nodes are checked so when
-// the workflow starts. An inline template replacing the recipe's, and a
-// workflow recipe, take what they are given.
-func checkRecipeValues(p *verbs.Spawn, src spawnSource) error {
-	if src.tool == nil || p.Template != nil || src.rec.Workflow != nil {
-		return nil
-	}
-	return src.tool.CheckNames(p.Values)
 }
 
 // spawnLimits checks nesting depth, the id, and that no live run uses
@@ -357,51 +345,6 @@ func (k *Kernel) settle(spec runs.Spec) {
 	}
 	n := loadNotified(dir, in.Meta)
 	k.terminal(in, &n)
-}
-
-// findRecipe resolves file=/recipe=: a path (relative to the caller's
-// directory) is loaded directly; a bare name goes up the discovery ladder
-// (user root, then packaged).
-func (k *Kernel) findRecipe(ref, cwd string) (*recipes.Recipe, *recipes.Entry, error) {
-	if recipes.IsPackaged(ref) {
-		// pkg:<file>: the packaged recipe itself, whatever the user root
-		// holds of that name (a workflow's agent nodes).
-		r, err := recipes.Load(ref)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, nil, nil
-	}
-	if strings.Contains(ref, "/") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, ".json") || strings.HasSuffix(ref, ".md") {
-		path := ref
-		if strings.HasPrefix(path, "~/") {
-			path = filepath.Join(home(), path[2:])
-		}
-		r, err := recipes.Load(absFrom(cwd, path))
-		if err != nil {
-			return nil, nil, err
-		}
-		if r.Disabled {
-			return nil, nil, fmt.Errorf("%w: template recipe is disabled: %s", recipes.ErrDisabled, r.Path)
-		}
-		g, _ := recipes.Discover(k.cfg.AgentDir)
-		var entry *recipes.Entry
-		if g != nil {
-			if e, ok := g.Active[r.ID]; ok && e.Path == r.Path {
-				entry = e
-			}
-		}
-		return r, entry, nil
-	}
-	g, err := recipes.Discover(k.cfg.AgentDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	e, err := g.Lookup(ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	return e.Recipe, e, nil
 }
 
 // runID picks the run id: as=run:<id>, then run_id, then the recipe id,

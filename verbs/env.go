@@ -164,9 +164,36 @@ func (env *Env) Call(op string, params any, out any) error {
 	return resp.Decode(out)
 }
 
+// callChecked is Call, with check run before a kernel is started for the
+// request: when no kernel runs and check fails, nothing is started.
+func (env *Env) callChecked(op string, params any, out any, check func() error) error {
+	resp, err := env.send(op, params, nil, check)
+	if err != nil {
+		return err
+	}
+	return resp.Decode(out)
+}
+
 // call sends a request (a batch when items is not empty).
 func (env *Env) call(op string, params any, items []json.RawMessage) (*wire.Response, error) {
-	c, err := env.Dial(true)
+	return env.send(op, params, items, nil)
+}
+
+// send dials (starting a kernel when none runs, once check, if any,
+// passes) and sends a request.
+func (env *Env) send(op string, params any, items []json.RawMessage, check func() error) (*wire.Response, error) {
+	var c *wire.Conn
+	var err error
+	if check != nil {
+		if c, err = wire.Dial(env.AgentDir, time.Second); err != nil && !errors.Is(err, wire.ErrDenied) {
+			if err := check(); err != nil {
+				return nil, err
+			}
+			c, err = env.Dial(true)
+		}
+	} else {
+		c, err = env.Dial(true)
+	}
 	if err != nil {
 		return nil, err
 	}

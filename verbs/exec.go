@@ -128,9 +128,16 @@ func planOutcome(plan *template.Plan, head map[string]any) *Outcome {
 	return &Outcome{Result: result, Text: b.String()}
 }
 
-// FindRecipe loads a recipe by bare name (user root, then packaged) or by
-// path (relative to cwd).
+// FindRecipe resolves a recipe reference, as call, spawn and the kernel
+// all do: pkg:<file> (the packaged recipe, whatever the user root holds
+// of that name), a path (~/ is the home directory, relative to cwd; its
+// discovery entry when it is the active recipe of its id), or a bare name
+// (user root, then packaged).
 func FindRecipe(agentDir, cwd, ref string) (*recipes.Recipe, *recipes.Entry, error) {
+	if recipes.IsPackaged(ref) {
+		r, err := recipes.Load(ref)
+		return r, nil, err
+	}
 	if IsRecipePath(ref) {
 		path := ref
 		if strings.HasPrefix(path, "~/") {
@@ -145,9 +152,15 @@ func FindRecipe(agentDir, cwd, ref string) (*recipes.Recipe, *recipes.Entry, err
 			return nil, nil, err
 		}
 		if r.Disabled {
-			return nil, nil, fmt.Errorf("%w: template recipe is disabled: %s", recipes.ErrDisabled, path)
+			return nil, nil, fmt.Errorf("%w: template recipe is disabled: %s", recipes.ErrDisabled, r.Path)
 		}
-		return r, nil, nil
+		var entry *recipes.Entry
+		if g, _ := recipes.Discover(agentDir); g != nil {
+			if e, ok := g.Active[r.ID]; ok && e.Path == r.Path {
+				entry = e
+			}
+		}
+		return r, entry, nil
 	}
 	g, err := recipes.Discover(agentDir)
 	if err != nil {

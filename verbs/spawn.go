@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/runs"
 )
 
@@ -67,6 +68,42 @@ func (s *Spawn) Controls() map[string]any {
 		}
 	}
 	return out
+}
+
+// CheckRecipeValues refuses values a recipe does not take, as call does
+// (a misspelt name would otherwise be dropped while its placeholder kept
+// the recipe's default); a workflow's recipe nodes are checked so when
+// the workflow starts. An inline template replacing the recipe's, and a
+// workflow recipe, take what they are given. rec and tool are nil for an
+// inline template.
+func (s *Spawn) CheckRecipeValues(rec *recipes.Recipe, tool *recipes.Tool) error {
+	if tool == nil || s.Template != nil || rec.Workflow != nil {
+		return nil
+	}
+	return tool.CheckNames(s.Values)
+}
+
+// checkRecipe is what the kernel would refuse about file=/recipe= (no
+// such recipe, a disabled one, a value it does not take), checked here
+// before a kernel is started for the spawn: a spawn it would refuse
+// starts nothing.
+func (s *Spawn) checkRecipe(env *Env) error {
+	ref := s.File
+	if ref == "" {
+		ref = s.Recipe
+	}
+	if ref == "" {
+		return nil
+	}
+	rec, _, err := FindRecipe(env.AgentDir, env.Cwd, ref)
+	if err != nil {
+		return err
+	}
+	tool, err := env.resolver().Tool(rec)
+	if err != nil {
+		return err
+	}
+	return s.CheckRecipeValues(rec, tool)
 }
 
 // Validate checks the request's shape (and an inline workflow whole).
@@ -202,7 +239,8 @@ Examples:
 				return nil, err
 			}
 			var res SpawnResult
-			if err := env.Call("spawn", req, &res); err != nil {
+			check := func() error { return req.(*Spawn).checkRecipe(env) }
+			if err := env.callChecked("spawn", req, &res, check); err != nil {
 				return nil, err
 			}
 			if err := req.(*Spawn).awaitReady(ctx, env, &res); err != nil {
