@@ -36,7 +36,7 @@ func TestFollowupsFailedAnswerLetsGo(t *testing.T) {
 	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
 	var got wire.Response
 	req := wire.Request{ID: 1, Op: "followups", Session: "s", Params: json.RawMessage(`{}`)}
-	k.answerFollowups(req, func(r wire.Response) error { got = r; return nil }, nil)
+	k.answerFollowups(req, func(r wire.Response) error { got = r; return nil }, nil, nil)
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
 	t.Logf("answer: ok=%v err=%+v", got.OK, got.Error)
 	if got.Error == nil {

@@ -126,6 +126,19 @@ func (k *Kernel) handle(c net.Conn) {
 			continue
 		}
 		req.From = "" // only the cluster side says where a request came from
+		if h, ok := ackOps[req.Op]; ok && req.Ack && req.Node == "" {
+			// A follow-up stream whose client acknowledges what it passed
+			// on (wire.OpAck): its acks reach the handler; it hangs up
+			// as below.
+			gone, acks, done := make(chan struct{}), make(chan []string), make(chan struct{})
+			go func() {
+				defer close(gone)
+				readAcks(r, acks, done)
+			}()
+			h(k, req, write, gone, acks)
+			close(done)
+			return
+		}
 		if h, ok := streamOps[req.Op]; ok {
 			// The stream owns the connection from here; a client that hangs
 			// up closes gone at once (its streams need not wait for a
@@ -228,11 +241,48 @@ func (k *Kernel) recoverPanic(op string, resp *wire.Response) {
 // init): knowledge, rooms, … Each decodes its own parameters.
 var extraOps = map[string]func(k *Kernel, req wire.Request) (any, error){}
 
+// ackOps are the follow-up streams (watch, followups) for a client that
+// acknowledges what it passed on (wire.Request.Ack): acks carries the ids
+// of each wire.OpAck it sends. Their streamOps entries serve other
+// clients (acks nil: what was written counts as delivered).
+var ackOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}, acks <-chan []string){
+	"watch":     (*Kernel).watch,
+	"followups": (*Kernel).answerFollowups,
+}
+
+// readAcks reads a follow-up stream's client until it hangs up, handing
+// the ids of every wire.OpAck to acks until done; anything else is
+// ignored.
+func readAcks(r *bufio.Reader, acks chan<- []string, done <-chan struct{}) {
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var req wire.Request
+		if json.Unmarshal(line, &req) != nil || req.Op != wire.OpAck {
+			continue
+		}
+		var p wire.AckParams
+		if json.Unmarshal(req.Params, &p) != nil || len(p.IDs) == 0 {
+			continue
+		}
+		select {
+		case acks <- p.IDs:
+		case <-done:
+			io.Copy(io.Discard, r)
+			return
+		}
+	}
+}
+
 // streamOps keep the connection and write responses until the client goes
 // away (gone is closed when it hangs up) or the stream ends; other files
 // add them in init.
 var streamOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}){
-	"watch": (*Kernel).watch,
+	"watch": func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
+		k.watch(req, write, gone, nil)
+	},
 }
 
 // one answers a single request; later as for message; dirs, in a batch

@@ -431,8 +431,15 @@ func init() {
 	// learns whether the answer was written, so a follow-up counts as
 	// delivered only once it was (server.go's plain answers give no word
 	// of the write).
-	streamOps["followups"] = (*Kernel).answerFollowups
+	streamOps["followups"] = func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
+		k.answerFollowups(req, write, gone, nil)
+	}
 }
+
+// ackWait bounds how long an answer's follow-ups wait for the client's
+// acknowledgement (wire.Request.Ack) while it stays connected; then they
+// go back to the queue (delivered twice rather than lost).
+const ackWait = 30 * time.Second
 
 // followupsAnswer is the answer of view=followups: the verb layer's
 // Followups and, when the queue holds malformed lines, how many and where.
@@ -482,10 +489,11 @@ func (k *Kernel) claimAnswer(req wire.Request) (*followupsAnswer, error) {
 }
 
 // answerFollowups answers view=followups on a client's connection: what
-// it took is marked delivered only once the answer was written; when it
-// could not be (the client went away) they stay queued for the next
-// reader.
-func (k *Kernel) answerFollowups(req wire.Request, write func(wire.Response) error, _ <-chan struct{}) {
+// it took is marked delivered only once the answer was written and, for
+// a client that acknowledges (acks not nil), once it said it printed
+// them; otherwise (the client went away first, or never acknowledged
+// within ackWait) they stay queued for the next reader.
+func (k *Kernel) answerFollowups(req wire.Request, write func(wire.Response) error, gone <-chan struct{}, acks <-chan []string) {
 	k.work.Add(1)
 	resp := wire.Response{ID: req.ID}
 	var taken []string
@@ -502,6 +510,27 @@ func (k *Kernel) answerFollowups(req wire.Request, write func(wire.Response) err
 		resp = wire.Response{ID: req.ID, OK: true, Result: wire.Result(a)}
 	}()
 	written = write(resp) == nil
+	if written && acks != nil && len(taken) > 0 {
+		written = k.awaitAck(acks, gone)
+	}
+}
+
+// awaitAck waits for a client's acknowledgement of an answer's
+// follow-ups: false when it hangs up first, the wait runs out or the
+// kernel stops.
+func (k *Kernel) awaitAck(acks <-chan []string, gone <-chan struct{}) bool {
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-acks:
+		return true
+	case <-gone:
+		return false
+	case <-t.C:
+		return false
+	case <-k.stopped:
+		return false
+	}
 }
 
 // followups answers view=followups where no connection tells whether the
@@ -516,9 +545,11 @@ func (k *Kernel) followups(req wire.Request) (*followupsAnswer, error) {
 }
 
 // watch streams the session's follow-ups as they are queued, until the
-// client goes away. Each is marked delivered once it was written; what
-// the watcher was handed but never wrote goes back to the queue.
-func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
+// client goes away. Each is marked delivered once it was written or, for
+// a client that acknowledges (acks not nil), once it said it passed it
+// on; what the watcher was handed but never wrote, or never
+// acknowledged, goes back to the queue.
+func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <-chan struct{}, acks <-chan []string) {
 	if req.Session == "" {
 		write(wire.Response{ID: req.ID, Error: &wire.Error{Code: "no_session", Exit: 64, Message: "watch needs a coordinator session: set PI_ACTORS_SESSION or pass session=<id>"}})
 		return
@@ -526,7 +557,24 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 	ch := make(chan Followup, 256)
 	k.system.Root.Send(k.sess, &subscribe{session: req.Session, ch: ch})
 	var unwritten []string
-	defer func() { k.endWatch(req.Session, ch, unwritten) }()
+	pending := map[string]bool{} // written, not yet acknowledged (acks)
+	defer func() {
+		for id := range pending {
+			unwritten = append(unwritten, id)
+		}
+		k.endWatch(req.Session, ch, unwritten)
+	}()
+	// delivered marks what was written delivered, or waiting for its
+	// acknowledgement.
+	delivered := func(ids ...string) {
+		if acks == nil {
+			k.delivered(req.Session, ids...)
+			return
+		}
+		for _, id := range ids {
+			pending[id] = true
+		}
+	}
 	if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": req.Session})}) != nil {
 		return
 	}
@@ -543,7 +591,7 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 			var ids []string
 			for ok {
 				if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(f)}) != nil {
-					k.delivered(req.Session, ids...)
+					delivered(ids...)
 					unwritten = append(unwritten, f.ID)
 					return
 				}
@@ -554,7 +602,16 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 					ok = false
 				}
 			}
-			k.delivered(req.Session, ids...)
+			delivered(ids...)
+		case ids := <-acks:
+			var known []string
+			for _, id := range ids {
+				if pending[id] {
+					delete(pending, id)
+					known = append(known, id)
+				}
+			}
+			k.delivered(req.Session, known...)
 		case <-tick.C:
 			// keepalive: detect a client that went away
 			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {

@@ -111,6 +111,8 @@ type inspectOutput struct {
 	// textIsJSON marks text that already is the pretty details JSON
 	// (tool schema), so --verbose does not repeat it.
 	textIsJSON bool
+	// settle is the Outcome's Settle (view=followups).
+	settle func(bool)
 }
 
 // inspectRoute answers one kind of target.
@@ -216,7 +218,7 @@ func runInspect(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if q.verbose && !out.textIsJSON {
 		text = strings.TrimSuffix(text, "\n") + "\n" + prettyJSON(out.details)
 	}
-	return &Outcome{Text: text, Result: out.details}, nil
+	return &Outcome{Text: text, Result: out.details, Settle: out.settle}, nil
 }
 
 // query checks the parameters, the target and the view.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // The session:<id>, session:all and coordinator views list runs from the
@@ -155,8 +156,8 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 	if lines <= 0 {
 		lines = followupsShown
 	}
-	var res Followups
-	if err := env.Call("followups", map[string]int{"max": lines}, &res); err != nil {
+	res, settle, err := env.takeFollowups(lines)
+	if err != nil {
 		return nil, err
 	}
 	if res.Followups == nil {
@@ -201,7 +202,47 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 		fmt.Fprintf(&b, "\n\n(+%d more queued: they stay queued; run the view again, or pi-actors watch)", res.More)
 	}
 	return &inspectOutput{text: b.String(), details: &boundedFollowups{Count: res.Count, Followups: bounded, Session: res.Session,
-		Held: res.Held, More: res.More, Corrupted: res.Corrupted, File: res.File}}, nil
+		Held: res.Held, More: res.More, Corrupted: res.Corrupted, File: res.File}, settle: settle}, nil
+}
+
+// takeFollowups takes up to max of the session's follow-ups on a
+// connection that acknowledges them (wire.Request.Ack): settle(true),
+// once they were passed on, acknowledges them; settle(false) hangs up
+// without, and the kernel puts them back in the queue (as it does when
+// this process dies first). settle closes the connection.
+func (env *Env) takeFollowups(max int) (*Followups, func(bool), error) {
+	c, err := env.Dial(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	req := wire.Request{Op: "followups", Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Ack: true}
+	if err := req.Encode(map[string]int{"max": max}); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	if ctx := env.Interrupt; ctx != nil {
+		defer context.AfterFunc(ctx, func() { c.Close() })()
+	}
+	var res Followups
+	resp, err := c.Call(req)
+	if err == nil {
+		err = resp.Decode(&res)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	settle := func(passedOn bool) {
+		if passedOn && len(res.Followups) > 0 {
+			ids := make([]string, len(res.Followups))
+			for i, f := range res.Followups {
+				ids[i] = f.ID
+			}
+			c.Ack(ids...)
+		}
+		c.Close()
+	}
+	return &res, settle, nil
 }
 
 // boundedFollowups is Followups in --json, each follow-up bounded

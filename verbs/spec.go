@@ -40,6 +40,18 @@ type Outcome struct {
 	// Streamed means the output was already written to Env.Stream byte for
 	// byte (exec and call in text mode); Text is empty.
 	Streamed bool
+	// Settle, when set, must be called once the front door has passed the
+	// outcome on (true) or could not (false): a view=followups answer's
+	// follow-ups are delivered only then, and go back to the queue
+	// otherwise. Call it through SettleOutcome.
+	Settle func(passedOn bool)
+}
+
+// SettleOutcome calls out.Settle when there is one.
+func SettleOutcome(out *Outcome, passedOn bool) {
+	if out != nil && out.Settle != nil {
+		out.Settle(passedOn)
+	}
 }
 
 // Annotations are the MCP tool hints of a verb.

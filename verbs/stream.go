@@ -19,7 +19,10 @@ func (env *Env) stream(ctx context.Context, op, node string, params any, frame f
 		return err
 	}
 	defer c.Close()
-	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Node: node}
+	// A watcher acknowledges each follow-up once its front door passed it
+	// on (frame returned): one it could not pass on goes back to the
+	// queue when it hangs up.
+	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Node: node, Ack: op == "watch"}
 	if params != nil {
 		if err := req.Encode(params); err != nil {
 			return err
@@ -44,18 +47,26 @@ func (env *Env) stream(ctx context.Context, op, node string, params any, frame f
 		var probe struct {
 			Keepalive bool   `json:"keepalive"`
 			Watching  string `json:"watching"`
+			ID        string `json:"id"` // a follow-up's (watch)
 		}
 		json.Unmarshal(resp.Result, &probe)
 		if probe.Keepalive || (first && probe.Watching != "") {
 			continue
 		}
+		var id string
 		if op == "watch" {
 			// A follow-up carries a run's message: bounded as in
 			// view=followups, for every front door (CLI, MCP).
+			id = probe.ID
 			resp.Result = boundFollowupJSON(resp.Result)
 		}
 		if done, err := frame(resp); done || err != nil {
 			return err
+		}
+		if id != "" {
+			if err := c.Ack(id); err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -67,6 +67,8 @@ type bridgeReply struct {
 	Text   *string      `json:"text,omitempty"`
 	Error  *verbs.Error `json:"error,omitempty"`
 	MS     float64      `json:"ms"`
+	// out is the verb's outcome, settled once the reply was written.
+	out *verbs.Outcome
 }
 
 // bridgeHello is the hello's result.
@@ -174,9 +176,9 @@ func (b *bridge) serve(ctx context.Context, line []byte) (reply *bridgeReply) {
 		if fail.Details == nil {
 			fail.Details = out.Result
 		}
-		return &bridgeReply{ID: req.ID, Error: &fail, Text: &out.Text}
+		return &bridgeReply{ID: req.ID, Error: &fail, Text: &out.Text, out: out}
 	}
-	return &bridgeReply{ID: req.ID, OK: true, Result: out.Result, Text: &out.Text}
+	return &bridgeReply{ID: req.ID, OK: true, Result: out.Result, Text: &out.Text, out: out}
 }
 
 // call decodes, validates and runs one verb in the request's directory and
@@ -287,6 +289,7 @@ func (b *bridge) write(r *bridgeReply) {
 		line, _ = json.Marshal(&bridgeReply{ID: r.ID, Error: &verbs.Error{Code: "internal", Message: "encode reply: " + err.Error(), Exit: exitSoftware}})
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.out.Write(append(line, '\n'))
+	_, err = b.out.Write(append(line, '\n'))
+	b.mu.Unlock()
+	verbs.SettleOutcome(r.out, err == nil)
 }

@@ -174,7 +174,8 @@ type app struct {
 	io       streams
 	agentDir string
 	cfg      *config.Config
-	noColor  bool // --no-color
+	noColor  bool  // --no-color
+	outErr   error // the first failed write to stdout
 }
 
 func run(ctx context.Context, args []string, io streams) int {
@@ -285,10 +286,19 @@ type errorBody struct {
 	Details any    `json:"details,omitempty"`
 }
 
-func (a *app) writeJSON(v any) {
+func (a *app) writeJSON(v any) error {
 	enc := json.NewEncoder(a.io.out)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	return a.wrote(enc.Encode(v))
+}
+
+// wrote records the first failed write to stdout (outErr) and returns
+// err.
+func (a *app) wrote(err error) error {
+	if err != nil && a.outErr == nil {
+		a.outErr = err
+	}
+	return err
 }
 
 // ok prints a successful result: compact text, or the JSON envelope.
@@ -307,7 +317,8 @@ func (a *app) ok(r *request, text string, result any) int {
 	if a.colour() {
 		text = colourText(text)
 	}
-	io.WriteString(a.io.out, text)
+	_, err := io.WriteString(a.io.out, text)
+	a.wrote(err)
 	return exitOK
 }
 

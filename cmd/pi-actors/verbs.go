@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -194,10 +195,27 @@ func (a *app) print(r *request, out *verbs.Outcome) int {
 		} else {
 			a.ok(r, out.Text, nil)
 		}
-		return out.Exit
+		return a.printed(r, out, out.Exit)
 	}
 	a.ok(r, out.Text, out.Result)
-	return out.Exit
+	return a.printed(r, out, out.Exit)
+}
+
+// printed settles an outcome once it was written (view=followups: its
+// follow-ups are delivered only now, and go back to the queue when
+// stdout failed) and turns a failed write into 74.
+func (a *app) printed(r *request, out *verbs.Outcome, code int) int {
+	verbs.SettleOutcome(out, a.outErr == nil)
+	if a.outErr == nil {
+		return code
+	}
+	return a.fail(r, outputError(a.outErr))
+}
+
+// outputError is a failed write to stdout.
+func outputError(err error) error {
+	return &verbs.Error{Exit: verbs.ExitIOErr, Code: "output_failed", Message: fmt.Sprintf("writing the answer to stdout: %v", err),
+		Hint: "follow-ups it could not write stay queued for the next reader (view=followups, watch)"}
 }
 
 // watch streams the session's follow-ups as JSON lines until Ctrl-C.
@@ -220,8 +238,12 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 			return nil
 		})
 	} else {
+		// A follow-up is acknowledged once written: one stdout did not
+		// take ends the watch and stays queued.
 		err = verbs.WatchFollowups(ctx, env, func(f verbs.Followup) error {
-			a.writeJSON(f)
+			if err := a.writeJSON(f); err != nil {
+				return outputError(err)
+			}
 			return nil
 		})
 	}

@@ -209,6 +209,9 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(verbs.Classify(err)), nil
 		}
+		// The result goes to the client once this returns: a
+		// view=followups answer's follow-ups count as passed on here.
+		defer verbs.SettleOutcome(out, true)
 		return outcomeResult(out), nil
 	}
 }

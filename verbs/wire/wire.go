@@ -11,6 +11,15 @@
 // order. watch keeps the connection open and streams one response per
 // follow-up.
 //
+// Follow-ups (watch, followups) are delivered once the client has passed
+// them on: a request with Ack set is answered as usual, and the client
+// then sends an ack request (AckParams) on the same connection naming
+// the follow-ups it printed or forwarded. What it never acknowledges goes
+// back to the session's queue when it hangs up, so a client killed
+// between the kernel's answer and its own output loses nothing (the next
+// reader gets them again). A request without Ack counts what was written
+// to the socket as delivered.
+//
 // Security: the socket is the user's alone. It is created mode 0600 in
 // the agent root's tmp/pi-actors (0700); the kernel answers only clients
 // running as its own uid (SO_PEERCRED), and a client talks only to a
@@ -50,6 +59,19 @@ type Request struct {
 	// Cause is what made the caller send it (the trace records it with
 	// every spawn and message).
 	Cause *Cause `json:"cause,omitempty"`
+	// Ack (watch, followups): the client acknowledges the follow-ups it
+	// passed on with an OpAck request; see the package doc.
+	Ack bool `json:"ack,omitempty"`
+}
+
+// OpAck is the request a client sends on a watch or followups connection
+// (opened with Request.Ack) for the follow-ups it has passed on. It has
+// no response.
+const OpAck = "ack"
+
+// AckParams are an OpAck request's parameters: follow-up ids.
+type AckParams struct {
+	IDs []string `json:"ids"`
 }
 
 // Cause is what made a spawn or a message happen (seed 002's "triggers"):
@@ -210,6 +232,16 @@ func (c *Conn) Send(req Request) error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil
+}
+
+// Ack tells the kernel the follow-ups ids were passed on (a connection
+// opened with Request.Ack).
+func (c *Conn) Ack(ids ...string) error {
+	req := Request{Op: OpAck}
+	if err := req.Encode(AckParams{IDs: ids}); err != nil {
+		return err
+	}
+	return c.Send(req)
 }
 
 // Read reads the next response.
