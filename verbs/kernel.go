@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -242,14 +243,16 @@ func rejectedText(v any) string {
 }
 
 // WatchFollowups streams the session's follow-ups until ctx ends or the
-// kernel goes away, calling emit for each (each is delivered once: the
-// kernel's queue drains as it sends).
-func WatchFollowups(ctx context.Context, env *Env, emit func(Followup) error) error {
+// kernel goes away, calling emit for each: decoded, and as JSON with its
+// large values cut (<key>_cut says where the whole is) — what a front
+// door passes on. Each is delivered once emit returned nil (it is
+// acknowledged then); one emit failed on stays queued.
+func WatchFollowups(ctx context.Context, env *Env, emit func(f Followup, bounded json.RawMessage) error) error {
 	return env.stream(ctx, "watch", "", nil, func(resp *wire.Response) (bool, error) {
 		var f Followup
 		if err := resp.Decode(&f); err != nil {
 			return true, err
 		}
-		return false, emit(f)
+		return false, emit(f, resp.Result)
 	})
 }

@@ -240,8 +240,8 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 	} else {
 		// A follow-up is acknowledged once written: one stdout did not
 		// take ends the watch and stays queued.
-		err = verbs.WatchFollowups(ctx, env, func(f verbs.Followup) error {
-			if err := a.writeJSON(f); err != nil {
+		err = verbs.WatchFollowups(ctx, env, func(_ verbs.Followup, line json.RawMessage) error {
+			if err := a.writeJSON(line); err != nil {
 				return outputError(err)
 			}
 			return nil

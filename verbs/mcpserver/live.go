@@ -32,8 +32,8 @@ func (s *Server) pumpFollowups() {
 		ctx, cancel := context.WithCancel(ctx)
 		go func() { ss.Wait(); cancel() }()
 		for ctx.Err() == nil {
-			err := verbs.WatchFollowups(ctx, s.env, func(f verbs.Followup) error {
-				return ss.Log(ctx, &mcp.LoggingMessageParams{Level: logLevel(f.Level), Logger: "pi-actors.followup", Data: f})
+			err := verbs.WatchFollowups(ctx, s.env, func(f verbs.Followup, bounded json.RawMessage) error {
+				return ss.Log(ctx, &mcp.LoggingMessageParams{Level: logLevel(f.Level), Logger: "pi-actors.followup", Data: bounded})
 			})
 			if ctx.Err() != nil {
 				return
