@@ -42,7 +42,7 @@ func TestFollowupsFailedAnswerLetsGo(t *testing.T) {
 	if got.Error == nil {
 		t.Skip("the rewrite did not fail")
 	}
-	t.Logf("answering after the failed answer: %v", answeringNow(k.sessionFile("s")))
+	t.Logf("answering after the failed answer: %v", k.answering.now(k.sessionFile("s")))
 
 	// The disk has room again: the 3 follow-ups are still queued in the
 	// file, and the next reader gets them: another view, then (once that

@@ -57,14 +57,17 @@ type Kernel struct {
 	system  *actor.ActorSystem
 	runs    *actor.PID // parent of every run actor
 	sess    *actor.PID // parent of every session actor
-	exits   *runs.ExitWatcher
-	fsw     *fsnotify.Watcher
-	index   *runs.Index
-	pool    *runs.Pool // a supervisor waiting for the next run (nil: none)
-	started time.Time
-	ln      net.Listener
-	stopped chan struct{}
-	stop    sync.Once
+	// answering holds the follow-ups answers are being written with
+	// (claimHold).
+	answering heldAnswers
+	exits     *runs.ExitWatcher
+	fsw       *fsnotify.Watcher
+	index     *runs.Index
+	pool      *runs.Pool // a supervisor waiting for the next run (nil: none)
+	started   time.Time
+	ln        net.Listener
+	stopped   chan struct{}
+	stop      sync.Once
 
 	mu   sync.Mutex
 	live map[string]*liveRun // state dir → live run

@@ -124,7 +124,7 @@ const (
 	// delivered once handed over, or requeues them (watch, the cluster).
 	claimDurable claimMode = iota
 	// claimHold leaves the file as it is and holds their ids in memory
-	// (answering) while one answer carrying them is written; settleAnswer
+	// (Kernel.answering) while one answer carrying them is written; settleAnswer
 	// then marks them delivered in one pass, or lets them go. A kernel
 	// that dies meanwhile leaves them queued.
 	claimHold
@@ -138,26 +138,60 @@ type taken struct {
 	err       error
 }
 
-// answering are the follow-ups answers are being written with
-// (claimHold), by queue file: no other reader takes them meanwhile.
-var answering = struct {
-	sync.Mutex
+// heldAnswers are the follow-ups answers are being written with
+// (claimHold), by queue file: no other reader takes them meanwhile. The
+// zero value is empty and ready; each kernel has its own.
+type heldAnswers struct {
+	mu  sync.Mutex
 	ids map[string]map[string]bool
-}{ids: map[string]map[string]bool{}}
+}
 
-// answeringNow copies the ids answers to path are being written with
-// (nil: none, the common case).
-func answeringNow(path string) map[string]bool {
-	answering.Lock()
-	defer answering.Unlock()
-	if len(answering.ids[path]) == 0 {
+// now copies the ids answers to path are being written with (nil: none,
+// the common case).
+func (h *heldAnswers) now(path string) map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.ids[path]) == 0 {
 		return nil
 	}
-	out := make(map[string]bool, len(answering.ids[path]))
-	for id := range answering.ids[path] {
+	out := make(map[string]bool, len(h.ids[path]))
+	for id := range h.ids[path] {
 		out[id] = true
 	}
 	return out
+}
+
+// hold records ids as held by an answer to the queue at path.
+func (h *heldAnswers) hold(path string, ids []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ids == nil {
+		h.ids = map[string]map[string]bool{}
+	}
+	m := h.ids[path]
+	if m == nil {
+		m = map[string]bool{}
+		h.ids[path] = m
+	}
+	for _, id := range ids {
+		m[id] = true
+	}
+}
+
+// release lets go of ids an answer to the queue at path held.
+func (h *heldAnswers) release(path string, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := h.ids[path]
+	for _, id := range ids {
+		delete(m, id)
+	}
+	if len(m) == 0 {
+		delete(h.ids, path)
+	}
 }
 
 // claimFollowups takes up to max of a session's follow-ups that are not
@@ -174,14 +208,14 @@ func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t take
 	now := time.Now().UTC()
 	stamp := now.Format(time.RFC3339Nano)
 	me := k.claimer()
-	var held []string // ids recorded in answering by the pass
+	var held []string // ids recorded in k.answering by the pass
 	t.err = mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
 		t = taken{}
 		bad = bad[:0]
 		var hold []string
 		// Under the file's lock: an answer holds ids only once its pass
 		// ran under it, so none is missed here.
-		busy := answeringNow(path)
+		busy := k.answering.now(path)
 		changed := false
 		for i := range lines {
 			l := &lines[i]
@@ -255,23 +289,14 @@ func (k *Kernel) claimFollowups(session string, max int, mode claimMode) (t take
 		}
 		if len(hold) > 0 {
 			// Still under the file's lock: no other pass sees them free.
-			answering.Lock()
-			m := answering.ids[path]
-			if m == nil {
-				m = map[string]bool{}
-				answering.ids[path] = m
-			}
-			for _, id := range hold {
-				m[id] = true
-			}
-			answering.Unlock()
+			k.answering.hold(path, hold)
 			held = append(held, hold...)
 		}
 		return lines, nil
 	})
 	if t.err != nil {
 		// The pass did not land (a full disk): what it held is free again.
-		releaseAnswering(path, held)
+		k.answering.release(path, held)
 		k.log.Warn("claim follow-ups", "session", session, "err", t.err)
 		t.list, t.more = nil, 0
 		return t
@@ -304,23 +329,7 @@ func (k *Kernel) settleAnswer(session string, ids []string, ok bool) {
 	if ok {
 		k.markDelivered(session, ids, true)
 	}
-	releaseAnswering(k.sessionFile(session), ids)
-}
-
-// releaseAnswering lets go of ids an answer to the queue at path held.
-func releaseAnswering(path string, ids []string) {
-	if len(ids) == 0 {
-		return
-	}
-	answering.Lock()
-	defer answering.Unlock()
-	m := answering.ids[path]
-	for _, id := range ids {
-		delete(m, id)
-	}
-	if len(m) == 0 {
-		delete(answering.ids, path)
-	}
+	k.answering.release(k.sessionFile(session), ids)
 }
 
 // claimer is what this kernel writes as claimed_by: a claim by any other
