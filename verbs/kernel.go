@@ -58,15 +58,22 @@ type Followups struct {
 type Watch struct {
 	Target string `json:"target,omitempty" jsonschema:"what to watch: your session's follow-ups (coordinator, the default) or a room's timeline (room:<run>)"`
 	Since  string `json:"since,omitempty" jsonschema:"room: first replay the entries received after this RFC 3339 time (the received_at of the last entry you saw)"`
+	Acks   string `json:"acks,omitempty" jsonschema:"follow-ups: stdin — the program reading the lines acknowledges each follow-up by writing its id as a line on the watcher's stdin (unacknowledged ones go back to the queue when the watcher ends); by default each is acknowledged once printed"`
 }
 
 // Validate checks the target.
 func (w *Watch) Validate() error {
+	if w.Acks != "" && w.Acks != "stdin" {
+		return Usagef("watch acks= takes stdin (got %q): the reader acknowledges each follow-up by writing its id on the watcher's stdin", w.Acks)
+	}
 	if w.Target == "" || w.Target == "coordinator" {
 		if w.Since != "" {
 			return Usagef("watch since= is for room targets: watch target=room:<run> since=<received_at>")
 		}
 		return nil
+	}
+	if w.Acks != "" {
+		return Usagef("watch acks= is for follow-ups; a room's timeline is not consumed (reconnect with since=)")
 	}
 	return w.validateRoom()
 }
@@ -113,11 +120,13 @@ func init() {
 	Register(&Spec{
 		Name:    "watch",
 		Summary: "stream your session's follow-ups, or a room's timeline, as JSON lines",
-		Usage: `pi-actors watch [session=<id>]
+		Usage: `pi-actors watch [session=<id>] [acks=stdin]
 
 Streams the follow-ups queued for your session (terminal transitions of
 the runs it owns, and their notify/followup messages) as JSON lines, each
-delivered once. Ctrl-C stops.
+delivered once: once printed, or with acks=stdin once the program reading
+the lines writes its id as a line on the watcher's stdin (what it never
+acknowledges goes back to the queue when the watcher ends). Ctrl-C stops.
 
 pi-actors watch target=room:<run> [since=<received_at>]
 
@@ -245,14 +254,15 @@ func rejectedText(v any) string {
 // WatchFollowups streams the session's follow-ups until ctx ends or the
 // kernel goes away, calling emit for each: decoded, and as JSON with its
 // large values cut (<key>_cut says where the whole is) — what a front
-// door passes on. Each is delivered once emit returned nil (it is
-// acknowledged then); one emit failed on stays queued.
-func WatchFollowups(ctx context.Context, env *Env, emit func(f Followup, bounded json.RawMessage) error) error {
-	return env.stream(ctx, "watch", "", nil, func(resp *wire.Response) (bool, error) {
+// door passes on. Each is delivered once acknowledged: when emit
+// returned nil or, with acks, when its id comes on acks (the reader
+// behind the front door took it); one never acknowledged stays queued.
+func WatchFollowups(ctx context.Context, env *Env, emit func(f Followup, bounded json.RawMessage) error, acks <-chan string) error {
+	return env.streamAcked(ctx, "watch", "", nil, func(resp *wire.Response) (bool, error) {
 		var f Followup
 		if err := resp.Decode(&f); err != nil {
 			return true, err
 		}
 		return false, emit(f, resp.Result)
-	})
+	}, acks)
 }

@@ -14,14 +14,19 @@ import (
 // stream with that error; keepalives and the opening {"watching":…} are
 // skipped.
 func (env *Env) stream(ctx context.Context, op, node string, params any, frame func(resp *wire.Response) (done bool, err error)) error {
+	return env.streamAcked(ctx, op, node, params, frame, nil)
+}
+
+// streamAcked is stream; a watcher (op watch) acknowledges each follow-up
+// once its front door passed it on — when frame returned, or, with acks,
+// when the caller sends its id there. One never acknowledged goes back
+// to the queue when the watcher hangs up.
+func (env *Env) streamAcked(ctx context.Context, op, node string, params any, frame func(resp *wire.Response) (done bool, err error), acks <-chan string) error {
 	c, err := env.Dial(true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	// A watcher acknowledges each follow-up once its front door passed it
-	// on (frame returned): one it could not pass on goes back to the
-	// queue when it hangs up.
 	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Node: node, Ack: op == "watch"}
 	if params != nil {
 		if err := req.Encode(params); err != nil {
@@ -33,6 +38,15 @@ func (env *Env) stream(ctx context.Context, op, node string, params any, frame f
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
+	if acks != nil {
+		go func() {
+			for id := range acks {
+				if c.Ack(id) != nil {
+					return
+				}
+			}
+		}()
+	}
 	for first := true; ; first = false {
 		resp, err := c.Read()
 		if err != nil {
@@ -63,7 +77,7 @@ func (env *Env) stream(ctx context.Context, op, node string, params any, frame f
 		if done, err := frame(resp); done || err != nil {
 			return err
 		}
-		if id != "" {
+		if id != "" && acks == nil {
 			if err := c.Ack(id); err != nil {
 				return err
 			}

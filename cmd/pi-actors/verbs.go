@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -232,20 +234,26 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 	if os.Getppid() != ppid {
 		return exitOK
 	}
-	if w := req.(*verbs.Watch); w.IsRoom() {
+	w := req.(*verbs.Watch)
+	if w.IsRoom() {
 		err = verbs.WatchRoom(ctx, env, w, func(e json.RawMessage) error {
 			a.writeJSON(e)
 			return nil
 		})
 	} else {
-		// A follow-up is acknowledged once written: one stdout did not
-		// take ends the watch and stays queued.
+		// A follow-up is acknowledged once written (one stdout did not
+		// take ends the watch and stays queued), or with acks=stdin when
+		// the reader writes its id back.
+		var acks <-chan string
+		if w.Acks == "stdin" {
+			acks = readAcks(a.io.in)
+		}
 		err = verbs.WatchFollowups(ctx, env, func(_ verbs.Followup, line json.RawMessage) error {
 			if err := a.writeJSON(line); err != nil {
 				return outputError(err)
 			}
 			return nil
-		})
+		}, acks)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return a.fail(r, err)
@@ -254,3 +262,19 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 }
 
 func findSpec(name string) *verbs.Spec { return verbs.Find(name) }
+
+// readAcks hands on the follow-up ids a watch's reader writes on stdin,
+// one per line (watch acks=stdin), until stdin ends.
+func readAcks(in io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			if id := strings.TrimSpace(sc.Text()); id != "" {
+				ch <- id
+			}
+		}
+	}()
+	return ch
+}

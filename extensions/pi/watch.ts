@@ -82,8 +82,11 @@ export class Watcher {
 		const started = Date.now();
 		let child: ChildProcess;
 		try {
-			// stdin stays open and unused: it reaches EOF when pi is gone.
-			child = spawn(binary(), ["watch", "--json"], {
+			// acks=stdin: each follow-up is acknowledged (its id written
+			// back on stdin) once pi has it; one the watcher printed but pi
+			// never took (pi gone meanwhile) stays queued for the next
+			// reader. stdin reaches EOF when pi is gone.
+			child = spawn(binary(), ["watch", "--json", "acks=stdin"], {
 				cwd: this.cwd,
 				env: cliEnv(this.session),
 				stdio: ["pipe", "pipe", "pipe"],
@@ -110,7 +113,10 @@ export class Watcher {
 		child.on("close", end);
 		if (child.stdout) {
 			createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => {
-				if (this.child === child) this.onLine(line);
+				if (this.child !== child) return;
+				this.onLine(line);
+				const f = parseFollowup(line);
+				if (f) child.stdin?.write(`${f.id}\n`);
 			});
 		}
 		child.stderr?.on("data", (b: Buffer) => {

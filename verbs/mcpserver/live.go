@@ -34,7 +34,7 @@ func (s *Server) pumpFollowups() {
 		for ctx.Err() == nil {
 			err := verbs.WatchFollowups(ctx, s.env, func(f verbs.Followup, bounded json.RawMessage) error {
 				return ss.Log(ctx, &mcp.LoggingMessageParams{Level: logLevel(f.Level), Logger: "pi-actors.followup", Data: bounded})
-			})
+			}, nil)
 			if ctx.Err() != nil {
 				return
 			}

@@ -282,7 +282,13 @@ test("a finished run's follow-up is delivered once; the watcher restarts and sto
 
 	const watchers = calls().filter((c) => c.argv[0] === "watch" && c.session === "sess-watch");
 	assert.ok(watchers.length >= 2, "restarted after exit");
-	assert.deepEqual(watchers[0].argv, ["watch", "--json"]);
+	assert.deepEqual(watchers[0].argv, ["watch", "--json", "acks=stdin"]);
+	// Each follow-up pi took is acknowledged on the watcher's stdin, the
+	// repeated one too (it was delivered before).
+	await until("the acknowledgements", () => calls().some((c) => c.ack?.startsWith("demo.7.done.marker")));
+	const acks = calls().filter((c) => c.ack).map((c) => c.ack);
+	assert.ok(acks.includes("demo.7.done"), `acks: ${acks.join(", ")}`);
+	assert.ok(acks.some((a) => a.startsWith("demo.7.done.step")), `acks: ${acks.join(", ")}`);
 	assert.equal(watchers[0].cwd, ctx.cwd);
 	const live = watchers[watchers.length - 1].pid;
 	assert.ok(alive(live));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A fake pi-actors CLI for the extension's node test. It mimics the contract
 // the extension relies on (schema --json, <verb> - --json --text,
-// call <recipe> - --json --text, watch --json) and logs every invocation as
+// call <recipe> - --json --text, watch --json acks=stdin) and logs every invocation as
 // one JSON line to $FAKE_LOG. State (recipes, watch count) lives in $FAKE_STATE.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -77,6 +77,18 @@ function watch() {
 		process.stdout.write(JSON.stringify({ id: `${id}.marker.${n}`, kind: "message", run: "demo", level: "warning", delivery: "followup", summary: "marker", text: "marker" }) + "\n");
 	}
 	if (n === 1) process.exit(3); // the first watcher dies: the extension restarts it
+	// acks=stdin: log each id the extension acknowledges.
+	let buf = "";
+	process.stdin.setEncoding("utf8");
+	process.stdin.on("data", (chunk) => {
+		buf += chunk;
+		let i;
+		while ((i = buf.indexOf("\n")) >= 0) {
+			const ack = buf.slice(0, i);
+			buf = buf.slice(i + 1);
+			if (ack) log({ ack });
+		}
+	});
 	process.on("SIGTERM", () => process.exit(0));
 	setInterval(() => {}, 1000);
 }
