@@ -130,7 +130,10 @@ func (k *Kernel) handle(c net.Conn) {
 			// A follow-up stream whose client acknowledges what it passed
 			// on (wire.OpAck): its acks reach the handler; it hangs up
 			// as below.
-			gone, acks, done := make(chan struct{}), make(chan []string), make(chan struct{})
+			// acks is buffered so that what a client acknowledged while the
+			// handler marked the last ones waits for it, and one pass of
+			// the queue marks them together (moreAcks).
+			gone, acks, done := make(chan struct{}), make(chan []string, 256), make(chan struct{})
 			go func() {
 				defer close(gone)
 				readAcks(r, acks, done)
@@ -248,6 +251,19 @@ var extraOps = map[string]func(k *Kernel, req wire.Request) (any, error){}
 var ackOps = map[string]func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}, acks <-chan []string){
 	"watch":     (*Kernel).watch,
 	"followups": (*Kernel).answerFollowups,
+}
+
+// moreAcks appends to ids what is already waiting on acks. readAcks hands
+// every ack over before it closes gone, so after gone this takes all.
+func moreAcks(acks <-chan []string, ids []string) []string {
+	for {
+		select {
+		case more := <-acks:
+			ids = append(ids, more...)
+		default:
+			return ids
+		}
+	}
 }
 
 // readAcks reads a follow-up stream's client until it hangs up, handing

@@ -32,6 +32,9 @@ type (
 		session string
 		ch      chan Followup
 	}
+	// drainedSession: a watcher emptied its channel; the backlog the
+	// channel had no room for comes now.
+	drainedSession struct{ session string }
 )
 
 func (a *sessionsActor) Receive(ctx actor.Context) {
@@ -45,6 +48,8 @@ func (a *sessionsActor) Receive(ctx actor.Context) {
 	case *subscribe:
 		session = m.session
 	case *unsubscribe:
+		session = m.session
+	case *drainedSession:
 		session = m.session
 	default:
 		return
@@ -64,6 +69,9 @@ type sessionActor struct {
 	k    *Kernel
 	id   string
 	subs []chan Followup
+	// backlog: the watcher's channel was full when follow-ups may still
+	// have been queued; its drainedSession brings them.
+	backlog bool
 }
 
 func (a *sessionActor) Receive(ctx actor.Context) {
@@ -81,6 +89,11 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		}
 	case *notifySession:
 		a.deliver()
+	case *drainedSession:
+		if a.backlog {
+			a.backlog = false
+			a.deliver()
+		}
 	}
 }
 
@@ -96,6 +109,7 @@ func (a *sessionActor) deliver() {
 		c := a.subs[0]
 		room := cap(c) - len(c)
 		if room == 0 {
+			a.backlog = true
 			return
 		}
 		list, _ := a.k.take(a.id, room)
@@ -534,7 +548,7 @@ func (k *Kernel) awaitAck(acks <-chan []string, gone <-chan struct{}) bool {
 	case <-acks:
 		return true
 	case <-gone:
-		return false
+		return len(moreAcks(acks, nil)) > 0 // acknowledged just before it hung up
 	case <-t.C:
 		return false
 	case <-k.stopped:
@@ -567,7 +581,19 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 	k.system.Root.Send(k.sess, &subscribe{session: req.Session, ch: ch})
 	var unwritten []string
 	pending := map[string]bool{} // written, not yet acknowledged (acks)
+	// acked marks what the client acknowledged delivered, in one pass.
+	acked := func(ids []string) {
+		var known []string
+		for _, id := range ids {
+			if pending[id] {
+				delete(pending, id)
+				known = append(known, id)
+			}
+		}
+		k.delivered(req.Session, known...)
+	}
 	defer func() {
+		acked(moreAcks(acks, nil)) // acknowledged before it hung up
 		for id := range pending {
 			unwritten = append(unwritten, id)
 		}
@@ -612,15 +638,10 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 				}
 			}
 			delivered(ids...)
+			// Its channel is empty: the backlog it had no room for, if any.
+			k.system.Root.Send(k.sess, &drainedSession{session: req.Session})
 		case ids := <-acks:
-			var known []string
-			for _, id := range ids {
-				if pending[id] {
-					delete(pending, id)
-					known = append(known, id)
-				}
-			}
-			k.delivered(req.Session, known...)
+			acked(moreAcks(acks, ids))
 		case <-tick.C:
 			// keepalive: detect a client that went away
 			if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"keepalive": true})}) != nil {
