@@ -334,18 +334,15 @@ func (k *Kernel) autoSuspend() {
 			return
 		case <-t.C:
 		}
-		newest := map[string]time.Time{}
+		owners := map[string]bool{} // sessions with live runs
 		k.mu.Lock()
 		for _, lr := range k.live {
 			if lr.owner != "" {
-				newest[lr.owner] = time.Time{}
+				owners[lr.owner] = true
 			}
 		}
 		k.mu.Unlock()
-		for owner := range newest {
-			if k.held(owner) || time.Since(k.lastActive(owner)) < after {
-				continue
-			}
+		for owner := range owners {
 			if err := k.suspendIdle(owner, after); err != nil {
 				k.log.Warn("auto suspend", "session", owner, "err", err)
 			}

@@ -176,17 +176,17 @@ func tailWindow(path string, n int) (lines []string, whole bool) {
 	}
 	size := st.Size()
 	off := max(0, size-tailWindowBytes)
-	buf := make([]byte, size-off)
-	k, _ := f.ReadAt(buf, off)
-	// The window's first line is cut unless the byte before it ends a line.
-	cut := off > 0
-	if cut {
-		var prev [1]byte
-		if _, err := f.ReadAt(prev[:], off-1); err == nil && prev[0] == '\n' {
-			cut = false
-		}
+	// One byte more in front: the window's first line is cut unless the
+	// byte before it ends a line.
+	from := max(0, off-1)
+	buf := make([]byte, size-from)
+	k, _ := f.ReadAt(buf, from)
+	buf = buf[:k]
+	cut := false
+	if off > 0 && len(buf) > 0 {
+		cut, buf = buf[0] != '\n', buf[1:]
 	}
-	return lastLines(buf[:k], cut, n), off == 0
+	return lastLines(buf, cut, n), off == 0
 }
 
 // tailWindowBytes is how far back from a log's end a tail reads.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
@@ -17,7 +18,7 @@ var big = strings.Repeat("q", 5<<20)
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
-	b, err := marshalView(v)
+	b, err := fsutil.MarshalCompact(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,11 +198,18 @@ func (env *Env) send(op string, params any, items []json.RawMessage, check func(
 		return nil, err
 	}
 	defer c.Close()
+	return env.exchange(c, wire.Request{Op: op, Items: items}, params)
+}
+
+// exchange sends req on c — with the caller's session, directory,
+// environment and cause, and params — and reads its answer. An interrupt
+// (env.Interrupt) closes c and is the error.
+func (env *Env) exchange(c *wire.Conn, req wire.Request, params any) (*wire.Response, error) {
 	if ctx := env.Interrupt; ctx != nil {
 		stop := context.AfterFunc(ctx, func() { c.Close() })
 		defer stop()
 	}
-	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Items: items}
+	req.Session, req.Cwd, req.Env = env.Session, env.Cwd, env.Environ
 	if !env.Cause.Empty() {
 		c := env.Cause
 		req.Cause = &c
@@ -215,7 +222,7 @@ func (env *Env) send(op string, params any, items []json.RawMessage, check func(
 	resp, err := c.Call(req)
 	if ctx := env.Interrupt; err != nil && ctx != nil && ctx.Err() != nil {
 		return nil, &Error{Exit: max(template.CauseExit(ctx), 130), Code: "interrupted",
-			Message: fmt.Sprintf("interrupted while waiting for the kernel's answer to %s", op),
+			Message: fmt.Sprintf("interrupted while waiting for the kernel's answer to %s", req.Op),
 			Hint:    "the kernel still finishes a request it was sent; look before you send it again (inspect, ps)"}
 	}
 	return resp, err

@@ -215,16 +215,8 @@ func (env *Env) takeFollowups(max int) (*Followups, func(bool), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	req := wire.Request{Op: "followups", Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Ack: true}
-	if err := req.Encode(map[string]int{"max": max}); err != nil {
-		c.Close()
-		return nil, nil, err
-	}
-	if ctx := env.Interrupt; ctx != nil {
-		defer context.AfterFunc(ctx, func() { c.Close() })()
-	}
 	var res Followups
-	resp, err := c.Call(req)
+	resp, err := env.exchange(c, wire.Request{Op: "followups", Ack: true}, map[string]int{"max": max})
 	if err == nil {
 		err = resp.Decode(&res)
 	}

@@ -309,7 +309,7 @@ type cutNote struct {
 // The objects under the keys in nested (a dead letter's message) are
 // bounded the same way first.
 func boundRecord(v any, where cutWhere, nested ...string) any {
-	b, err := marshalView(v)
+	b, err := fsutil.MarshalCompact(v)
 	if err != nil || len(b) <= viewValueBytes {
 		return v
 	}
@@ -348,7 +348,7 @@ func boundObject(b []byte, where cutWhere, nested []string) (json.RawMessage, bo
 	cutAt := func(i int) {
 		m := ms[i]
 		preview, note := cutValue(m.val, where)
-		nb, _ := marshalView(note)
+		nb, _ := fsutil.MarshalCompact(note)
 		ms[i].val = preview
 		done[m.key] = true
 		ms = slices.Insert(ms, i+1, jsonField{m.key + "_cut", nb})
@@ -396,7 +396,7 @@ func cutValue(raw json.RawMessage, where cutWhere) (json.RawMessage, cutNote) {
 		}
 		text = text[:n]
 	}
-	p, _ := marshalView(text + "…" + where.note(note.Bytes))
+	p, _ := fsutil.MarshalCompact(text + "…" + where.note(note.Bytes))
 	return p, note
 }
 
@@ -454,7 +454,3 @@ func encodedSize(ms []jsonField) int {
 	}
 	return n
 }
-
-// marshalView is compact JSON without HTML escapes (as messages are
-// stored).
-func marshalView(v any) ([]byte, error) { return fsutil.MarshalCompact(v) }

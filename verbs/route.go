@@ -220,11 +220,7 @@ func (env *Env) CallNode(node, op string, params any, out any) error {
 		return err
 	}
 	defer c.Close()
-	req := wire.Request{Op: op, Session: env.Session, Cwd: env.Cwd, Env: env.Environ, Node: node}
-	if err := req.Encode(params); err != nil {
-		return err
-	}
-	resp, err := c.Call(req)
+	resp, err := env.exchange(c, wire.Request{Op: op, Node: node}, params)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // RoutedOutcome is a verb's outcome carried between kernels: the verb ran
@@ -524,6 +526,6 @@ func encodeStrings(list []string) json.RawMessage {
 // marshalString is s as a JSON string, without HTML escapes (as the
 // kernel's answers and stored records write it).
 func marshalString(s string) json.RawMessage {
-	b, _ := marshalView(s)
+	b, _ := fsutil.MarshalCompact(s)
 	return b
 }
