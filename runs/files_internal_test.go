@@ -88,7 +88,7 @@ func TestRebuildReaderQuick(t *testing.T) {
 	}
 	r := newRebuildReader(root)
 	defer r.close()
-	in := r.quick(ended)
+	in := r.quick("ended", ended)
 	want, err := load(ended, false)
 	if in == nil || err != nil {
 		t.Fatalf("quick %v, load %v", in, err)
@@ -96,7 +96,7 @@ func TestRebuildReaderQuick(t *testing.T) {
 	if EntryOf(in) != EntryOf(want) {
 		t.Fatalf("entry %+v, want %+v", EntryOf(in), EntryOf(want))
 	}
-	if r.quick(live) != nil {
+	if r.quick("live", live) != nil {
 		t.Fatal("quick took a run without result.json")
 	}
 	// A result that names its run gives the same entry from that one
@@ -113,7 +113,7 @@ func TestRebuildReaderQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(ended.Path(RunFile))
-	if in = r.quick(ended); in == nil || EntryOf(in) != EntryOf(want) {
+	if in = r.quick("ended", ended); in == nil || EntryOf(in) != EntryOf(want) {
 		t.Fatalf("quick of a result that names its run: %+v, want %+v", in, EntryOf(want))
 	}
 }

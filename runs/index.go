@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,63 +255,53 @@ func sorted(m map[string]Entry) []Entry {
 	for _, e := range m {
 		out = append(out, e)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		return out[i].Run < out[j].Run
-	})
+	sortEntries(out)
 	return out
+}
+
+// sortEntries orders entries newest first, then by run id.
+func sortEntries(es []Entry) {
+	slices.SortFunc(es, func(a, b Entry) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Run, b.Run)
+	})
 }
 
 // Rebuild scans <runs> for state directories (holding run.json or an
 // archive tombstone, at most 8 levels deep, archived/ copies skipped) and
 // rewrites the index atomically.
 func (x *Index) Rebuild() ([]Entry, error) {
-	var dirs []Dir
-	filepath.WalkDir(x.Root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(x.Root, p)
-		if rel != "." && (strings.Count(rel, string(filepath.Separator)) >= 8 || d.Name() == "archived" || d.Name() == "tmp" || strings.HasPrefix(d.Name(), ".")) {
-			return filepath.SkipDir
-		}
-		if rel == "." {
-			return nil
-		}
-		dirs = append(dirs, Dir(p))
-		return filepath.SkipDir // a run's own files hold no other run
-	})
-	// Loading is most of the work (several small files per run): spread
-	// it over the CPUs.
-	loaded := make([]*Info, len(dirs))
-	var wg sync.WaitGroup
-	var done atomic.Int64
-	if x.Progress != nil {
-		x.Progress(0, len(dirs))
+	names, err := runDirNames(x.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("runs index: %w", err)
 	}
-	next := make(chan int)
-	for range min(len(dirs), max(2, runtime.NumCPU())) {
+	// Loading is most of the work (a file or two per run): spread it over
+	// the CPUs, each worker taking the next run dir by number.
+	loaded := make([]*Info, len(names))
+	var wg sync.WaitGroup
+	var next, done atomic.Int64
+	if x.Progress != nil {
+		x.Progress(0, len(names))
+	}
+	for range min(len(names), max(2, runtime.NumCPU())) {
 		wg.Go(func() {
 			r := newRebuildReader(x.Root)
 			defer r.close()
-			for i := range next {
-				if in, err := r.load(dirs[i]); err == nil {
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+				if in, err := r.load(names[i]); err == nil {
 					loaded[i] = in
 				}
 				if x.Progress != nil {
-					x.Progress(int(done.Add(1)), len(dirs))
+					x.Progress(int(done.Add(1)), len(names))
 				}
 			}
 		})
 	}
-	for i := range dirs {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
-	entries := make([]Entry, 0, len(dirs))
+	// One entry per run dir: no journal records to supersede each other.
+	entries := make([]Entry, 0, len(names))
 	for _, in := range loaded {
 		if in != nil {
 			entries = append(entries, EntryOf(in))
@@ -320,11 +310,31 @@ func (x *Index) Rebuild() ([]Entry, error) {
 	if err := x.write(entries); err != nil {
 		return nil, err
 	}
-	m := map[string]Entry{}
-	for _, e := range entries {
-		m[e.StateDir] = e
+	sortEntries(entries)
+	return entries, nil
+}
+
+// runDirNames lists the directories directly under the runs root that
+// may be state directories: not archived/ (copies), tmp/ or a dot-name
+// (staging directories, hidden state). A run's own files hold no other
+// run, so nothing deeper is looked at. The order is the directory's.
+func runDirNames(root string) ([]string, error) {
+	f, err := os.Open(root)
+	if err != nil {
+		return nil, err
 	}
-	return sorted(m), nil
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(des))
+	for _, d := range des {
+		if n := d.Name(); d.IsDir() && n != "archived" && n != "tmp" && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
 }
 
 // Compact rewrites the journal with one record per run.
@@ -356,15 +366,60 @@ func (x *Index) write(entries []Entry) error {
 	return fsutil.WriteSnapshot(x.path(), buf.Bytes(), 0o600)
 }
 
-// encodeEntries renders entries as JSON lines.
+// encodeEntries renders entries as JSON lines, byte for byte what
+// encoding/json writes for each (appendEntry).
 func encodeEntries(entries []Entry) *bytes.Buffer {
-	var buf bytes.Buffer
-	for _, e := range entries {
-		b, _ := json.Marshal(e)
-		buf.Write(b)
-		buf.WriteByte('\n')
+	b := make([]byte, 0, 160*len(entries))
+	for i := range entries {
+		b = appendEntry(b, &entries[i])
+		b = append(b, '\n')
 	}
-	return &buf
+	return bytes.NewBuffer(b)
+}
+
+// appendEntry appends e as encoding/json marshals it, without its
+// reflection (a rebuild writes one per run dir).
+func appendEntry(b []byte, e *Entry) []byte {
+	b = append(b, `{"run":`...)
+	b = appendJSONString(b, e.Run)
+	b = append(b, `,"state_dir":`...)
+	b = appendJSONString(b, e.StateDir)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, e.Status)
+	for _, f := range [...]struct{ key, val string }{{`,"ownerId":`, e.OwnerID}, {`,"recipe":`, e.Recipe}, {`,"tool":`, e.Tool}} {
+		if f.val != "" {
+			b = append(b, f.key...)
+			b = appendJSONString(b, f.val)
+		}
+	}
+	b = append(b, `,"updated_at":`...)
+	if y := e.UpdatedAt.Year(); y >= 0 && y <= 9999 {
+		b = append(b, '"')
+		b = e.UpdatedAt.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	} else {
+		t, _ := json.Marshal(e.UpdatedAt) // refused: encoding/json fails the entry too
+		b = append(b, t...)
+	}
+	if e.Removed {
+		b = append(b, `,"removed":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s quoted as encoding/json does: a plain
+// printable ASCII string as is, anything else (escapes, HTML characters,
+// other UTF-8) through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // EntryOf summarises a loaded run for the index.

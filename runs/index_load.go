@@ -41,9 +41,11 @@ func (r *rebuildReader) close() {
 	}
 }
 
-// load returns what a runs index entry needs of dir.
-func (r *rebuildReader) load(dir Dir) (*Info, error) {
-	if in := r.quick(dir); in != nil {
+// load returns what a runs index entry needs of the state directory
+// named name under the runs root.
+func (r *rebuildReader) load(name string) (*Info, error) {
+	dir := Dir(filepath.Join(r.root, name))
+	if in := r.quick(name, dir); in != nil {
 		return in, nil
 	}
 	return load(dir, false)
@@ -53,15 +55,11 @@ func (r *rebuildReader) load(dir Dir) (*Info, error) {
 // the result does not carry the run's identity (an older supervisor's) —
 // for only what an index entry needs: the identity fields, status,
 // reason, code and completedAt; or returns nil when dir is not that.
-func (r *rebuildReader) quick(dir Dir) *Info {
+func (r *rebuildReader) quick(name string, dir Dir) *Info {
 	if r.rootFD < 0 {
 		return nil
 	}
-	rel, err := filepath.Rel(r.root, string(dir))
-	if err != nil || rel == "." || rel == ".." || filepath.IsAbs(rel) || len(rel) >= 2 && rel[:2] == ".." {
-		return nil
-	}
-	data, err := r.read(rel + "/" + ResultFile)
+	data, err := r.read(name + "/" + ResultFile)
 	if err != nil {
 		return nil
 	}
@@ -74,7 +72,7 @@ func (r *rebuildReader) quick(dir Dir) *Info {
 	}
 	m := &Meta{Run: res.Run, Address: "run:" + res.Run, StateDir: string(dir), OwnerID: res.OwnerID, Recipe: res.Recipe, Tool: res.Tool}
 	if res.Run == "" {
-		if data, err = r.read(rel + "/" + RunFile); err != nil {
+		if data, err = r.read(name + "/" + RunFile); err != nil {
 			return nil
 		}
 		if m, err = metaHeadOf(data, dir.Path(RunFile)); err != nil {
