@@ -2,8 +2,13 @@ package actors
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,18 +19,25 @@ import (
 	"github.com/pi-actors/pi-actors/knowledge/vector"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // Capture: every run that ends becomes a history node of the knowledge
 // graph (so an agent can ask "have I done this before?" with recall), and
-// so does every task.result or decision message. It happens in the kernel,
-// after the run's state files are written, on its own goroutine: it never
-// slows or blocks a run, and a store that is busy or broken only loses the
-// capture (logged). [knowledge] capture = false in pi-actors.toml turns it
-// off. Captures are idempotent (a run by its id and start time, a message
-// by its id), so a repeat after a kernel restart changes nothing.
+// so does every task.result or decision message. The kernel appends each
+// capture to the spool of its store (<agent>/tmp/pi-actors/capture/, one
+// JSONL file per store) and applies the spool to the store when the store
+// is next used, before the operation that uses it — so what an agent reads
+// includes every capture — or in the background once a spool holds
+// captureSpoolMax bytes. A kernel nobody asks about knowledge never opens
+// a store (SQLite, the vector index: 4 MiB of its memory); a store that is
+// busy or broken keeps its captures spooled until it works again; a spool
+// outlives kernel restarts. [knowledge] capture = false in pi-actors.toml
+// turns capture off. Captures are idempotent (a run by its id and start
+// time, a message by its id), so applying one twice (a kernel killed
+// between applying a spool and clearing it) changes nothing.
 
-// captureTimeout bounds one capture.
+// captureTimeout bounds applying one spool to its store.
 const captureTimeout = 10 * time.Second
 
 // captureLines is how many of a run's last output lines its node keeps.
@@ -43,9 +55,7 @@ func (k *Kernel) captureRun(in *runs.Info) {
 		return
 	}
 	rec := runRecord(in, terminalFollowup(k.cfg.AgentDir, in).Summary)
-	k.goCapture("run:"+in.Meta.Run, in.Meta.Cwd, func(ctx context.Context, st *knowledge.Store) error {
-		return st.Vectors().CaptureRun(ctx, rec)
-	})
+	k.spool("run:"+in.Meta.Run, in.Meta.Cwd, spooled{Run: &rec})
 }
 
 // recentSet remembers the keys added lately: at most 2×recentMax, the
@@ -134,9 +144,7 @@ func (k *Kernel) captureMessage(env mailbox.Envelope, run, cwd, session string) 
 		id = fmt.Sprintf("%s:%s:%d", run, env.Type, time.Now().UnixNano())
 	}
 	rec := vector.MessageRecord{ID: id, RunID: run, Type: env.Type, From: env.From, To: env.To, Text: text, At: time.Now().UTC(), Session: session}
-	k.goCapture("message "+id, cwd, func(ctx context.Context, st *knowledge.Store) error {
-		return st.Vectors().CaptureMessage(ctx, rec)
-	})
+	k.spool("message "+id, cwd, spooled{Message: &rec})
 }
 
 // capturedType reports whether a message type is worth remembering.
@@ -144,46 +152,134 @@ func capturedType(t string) bool {
 	return t == "task.result" || t == "decision" || strings.HasPrefix(t, "decision.")
 }
 
-// goCapture runs one capture in the right store's actor, off the caller's
-// path.
-// Once the kernel is stopping none starts (an Add racing the final Wait):
-// a run that ends as the kernel stops is not captured, as before, when the
-// capture met a closing store.
-func (k *Kernel) goCapture(what, cwd string, fn func(context.Context, *knowledge.Store) error) {
+// captureSpoolMax is the size at which a spool is applied to its store
+// without waiting for the store's next use.
+const captureSpoolMax = 256 << 10
+
+// spooled is one line of a capture spool (an internal file: the records
+// keep their Go field names).
+type spooled struct {
+	ID      string                `json:"id"`
+	Store   string                `json:"store"` // the store's absolute path
+	Layer   string                `json:"layer"` // project or personal
+	Run     *vector.RunRecord     `json:"run,omitempty"`
+	Message *vector.MessageRecord `json:"message,omitempty"`
+}
+
+// spoolPath is the capture spool of the store at abs.
+func (k *Kernel) spoolPath(abs string) string {
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(wire.TmpDir(k.cfg.AgentDir), "capture", hex.EncodeToString(sum[:8])+".jsonl")
+}
+
+// spoolWaiting reports whether the store at abs has captures spooled.
+func (k *Kernel) spoolWaiting(abs string) bool {
+	fi, err := os.Stat(k.spoolPath(abs))
+	return err == nil && fi.Size() > 0
+}
+
+// spool appends a capture to the spool of its store — the project store
+// of cwd, else the personal store — and applies the spool in the
+// background when it has grown to captureSpoolMax.
+func (k *Kernel) spool(what, cwd string, rec spooled) {
+	rec.Store, rec.Layer = store.PersonalPath(k.cfg.AgentDir), op.StorePersonal
+	if p := store.FindProject(cwd); p != "" {
+		rec.Store, rec.Layer = p, op.StoreProject
+	}
+	abs, err := filepath.Abs(rec.Store)
+	if err != nil {
+		k.log.Warn("capture", "what", what, "err", err)
+		return
+	}
+	rec.Store, rec.ID = abs, mailbox.NewID()
+	path := k.spoolPath(abs)
+	if err := mailbox.Append(path, rec); err != nil {
+		k.log.Warn("capture: spool", "what", what, "err", err)
+		return
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= captureSpoolMax {
+		k.goDrain(abs, rec.Layer)
+	}
+}
+
+// goDrain applies the spool of the store at abs in the background (one
+// at a time per store). Once the kernel is stopping none starts: the
+// spool waits for the next kernel.
+func (k *Kernel) goDrain(abs, layer string) {
+	if _, busy := k.draining.LoadOrStore(abs, true); busy {
+		return
+	}
 	k.captureMu.Lock()
 	if k.capturesClosed {
 		k.captureMu.Unlock()
+		k.draining.Delete(abs)
 		return
 	}
 	k.captures.Add(1)
 	k.captureMu.Unlock()
 	go func() {
 		defer k.captures.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				k.log.Error("capture panicked", "what", what, "panic", p)
-			}
-		}()
-		choice := op.StorePersonal
-		if store.FindProject(cwd) != "" {
-			choice = op.StoreProject
-		}
-		l, err := k.leaseFor(cwd, choice, true)
-		if err != nil || l.empty() {
-			k.log.Warn("capture: no store", "what", what, "err", err)
+		defer k.draining.Delete(abs)
+		o, err := k.acquireStore(abs, layer, false)
+		if err != nil {
+			k.log.Warn("capture: open the store", "store", abs, "err", err)
 			return
 		}
-		defer l.release(k)
-		o := l.targets()[0]
-		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
-		defer cancel()
-		if _, err := k.storeDo(o, func(st *knowledge.Store) (any, error) { return nil, fn(ctx, st) }); err != nil {
-			k.log.Warn("capture", "what", what, "store", o.layer, "err", err)
-		}
+		defer k.releaseStore(o)
+		k.drainSpool(o)
 	}()
 }
 
-// waitCaptures waits (bounded) for captures in flight before the stores
+// drainSpool applies o's spool to it, in its actor, and clears what was
+// applied; a capture the store refuses stays spooled (logged), as does a
+// malformed line (a torn write).
+func (k *Kernel) drainSpool(o *openStore) {
+	path := k.spoolPath(o.path)
+	if !k.spoolWaiting(o.path) {
+		return
+	}
+	_, err := k.storeDo(o, func(st *knowledge.Store) (any, error) {
+		lines, err := mailbox.Read(path)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+		defer cancel()
+		applied := map[string]bool{}
+		for _, l := range lines {
+			var r spooled
+			if l.Err != nil || json.Unmarshal(l.Raw, &r) != nil || r.ID == "" {
+				continue
+			}
+			var err error
+			switch {
+			case r.Run != nil:
+				err = st.Vectors().CaptureRun(ctx, *r.Run)
+			case r.Message != nil:
+				err = st.Vectors().CaptureMessage(ctx, *r.Message)
+			}
+			if err != nil {
+				k.log.Warn("capture", "id", r.ID, "store", o.layer, "err", err)
+				continue
+			}
+			applied[r.ID] = true
+		}
+		if len(applied) == 0 {
+			return nil, nil
+		}
+		return nil, mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+			return slices.DeleteFunc(lines, func(l mailbox.Line) bool {
+				id, _ := l.Peek("id")
+				return applied[id]
+			}), nil
+		})
+	})
+	if err != nil {
+		k.log.Warn("capture: apply the spool", "store", o.path, "err", err)
+	}
+}
+
+// waitCaptures waits (bounded) for spools being applied before the stores
 // close.
 func (k *Kernel) waitCaptures() {
 	k.captureMu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/internal/testproc"
+	"github.com/pi-actors/pi-actors/knowledge/store"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -128,4 +129,109 @@ func TestKnowledgeIngestStream(t *testing.T) {
 	if !strings.Contains(string(b), "pelican.go") {
 		t.Errorf("search does not find pelican.go: %s", b)
 	}
+}
+
+// spoolFiles are the agent's capture spools and their contents.
+func spoolFiles(t *testing.T, agent string) map[string]string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(wire.TmpDir(agent), "capture", "*.jsonl"))
+	out := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = string(b)
+	}
+	return out
+}
+
+// storeOpened reports whether the kernel's log says a knowledge store
+// was opened.
+func storeOpened(agent string) bool {
+	b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
+	return strings.Contains(string(b), "knowledge store opened")
+}
+
+// A run's capture waits in the spool of its store: the kernel opens no
+// store for it (nor creates the personal one). The spool outlives the
+// kernel; the next kernel applies it before the first knowledge operation,
+// so recall finds the run; a torn line in the spool is kept, and does not
+// hold up the rest.
+func TestCaptureWaitsInTheSpool(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"),
+		Params: rawParams(map[string]any{"as": "run:walrus-ledger", "template": "echo the walrus ledger balanced"})})
+	if resp.Error != nil {
+		t.Fatalf("spawn: %+v", resp.Error)
+	}
+	eventually(t, 15*time.Second, "the run's follow-up", func() bool { return len(k.followups("s1")) > 0 })
+	var spool string
+	eventually(t, 5*time.Second, "the capture in a spool", func() bool {
+		for p, body := range spoolFiles(t, agent) {
+			if strings.Contains(body, "walrus ledger balanced") && strings.Count(body, "\n") == 1 {
+				spool = p
+				return true
+			}
+		}
+		return false
+	})
+	if storeOpened(agent) {
+		t.Error("a store was opened for a capture")
+	}
+	if _, err := os.Stat(store.PersonalPath(agent)); err == nil {
+		t.Error("the personal store was created for a capture")
+	}
+	k.shutdown()
+
+	f, err := os.OpenFile(spool, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id":"torn`)
+	f.Close()
+	k = startKernelIdle(t, agent, 0)
+	res := k.knowledgeOK(agent, "recall", map[string]any{"query": "walrus ledger balanced", "domain": "history"})
+	if b, _ := json.Marshal(res); !strings.Contains(string(b), "walrus-ledger") {
+		t.Fatalf("recall after a restart does not find the spooled run: %s", b)
+	}
+	if got := spoolFiles(t, agent)[spool]; got != `{"id":"torn`+"\n" {
+		t.Errorf("spool after it was applied: %q, want only the torn line", got)
+	}
+}
+
+// A spool that grows to its limit is applied without waiting for a
+// knowledge operation.
+func TestCaptureSpoolAppliedWhenLarge(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"),
+		Params: rawParams(map[string]any{"as": "run:tapir", "template": "echo tapir"})})
+	if resp.Error != nil {
+		t.Fatalf("spawn: %+v", resp.Error)
+	}
+	eventually(t, 15*time.Second, "the run's follow-up", func() bool { return len(k.followups("s1")) > 0 })
+	if storeOpened(agent) {
+		b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
+		t.Fatalf("a store was opened before the spool was full: %s", b)
+	}
+	big := strings.Repeat("the tapir herd grazes by the river; ", 300<<10/36)
+	msg := callConn(t, agent, wire.Request{Op: "message", Session: "s1", Cwd: agent, Env: []string{testproc.EnvVar + "=1"},
+		Params: rawParams(map[string]any{"to": "coordinator", "from": "run:tapir", "type": "task.result", "id": "tr-big",
+			"summary": "the tapir report", "body": map[string]any{"report": big}})})
+	if msg.Error != nil {
+		t.Fatalf("message: %+v", msg.Error)
+	}
+	eventually(t, 15*time.Second, "the full spool applied", func() bool {
+		if !storeOpened(agent) {
+			return false
+		}
+		for _, body := range spoolFiles(t, agent) {
+			if body != "" {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -85,13 +85,14 @@ type Kernel struct {
 	settings *liveSettings // pi-actors.toml as read last (settings.go)
 
 	captured  recentSet      // run instances captured into the knowledge graph lately (capture.go)
-	captures  sync.WaitGroup // captures in flight; waited for before the stores close
+	captures  sync.WaitGroup // capture spools being applied; waited for before the stores close
+	draining  sync.Map       // store path → true: its spool is being applied in the background (capture.go)
 	roomsOnce sync.Once
 	roomHub   atomic.Pointer[roomHub] // room actors (roomactor.go), started on first use
 	runCache  sync.Map                // run id → cachedRun: live runs' access checks (rooms.go)
 
 	captureMu      sync.Mutex // guards capturesClosed and captures.Add against the final Wait
-	capturesClosed bool       // the kernel is stopping: no new capture starts (capture.go)
+	capturesClosed bool       // the kernel is stopping: no spool starts being applied (capture.go)
 
 	idMu      sync.Mutex
 	lastStamp int64 // the last <ms> of a run id stampID handed out

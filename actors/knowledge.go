@@ -279,8 +279,21 @@ func (l *lease) empty() bool { return l.project == nil && l.personal == nil }
 
 // leaseFor opens the caller's stores: the project store found from cwd
 // (unless choice is personal) and the personal store (unless choice is
-// project; created on first use when create is set).
+// project; created on first use when create is set, or when captures wait
+// for it). The captures spooled for each are applied first (capture.go).
 func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
+	return k.lease(cwd, choice, create, true)
+}
+
+// leaseExisting opens the caller's stores that exist, applying their
+// spools; a personal store that does not exist is not created for the
+// captures waiting for it (graph hints read projects, which captures do
+// not make).
+func (k *Kernel) leaseExisting(cwd string) (*lease, error) {
+	return k.lease(cwd, "", false, false)
+}
+
+func (k *Kernel) lease(cwd, choice string, create, forSpool bool) (*lease, error) {
 	l := &lease{}
 	if choice != op.StorePersonal {
 		if p := store.FindProject(cwd); p != "" {
@@ -292,7 +305,11 @@ func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
 		}
 	}
 	if choice != op.StoreProject {
-		o, err := k.acquireStore(store.PersonalPath(k.cfg.AgentDir), op.StorePersonal, !create)
+		personal := store.PersonalPath(k.cfg.AgentDir)
+		if abs, err := filepath.Abs(personal); err == nil && forSpool && k.spoolWaiting(abs) {
+			create = true
+		}
+		o, err := k.acquireStore(personal, op.StorePersonal, !create)
 		if err != nil {
 			l.release(k)
 			return nil, err
@@ -300,6 +317,9 @@ func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
 		if o != nil {
 			l.personal, l.lay.Personal = o, o.st
 		}
+	}
+	for _, o := range l.targets() {
+		k.drainSpool(o)
 	}
 	return l, nil
 }

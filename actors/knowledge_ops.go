@@ -308,7 +308,7 @@ func (k *Kernel) addGraphHints(f *Followup, cwd string) {
 }
 
 func (k *Kernel) graphHints(cwd string) *graphop.GraphHints {
-	l, err := k.leaseFor(cwd, "", false)
+	l, err := k.leaseExisting(cwd)
 	if err != nil || l.empty() {
 		return nil
 	}
