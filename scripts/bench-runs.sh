@@ -151,7 +151,7 @@ k_rss_kb=$((${k_rss_bytes:-0} / 1024))
 echo "kernel memory: RSS $(mib "$k_rss_kb") MiB with $k_live live runs (kernel status rss_bytes; /proc PSS $(mib "$(kv "$out/mem" kernel_pss_kb)") MiB) (target <= 25 MiB) $(verdict "$k_rss_kb" '<=' 25600); idle (no live run, after one spawn) $(mib "$k_idle_kb") MiB (target <= 20 MiB) $(verdict "$k_idle_kb" '<=' 20480), just started $(mib "$k_fresh_kb") MiB"
 k_pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$out/kstatus.json")
 k_st() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$k_pid/status" 2>/dev/null; }
-echo "  of which: pages of the kernel binary $(mib "$(($(k_st RssFile) + $(k_st RssShmem)))") MiB, anonymous $(mib "$(k_st RssAnon)") MiB, $(k_st Threads) threads; the warm-up run was captured into the knowledge store, so SQLite's code is mapped"
+echo "  of which: pages of the kernel binary $(mib "$(($(k_st RssFile) + $(k_st RssShmem)))") MiB, anonymous $(mib "$(k_st RssAnon)") MiB, $(k_st Threads) threads; the warm-up run's capture waits in its spool, so no knowledge store is open (SQLite and the vector index would add about 4 MiB)"
 
 "$bt" kill "$pa" "$PI_CODING_AGENT_DIR" b >"$out/kill"
 pa_kill=$(kv "$out/kill" gone_ms)
