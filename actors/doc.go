@@ -6,7 +6,8 @@
 // idle), one knowledge actor per open knowledge store (it owns the
 // *knowledge.Store and applies its writes one at a time; opened on first
 // use, closed when idle; runs that end and task.result messages are
-// captured into it off the run's path), and the unix-socket server that
+// spooled for it off the run's path and written in before its next use),
+// and the unix-socket server that
 // answers the verb layer's requests (spawn, message, followups, watch,
 // watch_room, status, stop, knowledge, knowledge_ingest, events). A
 // streaming operation (watch, watch_room, events, knowledge_ingest) owns
