@@ -47,12 +47,7 @@ func TestCaptureRunsAndMessages(t *testing.T) {
 		}
 	}
 
-	msg := callConn(t, agent, wire.Request{Op: "message", Session: "s1", Cwd: cwd, Env: []string{testproc.EnvVar + "=1"},
-		Params: rawParams(map[string]any{"to": "coordinator", "from": "run:zebra-migration", "type": "task.result", "id": "tr-1",
-			"summary": "the okapi index was rebuilt", "body": map[string]any{"ok": true}})})
-	if msg.Error != nil {
-		t.Fatalf("message: %+v", msg.Error)
-	}
+	sendResult(k, cwd, "zebra-migration", "tr-1", "the okapi index was rebuilt", map[string]any{"ok": true})
 	eventually(t, 15*time.Second, "recall finds the task.result", func() bool {
 		res := k.knowledgeOK(cwd, "recall", map[string]any{"query": "okapi index rebuilt", "domain": "history"})
 		b, _ := json.Marshal(res)
@@ -146,6 +141,29 @@ func spoolFiles(t *testing.T, agent string) map[string]string {
 	return out
 }
 
+// runToEnd spawns run:<id> in session s1 from the agent root and waits
+// for its follow-up.
+func runToEnd(k *kernel, id, template string) {
+	k.t.Helper()
+	resp := callConn(k.t, k.agent, wire.Request{Op: "spawn", Session: "s1", Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"),
+		Params: rawParams(map[string]any{"as": "run:" + id, "template": template})})
+	if resp.Error != nil {
+		k.t.Fatalf("spawn: %+v", resp.Error)
+	}
+	eventually(k.t, 15*time.Second, "the run's follow-up", func() bool { return len(k.followups("s1")) > 0 })
+}
+
+// sendResult sends a task.result message from run:<run> to the
+// coordinator of session s1.
+func sendResult(k *kernel, cwd, run, id, summary string, body map[string]any) {
+	k.t.Helper()
+	msg := callConn(k.t, k.agent, wire.Request{Op: "message", Session: "s1", Cwd: cwd, Env: []string{testproc.EnvVar + "=1"},
+		Params: rawParams(map[string]any{"to": "coordinator", "from": "run:" + run, "type": "task.result", "id": id, "summary": summary, "body": body})})
+	if msg.Error != nil {
+		k.t.Fatalf("message: %+v", msg.Error)
+	}
+}
+
 // storeOpened reports whether the kernel's log says a knowledge store
 // was opened.
 func storeOpened(agent string) bool {
@@ -161,12 +179,7 @@ func storeOpened(agent string) bool {
 func TestCaptureWaitsInTheSpool(t *testing.T) {
 	agent := newAgent(t)
 	k := startKernelIdle(t, agent, 0)
-	resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"),
-		Params: rawParams(map[string]any{"as": "run:walrus-ledger", "template": "echo the walrus ledger balanced"})})
-	if resp.Error != nil {
-		t.Fatalf("spawn: %+v", resp.Error)
-	}
-	eventually(t, 15*time.Second, "the run's follow-up", func() bool { return len(k.followups("s1")) > 0 })
+	runToEnd(k, "walrus-ledger", "echo the walrus ledger balanced")
 	var spool string
 	eventually(t, 5*time.Second, "the capture in a spool", func() bool {
 		for p, body := range spoolFiles(t, agent) {
@@ -206,23 +219,13 @@ func TestCaptureWaitsInTheSpool(t *testing.T) {
 func TestCaptureSpoolAppliedWhenLarge(t *testing.T) {
 	agent := newAgent(t)
 	k := startKernelIdle(t, agent, 0)
-	resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: append(os.Environ(), testproc.EnvVar+"=1"),
-		Params: rawParams(map[string]any{"as": "run:tapir", "template": "echo tapir"})})
-	if resp.Error != nil {
-		t.Fatalf("spawn: %+v", resp.Error)
-	}
-	eventually(t, 15*time.Second, "the run's follow-up", func() bool { return len(k.followups("s1")) > 0 })
+	runToEnd(k, "tapir", "echo tapir")
 	if storeOpened(agent) {
 		b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
 		t.Fatalf("a store was opened before the spool was full: %s", b)
 	}
 	big := strings.Repeat("the tapir herd grazes by the river; ", 300<<10/36)
-	msg := callConn(t, agent, wire.Request{Op: "message", Session: "s1", Cwd: agent, Env: []string{testproc.EnvVar + "=1"},
-		Params: rawParams(map[string]any{"to": "coordinator", "from": "run:tapir", "type": "task.result", "id": "tr-big",
-			"summary": "the tapir report", "body": map[string]any{"report": big}})})
-	if msg.Error != nil {
-		t.Fatalf("message: %+v", msg.Error)
-	}
+	sendResult(k, agent, "tapir", "tr-big", "the tapir report", map[string]any{"report": big})
 	eventually(t, 15*time.Second, "the full spool applied", func() bool {
 		if !storeOpened(agent) {
 			return false

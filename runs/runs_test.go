@@ -301,11 +301,12 @@ func TestStartSameIDConcurrently(t *testing.T) {
 func TestRunEnvironment(t *testing.T) {
 	t.Parallel()
 	agent := t.TempDir()
-	sp := spec(agent, "env", "{bin} print-env PI_ACTORS_RUN_ID PI_ACTORS_ADDRESS PI_ACTORS_STATE_DIR PI_ACTORS_SESSION PI_ACTORS_DEPTH "+sessions.RemoteRunEnv, nil)
+	sp := spec(agent, "env", "{bin} print-env PI_ACTORS_RUN_ID PI_ACTORS_ADDRESS PI_ACTORS_STATE_DIR PI_ACTORS_SESSION PI_ACTORS_DEPTH "+sessions.RemoteRunEnv+" PI_TEST_TWICE", nil)
 	sp.Owner, sp.Depth = "sess-9", 3
 	// The identity of the caller's run (here or on another node) is not
-	// the new run's.
-	sp.Env = append(sp.Env, "PI_ACTORS_RUN_ID=inherited", "PI_ACTORS_DEPTH=7", sessions.RemoteRunEnv+"=caller@a")
+	// the new run's; a variable given twice has its last value (as
+	// os/exec does).
+	sp.Env = append(sp.Env, "PI_ACTORS_RUN_ID=inherited", "PI_ACTORS_DEPTH=7", sessions.RemoteRunEnv+"=caller@a", "PI_TEST_TWICE=first", "PI_TEST_TWICE=last")
 	r := start(t, agent, sp)
 	if res := r.wait(10 * time.Second); res.Status != runs.StatusDone {
 		t.Fatalf("status %s: %+v", res.Status, res)
@@ -313,7 +314,7 @@ func TestRunEnvironment(t *testing.T) {
 	out := r.read(runs.StdoutLog)
 	for _, want := range []string{
 		"PI_ACTORS_RUN_ID=env\n", "PI_ACTORS_ADDRESS=run:env\n", "PI_ACTORS_STATE_DIR=" + string(r.dir) + "\n",
-		"PI_ACTORS_SESSION=sess-9\n", "PI_ACTORS_DEPTH=3\n", sessions.RemoteRunEnv + "=\n",
+		"PI_ACTORS_SESSION=sess-9\n", "PI_ACTORS_DEPTH=3\n", sessions.RemoteRunEnv + "=\n", "PI_TEST_TWICE=last\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout.log lacks %q:\n%s", want, out)

@@ -399,6 +399,7 @@ func CheckStateDir(dir string) error {
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run
 // gets its own.
 func withoutPIEnv(env []string) []string {
+	env = lastWins(env)
 	out := make([]string, 0, len(env)+7)
 	for _, e := range env {
 		switch {
@@ -416,6 +417,29 @@ func withoutPIEnv(env []string) []string {
 	// threads and about a millisecond less CPU per run started. It gives
 	// its leaves the caller's setting back (RestoreLeafEnv).
 	return append(out, "GOMAXPROCS=1")
+}
+
+// lastWins keeps one entry per variable, the last one given (os/exec's
+// rule: a caller overrides a variable by appending it), in the order of
+// those last entries. os.StartProcess passes duplicates on, and a Go
+// program reads the first: a supervisor started directly saw the first,
+// one taken from the pool (which sets them in order) the last.
+func lastWins(env []string) []string {
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		last[k] = i
+	}
+	if len(last) == len(env) {
+		return env
+	}
+	out := make([]string, 0, len(last))
+	for i, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); last[k] == i {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // leafGOMAXPROCS carries the caller's GOMAXPROCS (if it had one) past the

@@ -15,6 +15,8 @@ import (
 // (it reads its session's record there).
 func sessionSpec(agent, id string, tmpl any, values map[string]any) runs.Spec {
 	sp := spec(agent, id, tmpl, values)
+	// Appended last, it is the supervisor's agent root whatever the
+	// environment of the test says.
 	sp.Env = append(sp.Env, "PI_CODING_AGENT_DIR="+agent)
 	return sp
 }
