@@ -58,20 +58,33 @@ func NewIndex(agentDir string) *Index { return &Index{Root: Root(agentDir)} }
 
 func (x *Index) path() string { return filepath.Join(x.Root, IndexFile) }
 
+// lock takes the index writers' lock — this process's mutex, then the
+// file lock of every process — creating the runs root if needed.
+func (x *Index) lock() (func(), error) {
+	if err := os.MkdirAll(x.Root, 0o700); err != nil {
+		return nil, fmt.Errorf("runs index: %w", err)
+	}
+	x.wmu.Lock()
+	unlock, err := fsutil.Lock(x.path() + ".lock")
+	if err != nil {
+		x.wmu.Unlock()
+		return nil, err
+	}
+	return func() {
+		unlock()
+		x.wmu.Unlock()
+	}, nil
+}
+
 // Record appends entries to the journal.
 func (x *Index) Record(entries ...Entry) error {
-	if err := os.MkdirAll(x.Root, 0o700); err != nil {
-		return fmt.Errorf("runs index: %w", err)
-	}
 	for i := range entries {
 		if entries[i].UpdatedAt.IsZero() {
 			entries[i].UpdatedAt = time.Now().UTC()
 		}
 	}
 	buf := encodeEntries(entries)
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	unlock, err := fsutil.Lock(x.path() + ".lock")
+	unlock, err := x.lock()
 	if err != nil {
 		return err
 	}
@@ -111,7 +124,7 @@ func repairTail(f *os.File) error {
 func (x *Index) Entries() ([]Entry, error) {
 	m, err := x.read()
 	if errors.Is(err, fs.ErrNotExist) {
-		return x.Rebuild()
+		return x.rebuild(true)
 	}
 	if err != nil {
 		return nil, err
@@ -270,9 +283,29 @@ func sortEntries(es []Entry) {
 }
 
 // Rebuild scans <runs> for state directories (holding run.json or an
-// archive tombstone, at most 8 levels deep, archived/ copies skipped) and
-// rewrites the index atomically.
-func (x *Index) Rebuild() ([]Entry, error) {
+// archive tombstone, directly under it, archived/ copies skipped) and
+// rewrites the index atomically. It holds the writers' lock from the scan
+// to the rewrite: an entry recorded meanwhile (a spawn) is in the index
+// after it, not lost under a snapshot taken before it.
+func (x *Index) Rebuild() ([]Entry, error) { return x.rebuild(false) }
+
+// rebuild is Rebuild; ifMissing (the index was missing or empty) reads
+// the index instead when another writer rebuilt it meanwhile.
+func (x *Index) rebuild(ifMissing bool) ([]Entry, error) {
+	unlock, err := x.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if ifMissing {
+		m, err := x.read()
+		if err == nil {
+			return sorted(m), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
 	names, err := runDirNames(x.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("runs index: %w", err)
@@ -307,7 +340,7 @@ func (x *Index) Rebuild() ([]Entry, error) {
 			entries = append(entries, EntryOf(in))
 		}
 	}
-	if err := x.write(entries); err != nil {
+	if err := x.writeLocked(entries); err != nil {
 		return nil, err
 	}
 	sortEntries(entries)
@@ -338,7 +371,14 @@ func runDirNames(root string) ([]string, error) {
 }
 
 // Compact rewrites the journal with one record per run.
+// The journal is read under the writers' lock: a record appended
+// between the read and the rewrite would be lost.
 func (x *Index) Compact() error {
+	unlock, err := x.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	m, err := x.read()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -346,21 +386,13 @@ func (x *Index) Compact() error {
 		}
 		return err
 	}
-	return x.write(sorted(m))
+	return x.writeLocked(sorted(m))
 }
 
-func (x *Index) write(entries []Entry) error {
-	if err := os.MkdirAll(x.Root, 0o700); err != nil {
-		return fmt.Errorf("runs index: %w", err)
-	}
+// writeLocked replaces the index with entries; the caller holds the
+// writers' lock.
+func (x *Index) writeLocked(entries []Entry) error {
 	buf := encodeEntries(entries)
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	unlock, err := fsutil.Lock(x.path() + ".lock")
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	// The index is rebuilt from the state directories whenever it is
 	// missing or empty, so a rewrite needs no fsync (fsutil.WriteSnapshot).
 	return fsutil.WriteSnapshot(x.path(), buf.Bytes(), 0o600)

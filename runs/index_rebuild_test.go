@@ -188,3 +188,52 @@ func FuzzAppendEntry(f *testing.F) {
 		}
 	})
 }
+
+// An entry recorded while a rebuild scans the run dirs is in the index
+// after the rebuild: the rebuild holds the writers' lock from its scan to
+// its rewrite. (A snapshot taken before the record dropped it: a spawn
+// just after the kernel started, while its retention pass rebuilt an
+// empty index, was missing from every listing.)
+func TestRecordDuringRebuildIsKept(t *testing.T) {
+	agent := t.TempDir()
+	x := NewIndex(agent)
+	for _, id := range []string{"r1", "r2", "r3"} {
+		d := Dir(filepath.Join(x.Root, id))
+		os.MkdirAll(string(d), 0o700)
+		if err := d.WriteJSON(ResultFile, &Result{Run: id, Status: StatusDone, CompletedAt: time.Now().UTC()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorded := make(chan error, 1)
+	x.Progress = func(done, total int) {
+		if done != 0 {
+			return
+		}
+		go func() {
+			recorded <- NewIndex(agent).Record(Entry{Run: "late", StateDir: filepath.Join(x.Root, "late"), Status: StatusRunning})
+		}()
+		// The record goes first if nothing holds it back.
+		select {
+		case err := <-recorded:
+			recorded <- err
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	if _, err := x.Rebuild(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-recorded; err != nil {
+		t.Fatal(err)
+	}
+	es, err := NewIndex(agent).Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]bool{}
+	for _, e := range es {
+		runs[e.Run] = true
+	}
+	if !runs["late"] || !runs["r1"] || len(es) != 4 {
+		t.Fatalf("index after a rebuild with a record during its scan: %+v", es)
+	}
+}
