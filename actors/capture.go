@@ -156,6 +156,11 @@ func capturedType(t string) bool {
 // without waiting for the store's next use.
 const captureSpoolMax = 256 << 10
 
+// captureSpoolCap bounds a spool whose store cannot take it (damaged,
+// refused): past it, captures are dropped (logged) — the runs' own state
+// directories keep what they recorded.
+const captureSpoolCap = 32 << 20
+
 // spooled is one line of a capture spool (an internal file: the records
 // keep their Go field names).
 type spooled struct {
@@ -193,6 +198,11 @@ func (k *Kernel) spool(what, cwd string, rec spooled) {
 	}
 	rec.Store, rec.ID = abs, mailbox.NewID()
 	path := k.spoolPath(abs)
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= captureSpoolCap {
+		k.log.Warn("capture: spool full, capture dropped", "what", what, "spool", path, "store", abs)
+		k.goDrain(abs, rec.Layer)
+		return
+	}
 	if err := mailbox.Append(path, rec); err != nil {
 		k.log.Warn("capture: spool", "what", what, "err", err)
 		return

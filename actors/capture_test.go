@@ -238,3 +238,37 @@ func TestCaptureSpoolAppliedWhenLarge(t *testing.T) {
 		return true
 	})
 }
+
+// A spool its store cannot take stops growing at its cap: the capture is
+// dropped and the kernel log says so.
+func TestCaptureSpoolCapped(t *testing.T) {
+	agent := newAgent(t)
+	// The personal store's path holds a file that is not a store: the
+	// spool cannot be applied.
+	personal := store.PersonalPath(agent)
+	os.MkdirAll(filepath.Dir(personal), 0o700)
+	if err := os.WriteFile(personal, []byte("not a knowledge store"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := startKernelIdle(t, agent, 0)
+	runToEnd(k, "first", "echo first")
+	var spool string
+	for p := range spoolFiles(t, agent) {
+		spool = p
+	}
+	if spool == "" {
+		t.Fatal("no spool after a run ended")
+	}
+	if err := os.Truncate(spool, 32<<20); err != nil {
+		t.Fatal(err)
+	}
+	runToEnd(k, "second", "echo second")
+	logFile := filepath.Join(wire.TmpDir(agent), "kernel.log")
+	eventually(t, 5*time.Second, "the dropped capture logged", func() bool {
+		b, _ := os.ReadFile(logFile)
+		return strings.Contains(string(b), "spool full, capture dropped")
+	})
+	if fi, err := os.Stat(spool); err != nil || fi.Size() != 32<<20 {
+		t.Errorf("spool past its cap: %v %v", fi.Size(), err)
+	}
+}
