@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -153,43 +155,83 @@ func (fl *Follower) Poll(emit func(line []byte)) (bool, error) {
 		if err != nil {
 			return got, err
 		}
-		next := fl.successor()
-		if next == "" {
-			return got, nil // the new file is not created yet
-		}
-		f, err := os.Open(next)
-		if err != nil {
-			return got, nil // rotated again meanwhile: the next poll finds it
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return got, err
+		f, ino := fl.openSuccessor()
+		if f == nil {
+			return got, nil // not created yet, or rotating: the next poll finds it
 		}
 		fl.f.Close()
-		fl.f, fl.ino = f, inodeOf(st)
+		fl.f, fl.ino = f, ino
 	}
 	return got, nil
 }
 
-// successor is the file written after ours: the next newer one among the
-// log's files, or the oldest when ours is gone.
-func (fl *Follower) successor() string {
-	files := LogFiles(fl.path)
-	for i, p := range files {
-		st, err := os.Stat(p)
-		if err != nil || inodeOf(st) != fl.ino {
+// openSuccessor opens the file written after ours: the next newer one
+// among the log's files, or the oldest when ours is gone (rotated past
+// keep). The writer renames every file one step older at each rotation,
+// so a name read a moment ago may hold another file now: the successor
+// is taken from a listing two passes agree on, and the file opened by its
+// name must be that one (else the listing is taken again). It returns
+// nil when there is none yet, or the log rotates too fast to tell.
+func (fl *Follower) openSuccessor() (*os.File, uint64) {
+	for range 8 {
+		names, inos := logSnapshot(fl.path)
+		i := slices.Index(inos, fl.ino)
+		next := 0
+		switch {
+		case i >= 0 && i+1 < len(inos):
+			next = i + 1
+		case i >= 0 || len(inos) == 0:
+			return nil, 0
+		}
+		f, err := os.Open(names[next])
+		if err != nil {
 			continue
 		}
-		if i+1 < len(files) {
-			return files[i+1]
+		st, err := f.Stat()
+		if err == nil && inodeOf(st) == inos[next] {
+			return f, inos[next]
 		}
-		return ""
+		f.Close()
 	}
-	if len(files) > 0 {
-		return files[0]
+	return nil, 0
+}
+
+// logSnapshot lists a capped log's files, oldest first, with their inodes,
+// as two passes in a row saw them: a rotation renaming files during a
+// pass would give names that never held those files together. Unlike
+// LogFiles it looks past one missing number: a rotation moves a hole from
+// the oldest name to the newest, and files beyond it are not gone. Nil
+// when no two passes agreed.
+func logSnapshot(path string) ([]string, []uint64) {
+	var prevNames []string
+	var prevInos []uint64
+	for range 8 {
+		var names []string
+		var inos []uint64
+		add := func(p string) bool {
+			st, err := os.Stat(p)
+			if err != nil {
+				return false
+			}
+			names, inos = append(names, p), append(inos, inodeOf(st))
+			return true
+		}
+		for i, missing := 1, 0; i <= maxRotated && missing < 2; i++ {
+			if add(path + "." + strconv.Itoa(i)) {
+				missing = 0
+			} else {
+				missing++
+			}
+		}
+		slices.Reverse(names)
+		slices.Reverse(inos)
+		add(path)
+		if prevInos != nil && slices.Equal(names, prevNames) && slices.Equal(inos, prevInos) {
+			return names, inos
+		}
+		prevNames, prevInos = names, inos
 	}
-	return ""
+	return nil, nil
 }
 
 // drain reads the open file to its end, emitting complete lines.
