@@ -42,7 +42,7 @@ It runs the real pi-actors-kernel, which must be next to pi-actors:
 // Bounds of the demo.
 const (
 	demoWidth   = 112              // characters of one shown output line
-	demoWait    = 8 * time.Second  // the longest any step waits for a run
+	demoWait    = 30 * time.Second // the longest any step waits for a run (the swarm takes 0.4 s here, 8 s under -race beside other tests on 2 busy cores)
 	demoCleanup = 10 * time.Second // the longest the cleanup may take
 )
 
