@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/rooms"
@@ -276,7 +277,9 @@ func ClaimRunMessage(d runs.Dir, owner string) (mailbox.Record, error) {
 }
 
 // claimWait claims the next message, waiting for one up to wait; inotify
-// on the watched directories wakes it, a 250 ms poll backs it up.
+// on the watched directories wakes it, a 250 ms poll backs it up. An
+// inbox whose lock stayed taken past mailbox.LockWait is busy, not
+// broken: the claim is tried again while wait lasts.
 func claimWait(ctx context.Context, claim func() (mailbox.Record, error), watch []string, wait time.Duration) (mailbox.Record, error) {
 	deadline := time.Now().Add(wait)
 	w, err := fsnotify.NewWatcher()
@@ -291,6 +294,9 @@ func claimWait(ctx context.Context, claim func() (mailbox.Record, error), watch 
 	}
 	for {
 		rec, err := claim()
+		if errors.Is(err, fsutil.ErrLockTimeout) && time.Until(deadline) > 0 && ctx.Err() == nil {
+			continue
+		}
 		if err != nil || rec != nil {
 			return rec, err
 		}
