@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -198,35 +197,20 @@ func (fl *Follower) openSuccessor() (*os.File, uint64) {
 
 // logSnapshot lists a capped log's files, oldest first, with their inodes,
 // as two passes in a row saw them: a rotation renaming files during a
-// pass would give names that never held those files together. Unlike
-// LogFiles it looks past one missing number: a rotation moves a hole from
-// the oldest name to the newest, and files beyond it are not gone. Nil
-// when no two passes agreed.
+// pass would give names that never held those files together. Nil when
+// no two passes agreed.
 func logSnapshot(path string) ([]string, []uint64) {
 	var prevNames []string
 	var prevInos []uint64
 	for range 8 {
-		var names []string
-		var inos []uint64
-		add := func(p string) bool {
-			st, err := os.Stat(p)
-			if err != nil {
-				return false
-			}
-			names, inos = append(names, p), append(inos, inodeOf(st))
-			return true
-		}
-		for i, missing := 1, 0; i <= maxRotated && missing < 2; i++ {
-			if add(path + "." + strconv.Itoa(i)) {
-				missing = 0
-			} else {
-				missing++
+		names := LogFiles(path)
+		inos := make([]uint64, 0, len(names))
+		for _, p := range names {
+			if st, err := os.Stat(p); err == nil {
+				inos = append(inos, inodeOf(st))
 			}
 		}
-		slices.Reverse(names)
-		slices.Reverse(inos)
-		add(path)
-		if prevInos != nil && slices.Equal(names, prevNames) && slices.Equal(inos, prevInos) {
+		if len(inos) == len(names) && prevInos != nil && slices.Equal(names, prevNames) && slices.Equal(inos, prevInos) {
 			return names, inos
 		}
 		prevNames, prevInos = names, inos

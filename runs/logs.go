@@ -265,15 +265,19 @@ func (l *Log) Close() error {
 }
 
 // LogFiles lists a capped log's files that exist, oldest first:
-// <path>.N … <path>.1, <path>. It looks for rotated files up to the first
-// missing number.
+// <path>.N … <path>.1, <path>. It looks for rotated files past one
+// missing number, not two: a rotation in progress moves a single hole
+// from the oldest name to the newest, and the files beyond it are not
+// gone.
 func LogFiles(path string) []string {
 	var rotated []string
-	for i := 1; i <= maxRotated; i++ {
+	for i, missing := 1, 0; i <= maxRotated && missing < 2; i++ {
 		p := path + "." + strconv.Itoa(i)
 		if _, err := os.Stat(p); err != nil {
-			break
+			missing++
+			continue
 		}
+		missing = 0
 		rotated = append(rotated, p)
 	}
 	out := make([]string, 0, len(rotated)+1)
