@@ -172,9 +172,13 @@ type spooled struct {
 }
 
 // spoolPath is the capture spool of the store at abs.
-func (k *Kernel) spoolPath(abs string) string {
+func (k *Kernel) spoolPath(abs string) string { return k.storeFile(abs, "capture", ".jsonl") }
+
+// storeFile is the kernel's file of kind (a directory of its tmp dir) for
+// the store at abs, named by a hash of the store's path.
+func (k *Kernel) storeFile(abs, kind, ext string) string {
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(wire.TmpDir(k.cfg.AgentDir), "capture", hex.EncodeToString(sum[:8])+".jsonl")
+	return filepath.Join(wire.TmpDir(k.cfg.AgentDir), kind, hex.EncodeToString(sum[:8])+ext)
 }
 
 // spoolWaiting reports whether the store at abs has captures spooled.

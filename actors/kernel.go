@@ -78,7 +78,8 @@ type Kernel struct {
 	watched  map[string]*actor.PID
 	killing  map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
-	know knowledgeHub // open knowledge stores (knowledge.go)
+	know  knowledgeHub // open knowledge stores (knowledge.go)
+	hints hintCache    // graph hints' project roots per store (hints.go)
 
 	cluster Cluster // nil: not clustered (cluster.go)
 

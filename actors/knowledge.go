@@ -64,7 +64,10 @@ type openStore struct {
 
 // storeActor owns one open store: it applies the store's writes one at a
 // time, and closes the store when it stops.
-type storeActor struct{ st *knowledge.Store }
+type storeActor struct {
+	st    *knowledge.Store
+	close func(*knowledge.Store) // closes st (Kernel.closeStore)
+}
 
 // storeJob is work for a store actor; the reply is a *storeReply.
 type storeJob struct {
@@ -81,7 +84,7 @@ func (a *storeActor) Receive(c actor.Context) {
 	case *storeJob:
 		c.Respond(a.run(m))
 	case *actor.Stopped:
-		a.st.Close()
+		a.close(a.st)
 	}
 }
 
@@ -128,7 +131,7 @@ func (k *Kernel) acquireStore(path, layer string, mustExist bool) (*openStore, e
 		return nil, err
 	}
 	o := &openStore{path: abs, layer: layer, st: st, users: 1, last: time.Now()}
-	o.pid = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &storeActor{st: st} }))
+	o.pid = k.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &storeActor{st: st, close: k.closeStore} }))
 	if h.stores == nil {
 		h.stores = map[string]*openStore{}
 	}
@@ -282,18 +285,6 @@ func (l *lease) empty() bool { return l.project == nil && l.personal == nil }
 // project; created on first use when create is set, or when captures wait
 // for it). The captures spooled for each are applied first (capture.go).
 func (k *Kernel) leaseFor(cwd, choice string, create bool) (*lease, error) {
-	return k.lease(cwd, choice, create, true)
-}
-
-// leaseExisting opens the caller's stores that exist, applying their
-// spools; a personal store that does not exist is not created for the
-// captures waiting for it (graph hints read projects, which captures do
-// not make).
-func (k *Kernel) leaseExisting(cwd string) (*lease, error) {
-	return k.lease(cwd, "", false, false)
-}
-
-func (k *Kernel) lease(cwd, choice string, create, forSpool bool) (*lease, error) {
 	l := &lease{}
 	if choice != op.StorePersonal {
 		if p := store.FindProject(cwd); p != "" {
@@ -306,7 +297,7 @@ func (k *Kernel) lease(cwd, choice string, create, forSpool bool) (*lease, error
 	}
 	if choice != op.StoreProject {
 		personal := store.PersonalPath(k.cfg.AgentDir)
-		if abs, err := filepath.Abs(personal); err == nil && forSpool && k.spoolWaiting(abs) {
+		if abs, err := filepath.Abs(personal); err == nil && k.spoolWaiting(abs) {
 			create = true
 		}
 		o, err := k.acquireStore(personal, op.StorePersonal, !create)

@@ -306,18 +306,3 @@ func (k *Kernel) addGraphHints(f *Followup, cwd string) {
 	case <-time.After(hintsWait):
 	}
 }
-
-func (k *Kernel) graphHints(cwd string) *graphop.GraphHints {
-	l, err := k.leaseExisting(cwd)
-	if err != nil || l.empty() {
-		return nil
-	}
-	defer l.release(k)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	h, ok := l.lay.GraphHints(ctx, cwd)
-	if !ok {
-		return nil
-	}
-	return h
-}

@@ -195,3 +195,71 @@ func TestKnowledgeGraphHintsOnTerminalFollowup(t *testing.T) {
 		t.Errorf("follow-up text lacks the hint: %s", in.Text)
 	}
 }
+
+// endIn runs `exit 0` as run:<id> in cwd and returns its terminal
+// follow-up.
+func endIn(k *kernel, id, cwd string) actors.Followup {
+	k.t.Helper()
+	resp := callConn(k.t, k.agent, wire.Request{Op: "spawn", Session: "s1", Cwd: cwd, Env: append(os.Environ(), testproc.EnvVar+"=1"),
+		Params: rawParams(spawnParams(id, "exit 0", nil))})
+	if resp.Error != nil {
+		k.t.Fatalf("spawn %s: %+v", id, resp.Error)
+	}
+	var got actors.Followup
+	eventually(k.t, 15*time.Second, "the terminal follow-up of "+id, func() bool {
+		for _, f := range k.followups("s1") {
+			if f.Kind == "transition" && f.Run == id {
+				got = f
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// storeOpens counts the knowledge stores the agent's kernels opened.
+func storeOpens(agent string) int {
+	b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
+	return strings.Count(string(b), "knowledge store opened")
+}
+
+// A run's graph hints come from the project roots the kernel keeps per
+// store while the store's files are unchanged: a restarted kernel answers
+// them without opening a store; a store another agent's kernel wrote is
+// read again.
+func TestGraphHintsKeptPerStore(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelIdle(t, agent, 0)
+	repo, _ := newRepo(t, k)
+	src := filepath.Join(repo, "src")
+	os.MkdirAll(src, 0o755)
+	// Another agent's kernel opens the project store too (opening
+	// checkpoints its WAL).
+	other := startKernelIdle(t, newAgent(t), 0)
+	other.knowledgeOK(repo, "inspect", nil)
+	if f := endIn(k, "no-atoms", src); f.GraphHints != nil {
+		t.Fatalf("a project without atoms gave hints: %v", f.GraphHints)
+	}
+	// It gives the project an atom, which stays in the WAL while it keeps
+	// the store open.
+	createAtom(other, repo, "pages", "src/pages/**")
+	if f := endIn(k, "one-atom", src); f.GraphHints == nil {
+		t.Fatal("no hints after another kernel added an atom")
+	}
+	other.shutdown()
+	k.shutdown()
+
+	opens := storeOpens(agent)
+	k = startKernelIdle(t, agent, 0)
+	if f := endIn(k, "restarted", src); f.GraphHints == nil || !strings.Contains(f.Text, "Knowledge graph:") {
+		t.Fatalf("no hints after a restart: %+v", f)
+	}
+	if f := endIn(k, "outside", agent); f.GraphHints != nil {
+		t.Fatalf("a run outside the project got hints: %v", f.GraphHints)
+	}
+	if n := storeOpens(agent); n != opens {
+		b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
+		t.Fatalf("the restarted kernel opened %d store(s) for graph hints:\n%s", n-opens, b)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 )
@@ -25,10 +24,11 @@ type liveSettings struct {
 
 // fileStamp tells a changed file from the one read before: a rewrite
 // (temp and rename) changes the inode, an edit in place the time or size.
+// A missing file has the zero stamp.
 type fileStamp struct {
-	ino   uint64
-	size  int64
-	mtime time.Time
+	Inode uint64 `json:"inode"`
+	Size  int64  `json:"size"`
+	MTime int64  `json:"mtime_ns"`
 }
 
 func stampOf(path string) fileStamp {
@@ -36,9 +36,9 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	st := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	st := fileStamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = sys.Ino
+		st.Inode = sys.Ino
 	}
 	return st
 }

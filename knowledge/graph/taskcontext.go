@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
+	"slices"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
@@ -162,14 +162,17 @@ func readTaskFile(file, cwd string) (string, error) {
 	return string(b), nil
 }
 
-// hints is the spec's advance hint.
-var hints = graphop.GraphHints{
-	Message: "Task completed. Consider updating the knowledge graph.",
-	SuggestedActions: []string{
-		"Update atom knowledge for areas affected by this task",
-		"Update atom paths if files were moved or new directories created",
-		"Append changelog entries for significant changes",
-	},
+// AdvanceHints returns the spec's advance hint for a run that reached a
+// terminal status in a project that has atoms.
+func AdvanceHints() *graphop.GraphHints {
+	return &graphop.GraphHints{
+		Message: "Task completed. Consider updating the knowledge graph.",
+		SuggestedActions: []string{
+			"Update atom knowledge for areas affected by this task",
+			"Update atom paths if files were moved or new directories created",
+			"Append changelog entries for significant changes",
+		},
+	}
 }
 
 // Hints returns the spec's advance hints for a run that reached a
@@ -184,10 +187,50 @@ func (s *Store) Hints(ctx context.Context, cwd string) (*graphop.GraphHints, boo
 	for _, id := range ids {
 		var one int
 		if s.r.QueryRowContext(ctx, `SELECT 1 FROM graph_atoms WHERE project_id = ? LIMIT 1`, id).Scan(&one) == nil {
-			h := hints
-			h.SuggestedActions = append([]string(nil), hints.SuggestedActions...)
-			return &h, true
+			return AdvanceHints(), true
 		}
 	}
 	return nil, false
+}
+
+// AtomRoots returns the roots of the store's projects that have atoms,
+// sorted, at most limit of them; more is false when there are more. A run
+// that ends in one of these roots or below gets Hints.
+func (s *Store) AtomRoots(ctx context.Context, limit int) (roots []string, more bool, err error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT root FROM projects p WHERE EXISTS (SELECT 1 FROM graph_atoms a WHERE a.project_id = p.id) ORDER BY root LIMIT ?`, limit+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("projects with atoms: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var root string
+		if err := rows.Scan(&root); err != nil {
+			return nil, false, fmt.Errorf("projects with atoms: %w", err)
+		}
+		roots = append(roots, root)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("projects with atoms: %w", err)
+	}
+	if len(roots) > limit {
+		return roots[:limit], true, nil
+	}
+	return roots, false, nil
+}
+
+// UnderRoot reports whether cwd (absolute) is one of roots (sorted, as
+// AtomRoots returns them) or lies below one: whether Hints finds a
+// project with atoms for cwd.
+func UnderRoot(cwd string, roots []string) bool {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return false
+	}
+	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		if _, found := slices.BinarySearch(roots, d); found {
+			return true
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
 }
