@@ -141,18 +141,6 @@ func spoolFiles(t *testing.T, agent string) map[string]string {
 	return out
 }
 
-// runToEnd spawns run:<id> in session s1 from the agent root and waits
-// for its follow-up.
-func runToEnd(k *kernel, id, template string) {
-	k.t.Helper()
-	resp := callConn(k.t, k.agent, wire.Request{Op: "spawn", Session: "s1", Cwd: k.agent, Env: append(os.Environ(), testproc.EnvVar+"=1"),
-		Params: rawParams(map[string]any{"as": "run:" + id, "template": template})})
-	if resp.Error != nil {
-		k.t.Fatalf("spawn: %+v", resp.Error)
-	}
-	eventually(k.t, 15*time.Second, "the run's follow-up", func() bool { return len(k.followups("s1")) > 0 })
-}
-
 // sendResult sends a task.result message from run:<run> to the
 // coordinator of session s1.
 func sendResult(k *kernel, cwd, run, id, summary string, body map[string]any) {
@@ -164,13 +152,6 @@ func sendResult(k *kernel, cwd, run, id, summary string, body map[string]any) {
 	}
 }
 
-// storeOpened reports whether the kernel's log says a knowledge store
-// was opened.
-func storeOpened(agent string) bool {
-	b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
-	return strings.Contains(string(b), "knowledge store opened")
-}
-
 // A run's capture waits in the spool of its store: the kernel opens no
 // store for it (nor creates the personal one). The spool outlives the
 // kernel; the next kernel applies it before the first knowledge operation,
@@ -179,7 +160,7 @@ func storeOpened(agent string) bool {
 func TestCaptureWaitsInTheSpool(t *testing.T) {
 	agent := newAgent(t)
 	k := startKernelIdle(t, agent, 0)
-	runToEnd(k, "walrus-ledger", "echo the walrus ledger balanced")
+	endIn(k, "walrus-ledger", k.agent, "echo the walrus ledger balanced")
 	var spool string
 	eventually(t, 5*time.Second, "the capture in a spool", func() bool {
 		for p, body := range spoolFiles(t, agent) {
@@ -190,7 +171,7 @@ func TestCaptureWaitsInTheSpool(t *testing.T) {
 		}
 		return false
 	})
-	if storeOpened(agent) {
+	if storeOpens(agent) > 0 {
 		t.Error("a store was opened for a capture")
 	}
 	if _, err := os.Stat(store.PersonalPath(agent)); err == nil {
@@ -219,15 +200,15 @@ func TestCaptureWaitsInTheSpool(t *testing.T) {
 func TestCaptureSpoolAppliedWhenLarge(t *testing.T) {
 	agent := newAgent(t)
 	k := startKernelIdle(t, agent, 0)
-	runToEnd(k, "tapir", "echo tapir")
-	if storeOpened(agent) {
+	endIn(k, "tapir", k.agent, "echo tapir")
+	if storeOpens(agent) > 0 {
 		b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
 		t.Fatalf("a store was opened before the spool was full: %s", b)
 	}
 	big := strings.Repeat("the tapir herd grazes by the river; ", 300<<10/36)
 	sendResult(k, agent, "tapir", "tr-big", "the tapir report", map[string]any{"report": big})
 	eventually(t, 15*time.Second, "the full spool applied", func() bool {
-		if !storeOpened(agent) {
+		if storeOpens(agent) == 0 {
 			return false
 		}
 		for _, body := range spoolFiles(t, agent) {
@@ -251,7 +232,7 @@ func TestCaptureSpoolCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := startKernelIdle(t, agent, 0)
-	runToEnd(k, "first", "echo first")
+	endIn(k, "first", k.agent, "echo first")
 	var spool string
 	for p := range spoolFiles(t, agent) {
 		spool = p
@@ -262,7 +243,7 @@ func TestCaptureSpoolCapped(t *testing.T) {
 	if err := os.Truncate(spool, 32<<20); err != nil {
 		t.Fatal(err)
 	}
-	runToEnd(k, "second", "echo second")
+	endIn(k, "second", k.agent, "echo second")
 	logFile := filepath.Join(wire.TmpDir(agent), "kernel.log")
 	eventually(t, 5*time.Second, "the dropped capture logged", func() bool {
 		b, _ := os.ReadFile(logFile)

@@ -196,12 +196,12 @@ func TestKnowledgeGraphHintsOnTerminalFollowup(t *testing.T) {
 	}
 }
 
-// endIn runs `exit 0` as run:<id> in cwd and returns its terminal
-// follow-up.
-func endIn(k *kernel, id, cwd string) actors.Followup {
+// endIn runs template as run:<id> of session s1 in cwd and returns its
+// terminal follow-up.
+func endIn(k *kernel, id, cwd, template string) actors.Followup {
 	k.t.Helper()
 	resp := callConn(k.t, k.agent, wire.Request{Op: "spawn", Session: "s1", Cwd: cwd, Env: append(os.Environ(), testproc.EnvVar+"=1"),
-		Params: rawParams(spawnParams(id, "exit 0", nil))})
+		Params: rawParams(map[string]any{"as": "run:" + id, "template": template})})
 	if resp.Error != nil {
 		k.t.Fatalf("spawn %s: %+v", id, resp.Error)
 	}
@@ -238,13 +238,13 @@ func TestGraphHintsKeptPerStore(t *testing.T) {
 	// checkpoints its WAL).
 	other := startKernelIdle(t, newAgent(t), 0)
 	other.knowledgeOK(repo, "inspect", nil)
-	if f := endIn(k, "no-atoms", src); f.GraphHints != nil {
+	if f := endIn(k, "no-atoms", src, "true"); f.GraphHints != nil {
 		t.Fatalf("a project without atoms gave hints: %v", f.GraphHints)
 	}
 	// It gives the project an atom, which stays in the WAL while it keeps
 	// the store open.
 	createAtom(other, repo, "pages", "src/pages/**")
-	if f := endIn(k, "one-atom", src); f.GraphHints == nil {
+	if f := endIn(k, "one-atom", src, "true"); f.GraphHints == nil {
 		t.Fatal("no hints after another kernel added an atom")
 	}
 	other.shutdown()
@@ -252,10 +252,10 @@ func TestGraphHintsKeptPerStore(t *testing.T) {
 
 	opens := storeOpens(agent)
 	k = startKernelIdle(t, agent, 0)
-	if f := endIn(k, "restarted", src); f.GraphHints == nil || !strings.Contains(f.Text, "Knowledge graph:") {
+	if f := endIn(k, "restarted", src, "true"); f.GraphHints == nil || !strings.Contains(f.Text, "Knowledge graph:") {
 		t.Fatalf("no hints after a restart: %+v", f)
 	}
-	if f := endIn(k, "outside", agent); f.GraphHints != nil {
+	if f := endIn(k, "outside", agent, "true"); f.GraphHints != nil {
 		t.Fatalf("a run outside the project got hints: %v", f.GraphHints)
 	}
 	if n := storeOpens(agent); n != opens {
