@@ -19,16 +19,8 @@ import (
 // task.result message it sends is captured too. Capture off captures
 // nothing.
 func TestCaptureRunsAndMessages(t *testing.T) {
-	agent := newAgent(t)
-	k := startKernelIdle(t, agent, 0)
-	repo, _ := newRepo(t, k)
-	cwd := filepath.Join(repo, "src")
-	os.MkdirAll(cwd, 0o755)
-	resp := callConn(t, agent, wire.Request{Op: "spawn", Session: "s1", Cwd: cwd, Env: append(os.Environ(), testproc.EnvVar+"=1"),
-		Params: rawParams(map[string]any{"as": "run:zebra-migration", "template": "echo migrated the zebra tables"})})
-	if resp.Error != nil {
-		t.Fatalf("spawn: %+v", resp.Error)
-	}
+	k, _, cwd := kernelWithRepo(t)
+	endIn(k, "zebra-migration", cwd, "echo migrated the zebra tables")
 	var hit map[string]any
 	eventually(t, 15*time.Second, "recall finds the run", func() bool {
 		res := k.knowledgeOK(cwd, "recall", map[string]any{"query": "zebra migration tables", "domain": "history"})

@@ -218,6 +218,19 @@ func endIn(k *kernel, id, cwd, template string) actors.Followup {
 	return got
 }
 
+// kernelWithRepo starts a kernel and gives it a project store in a new
+// repository; src is the repository's src directory.
+func kernelWithRepo(t *testing.T) (k *kernel, repo, src string) {
+	t.Helper()
+	k = startKernelIdle(t, newAgent(t), 0)
+	repo, _ = newRepo(t, k)
+	src = filepath.Join(repo, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return k, repo, src
+}
+
 // storeOpens counts the knowledge stores the agent's kernels opened.
 func storeOpens(agent string) int {
 	b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
@@ -229,11 +242,8 @@ func storeOpens(agent string) int {
 // them without opening a store; a store another agent's kernel wrote is
 // read again.
 func TestGraphHintsKeptPerStore(t *testing.T) {
-	agent := newAgent(t)
-	k := startKernelIdle(t, agent, 0)
-	repo, _ := newRepo(t, k)
-	src := filepath.Join(repo, "src")
-	os.MkdirAll(src, 0o755)
+	k, repo, src := kernelWithRepo(t)
+	agent := k.agent
 	// Another agent's kernel opens the project store too (opening
 	// checkpoints its WAL).
 	other := startKernelIdle(t, newAgent(t), 0)
