@@ -369,19 +369,3 @@ func (l *Layers) taskContext(ctx context.Context, c store.Caller, r *graphop.Tas
 	res.GraphContext = *g
 	return res, nil
 }
-
-// GraphHints returns the spec's advance hints for a run that reached a
-// terminal status in cwd, when cwd lies under a project (of either store)
-// that has atoms; ok is false otherwise (and on any read error: a hint is
-// never worth failing a follow-up for).
-func (l *Layers) GraphHints(ctx context.Context, cwd string) (*graphop.GraphHints, bool) {
-	for _, s := range []*Store{l.Project, l.Personal} {
-		if s == nil {
-			continue
-		}
-		if h, ok := s.graph.Hints(ctx, cwd); ok {
-			return h, true
-		}
-	}
-	return nil, false
-}

@@ -153,22 +153,38 @@ func TestContextFiles(t *testing.T) {
 
 func TestTaskContextAndHints(t *testing.T) {
 	e := newEnv(t)
-	if _, ok := e.g.Hints(t.Context(), e.repo); ok {
-		t.Fatal("hints for a project without atoms")
+	roots := func(limit int) ([]string, bool) {
+		t.Helper()
+		r, more, err := e.g.AtomRoots(t.Context(), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, more
+	}
+	if r, _ := roots(10); len(r) != 0 || UnderRoot(e.repo, r) {
+		t.Fatalf("roots %q for a project without atoms", r)
 	}
 	e.Atom("Pay", `["src/pay/**"]`, "")
-	h, ok := e.g.Hints(t.Context(), e.repo+"/src")
-	if !ok || h.Message != "Task completed. Consider updating the knowledge graph." || len(h.SuggestedActions) != 3 {
-		t.Fatalf("hints %+v %v", h, ok)
+	r, more := roots(10)
+	if more || !UnderRoot(e.repo+"/src", r) || !UnderRoot(e.repo, r) {
+		t.Fatalf("roots %q (more %v) do not cover the project %s", r, more, e.repo)
 	}
-	if _, ok := e.g.Hints(t.Context(), "/elsewhere"); ok {
-		t.Fatal("hints outside every project")
+	for _, cwd := range []string{"/elsewhere", e.repo + "-sibling", "relative/src", ""} {
+		if UnderRoot(cwd, r) {
+			t.Fatalf("%q is under the roots %q", cwd, r)
+		}
 	}
-	r := e.OK("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*graphop.TaskContextResult)
-	if len(r.GraphContext.OrphanAtoms) != 1 || !slices.Equal(r.GraphContext.UnmatchedPaths, []string{"src/other.ts"}) {
-		t.Fatalf("task context %s", mustJSON(r))
+	if r, more := roots(0); len(r) != 0 || !more {
+		t.Fatalf("limit 0: %q more %v", r, more)
 	}
-	if s := mustJSON(r); s[:16] != `{"graphContext":` {
+	if h := AdvanceHints(); h.Message != "Task completed. Consider updating the knowledge graph." || len(h.SuggestedActions) != 3 {
+		t.Fatalf("hints %+v", h)
+	}
+	res := e.OK("task_context", `{"text":"## Context Files\nsrc/pay/a.ts\nsrc/other.ts\n"}`).(*graphop.TaskContextResult)
+	if len(res.GraphContext.OrphanAtoms) != 1 || !slices.Equal(res.GraphContext.UnmatchedPaths, []string{"src/other.ts"}) {
+		t.Fatalf("task context %s", mustJSON(res))
+	}
+	if s := mustJSON(res); s[:16] != `{"graphContext":` {
 		t.Fatalf("shape %s", s)
 	}
 	e.Fail(op.CodeValidation, "text", "task_context", `{"text":"no section"}`)

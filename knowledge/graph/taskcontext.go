@@ -175,27 +175,9 @@ func AdvanceHints() *graphop.GraphHints {
 	}
 }
 
-// Hints returns the spec's advance hints for a run that reached a
-// terminal status in cwd, when cwd lies under a project of this store
-// that has atoms; ok is false otherwise (and on any read error: a hint is
-// never worth failing a follow-up for).
-func (s *Store) Hints(ctx context.Context, cwd string) (*graphop.GraphHints, bool) {
-	ids, err := projectsAt(ctx, s.r, cwd)
-	if err != nil {
-		return nil, false
-	}
-	for _, id := range ids {
-		var one int
-		if s.r.QueryRowContext(ctx, `SELECT 1 FROM graph_atoms WHERE project_id = ? LIMIT 1`, id).Scan(&one) == nil {
-			return AdvanceHints(), true
-		}
-	}
-	return nil, false
-}
-
 // AtomRoots returns the roots of the store's projects that have atoms,
-// sorted, at most limit of them; more is false when there are more. A run
-// that ends in one of these roots or below gets Hints.
+// sorted, at most limit of them; more is true when there are more. A run
+// that ends in one of these roots or below gets AdvanceHints.
 func (s *Store) AtomRoots(ctx context.Context, limit int) (roots []string, more bool, err error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT root FROM projects p WHERE EXISTS (SELECT 1 FROM graph_atoms a WHERE a.project_id = p.id) ORDER BY root LIMIT ?`, limit+1)
 	if err != nil {
@@ -219,8 +201,8 @@ func (s *Store) AtomRoots(ctx context.Context, limit int) (roots []string, more 
 }
 
 // UnderRoot reports whether cwd (absolute) is one of roots (sorted, as
-// AtomRoots returns them) or lies below one: whether Hints finds a
-// project with atoms for cwd.
+// AtomRoots returns them) or lies below one: whether cwd is in a project
+// with atoms.
 func UnderRoot(cwd string, roots []string) bool {
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		return false
