@@ -53,7 +53,7 @@ const signalDelay = 20 * time.Millisecond
 type armKey struct{}
 
 // interruptible returns a context that SIGINT, SIGTERM and SIGHUP cancel
-// once signals are handled, and its stop. Handling them costs the runtime
+// once signals are handled (handledSignals), and its stop. Handling them costs the runtime
 // a start-up of its own (a thread and more to keep running: 0.7 ms of CPU
 // and of wall time on the 2-core bench machine, a fifth of a spawn's
 // CLI), which a request-and-answer verb finishes before paying: signals
@@ -76,7 +76,7 @@ func interruptible(parent context.Context, delay time.Duration) (context.Context
 		}
 		ch := make(chan os.Signal, 1)
 		sigs = ch
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		signal.Notify(ch, handledSignals()...)
 		go func() {
 			select {
 			case sig := <-ch:
@@ -96,6 +96,20 @@ func interruptible(parent context.Context, delay time.Duration) (context.Context
 		}
 		cancel()
 	}
+}
+
+// handledSignals are the signals the CLI takes over: SIGTERM, and SIGINT
+// and SIGHUP unless it was started with them ignored — a background job
+// of a script (Ctrl-C is for the script, not its jobs) or nohup — which
+// it keeps ignoring, as any command does (handling them would undo it).
+func handledSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }
 
 // signalled is the cause of a context a signal cancelled: what stopped

@@ -39,7 +39,10 @@ const Usage = `helpers:
   kill-self SIGNAL         die from SIGNAL (a number)
   flaky FILE N             count calls in FILE; fail until the Nth call
   print-env NAME...        print NAME=value lines
-  bytes N                  write N bytes of 'x' (newline every 100)`
+  bytes N                  write N bytes of 'x' (newline every 100)
+  default-signals CMD ARG...  exec CMD with SIGINT and SIGHUP at their
+                           default action, even if they were ignored here
+                           (a background job of sh, nohup)`
 
 // Main runs the helper named by args[0] and exits.
 func Main(args []string) {
@@ -127,6 +130,17 @@ func run(name string, args []string) int {
 			fmt.Printf("%s=%s\n", k, os.Getenv(k))
 		}
 		return 0
+	case "default-signals":
+		// Caught signals are reset to their default action by exec;
+		// ignored ones stay ignored.
+		signal.Notify(make(chan os.Signal, 1), os.Interrupt, syscall.SIGHUP)
+		bin, err := exec.LookPath(arg(args, 0, ""))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 127
+		}
+		fmt.Fprintln(os.Stderr, syscall.Exec(bin, args, os.Environ()))
+		return 126
 	case "bytes":
 		n, _ := strconv.Atoi(arg(args, 0, "0"))
 		line := strings.Repeat("x", 99) + "\n"
