@@ -38,6 +38,16 @@ type hintCache struct {
 	stores map[string]*hintEntry
 }
 
+// put keeps e for the store at abs in memory.
+func (h *hintCache) put(abs string, e *hintEntry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stores == nil {
+		h.stores = map[string]*hintEntry{}
+	}
+	h.stores[abs] = e
+}
+
 // hintEntry is what the kernel knows of one store's projects with atoms.
 type hintEntry struct {
 	Stamp storeStamp `json:"stamp"`
@@ -95,10 +105,12 @@ func (k *Kernel) hintRoots(path, layer string) ([]string, bool) {
 	h := &k.hints
 	h.mu.Lock()
 	e := h.stores[abs]
-	if e == nil {
-		e = k.loadHints(abs)
-	}
 	h.mu.Unlock()
+	if e == nil {
+		if e = k.loadHints(abs); e != nil {
+			h.put(abs, e)
+		}
+	}
 	if e != nil && e.Stamp == stamp {
 		return e.Roots, true
 	}
@@ -157,23 +169,13 @@ func (k *Kernel) loadHints(abs string) *hintEntry {
 	if json.Unmarshal(b, &e) != nil {
 		return nil
 	}
-	if k.hints.stores == nil {
-		k.hints.stores = map[string]*hintEntry{}
-	}
-	k.hints.stores[abs] = &e
 	return &e
 }
 
 // keepHints keeps e for the store at abs, in memory and on disk (a
 // snapshot: losing it costs one store open).
 func (k *Kernel) keepHints(abs string, e *hintEntry) {
-	h := &k.hints
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.stores == nil {
-		h.stores = map[string]*hintEntry{}
-	}
-	h.stores[abs] = e
+	k.hints.put(abs, e)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return

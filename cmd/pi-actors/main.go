@@ -52,14 +52,14 @@ const signalDelay = 20 * time.Millisecond
 // starts handling signals at once.
 type armKey struct{}
 
-// interruptible returns a context that SIGINT, SIGTERM and SIGHUP cancel
-// once signals are handled (handledSignals), and its stop. Handling them costs the runtime
-// a start-up of its own (a thread and more to keep running: 0.7 ms of CPU
-// and of wall time on the 2-core bench machine, a fifth of a spawn's
-// CLI), which a request-and-answer verb finishes before paying: signals
-// are handled from delay after the call, or from armSignals. A signal
-// before then ends the CLI by its default action, as it ends any
-// command: the kernel finishes a request it is handling.
+// interruptible returns a context that the handled signals
+// (handledSignals) cancel once signals are handled, and its stop.
+// Handling them costs the runtime a start-up of its own (a thread and
+// more to keep running: 0.7 ms of CPU and of wall time on the 2-core
+// bench machine, a fifth of a spawn's CLI), which a request-and-answer
+// verb finishes before paying: signals are handled from delay after the
+// call, or from armSignals. A signal before then has its default action,
+// as for any command: the kernel finishes a request it is handling.
 func interruptible(parent context.Context, delay time.Duration) (context.Context, func()) {
 	base, cancelCause := context.WithCancelCause(parent)
 	cancel := func() { cancelCause(context.Canceled) }
