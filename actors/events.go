@@ -89,12 +89,6 @@ func (k *Kernel) hub() *eventsHub {
 // every inotify event on the watched run dirs; free while no stream is
 // open).
 func (k *Kernel) noteFile(name string) {
-	hubsMu.Lock()
-	h := hubs[k]
-	hubsMu.Unlock()
-	if h == nil || !h.active.Load() {
-		return
-	}
 	var what uint8
 	switch filepath.Base(name) {
 	case runs.ProgressFile, runs.ResultFile, runs.RunFile, runs.TombstoneFile, runs.EventsFile:
@@ -104,8 +98,19 @@ func (k *Kernel) noteFile(name string) {
 	default:
 		return
 	}
+	k.noteDir(filepath.Dir(name), what)
+}
+
+// noteDir records changes of a run directory for the open streams.
+func (k *Kernel) noteDir(dir string, what uint8) {
+	hubsMu.Lock()
+	h := hubs[k]
+	hubsMu.Unlock()
+	if h == nil || !h.active.Load() {
+		return
+	}
 	h.mu.Lock()
-	h.dirty[filepath.Dir(name)] |= what
+	h.dirty[dir] |= what
 	h.mu.Unlock()
 }
 
@@ -176,6 +181,7 @@ func (h *eventsHub) subscribe(s *eventsSub) {
 	if len(h.subs) == 1 {
 		h.stop = make(chan struct{})
 		h.active.Store(true)
+		h.k.followOutput(true)
 		go h.loop(h.stop)
 	}
 }
@@ -186,6 +192,7 @@ func (h *eventsHub) unsubscribe(s *eventsSub) {
 	delete(h.subs, s)
 	if len(h.subs) == 0 {
 		h.active.Store(false)
+		h.k.followOutput(false)
 		close(h.stop)
 		clear(h.dirty)
 	}

@@ -1,7 +1,9 @@
 package actors_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"sync"
@@ -160,4 +162,70 @@ func wireSpawn(agent, id, parent string) wire.Request {
 	}
 	env = append(env, testproc.EnvVar+"=1", "PI_ACTORS_RUN_ID="+parent)
 	return wire.Request{Op: "spawn", Session: "s1", Cwd: agent, Env: env, Params: rawParams(spawnParams(id, "exit 0", nil))}
+}
+
+// runWatch reads how the kernel follows run directories.
+func (k *kernel) runWatch() verbs.RunWatch {
+	k.t.Helper()
+	var st verbs.KernelStatus
+	if r := k.call("status", "", nil); r.Error != nil || json.Unmarshal(r.Result, &st) != nil || st.RunWatch == nil {
+		k.t.Fatalf("kernel status without run_watch: %+v", r)
+	}
+	return *st.RunWatch
+}
+
+// A run printing a line every millisecond does not wake the kernel for
+// each while no runs stream is open; while one is, its output is followed
+// (and the stream shows the latest line); once it closes, not any more.
+func TestChattyRunDoesNotWakeTheKernel(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	k.spawn("s1", "ticker", "tick 1ms", nil)
+	out := runs.StateDirFor(agent, "ticker").Path(runs.StdoutLog)
+	lines := func() int {
+		b, _ := os.ReadFile(out)
+		return bytes.Count(b, []byte("\n"))
+	}
+	// printed waits for n more lines and says how many inotify events
+	// the kernel had meanwhile.
+	printed := func(n int) int64 {
+		t.Helper()
+		from, before := lines(), k.runWatch().Events
+		eventually(t, 20*time.Second, "the ticker's lines", func() bool { return lines() >= from+n })
+		return k.runWatch().Events - before
+	}
+	printed(50) // past its start (run.json, events, the pid files)
+	if got := printed(300); got > 30 {
+		t.Fatalf("%d inotify events while the run printed 300 lines and no stream was open", got)
+	}
+	if w := k.runWatch(); w.Inotify != 1 || w.Polled != 0 {
+		t.Fatalf("run_watch %+v, want the one run watched by inotify", w)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	v := &eventsView{rows: map[string]verbs.RunRow{}, gone: map[string]bool{}}
+	done := make(chan error, 1)
+	env := &verbs.Env{AgentDir: agent, Cwd: agent, Environ: append(os.Environ(), testproc.EnvVar+"=1")}
+	go func() { done <- verbs.StreamEvents(ctx, env, &verbs.Events{IntervalMS: 50, UsageMS: 250}, v.apply) }()
+	eventually(t, 10*time.Second, "the first frame", func() bool {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.first != nil
+	})
+	first, _ := v.row("ticker")
+	if got := printed(100); got < 50 {
+		t.Fatalf("%d inotify events while the run printed 100 lines with a stream open", got)
+	}
+	eventually(t, 10*time.Second, "a newer last line in the stream", func() bool {
+		r, _ := v.row("ticker")
+		return strings.HasPrefix(r.LastLine, "tick ") && r.LastLine != first.LastLine
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The kernel sees the stream's end when its connection closes.
+	eventually(t, 20*time.Second, "the output no longer followed after the stream closed", func() bool {
+		return printed(100) < 10
+	})
 }

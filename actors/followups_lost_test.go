@@ -259,3 +259,50 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// A live run's outbox is followed by inotify: with the once-a-second look
+// set to an hour, a message to the coordinator still becomes a follow-up
+// of the run's session. A record another writer appends in two pieces
+// waits for its end; each record is queued once.
+func TestOutboxFollowedAsWritten(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernelConfig(t, actors.Config{AgentDir: agent, Settings: settings(nil), OutboxLook: time.Hour})
+	k.spawn("s1", "src", "sleep-forever", nil)
+	send := func(body string) {
+		t.Helper()
+		if r := k.call("message", "s1", map[string]any{"to": "coordinator", "from": "run:src", "type": "note.x", "body": body}); r.Error != nil {
+			t.Fatal(r.Error)
+		}
+	}
+	send("one")
+	eventually(t, 10*time.Second, "the first message queued as a follow-up", func() bool { return queuedFollowups(t, k, "s1") == 1 })
+
+	outbox := runs.StateDirFor(agent, "src").Path(runs.OutboxFile)
+	write := func(s string) {
+		t.Helper()
+		f, err := os.OpenFile(outbox, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := k.runWatch().Events
+	write(`{"to":"coordinator","from":"run:src","type":"note.y","event":"note.y","delivery":"followup","id":"piece",`)
+	eventually(t, 10*time.Second, "the kernel told of the first piece", func() bool { return k.runWatch().Events > before })
+	if got := queuedFollowups(t, k, "s1"); got != 1 {
+		t.Fatalf("%d follow-ups queued after half a record, want 1", got)
+	}
+	write(`"body":"two"}` + "\n")
+	eventually(t, 10*time.Second, "the record written in two pieces queued", func() bool { return queuedFollowups(t, k, "s1") == 2 })
+	send("three")
+	eventually(t, 10*time.Second, "the third queued", func() bool { return queuedFollowups(t, k, "s1") == 3 })
+	var n struct {
+		OutboxLines int `json:"outbox_lines"`
+	}
+	if err := runs.StateDirFor(agent, "src").ReadJSON(runs.NotifiedFile, &n); err != nil || n.OutboxLines < 3 {
+		t.Fatalf("notified.json outbox_lines=%d (%v), want the 3 lines counted", n.OutboxLines, err)
+	}
+}

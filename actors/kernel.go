@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,11 +15,12 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/dirwatch"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -40,6 +42,9 @@ type Config struct {
 	// RoomIdle is how long a room actor with no subscribers and no posts
 	// stays up (0: 30 seconds); the next post or watch starts another.
 	RoomIdle time.Duration
+	// OutboxLook is how often every run actor looks at its outbox besides
+	// what inotify reports (0: a second).
+	OutboxLook time.Duration
 	// Cluster is the kernel's cluster side (nil: the single-machine
 	// kernel). It is started when Settings has a [cluster] section.
 	Cluster Cluster
@@ -61,7 +66,7 @@ type Kernel struct {
 	// (claimHold).
 	answering heldAnswers
 	exits     *runs.ExitWatcher
-	fsw       *fsnotify.Watcher
+	fsw       *dirwatch.Watcher // nil: no inotify (outboxes polled)
 	index     *runs.Index
 	pool      *runs.Pool // a supervisor waiting for the next run (nil: none)
 	started   time.Time
@@ -69,13 +74,19 @@ type Kernel struct {
 	stopped   chan struct{}
 	stop      sync.Once
 
+	// watchMu orders changes of the run directories' inotify masks.
+	watchMu     sync.Mutex
+	watchOutput bool         // a runs stream is open: writes of open files are watched
+	fileEvents  atomic.Int64 // inotify events on run directories
+
 	mu   sync.Mutex
 	live map[string]*liveRun // state dir → live run
 	// starting counts, per session, the spawns past their checks whose
 	// run is not in live yet (reserveLive): a batch's spawns run
 	// concurrently and each must see the others.
 	starting map[string]int
-	watched  map[string]*actor.PID
+	watched  map[string]*actor.PID      // run dir → its run actor
+	polled   map[string]bool            // run dirs inotify does not watch (its limit reached): only the poll sees them
 	killing  map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
 	know  knowledgeHub // open knowledge stores (knowledge.go)
@@ -120,7 +131,7 @@ type liveRun struct {
 // listens on the unix socket (mode 0600, peer uid checked), rebuilds its
 // run actors from the runs index and cleans up stale temp state.
 func Run(ctx context.Context, cfg Config) error {
-	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, killing: map[runs.Dir]chan struct{}{},
+	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, polled: map[string]bool{}, killing: map[runs.Dir]chan struct{}{},
 		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir), settings: newLiveSettings(cfg.AgentDir, cfg.Settings)}
 	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
 		// Known before anything runs: follow-ups queued at rebuild for a
@@ -143,7 +154,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer k.exits.Close()
-	if k.fsw, err = fsnotify.NewWatcher(); err != nil {
+	if k.fsw, err = dirwatch.New(); err != nil {
 		// Not fatal: run actors then re-read outboxes on a timer.
 		k.log.Warn("inotify unavailable; outboxes are polled every second", "err", err)
 		k.fsw = nil
@@ -329,27 +340,48 @@ func (k *Kernel) liveTotal() int {
 func (k *Kernel) watchFiles() {
 	for {
 		select {
-		case ev, ok := <-k.fsw.Events:
+		case ev, ok := <-k.fsw.Events():
 			if !ok {
 				return
 			}
-			k.noteFile(ev.Name) // the runs stream (events.go)
-			if filepath.Base(ev.Name) != runs.OutboxFile {
+			k.fileEvents.Add(1)
+			k.noteFile(ev.Path) // the runs stream (events.go)
+			if filepath.Base(ev.Path) != runs.OutboxFile {
 				continue
 			}
 			k.mu.Lock()
-			pid := k.watched[filepath.Dir(ev.Name)]
+			pid := k.watched[filepath.Dir(ev.Path)]
 			k.mu.Unlock()
 			if pid != nil {
-				k.system.Root.Send(pid, outboxChanged{})
+				k.system.Root.Send(pid, &outboxChanged{})
 			}
-		case err, ok := <-k.fsw.Errors:
+		case err, ok := <-k.fsw.Errors():
 			if !ok {
 				return
 			}
 			k.log.Warn("inotify", "err", err)
+			if errors.Is(err, dirwatch.ErrOverflow) {
+				// Changes were lost: every run re-reads its outbox, every
+				// run a stream shows is reloaded.
+				for dir, pid := range k.watchedNow() {
+					k.noteDir(dir, changedStatus|changedOutput)
+					k.system.Root.Send(pid, &outboxChanged{})
+				}
+			}
 		}
 	}
+}
+
+// runDirMask is what the kernel watches in a run directory: files written
+// and closed or renamed in (outbox and events appends, state files); and
+// each write of a file held open (stdout.log, stderr.log) only while a
+// runs stream is open, so a run printing thousands of lines a second
+// does not wake the kernel for each.
+func (k *Kernel) runDirMask() uint32 {
+	if k.watchOutput {
+		return dirwatch.Modified
+	}
+	return dirwatch.Written
 }
 
 func (k *Kernel) watchDir(dir runs.Dir, pid *actor.PID) {
@@ -359,15 +391,74 @@ func (k *Kernel) watchDir(dir runs.Dir, pid *actor.PID) {
 	if k.fsw == nil {
 		return
 	}
-	if err := k.fsw.Add(string(dir)); err != nil {
-		k.log.Warn("watch run dir", "dir", dir, "err", err)
+	k.watchMu.Lock()
+	defer k.watchMu.Unlock()
+	if err := k.fsw.Add(string(dir), k.runDirMask()); err != nil {
+		k.log.Warn("watch run dir; its outbox is polled", "dir", dir, "err", err)
+		k.mu.Lock()
+		k.polled[string(dir)] = true
+		k.mu.Unlock()
 	}
 }
 
-// pollOutboxes is the fallback when inotify is unavailable (or a watch
-// could not be added): every run actor re-reads its outbox each second.
+// followOutput sets whether the writes of files held open in run
+// directories are watched (while a runs stream is open).
+func (k *Kernel) followOutput(on bool) {
+	if k.fsw == nil {
+		return
+	}
+	k.watchMu.Lock()
+	defer k.watchMu.Unlock()
+	if k.watchOutput == on {
+		return
+	}
+	k.watchOutput = on
+	k.mu.Lock()
+	dirs := make([]string, 0, len(k.watched))
+	for dir := range k.watched {
+		if !k.polled[dir] {
+			dirs = append(dirs, dir)
+		}
+	}
+	k.mu.Unlock()
+	for _, dir := range dirs {
+		// A dir whose run ended meanwhile is no longer there to watch.
+		k.fsw.Add(dir, k.runDirMask())
+	}
+}
+
+// runWatch is how the kernel follows run directories (kernel status).
+func (k *Kernel) runWatch() verbs.RunWatch {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	w := verbs.RunWatch{Events: k.fileEvents.Load(), Polled: len(k.polled)}
+	if k.fsw == nil {
+		w.Polled = len(k.watched)
+	} else {
+		w.Inotify = len(k.watched) - len(k.polled)
+	}
+	return w
+}
+
+// watchedNow is a snapshot of the watched run directories.
+func (k *Kernel) watchedNow() map[string]*actor.PID {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return maps.Clone(k.watched)
+}
+
+// pollOutboxes has every run actor look at its outbox each second: all
+// of it when inotify is unavailable or a watch could not be added (the
+// limit of watches reached), else a backstop for a writer that holds the
+// outbox open (inotify reports an outbox written and closed at once; its
+// writes to an open file only while a runs stream is open). A look is a
+// stat while the outbox is unchanged.
 func (k *Kernel) pollOutboxes() {
-	t := time.NewTicker(time.Second)
+	every := k.cfg.OutboxLook
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -375,13 +466,7 @@ func (k *Kernel) pollOutboxes() {
 			return
 		case <-t.C:
 		}
-		k.mu.Lock()
-		pids := make([]*actor.PID, 0, len(k.watched))
-		for _, p := range k.watched {
-			pids = append(pids, p)
-		}
-		k.mu.Unlock()
-		for _, p := range pids {
+		for _, p := range k.watchedNow() {
 			k.system.Root.Send(p, &outboxChanged{})
 		}
 	}
@@ -393,6 +478,7 @@ func (k *Kernel) unwatchDir(dir runs.Dir, pid *actor.PID) {
 	mine := ok && owner.Equal(pid)
 	if mine {
 		delete(k.watched, string(dir))
+		delete(k.polled, string(dir))
 	}
 	k.mu.Unlock()
 	if mine && k.fsw != nil {
@@ -406,7 +492,7 @@ func (k *Kernel) status() map[string]any {
 		"pid": os.Getpid(), "socket": k.ln.Addr().String(), "agent_dir": k.cfg.AgentDir,
 		"uptime_ms": time.Since(k.started).Milliseconds(), "started_at": k.started.UTC(),
 		"live_runs": k.liveTotal(), "rss_bytes": selfRSS(), "version": k.cfg.Version,
-		"room_actors": k.liveRooms(),
+		"room_actors": k.liveRooms(), "run_watch": k.runWatch(),
 	}
 	if k.settings != nil {
 		if err := k.settings.loadError(); err != nil {

@@ -107,14 +107,20 @@ func settings(edit func(*config.Config)) config.Config {
 // startKernel runs a kernel for agent until stopped (or the test ends).
 func startKernel(t *testing.T, agent string, cfg config.Config) *kernel {
 	t.Helper()
+	return startKernelConfig(t, actors.Config{AgentDir: agent, Settings: cfg})
+}
+
+// startKernelConfig runs a kernel of cfg (its supervisor and version
+// set here) in this process until the test ends.
+func startKernelConfig(t *testing.T, cfg actors.Config) *kernel {
+	t.Helper()
+	cfg.Supervisor, cfg.Version = []string{piActors, "supervise"}, "test"
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &kernel{t: t, agent: agent, stop: cancel, done: make(chan error, 1)}
-	go func() {
-		k.done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test", Settings: cfg})
-	}()
+	k := &kernel{t: t, agent: cfg.AgentDir, stop: cancel, done: make(chan error, 1)}
+	go func() { k.done <- actors.Run(ctx, cfg) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if c, err := wire.Dial(agent, time.Second); err == nil {
+		if c, err := wire.Dial(cfg.AgentDir, time.Second); err == nil {
 			c.Close()
 			break
 		}

@@ -1,7 +1,6 @@
 package actors_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,21 +19,7 @@ import (
 // startKernelIdle runs a kernel whose knowledge stores close after idle.
 func startKernelIdle(t *testing.T, agent string, idle time.Duration) *kernel {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	k := &kernel{t: t, agent: agent, stop: cancel, done: make(chan error, 1)}
-	go func() {
-		k.done <- actors.Run(ctx, actors.Config{AgentDir: agent, Supervisor: []string{piActors, "supervise"}, Version: "test",
-			Settings: settings(nil), KnowledgeIdle: idle})
-	}()
-	eventually(t, 10*time.Second, "the kernel answers", func() bool {
-		c, err := wire.Dial(agent, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	t.Cleanup(k.shutdown)
-	return k
+	return startKernelConfig(t, actors.Config{AgentDir: agent, Settings: settings(nil), KnowledgeIdle: idle})
 }
 
 // knowledge runs one knowledge operation from cwd (as run runID when set).

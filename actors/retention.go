@@ -51,7 +51,7 @@ func (k *Kernel) rebuild() {
 		changed := false
 		if in.Status != runs.StatusArchived && outboxBehind(dir, n) {
 			lines := n.OutboxLines
-			changed = k.deliverOutbox(dir, in.Meta, &n, true)
+			changed = k.deliverOutbox(outboxFollower(dir), in.Meta, &n, true)
 			outboxN += n.OutboxLines - lines
 		}
 		if n.Terminal == "" && in.Handled == nil {

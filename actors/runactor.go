@@ -49,7 +49,8 @@ type runActor struct {
 	notified notified
 	saved    notified // what notified.json holds (no rewrite when unchanged)
 	finished bool
-	seen     int64 // outbox size at the last scan
+	seen     int64             // outbox size at the last scan
+	outbox   *mailbox.Follower // where the last scan of the outbox ended
 }
 
 type (
@@ -164,40 +165,58 @@ func (a *runActor) saveNotified() {
 
 // scanOutbox queues new notify/followup outbox records for the owner.
 // While the run is live (finished not set) a last line still being
-// written waits for its end.
+// written waits for its end. Each scan reads only what the outbox gained.
 func (a *runActor) scanOutbox() {
 	st, err := os.Stat(a.dir.Path(runs.OutboxFile))
 	if err != nil || st.Size() == a.seen {
 		return
 	}
 	a.seen = st.Size()
-	if a.k.deliverOutbox(a.dir, a.meta, &a.notified, a.finished) {
+	if a.outbox == nil {
+		a.outbox = outboxFollower(a.dir)
+	}
+	if a.k.deliverOutbox(a.outbox, a.meta, &a.notified, a.finished) {
 		a.saveNotified()
 	}
 }
 
-// deliverOutbox queues for a run's owner its outbox records with delivery
-// notify or followup from line n.OutboxLines on, and counts the lines read
-// in n (the caller saves it to notified.json); it reports whether n
-// changed. ended: the run is over, so a torn last line is final (counted,
-// never delivered); otherwise it is still being written and waits. Each
+// outboxFollower reads a run's outbox from its start, lines undecoded
+// (ParseOutbox decodes each once).
+func outboxFollower(dir runs.Dir) *mailbox.Follower {
+	f := mailbox.NewFollower(dir.Path(runs.OutboxFile))
+	f.Lazy = true
+	return f
+}
+
+// deliverOutbox queues for a run's owner the outbox records with delivery
+// notify or followup that f gives (what the outbox gained since f's last
+// call) from line n.OutboxLines on, and counts the lines read in n (the
+// caller saves it to notified.json); it reports whether n changed.
+// ended: the run is over, so a torn last line is final (counted, never
+// delivered); otherwise it is still being written and waits. Each
 // follow-up's id is its run instance and line, so a repeat (a kernel that
-// died before notified.json was written) adds nothing.
-func (k *Kernel) deliverOutbox(dir runs.Dir, m *runs.Meta, n *notified, ended bool) bool {
-	lines, err := mailbox.Read(dir.Path(runs.OutboxFile))
+// died before notified.json was written, an outbox replaced and read
+// again) adds nothing.
+func (k *Kernel) deliverOutbox(f *mailbox.Follower, m *runs.Meta, n *notified, ended bool) bool {
+	lines, _, err := f.Next()
 	if err != nil {
-		k.log.Warn("read outbox", "dir", dir, "err", err)
+		k.log.Warn("read outbox", "file", f.Path, "err", err)
 		return false
 	}
-	if !ended && len(lines) > 0 && lines[len(lines)-1].Partial {
-		lines = lines[:len(lines)-1]
+	total := f.Lines()
+	if st, err := os.Stat(f.Path); ended && err == nil && st.Size() > f.Offset() {
+		total++ // the torn last line
 	}
-	if len(lines) <= n.OutboxLines {
+	if total <= n.OutboxLines {
 		return false
 	}
-	for i := n.OutboxLines; i < len(lines); i++ {
-		rec, err := mailbox.ParseOutbox(lines[i].Raw, m.Run, i)
-		if err != nil || m.OwnerID == "" {
+	for _, l := range lines {
+		i := l.N - 1
+		if i < n.OutboxLines || m.OwnerID == "" {
+			continue
+		}
+		rec, err := mailbox.ParseOutbox(l.Raw, m.Run, i)
+		if err != nil {
 			continue
 		}
 		if rec.Delivery != "notify" && rec.Delivery != "followup" {
@@ -208,7 +227,7 @@ func (k *Kernel) deliverOutbox(dir runs.Dir, m *runs.Meta, n *notified, ended bo
 		}
 		k.enqueue(m.OwnerID, outboxFollowup(m, rec, i))
 	}
-	n.OutboxLines = len(lines)
+	n.OutboxLines = total
 	return true
 }
 

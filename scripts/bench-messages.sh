@@ -2,7 +2,8 @@
 # bench-messages.sh — the message layer under load (issue 11): send → claim
 # latency with the inotify wake, sustained messages/s through the CLI's
 # batch form for 1 and 8 writers (run inbox, room, branch inbox), room
-# appends/s in one process, and watch fan-out latency to 10 subscribers.
+# appends/s in one process, watch fan-out latency to 10 subscribers, and a
+# run's message to its coordinator until the session's watch has it.
 #
 #   bash scripts/bench-messages.sh
 #   N=20000 LAT=300 FANOUT=200 bash scripts/bench-messages.sh
@@ -21,6 +22,7 @@ N=${N:-10000}        # messages per rate figure (split between the writers)
 LAT=${LAT:-200}      # send → claim samples per inbox
 FANOUT=${FANOUT:-100} # posts timed to 10 watchers
 APPENDS=${APPENDS:-5000}
+UP=${UP:-100}        # run -> coordinator messages timed to the session's watch stream
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR=${BENCH_DIR:-$HOME/.cache}
@@ -81,5 +83,9 @@ echo "room appends/s (rooms.Post in one process, no kernel): $(kv "$out/app" rat
 "$mb" fanout "$PI_CODING_AGENT_DIR" bench 10 "$FANOUT" >"$out/fan"
 p99=$(kv "$out/fan" p99_ms)
 echo "watch fan-out to 10 subscribers: post sent -> every watcher has it p50 $(kv "$out/fan" p50_ms) ms p99 $p99 ms max $(kv "$out/fan" max_ms) ms over $(kv "$out/fan" n) posts (target <= 50 ms) $(verdict "$p99" '<=' 50)"
+
+# --- 5. a run's message to its coordinator ------------------------------------
+"$mb" upward "$PI_CODING_AGENT_DIR" bench "$UP" >"$out/up"
+echo "run -> coordinator: message sent -> in the session's watch stream p50 $(kv "$out/up" p50_ms) ms p99 $(kv "$out/up" p99_ms) ms max $(kv "$out/up" max_ms) ms over $(kv "$out/up" n) messages (the kernel sees the run's outbox change by inotify)"
 
 echo "bench-messages: done in $(elapsed_s) s"

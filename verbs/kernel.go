@@ -92,6 +92,20 @@ func (k *Kernel) Validate() error {
 	return Usagef("kernel takes one action: start, stop or status")
 }
 
+// RunWatch says how a kernel follows its live runs' state directories.
+// Inotify counts those it watches: an event for each file written and
+// closed or renamed in (a message to the coordinator reaches the
+// session's follow-ups at once), and for each write of stdout.log and
+// stderr.log only while a runs stream (top) is open. Polled counts those
+// whose changes it sees only by looking at each outbox every second
+// (inotify unavailable, or its limit of watches reached:
+// fs.inotify.max_user_watches).
+type RunWatch struct {
+	Inotify int   `json:"inotify"`
+	Polled  int   `json:"polled"`
+	Events  int64 `json:"events"` // inotify events since the kernel started
+}
+
 // KernelStatus describes the running kernel.
 type KernelStatus struct {
 	AgentDir string `json:"agent_dir,omitempty"`
@@ -100,13 +114,16 @@ type KernelStatus struct {
 	RSSBytes int64  `json:"rss_bytes"`
 	// RoomActors counts the live room actors (one per room being
 	// watched or posted to lately).
-	RoomActors int       `json:"room_actors"`
-	Running    *bool     `json:"running,omitempty"`
-	Socket     string    `json:"socket,omitempty"`
-	StartedAt  time.Time `json:"started_at,omitzero"`
-	Stopped    bool      `json:"stopped,omitempty"`
-	UptimeMS   int64     `json:"uptime_ms"`
-	Version    string    `json:"version,omitempty"`
+	RoomActors int `json:"room_actors"`
+	// RunWatch is how the kernel learns of changes in live runs' state
+	// directories.
+	RunWatch  *RunWatch `json:"run_watch,omitempty"`
+	Running   *bool     `json:"running,omitempty"`
+	Socket    string    `json:"socket,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Stopped   bool      `json:"stopped,omitempty"`
+	UptimeMS  int64     `json:"uptime_ms"`
+	Version   string    `json:"version,omitempty"`
 	// ConfigError is why pi-actors.toml, changed since the kernel read
 	// it, does not load (the kernel keeps the settings it read before).
 	ConfigError string `json:"config_error,omitempty"`

@@ -40,6 +40,7 @@ const Usage = `helpers:
   flaky FILE N             count calls in FILE; fail until the Nth call
   print-env NAME...        print NAME=value lines
   bytes N                  write N bytes of 'x' (newline every 100)
+  tick INTERVAL            print "tick N" every INTERVAL (a Go duration), one write each, for ever
   default-signals CMD ARG...  exec CMD with SIGINT and SIGHUP at their
                            default action, even if they were ignored here
                            (a background job of sh, nohup)`
@@ -83,6 +84,12 @@ func run(name string, args []string) int {
 		fmt.Fprintln(f, "got-term")
 		f.Close()
 		return 0
+	case "tick":
+		every := duration(arg(args, 0, "1ms"))
+		for i := 1; ; i++ {
+			fmt.Printf("tick %d\n", i)
+			time.Sleep(every)
+		}
 	case "sleep-forever":
 		writePid(arg(args, 0, ""), os.Getpid())
 		sleepForever()

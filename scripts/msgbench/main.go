@@ -12,6 +12,7 @@
 //	msgbench writers BIN AGENT W N TO [FROM] W processes of `BIN message -` with N messages each to TO
 //	msgbench appends N                      N rooms.Post appends to a fresh room in this process
 //	msgbench fanout AGENT RUN SUBS N        N posts through the kernel; each until SUBS watch_room streams have it
+//	msgbench upward AGENT RUN N             N messages from run:RUN to its coordinator (wire) → each until the session's watch stream has it
 package main
 
 import (
@@ -64,6 +65,9 @@ func main() {
 	case "fanout":
 		need(a, 4)
 		fanout(a[0], a[1], atoi(a[2]), atoi(a[3]))
+	case "upward":
+		need(a, 3)
+		upward(a[0], a[1], atoi(a[2]))
 	default:
 		fatalf("unknown subcommand %s", os.Args[1])
 	}
@@ -274,6 +278,52 @@ func fanout(agent, run string, subs, n int) {
 	}
 	p := pct(samples)
 	fmt.Printf("p50_ms=%.3f\np99_ms=%.3f\nmax_ms=%.3f\nn=%d\nsubscribers=%d\n", p(50), p(99), p(100), n, subs)
+}
+
+// upward: a live run's message to its coordinator goes to the run's
+// outbox; the kernel queues it as a follow-up of the run's session once
+// it sees the outbox change. Timed from the send until `watch` (the
+// session's follow-up stream, $PI_ACTORS_SESSION) has it.
+func upward(agent, run string, n int) {
+	got := make(chan int, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := &verbs.Env{AgentDir: agent, Session: os.Getenv("PI_ACTORS_SESSION"), Cwd: agent, Environ: os.Environ()}
+	go func() {
+		err := verbs.WatchFollowups(ctx, env, func(f verbs.Followup, _ json.RawMessage) error {
+			var e struct {
+				Body any `json:"body"`
+			}
+			b, _ := json.Marshal(f)
+			if json.Unmarshal(b, &e) == nil {
+				if i, ok := e.Body.(float64); ok {
+					got <- int(i)
+				}
+			}
+			return nil
+		}, nil)
+		if err != nil && ctx.Err() == nil {
+			fatalf("watch: %v", err)
+		}
+	}()
+	conn := dial(agent)
+	defer conn.Close()
+	var samples []float64
+	for i := range n {
+		start := time.Now()
+		send(conn, map[string]any{"to": "coordinator", "from": "run:" + run, "type": "bench.up", "body": i})
+		for waiting := true; waiting; {
+			select {
+			case j := <-got:
+				waiting = j != i
+			case <-time.After(10 * time.Second):
+				fatalf("message %d: not in the session's follow-ups after 10 s", i)
+			}
+		}
+		samples = append(samples, ms(time.Since(start)))
+	}
+	p := pct(samples)
+	fmt.Printf("p50_ms=%.3f\np99_ms=%.3f\nmax_ms=%.3f\nn=%d\n", p(50), p(99), p(100), n)
 }
 
 func dial(agent string) *wire.Conn {
