@@ -172,7 +172,14 @@ type spooled struct {
 }
 
 // spoolPath is the capture spool of the store at abs.
-func (k *Kernel) spoolPath(abs string) string { return k.storeFile(abs, "capture", ".jsonl") }
+func (k *Kernel) spoolPath(abs string) string { return k.storeFile(abs, spoolKind, ".jsonl") }
+
+// The directories of <agent>/tmp/pi-actors with a file per knowledge
+// store (storeFile): capture spools and graph hints.
+const (
+	spoolKind = "capture"
+	hintsKind = "hints"
+)
 
 // storeFile is the kernel's file of kind (a directory of its tmp dir) for
 // the store at abs, named by a hash of the store's path.

@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -50,6 +52,7 @@ func (h *hintCache) put(abs string, e *hintEntry) {
 
 // hintEntry is what the kernel knows of one store's projects with atoms.
 type hintEntry struct {
+	Store string     `json:"store"` // the store's path
 	Stamp storeStamp `json:"stamp"`
 	Roots []string   `json:"roots"`
 }
@@ -132,7 +135,7 @@ func (k *Kernel) hintRoots(path, layer string) ([]string, bool) {
 		return nil, false
 	}
 	if !more {
-		k.keepHints(abs, &hintEntry{Stamp: stamp, Roots: roots})
+		k.keepHints(abs, &hintEntry{Store: abs, Stamp: stamp, Roots: roots})
 	}
 	return roots, true
 }
@@ -152,12 +155,12 @@ func (k *Kernel) closeStore(st *knowledge.Store) {
 		return
 	}
 	if stamp, ok := stampStore(st.Path()); ok {
-		k.keepHints(st.Path(), &hintEntry{Stamp: stamp, Roots: roots})
+		k.keepHints(st.Path(), &hintEntry{Store: st.Path(), Stamp: stamp, Roots: roots})
 	}
 }
 
 // hintsPath is where the kernel keeps the hint roots of the store at abs.
-func (k *Kernel) hintsPath(abs string) string { return k.storeFile(abs, "hints", ".json") }
+func (k *Kernel) hintsPath(abs string) string { return k.storeFile(abs, hintsKind, ".json") }
 
 // loadHints reads the kept roots of the store at abs, or nil.
 func (k *Kernel) loadHints(abs string) *hintEntry {
@@ -188,4 +191,32 @@ func (k *Kernel) keepHints(abs string, e *hintEntry) {
 	if err := fsutil.WriteSnapshot(p, b, 0o600); err != nil {
 		k.log.Warn("graph hints: keep the store's project roots", "store", abs, "err", err)
 	}
+}
+
+// pruneHints removes the kept roots of stores that are gone (a project
+// deleted with its store), and files that are not an entry.
+func (k *Kernel) pruneHints() int {
+	dir := filepath.Dir(k.hintsPath("/"))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var h hintEntry
+		if json.Unmarshal(b, &h) == nil && h.Store != "" {
+			if _, err := os.Lstat(h.Store); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		}
+		if os.Remove(p) == nil {
+			n++
+		}
+	}
+	return n
 }

@@ -626,3 +626,55 @@ func TestRunEnvNamesTheKernelsRoot(t *testing.T) {
 	}
 	k.waitIdle()
 }
+
+// A kernel's start removes stale temporary entries (24 h) but keeps what
+// lives in <agent>/tmp/pi-actors for good, whatever its directory's age:
+// the sessions' causal records, capture spools and the graph hints of
+// stores that still exist.
+func TestStartKeepsDurableTempEntries(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	k.spawn("s1", "a", "exit 0", nil)
+	k.shutdown()
+	tmp := wire.TmpDir(agent)
+	store := filepath.Join(t.TempDir(), "knowledge.db")
+	os.WriteFile(store, nil, 0o600)
+	files := []struct {
+		path, body string
+		kept       bool
+	}{
+		{"trace/s1.jsonl", "", true}, // written by the spawn
+		{"capture/0123.jsonl", "{}\n", true},
+		{"hints/0123.json", `{"store":"` + store + `"}`, true},
+		{"hints/4567.json", `{"store":"` + store + `.gone"}`, false},
+		{"outputs/tool-output-1/exec-stdout.txt", "out\n", false},
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	for _, f := range files {
+		p := filepath.Join(tmp, f.path)
+		if f.body != "" {
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(f.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the spawn wrote no %s: %v", f.path, err)
+		}
+		for d := filepath.Dir(f.path); d != "."; d = filepath.Dir(d) {
+			os.Chtimes(filepath.Join(tmp, d), old, old)
+		}
+	}
+	// Its first answer comes after the start's clean-up.
+	startKernel(t, agent, settings(nil)).liveRuns()
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(tmp, f.path))
+		if f.kept && err != nil {
+			t.Errorf("%s removed at the kernel's start: %v", f.path, err)
+		}
+		if !f.kept && err == nil {
+			t.Errorf("stale %s kept", f.path)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package actors
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/sessions"
 	"github.com/pi-actors/pi-actors/workflows"
 )
 
@@ -70,10 +72,16 @@ func (k *Kernel) rebuild() {
 	k.log.Info("rebuilt", "runs", len(entries), "reattached", attachedN, "late_followups", lostN, "late_outbox_lines", outboxN)
 }
 
-// cleanTemp removes stale temp entries (24 h) on start.
+// cleanTemp removes stale temp entries (24 h) on start. Kept for good:
+// the sessions' causal records, the capture spools (captures not yet in
+// their store) and the graph hints (a store's project roots: dropping
+// them costs a store open).
 func (k *Kernel) cleanTemp() {
-	if n := runs.CleanTemp(k.tmp, 24*time.Hour); n > 0 {
+	if n := runs.CleanTemp(k.tmp, 24*time.Hour, filepath.Base(sessions.TraceDir(k.cfg.AgentDir)), spoolKind, hintsKind); n > 0 {
 		k.log.Info("removed stale temp entries", "count", n)
+	}
+	if n := k.pruneHints(); n > 0 {
+		k.log.Info("removed the graph hints of stores that are gone", "count", n)
 	}
 	// State directories a killed kernel left half made (never a run's:
 	// we hold the kernel lock, so no start is under way).

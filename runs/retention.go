@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -303,9 +304,11 @@ func copyFile(src, dst string) error {
 }
 
 // CleanTemp removes top-level entries of <agent>/tmp/pi-actors older than
-// maxAge, except the runs and sessions directories and the kernel's own
-// files. Errors are ignored (fail open).
-func CleanTemp(tmp string, maxAge time.Duration) int {
+// maxAge, except the runs and sessions directories, the kernel's own
+// files and the names in keep (what lives there for good: a directory's
+// age is that of its newest entry's creation, not of what its files
+// hold). Errors are ignored (fail open).
+func CleanTemp(tmp string, maxAge time.Duration, keep ...string) int {
 	ents, err := os.ReadDir(tmp)
 	if err != nil {
 		return 0
@@ -313,7 +316,10 @@ func CleanTemp(tmp string, maxAge time.Duration) int {
 	n := 0
 	for _, e := range ents {
 		switch e.Name() {
-		case "runs", "sessions", "kernel.lock", "kernel.sock", "kernel.json", "kernel.err", "kernel.log", "kernel.log.1", "kernel.log.2":
+		case "runs", "sessions", "kernel.lock", "kernel.sock", "kernel.json", "kernel.err", "kernel.log", "kernel.log.1", "kernel.log.2", "kernel.log.times":
+			continue
+		}
+		if slices.Contains(keep, e.Name()) {
 			continue
 		}
 		info, err := e.Info()
