@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
+	"github.com/pi-actors/pi-actors/internal/dirwatch"
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -277,18 +276,20 @@ func ClaimRunMessage(d runs.Dir, owner string) (mailbox.Record, error) {
 }
 
 // claimWait claims the next message, waiting for one up to wait; inotify
-// on the watched directories wakes it, a 250 ms poll backs it up. An
-// inbox whose lock stayed taken past mailbox.LockWait is busy, not
-// broken: the claim is tried again while wait lasts.
+// on the watched directories wakes it when a file there is written and
+// closed (an append to the inbox) — not at each write of the run's
+// output beside it — and a 250 ms poll backs it up. An inbox whose lock
+// stayed taken past mailbox.LockWait is busy, not broken: the claim is
+// tried again while wait lasts.
 func claimWait(ctx context.Context, claim func() (mailbox.Record, error), watch []string, wait time.Duration) (mailbox.Record, error) {
 	deadline := time.Now().Add(wait)
-	w, err := fsnotify.NewWatcher()
-	var events chan fsnotify.Event
+	w, err := dirwatch.New()
+	var events <-chan dirwatch.Event
 	if err == nil {
 		defer w.Close()
 		for _, dir := range watch {
-			if w.Add(dir) == nil {
-				events = w.Events
+			if w.Add(dir, dirwatch.Written) == nil {
+				events = w.Events()
 			}
 		}
 	}

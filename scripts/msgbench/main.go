@@ -27,8 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
+	"github.com/pi-actors/pi-actors/internal/dirwatch"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
@@ -139,15 +138,16 @@ func routed(via, node, run string, n int) {
 	}
 }
 
-// waitClaim claims one message, woken by inotify on dir (a 250 ms poll
-// backs it up), and returns when it was claimed.
+// waitClaim claims one message, woken by inotify on dir as `mailbox
+// claim` is (a file written and closed; a 250 ms poll backs it up), and
+// returns when it was claimed.
 func waitClaim(dir string, claim func() (mailbox.Record, error), ready chan struct{}) time.Time {
-	w, err := fsnotify.NewWatcher()
+	w, err := dirwatch.New()
 	if err != nil {
 		fatalf("inotify: %v", err)
 	}
 	defer w.Close()
-	if err := w.Add(dir); err != nil {
+	if err := w.Add(dir, dirwatch.Written); err != nil {
 		fatalf("watch %s: %v", dir, err)
 	}
 	close(ready)
@@ -160,7 +160,7 @@ func waitClaim(dir string, claim func() (mailbox.Record, error), ready chan stru
 			return time.Now()
 		}
 		select {
-		case <-w.Events:
+		case <-w.Events():
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
