@@ -55,6 +55,10 @@ type hintEntry struct {
 	Store string     `json:"store"` // the store's path
 	Stamp storeStamp `json:"stamp"`
 	Roots []string   `json:"roots"`
+	// Unreadable: the store did not open or answer at this stamp (damaged,
+	// foreign, newer): not tried again until its files change. Kept in
+	// memory only; the next kernel tries once.
+	Unreadable bool `json:"-"`
 }
 
 // storeStamp tells whether a store changed: its database file and its WAL
@@ -115,10 +119,18 @@ func (k *Kernel) hintRoots(path, layer string) ([]string, bool) {
 		}
 	}
 	if e != nil && e.Stamp == stamp {
-		return e.Roots, true
+		return e.Roots, !e.Unreadable
+	}
+	unreadable := func(err error) ([]string, bool) {
+		k.log.Warn("graph hints: knowledge store unreadable; tried again once it changes", "store", abs, "err", err)
+		h.put(abs, &hintEntry{Store: abs, Stamp: stamp, Unreadable: true})
+		return nil, false
 	}
 	o, err := k.acquireStore(abs, layer, true)
-	if err != nil || o == nil {
+	if err != nil {
+		return unreadable(err)
+	}
+	if o == nil {
 		return nil, false
 	}
 	defer k.releaseStore(o)
@@ -132,7 +144,7 @@ func (k *Kernel) hintRoots(path, layer string) ([]string, bool) {
 	defer cancel()
 	roots, more, err := o.st.Graph().AtomRoots(ctx, hintRootsMax)
 	if err != nil {
-		return nil, false
+		return unreadable(err)
 	}
 	if !more {
 		k.keepHints(abs, &hintEntry{Store: abs, Stamp: stamp, Roots: roots})

@@ -2,6 +2,8 @@ package actors_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,8 +220,13 @@ func kernelWithRepo(t *testing.T) (k *kernel, repo, src string) {
 
 // storeOpens counts the knowledge stores the agent's kernels opened.
 func storeOpens(agent string) int {
+	return strings.Count(kernelLog(agent), "knowledge store opened")
+}
+
+// kernelLog is what the agent's kernels logged.
+func kernelLog(agent string) string {
 	b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
-	return strings.Count(string(b), "knowledge store opened")
+	return string(b)
 }
 
 // A run's graph hints come from the project roots the kernel keeps per
@@ -256,5 +263,50 @@ func TestGraphHintsKeptPerStore(t *testing.T) {
 	if n := storeOpens(agent); n != opens {
 		b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
 		t.Fatalf("the restarted kernel opened %d store(s) for graph hints:\n%s", n-opens, b)
+	}
+}
+
+// A project store that does not open (damaged) is tried once for graph
+// hints, not at every run's end, until its file changes.
+func TestGraphHintsSkipAnUnreadableStore(t *testing.T) {
+	k := startKernelIdle(t, newAgent(t), 100*time.Millisecond)
+	repo, _ := newRepo(t, k)
+	src := filepath.Join(repo, "src")
+	os.MkdirAll(src, 0o755)
+	var db string
+	filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && filepath.Ext(p) == ".db" {
+			db = p
+		}
+		return err
+	})
+	if db == "" {
+		t.Fatal("no project store in the repo")
+	}
+	// The kernel closes it (idle), then it is overwritten.
+	eventually(t, 10*time.Second, "the store closed", func() bool {
+		return strings.Contains(kernelLog(k.agent), "knowledge store closed")
+	})
+	damage := func(s string) {
+		os.Remove(db + "-wal")
+		os.Remove(db + "-shm")
+		if err := os.WriteFile(db, []byte(strings.Repeat(s, 4096)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage("x")
+	unreadable := func() int { return strings.Count(kernelLog(k.agent), "knowledge store unreadable") }
+	for i := range 3 {
+		if f := endIn(k, fmt.Sprintf("r%d", i), src, "true"); f.GraphHints != nil {
+			t.Fatalf("hints from a damaged store: %v", f.GraphHints)
+		}
+	}
+	if n := unreadable(); n != 1 {
+		t.Fatalf("the damaged store was tried %d times for 3 run ends, want 1", n)
+	}
+	damage("y") // changed: tried again
+	endIn(k, "r3", src, "true")
+	if n := unreadable(); n != 2 {
+		t.Fatalf("tried %d times in all after it changed, want 2", n)
 	}
 }
