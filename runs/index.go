@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/mailbox"
 )
 
 // IndexFile is the runs index: an append-only JSONL journal of run
@@ -122,6 +123,13 @@ func repairTail(f *os.File) error {
 // Entries returns the current entry of every indexed run (removed runs
 // left out), newest first. A missing index is rebuilt from a scan.
 func (x *Index) Entries() ([]Entry, error) {
+	if keepIndexes.Load() {
+		list, err := memoFor(x.path()).entries()
+		if errors.Is(err, fs.ErrNotExist) {
+			return x.rebuild(true)
+		}
+		return list, err
+	}
 	m, err := x.read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return x.rebuild(true)
@@ -151,23 +159,90 @@ func (x *Index) read() (map[string]Entry, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		var e Entry
-		if !decodeEntry(sc.Bytes(), &e) {
-			e = Entry{}
-			if json.Unmarshal(sc.Bytes(), &e) != nil {
-				continue // a torn or foreign line: skipped, never fatal
-			}
-		}
-		if e.StateDir == "" {
-			continue
-		}
-		if e.Removed {
-			delete(m, e.StateDir)
-			continue
-		}
-		m[e.StateDir] = e
+		applyLine(m, sc.Bytes())
 	}
 	return m, sc.Err()
+}
+
+// applyLine applies one index line to the entries by state dir: the last
+// record of a state dir wins, a removal drops it; a torn or foreign line
+// is skipped, never fatal.
+func applyLine(m map[string]Entry, line []byte) {
+	var e Entry
+	if !decodeEntry(line, &e) {
+		e = Entry{}
+		if json.Unmarshal(line, &e) != nil {
+			return
+		}
+	}
+	if e.StateDir == "" {
+		return
+	}
+	if e.Removed {
+		delete(m, e.StateDir)
+		return
+	}
+	m[e.StateDir] = e
+}
+
+// keepIndexes: this process keeps what it read of each runs index and
+// reads only the lines appended since at its next listing (KeepIndexes).
+var keepIndexes atomic.Bool
+
+// KeepIndexes makes this process keep what it read of each runs index in
+// memory, so each later listing reads only what the index gained (the
+// whole file again once it was compacted or rebuilt). For a long-lived
+// front door that lists runs often (the MCP server); a CLI process lists
+// once, and the kernel does not keep what it rarely reads.
+func KeepIndexes() { keepIndexes.Store(true) }
+
+// indexMemo is what this process read of one index file.
+type indexMemo struct {
+	mu     sync.Mutex
+	f      *mailbox.Follower
+	m      map[string]Entry
+	sorted []Entry // nil: m changed since it was sorted
+}
+
+var indexMemos sync.Map // index path → *indexMemo
+
+func memoFor(path string) *indexMemo {
+	if mo, ok := indexMemos.Load(path); ok {
+		return mo.(*indexMemo)
+	}
+	f := mailbox.NewFollower(path)
+	f.Lazy = true
+	mo, _ := indexMemos.LoadOrStore(path, &indexMemo{f: f})
+	return mo.(*indexMemo)
+}
+
+// entries is Entries from the memo: the lines the file gained applied,
+// sorted again only when something changed.
+func (mo *indexMemo) entries() ([]Entry, error) {
+	mo.mu.Lock()
+	defer mo.mu.Unlock()
+	st, err := os.Stat(mo.f.Path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() == 0 {
+		return nil, fs.ErrNotExist // never written whole: rebuilt (read)
+	}
+	lines, reset, err := mo.f.Next()
+	if err != nil {
+		return nil, err
+	}
+	if reset || mo.m == nil {
+		mo.m, mo.sorted = map[string]Entry{}, nil
+	}
+	for _, l := range lines {
+		applyLine(mo.m, l.Raw)
+		mo.sorted = nil
+	}
+	if mo.sorted == nil {
+		mo.sorted = sorted(mo.m)
+	}
+	return slices.Clone(mo.sorted), nil
 }
 
 var entryKeys = []string{"run", "state_dir", "status", "ownerId", "recipe", "tool", "updated_at", "removed"}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -59,6 +60,9 @@ func New(opts Options) (*Server, error) {
 		env.Session = NewSession()
 	}
 	env.Stream, env.Stdin, env.JSON = nil, nil, true
+	// A server lives long and lists runs at every inspect: it keeps what
+	// it read of the runs index and reads only what the index gained.
+	runs.KeepIndexes()
 	s := &Server{env: &env, log: opts.Log, tools: map[string]ToolDef{}, ssSet: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
