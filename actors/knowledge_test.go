@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -223,6 +224,17 @@ func storeOpens(agent string) int {
 	return strings.Count(kernelLog(agent), "knowledge store opened")
 }
 
+// keptRoots reports whether a file in the hints dir is about the store.
+func keptRoots(dir, store string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if b, _ := os.ReadFile(filepath.Join(dir, e.Name())); bytes.Contains(b, []byte(`"store":"`+store+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
 // kernelLog is what the agent's kernels logged.
 func kernelLog(agent string) string {
 	b, _ := os.ReadFile(filepath.Join(wire.TmpDir(agent), "kernel.log"))
@@ -283,9 +295,11 @@ func TestGraphHintsSkipAnUnreadableStore(t *testing.T) {
 	if db == "" {
 		t.Fatal("no project store in the repo")
 	}
-	// The kernel closes it (idle), then it is overwritten.
-	eventually(t, 10*time.Second, "the store closed", func() bool {
-		return strings.Contains(kernelLog(k.agent), "knowledge store closed")
+	// The kernel closes it (idle) and keeps its roots stamped after the
+	// close (the hints file); then it is overwritten.
+	hints := filepath.Join(wire.TmpDir(k.agent), "hints")
+	eventually(t, 10*time.Second, "the store closed and its roots kept", func() bool {
+		return strings.Contains(kernelLog(k.agent), "knowledge store closed") && keptRoots(hints, db)
 	})
 	damage := func(s string) {
 		os.Remove(db + "-wal")
@@ -296,7 +310,13 @@ func TestGraphHintsSkipAnUnreadableStore(t *testing.T) {
 	}
 	damage("x")
 	unreadable := func() int { return strings.Count(kernelLog(k.agent), "knowledge store unreadable") }
-	for i := range 3 {
+	// A lookup may outlast its follow-up (it waits at most hintsWait):
+	// the first attempt is waited for in the log.
+	if f := endIn(k, "r0", src, "true"); f.GraphHints != nil {
+		t.Fatalf("hints from a damaged store: %v", f.GraphHints)
+	}
+	eventually(t, 10*time.Second, "the damaged store tried", func() bool { return unreadable() >= 1 })
+	for i := 1; i <= 2; i++ {
 		if f := endIn(k, fmt.Sprintf("r%d", i), src, "true"); f.GraphHints != nil {
 			t.Fatalf("hints from a damaged store: %v", f.GraphHints)
 		}
@@ -306,6 +326,7 @@ func TestGraphHintsSkipAnUnreadableStore(t *testing.T) {
 	}
 	damage("y") // changed: tried again
 	endIn(k, "r3", src, "true")
+	eventually(t, 10*time.Second, "the changed store tried again", func() bool { return unreadable() >= 2 })
 	if n := unreadable(); n != 2 {
 		t.Fatalf("tried %d times in all after it changed, want 2", n)
 	}
