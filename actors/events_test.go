@@ -24,6 +24,7 @@ type eventsView struct {
 	frames int
 	first  *verbs.EventsFrame
 	kernel *verbs.KernelFigures
+	close  func() // ends the stream and waits for it
 }
 
 func (v *eventsView) apply(f *verbs.EventsFrame) error {
@@ -52,7 +53,8 @@ func (v *eventsView) row(id string) (verbs.RunRow, bool) {
 	return r, ok
 }
 
-// openEvents reads the kernel's runs stream until the test ends.
+// openEvents reads the kernel's runs stream until the test ends or the
+// view's close.
 func openEvents(t *testing.T, agent string, req *verbs.Events) *eventsView {
 	t.Helper()
 	v := &eventsView{rows: map[string]verbs.RunRow{}, gone: map[string]bool{}}
@@ -60,12 +62,16 @@ func openEvents(t *testing.T, agent string, req *verbs.Events) *eventsView {
 	done := make(chan error, 1)
 	env := &verbs.Env{AgentDir: agent, Cwd: agent, Environ: append(os.Environ(), testproc.EnvVar+"=1")}
 	go func() { done <- verbs.StreamEvents(ctx, env, req, v.apply) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("events stream: %v", err)
-		}
-	})
+	var once sync.Once
+	v.close = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("events stream: %v", err)
+			}
+		})
+	}
+	t.Cleanup(v.close)
 	eventually(t, 10*time.Second, "the first frame", func() bool {
 		v.mu.Lock()
 		defer v.mu.Unlock()
@@ -206,16 +212,7 @@ func TestChattyRunDoesNotWakeTheKernel(t *testing.T) {
 		t.Fatalf("run_watch %+v, want the one run watched by inotify", w)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	v := &eventsView{rows: map[string]verbs.RunRow{}, gone: map[string]bool{}}
-	done := make(chan error, 1)
-	env := &verbs.Env{AgentDir: agent, Cwd: agent, Environ: append(os.Environ(), testproc.EnvVar+"=1")}
-	go func() { done <- verbs.StreamEvents(ctx, env, &verbs.Events{IntervalMS: 50, UsageMS: 250}, v.apply) }()
-	eventually(t, 10*time.Second, "the first frame", func() bool {
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		return v.first != nil
-	})
+	v := openEvents(t, agent, &verbs.Events{IntervalMS: 50, UsageMS: 250})
 	first, _ := v.row("ticker")
 	if got := printed(lines300); got < split {
 		t.Fatalf("%d inotify events while the run printed 300 lines with a stream open", got)
@@ -224,10 +221,7 @@ func TestChattyRunDoesNotWakeTheKernel(t *testing.T) {
 		r, _ := v.row("ticker")
 		return strings.HasPrefix(r.LastLine, "tick ") && r.LastLine != first.LastLine
 	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	v.close()
 	// The kernel sees the stream's end when its connection closes.
 	eventually(t, 20*time.Second, "the output no longer followed after the stream closed", func() bool {
 		return printed(lines300) <= split

@@ -86,7 +86,7 @@ type Kernel struct {
 	// concurrently and each must see the others.
 	starting map[string]int
 	watched  map[string]*actor.PID      // run dir → its run actor
-	polled   map[string]bool            // run dirs inotify does not watch (its limit reached): only the poll sees them
+	polled   map[string]bool            // run dirs inotify does not watch (unavailable, or its limit reached): only the poll sees them
 	killing  map[runs.Dir]chan struct{} // control.kill applied, result not yet written
 
 	know  knowledgeHub // open knowledge stores (knowledge.go)
@@ -385,19 +385,22 @@ func (k *Kernel) runDirMask() uint32 {
 }
 
 func (k *Kernel) watchDir(dir runs.Dir, pid *actor.PID) {
-	k.mu.Lock()
-	k.watched[string(dir)] = pid
-	k.mu.Unlock()
-	if k.fsw == nil {
-		return
+	watched := k.fsw != nil
+	if watched {
+		k.watchMu.Lock()
+		defer k.watchMu.Unlock()
+		if err := k.fsw.Add(string(dir), k.runDirMask()); err != nil {
+			k.log.Warn("watch run dir; its outbox is polled", "dir", dir, "err", err)
+			watched = false
+		}
 	}
-	k.watchMu.Lock()
-	defer k.watchMu.Unlock()
-	if err := k.fsw.Add(string(dir), k.runDirMask()); err != nil {
-		k.log.Warn("watch run dir; its outbox is polled", "dir", dir, "err", err)
-		k.mu.Lock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.watched[string(dir)] = pid
+	if watched {
+		delete(k.polled, string(dir)) // an earlier run of the dir's
+	} else {
 		k.polled[string(dir)] = true
-		k.mu.Unlock()
 	}
 }
 
@@ -431,13 +434,7 @@ func (k *Kernel) followOutput(on bool) {
 func (k *Kernel) runWatch() verbs.RunWatch {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	w := verbs.RunWatch{Events: k.fileEvents.Load(), Polled: len(k.polled)}
-	if k.fsw == nil {
-		w.Polled = len(k.watched)
-	} else {
-		w.Inotify = len(k.watched) - len(k.polled)
-	}
-	return w
+	return verbs.RunWatch{Inotify: len(k.watched) - len(k.polled), Polled: len(k.polled), Events: k.fileEvents.Load()}
 }
 
 // watchedNow is a snapshot of the watched run directories.

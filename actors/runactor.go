@@ -204,8 +204,10 @@ func (k *Kernel) deliverOutbox(f *mailbox.Follower, m *runs.Meta, n *notified, e
 		return false
 	}
 	total := f.Lines()
-	if st, err := os.Stat(f.Path); ended && err == nil && st.Size() > f.Offset() {
-		total++ // the torn last line
+	if ended {
+		if st, err := os.Stat(f.Path); err == nil && st.Size() > f.Offset() {
+			total++ // the torn last line
+		}
 	}
 	if total <= n.OutboxLines {
 		return false

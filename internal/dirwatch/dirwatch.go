@@ -75,7 +75,8 @@ func New() (*Watcher, error) {
 // Events delivers the changes; it is closed when the watcher ends.
 func (w *Watcher) Events() <-chan Event { return w.events }
 
-// Errors delivers ErrOverflow and read errors; closed with Events.
+// Errors delivers ErrOverflow, and a read error before Events and it
+// close (the watcher then watches nothing).
 func (w *Watcher) Errors() <-chan error { return w.errs }
 
 // Add watches dir with mask, or sets the mask of its watch.
@@ -132,13 +133,10 @@ func (w *Watcher) read() {
 	for {
 		n, err := w.f.Read(buf[:])
 		if err != nil {
-			if errors.Is(err, os.ErrClosed) {
-				return
+			if !errors.Is(err, os.ErrClosed) {
+				w.sendErr(fmt.Errorf("inotify read: %w", err)) // then the streams end
 			}
-			if !w.sendErr(fmt.Errorf("inotify read: %w", err)) {
-				return
-			}
-			continue
+			return
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
