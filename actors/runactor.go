@@ -255,10 +255,12 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 		// Killed on purpose (by the kernel, which writes this same result).
 		res = runs.KilledResult(in.Dir)
 	}
+	// The event first, as the supervisor does: once result.json exists the
+	// run reads as over, and its events must already say how it ended.
+	runs.AppendEvent(in.Dir, map[string]any{"event": "run.exited", "reason": reason, "killed_leftovers": killed})
 	if err := in.Dir.WriteJSON(runs.ResultFile, res.Identify(in.Meta)); err != nil {
 		k.log.Warn("write result", "dir", in.Dir, "err", err)
 	}
-	runs.AppendEvent(in.Dir, map[string]any{"event": "run.exited", "reason": reason, "killed_leftovers": killed})
 	k.log.Info("run lost its supervisor", "run", m.Run, "reason", reason, "killed", killed)
 }
 
