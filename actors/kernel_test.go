@@ -662,7 +662,7 @@ func TestStartKeepsDurableTempEntries(t *testing.T) {
 		} else if _, err := os.Stat(p); err != nil {
 			t.Fatalf("the spawn wrote no %s: %v", f.path, err)
 		}
-		for d := filepath.Dir(f.path); d != "."; d = filepath.Dir(d) {
+		for d := f.path; d != "."; d = filepath.Dir(d) {
 			os.Chtimes(filepath.Join(tmp, d), old, old)
 		}
 	}

@@ -303,17 +303,26 @@ func copyFile(src, dst string) error {
 	return nil
 }
 
-// CleanTemp removes top-level entries of <agent>/tmp/pi-actors older than
-// maxAge, except the runs and sessions directories, the kernel's own
-// files and the names in keep (what lives there for good: a directory's
-// age is that of its newest entry's creation, not of what its files
-// hold). Errors are ignored (fail open).
+// CleanTemp removes what in <agent>/tmp/pi-actors is older than maxAge,
+// except the runs and sessions directories, the kernel's own files and
+// the names in keep (what lives there for good). A top-level file ages by
+// its own mtime; a top-level directory (outputs, spill) is swept entry by
+// entry, each aged by the newest mtime in it — never removed whole by its
+// own mtime, the creation of its newest entry, which says nothing of an
+// older entry still in use. It returns how many entries it removed.
+// Errors are ignored (fail open).
 func CleanTemp(tmp string, maxAge time.Duration, keep ...string) int {
 	ents, err := os.ReadDir(tmp)
 	if err != nil {
 		return 0
 	}
+	old := func(path string) bool { return time.Since(newestMtime(path)) >= maxAge }
 	n := 0
+	remove := func(path string) {
+		if os.RemoveAll(path) == nil {
+			n++
+		}
+	}
 	for _, e := range ents {
 		switch e.Name() {
 		case "runs", "sessions", "kernel.lock", "kernel.sock", "kernel.json", "kernel.err", "kernel.log", "kernel.log.1", "kernel.log.2", "kernel.log.times":
@@ -322,15 +331,40 @@ func CleanTemp(tmp string, maxAge time.Duration, keep ...string) int {
 		if slices.Contains(keep, e.Name()) {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < maxAge {
+		p := filepath.Join(tmp, e.Name())
+		if !e.IsDir() {
+			if old(p) {
+				remove(p)
+			}
 			continue
 		}
-		if os.RemoveAll(filepath.Join(tmp, e.Name())) == nil {
-			n++
+		subs, err := os.ReadDir(p)
+		if err != nil {
+			continue
+		}
+		for _, s := range subs {
+			if sp := filepath.Join(p, s.Name()); old(sp) {
+				remove(sp)
+			}
 		}
 	}
 	return n
+}
+
+// newestMtime is the newest modification time of path and, for a
+// directory, of everything under it; the zero time when path is gone.
+func newestMtime(path string) time.Time {
+	var newest time.Time
+	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().After(newest) {
+			newest = info.ModTime()
+		}
+		return nil
+	})
+	return newest
 }
 
 // Expired lists terminal runs whose last update is older than maxAge.

@@ -152,3 +152,57 @@ func TestPruneRefusesUncopyableArtifact(t *testing.T) {
 		t.Errorf("the state dir is still there after prune: %v", err)
 	}
 }
+
+func TestCleanTempAgesEntriesOneByOne(t *testing.T) {
+	tmp := t.TempDir()
+	old := time.Now().Add(-48 * time.Hour)
+	files := []struct {
+		path string
+		aged bool // the file and every directory above it
+		kept bool
+	}{
+		{"kernel.log", true, true},
+		{"runs/a/run.json", true, true},
+		{"trace/s1.jsonl", true, true}, // in keep
+		{"stale.json", true, false},
+		{"fresh.json", false, true},
+		{"outputs/tool-output-1/exec-stdout.txt", true, false},
+		// A new output does not keep an old one, nor an old directory
+		// one still written to.
+		{"outputs/tool-output-2/exec-stdout.txt", false, true},
+		{"spill/pi-actors-output-1", true, false},
+		{"spill/pi-actors-output-2", false, true},
+	}
+	for _, f := range files {
+		p := filepath.Join(tmp, f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		if f.aged {
+			for d := f.path; d != "."; d = filepath.Dir(d) {
+				os.Chtimes(filepath.Join(tmp, d), old, old)
+			}
+		}
+	}
+	// Every directory aged, as a day without a new entry leaves them.
+	for _, d := range []string{"outputs", "outputs/tool-output-2", "spill"} {
+		os.Chtimes(filepath.Join(tmp, d), old, old)
+	}
+	if n := runs.CleanTemp(tmp, 24*time.Hour, "trace"); n != 3 {
+		t.Errorf("CleanTemp removed %d entries, want 3", n)
+	}
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(tmp, f.path))
+		if f.kept && err != nil {
+			t.Errorf("%s removed: %v", f.path, err)
+		}
+		if !f.kept && err == nil {
+			t.Errorf("stale %s kept", f.path)
+		}
+	}
+}
