@@ -201,7 +201,8 @@ type indexMemo struct {
 	mu     sync.Mutex
 	f      *mailbox.Follower
 	m      map[string]Entry
-	sorted []Entry // nil: m changed since it was sorted
+	sorted []Entry   // nil: m changed since it was sorted
+	live   liveFiles // the files of the live runs it lists
 }
 
 var indexMemos sync.Map // index path → *indexMemo
@@ -550,13 +551,24 @@ func (x *Index) List(filter string) ([]*Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	var live *liveFiles
+	var seen map[Dir]bool
+	if keepIndexes.Load() {
+		live, seen = &memoFor(x.path()).live, map[Dir]bool{}
+		defer func() { live.prune(seen) }()
+	}
 	out := make([]*Info, 0, len(entries))
 	for _, e := range entries {
 		var in *Info
 		if Terminal(e.Status) {
 			in = &Info{Dir: Dir(e.StateDir), Status: e.Status, Meta: &Meta{Run: e.Run, Address: "run:" + e.Run, StateDir: e.StateDir, OwnerID: e.OwnerID, Recipe: e.Recipe, Tool: e.Tool, CreatedAt: e.UpdatedAt}}
 		} else {
-			loaded, err := Load(Dir(e.StateDir))
+			dir := Dir(e.StateDir)
+			var files fileReader = directReader{dir}
+			if live != nil {
+				files, seen[dir] = live.reader(dir), true
+			}
+			loaded, err := loadFrom(dir, true, files)
 			if err != nil {
 				continue // gone since it was indexed
 			}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,5 +76,108 @@ func TestKeptIndexListsWhatTheFileHolds(t *testing.T) {
 	}
 	if list, err := x.Entries(); err != nil || len(list) != 0 {
 		t.Fatalf("after the index was removed: %v %v", list, err)
+	}
+}
+
+// A process that keeps its indexes keeps what it decoded of each live
+// run's run.json and progress.json while their files are unchanged,
+// lists what a fresh load lists after they change, gives each caller its
+// own copy, and forgets a run once it is no longer listed live.
+func TestKeptListingsReadOnlyChangedRunFiles(t *testing.T) {
+	keepIndexes.Store(true)
+	t.Cleanup(func() { keepIndexes.Store(false) })
+	x := NewIndex(t.TempDir())
+	pid := os.Getpid() // a live "supervisor": this test
+	dirs := map[string]Dir{}
+	for _, run := range []string{"a", "b"} {
+		d := Dir(filepath.Join(x.Root, run))
+		dirs[run] = d
+		if err := os.MkdirAll(string(d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		m := &Meta{Run: run, Address: "run:" + run, StateDir: string(d), Pid: pid, PidStart: StartTime(pid), Recipe: "r1", CreatedAt: time.Now().UTC()}
+		if err := d.WriteJSON(RunFile, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.WriteJSON(ProgressFile, &Progress{Phase: "running"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Record(Entry{Run: run, StateDir: string(d), Status: StatusRunning, UpdatedAt: time.Now().UTC()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func() map[string]*Info {
+		t.Helper()
+		list, err := x.List("all")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*Info{}
+		for _, in := range list {
+			out[in.Meta.Run] = in
+		}
+		return out
+	}
+	same := func(step string) map[string]*Info {
+		t.Helper()
+		got := kept()
+		for run, in := range got {
+			fresh, err := Load(in.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(in, fresh) {
+				t.Fatalf("%s: run %s listed %+v %+v, a fresh load %+v %+v", step, run, in.Meta, in.Progress, fresh.Meta, fresh.Progress)
+			}
+		}
+		return got
+	}
+	got := same("first listing")
+	if len(got) != 2 || got["a"].Status != StatusRunning {
+		t.Fatalf("first listing: %+v", got)
+	}
+	// A caller's changes stay its own.
+	got["a"].Meta.Recipe, got["a"].Progress.Phase = "changed", "changed"
+	same("after a caller changed its copy")
+
+	// Changed files are read again: run.json rewritten, the session
+	// suspended the run (progress.json).
+	m, _ := dirs["a"].Meta()
+	m.Recipe = "r2"
+	dirs["a"].WriteJSON(RunFile, m)
+	dirs["a"].WriteJSON(ProgressFile, &Progress{Phase: "running", SuspendedAt: time.Now().UTC()})
+	got = same("files rewritten")
+	if got["a"].Meta.Recipe != "r2" || got["a"].Status != StatusSuspended {
+		t.Fatalf("files rewritten: %+v, status %s", got["a"].Meta, got["a"].Status)
+	}
+	dirs["a"].WriteJSON(ProgressFile, &Progress{Phase: "running"})
+	same("resumed")
+
+	// Unchanged files are not read again: content changed behind an
+	// identical stamp (same inode, size and mtime) still lists as kept.
+	path := dirs["b"].Path(RunFile)
+	st, _ := os.Stat(path)
+	body, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(body), `"r1"`, `"r9"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, st.ModTime(), st.ModTime())
+	if r := kept()["b"].Meta.Recipe; r != "r1" {
+		t.Fatalf("an unchanged stamp: run.json read again (recipe %q)", r)
+	}
+
+	// A run no longer live (its supervisor gone) is forgotten.
+	m, _ = dirs["b"].Meta()
+	m.Pid, m.PidStart = 1<<22+1, 1
+	dirs["b"].WriteJSON(RunFile, m)
+	x.Record(Entry{Run: "b", StateDir: string(dirs["b"]), Status: StatusExited, UpdatedAt: time.Now().UTC()})
+	kept()
+	lf := &memoFor(x.path()).live
+	lf.mu.Lock()
+	_, haveB := lf.dirs[dirs["b"]]
+	n := len(lf.dirs)
+	lf.mu.Unlock()
+	if haveB || n != 1 {
+		t.Fatalf("kept %d runs' files (b among them: %v), want only a's", n, haveB)
 	}
 }

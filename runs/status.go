@@ -45,16 +45,38 @@ type Tombstone struct {
 //     later → exited (kernel_lost: the start never completed);
 //   - otherwise the last run.kill / run.cancel event decides, else exited
 //     (supervisor_lost).
-func Load(dir Dir) (*Info, error) { return load(dir, true) }
+func Load(dir Dir) (*Info, error) { return loadFrom(dir, true, directReader{dir}) }
+
+// fileReader reads a run's run.json and progress.json: from the files
+// (directReader), or through what a listing process keeps (liveFiles).
+type fileReader interface {
+	meta() (*Meta, error)
+	progress() *Progress
+}
+
+type directReader struct{ dir Dir }
+
+func (r directReader) meta() (*Meta, error) { return r.dir.Meta() }
+func (r directReader) progress() *Progress  { return r.dir.Progress() }
 
 // load is Load; with full false it reads only what a runs index entry
 // needs (no terminal-handled record, no progress for an ended run).
 func load(dir Dir, full bool) (*Info, error) {
-	in := &Info{Dir: dir}
-	meta := dir.Meta
-	if !full {
-		meta = dir.metaHead
+	if full {
+		return loadFrom(dir, true, directReader{dir})
 	}
+	return loadFrom(dir, false, headReader{directReader{dir}})
+}
+
+// headReader reads only run.json's identity fields (metaHead).
+type headReader struct{ directReader }
+
+func (r headReader) meta() (*Meta, error) { return r.dir.metaHead() }
+
+// loadFrom is load reading run.json and progress.json through files.
+func loadFrom(dir Dir, full bool, files fileReader) (*Info, error) {
+	in := &Info{Dir: dir}
+	meta := files.meta
 	// run.json first: an archived run's state dir holds only its
 	// tombstone (archiving moves the whole directory away).
 	m, err := meta()
@@ -79,7 +101,7 @@ func load(dir Dir, full bool) (*Info, error) {
 	in.Meta = m
 	in.Result = dir.Result()
 	if full || in.Result == nil {
-		in.Progress = dir.Progress()
+		in.Progress = files.progress()
 	}
 	var h Handled
 	if full && dir.ReadJSON(HandledFile, &h) == nil {
