@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/clustertest"
 	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
@@ -64,7 +65,7 @@ func startEtcd(t *testing.T) (client string, kill func()) {
 		})
 	}
 	t.Cleanup(kill)
-	eventually(t, 20*time.Second, "etcd answers", func() bool {
+	clustertest.Eventually(t, 20*time.Second, "etcd answers", func() bool {
 		resp, err := http.Get(client + "/health")
 		if err != nil {
 			return false
@@ -82,34 +83,34 @@ func startEtcd(t *testing.T) (client string, kill func()) {
 // etcd for ever).
 func TestClusterEtcd(t *testing.T) {
 	endpoint, killEtcd := startEtcd(t)
-	c := withCA(t)
+	c := clustertest.WithCA(t, bin)
 	for _, n := range []string{"a", "b", "c"} {
-		c.add(n, func(m *member) {
-			m.config = strings.Replace(m.config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"etcd\"\nendpoints = [%q]", endpoint), 1)
+		c.Add(n, func(m *clustertest.Member) {
+			m.Config = strings.Replace(m.Config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"etcd\"\nendpoints = [%q]", endpoint), 1)
 		})
 	}
-	c.writeConfigs()
-	c.startAll()
-	for _, n := range c.order {
-		c.waitUp(n, 20*time.Second, "a", "b", "c")
+	c.WriteConfigs()
+	c.StartAll()
+	for _, n := range c.Order {
+		c.WaitUp(n, 20*time.Second, "a", "b", "c")
 	}
-	out := c.run("a", "spawn", "as=run:e1", "node=c", "template=sleep 60")
+	out := c.Run("a", "spawn", "as=run:e1", "node=c", "template=sleep 60")
 	if !strings.Contains(out, "node=c") {
 		t.Fatalf("spawn node=c: %s", out)
 	}
-	syscall.Kill(c.kernelPid("b"), syscall.SIGKILL)
-	c.waitStatus("a", 5*time.Second, "unreachable", "b")
-	c.start("b")
-	c.waitUp("a", 10*time.Second, "b")
-	c.waitUp("b", 10*time.Second, "a", "c")
+	syscall.Kill(c.KernelPid("b"), syscall.SIGKILL)
+	c.WaitStatus("a", 5*time.Second, "unreachable", "b")
+	c.Start("b")
+	c.WaitUp("a", 10*time.Second, "b")
+	c.WaitUp("b", 10*time.Second, "a", "c")
 
 	killEtcd()
-	pid := c.kernelPid("a")
+	pid := c.KernelPid("a")
 	start := time.Now()
-	if o, code := c.cli("a", "kernel", "stop"); code != 0 {
+	if o, code := c.CLI("a", "kernel", "stop"); code != 0 {
 		t.Fatalf("kernel stop with etcd gone: exit %d\n%s", code, o)
 	}
-	eventually(t, 20*time.Second, "a's kernel exits with etcd gone", func() bool {
+	clustertest.Eventually(t, 20*time.Second, "a's kernel exits with etcd gone", func() bool {
 		return syscall.Kill(pid, 0) != nil
 	})
 	t.Logf("a's kernel stopped %s after the request, etcd gone", time.Since(start).Round(time.Millisecond))
@@ -139,7 +140,7 @@ func TestClusterConsul(t *testing.T) {
 		cmd.Wait()
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	eventually(t, 30*time.Second, "consul has a leader", func() bool {
+	clustertest.Eventually(t, 30*time.Second, "consul has a leader", func() bool {
 		resp, err := http.Get("http://" + addr + "/v1/status/leader")
 		if err != nil {
 			return false
@@ -149,17 +150,17 @@ func TestClusterConsul(t *testing.T) {
 		n, _ := resp.Body.Read(b)
 		return resp.StatusCode == 200 && n > 2
 	})
-	c := withCA(t)
+	c := clustertest.WithCA(t, bin)
 	for _, n := range []string{"a", "b"} {
-		c.add(n, func(m *member) {
-			m.config = strings.Replace(m.config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"consul\"\nconsul = %q", addr), 1)
+		c.Add(n, func(m *clustertest.Member) {
+			m.Config = strings.Replace(m.Config, "provider = \"automanaged\"", fmt.Sprintf("provider = \"consul\"\nconsul = %q", addr), 1)
 		})
 	}
-	c.writeConfigs()
-	c.startAll()
-	c.waitUp("a", 30*time.Second, "a", "b")
-	c.waitUp("b", 30*time.Second, "a", "b")
-	if out := c.run("a", "spawn", "as=run:k1", "node=b", "template=sleep 30"); !strings.Contains(out, "node=b") {
+	c.WriteConfigs()
+	c.StartAll()
+	c.WaitUp("a", 30*time.Second, "a", "b")
+	c.WaitUp("b", 30*time.Second, "a", "b")
+	if out := c.Run("a", "spawn", "as=run:k1", "node=b", "template=sleep 30"); !strings.Contains(out, "node=b") {
 		t.Fatalf("spawn node=b: %s", out)
 	}
 }
