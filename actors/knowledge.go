@@ -201,7 +201,11 @@ func (k *Kernel) knowledgeJanitor(quit <-chan struct{}) {
 		}
 		k.know.mu.Unlock()
 		for _, o := range idle {
-			k.system.Root.Stop(o.pid)
+			// Logged once the store is closed (its actor stopped).
+			if err := k.system.Root.StopFuture(o.pid).Wait(); err != nil {
+				k.log.Warn("close idle knowledge store", "path", o.path, "err", err)
+				continue
+			}
 			k.log.Info("knowledge store closed (idle)", "path", o.path)
 		}
 	}

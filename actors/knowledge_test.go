@@ -75,6 +75,15 @@ func TestKnowledgeStoreClosesWhenIdle(t *testing.T) {
 		b, _ := os.ReadFile(logFile)
 		return strings.Count(string(b), "knowledge store closed (idle)") >= 2
 	})
+	// Logged once closed: the last connection's close took the WAL in.
+	for _, root := range []string{repo, agent} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".db-wal") {
+				t.Errorf("%s still there after the store was logged closed", p)
+			}
+			return nil
+		})
+	}
 	inspect := k.knowledgeOK(repo, "inspect", nil)
 	if open := inspect["open"].([]any); len(open) != 2 {
 		// inspect itself opened both again; they are listed idle.
