@@ -648,6 +648,9 @@ func TestStartKeepsDurableTempEntries(t *testing.T) {
 		{"hints/0123.json", `{"store":"` + store + `"}`, true},
 		{"hints/4567.json", `{"store":"` + store + `.gone"}`, false},
 		{"outputs/tool-output-1/exec-stdout.txt", "out\n", false},
+		// The coordinator's logs: kept, each trimmed to its newest records.
+		{"dead_letters.jsonl", numbered(actors.LogKeep + 5), true},
+		{"tool_messages.jsonl", numbered(3), true},
 	}
 	old := time.Now().Add(-48 * time.Hour)
 	for _, f := range files {
@@ -677,4 +680,18 @@ func TestStartKeepsDurableTempEntries(t *testing.T) {
 			t.Errorf("stale %s kept", f.path)
 		}
 	}
+	for name, want := range map[string]string{"dead_letters.jsonl": numbered(actors.LogKeep + 5)[len(numbered(5)):], "tool_messages.jsonl": numbered(3)} {
+		if b, _ := os.ReadFile(filepath.Join(tmp, name)); string(b) != want {
+			t.Errorf("%s after the start: %d lines, want the newest %d", name, strings.Count(string(b), "\n"), strings.Count(want, "\n"))
+		}
+	}
+}
+
+// numbered is n JSONL records, {"id":"1"} to {"id":"n"}.
+func numbered(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "{\"id\":\"%d\"}\n", i)
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/sessions"
 	"github.com/pi-actors/pi-actors/workflows"
@@ -74,11 +75,20 @@ func (k *Kernel) rebuild() {
 
 // cleanTemp removes stale temp entries (24 h) on start. Kept for good:
 // the sessions' causal records, the capture spools (captures not yet in
-// their store) and the graph hints (a store's project roots: dropping
-// them costs a store open).
+// their store), the graph hints (a store's project roots: dropping them
+// costs a store open), and the coordinator's logs — its dead letters and
+// the ids of tool messages — each trimmed to its newest logKeep records.
 func (k *Kernel) cleanTemp() {
-	if n := runs.CleanTemp(k.tmp, 24*time.Hour, filepath.Base(sessions.TraceDir(k.cfg.AgentDir)), spoolKind, hintsKind); n > 0 {
+	logs := []string{DeadLettersFile, filepath.Base(k.toolLog())}
+	if n := runs.CleanTemp(k.tmp, 24*time.Hour, append(logs, filepath.Base(sessions.TraceDir(k.cfg.AgentDir)), spoolKind, hintsKind)...); n > 0 {
 		k.log.Info("removed stale temp entries", "count", n)
+	}
+	for _, name := range logs {
+		if n, err := keepNewest(filepath.Join(k.tmp, name), logKeep); err != nil {
+			k.log.Warn("trim a log", "file", name, "err", err)
+		} else if n > 0 {
+			k.log.Info("trimmed a log to its newest records", "file", name, "dropped", n, "kept", logKeep)
+		}
 	}
 	if n := k.pruneHints(); n > 0 {
 		k.log.Info("removed the graph hints of stores that are gone", "count", n)
@@ -123,4 +133,20 @@ func (k *Kernel) retain() {
 		}
 	}
 	k.index.Compact()
+}
+
+// logKeep is how many records the coordinator's own logs keep (its dead
+// letters, the ids of tool messages): as many as a room's timeline.
+const logKeep = 10_000
+
+// keepNewest drops all but the newest keep lines of a JSONL log (under
+// its lock; nothing is written when it holds no more), returning how many
+// it dropped.
+func keepNewest(path string, keep int) (int, error) {
+	dropped := 0
+	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
+		dropped = max(0, len(lines)-keep)
+		return lines[dropped:], nil
+	})
+	return dropped, err
 }

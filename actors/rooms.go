@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -274,6 +275,10 @@ func (k *Kernel) toolLog() string {
 	return filepath.Join(wire.TmpDir(k.cfg.AgentDir), "tool_messages.jsonl")
 }
 
+// toolLogTrimBytes is the tool log's size past which it is trimmed to its
+// newest logKeep records (a record is about 150 bytes).
+const toolLogTrimBytes = 3 << 20
+
 // toolKey is a tool message's id in the tool log: per tool, so the same
 // id sent to two tools is two messages.
 func toolKey(id, tool string) string { return tool + "/" + id }
@@ -289,7 +294,17 @@ func (k *Kernel) claimToolID(env mailbox.Envelope, tool string) (bool, error) {
 			return err
 		}
 		first = true
-		return tx.Append(map[string]any{"id": key, "message_id": env.ID, "tool": tool, "type": env.Type, "ts": time.Now().UTC().Format(time.RFC3339Nano)})
+		if err := tx.Append(map[string]any{"id": key, "message_id": env.ID, "tool": tool, "type": env.Type, "ts": time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+			return err
+		}
+		// A long-lived kernel's log stays bounded: past about twice
+		// logKeep records it keeps the newest logKeep.
+		if st, err := os.Stat(tx.Path()); err == nil && st.Size() > toolLogTrimBytes {
+			return tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
+				return lines[max(0, len(lines)-logKeep):], nil
+			})
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("record tool message %s: %w", env.ID, err)

@@ -1,0 +1,4 @@
+package actors
+
+// LogKeep is logKeep for the external tests.
+const LogKeep = logKeep
