@@ -49,7 +49,8 @@ type knowledgeHub struct {
 	stores  map[string]*openStore // by absolute path
 	janitor sync.Once
 	closed  bool
-	quit    chan struct{} // closed by closeKnowledge: the janitor ends
+	quit    chan struct{}  // closed by closeKnowledge: the janitor ends
+	closing sync.WaitGroup // idle stores the janitor is closing
 }
 
 // openStore is one open store and its actor. users counts the operations
@@ -199,14 +200,17 @@ func (k *Kernel) knowledgeJanitor(quit <-chan struct{}) {
 				idle = append(idle, o)
 			}
 		}
+		// (Under the lock: closeKnowledge, which takes it, waits for them.)
+		k.know.closing.Add(len(idle))
 		k.know.mu.Unlock()
 		for _, o := range idle {
 			// Logged once the store is closed (its actor stopped).
 			if err := k.system.Root.StopFuture(o.pid).Wait(); err != nil {
 				k.log.Warn("close idle knowledge store", "path", o.path, "err", err)
-				continue
+			} else {
+				k.log.Info("knowledge store closed (idle)", "path", o.path)
 			}
-			k.log.Info("knowledge store closed (idle)", "path", o.path)
+			k.know.closing.Done()
 		}
 	}
 }
@@ -226,6 +230,8 @@ func (k *Kernel) closeKnowledge() {
 			k.log.Warn("stop knowledge store", "path", o.path, "err", err)
 		}
 	}
+	// And those the janitor took out of the set to close.
+	k.know.closing.Wait()
 }
 
 // openStores lists the open stores, by path.

@@ -84,7 +84,7 @@ func (k *Kernel) cleanTemp() {
 		k.log.Info("removed stale temp entries", "count", n)
 	}
 	for _, name := range logs {
-		if n, err := keepNewest(filepath.Join(k.tmp, name), logKeep); err != nil {
+		if n, err := keepNewest(filepath.Join(k.tmp, name), logKeep, logKeepBytes); err != nil {
 			k.log.Warn("trim a log", "file", name, "err", err)
 		} else if n > 0 {
 			k.log.Info("trimmed a log to its newest records", "file", name, "dropped", n, "kept", logKeep)
@@ -136,17 +136,51 @@ func (k *Kernel) retain() {
 }
 
 // logKeep is how many records the coordinator's own logs keep (its dead
-// letters, the ids of tool messages): as many as a room's timeline.
-const logKeep = 10_000
+// letters, the ids of tool messages): as many as a room's timeline, and
+// at most logKeepBytes of them.
+const (
+	logKeep      = 10_000
+	logKeepBytes = 16 << 20
+)
 
-// keepNewest drops all but the newest keep lines of a JSONL log (under
-// its lock; nothing is written when it holds no more), returning how many
-// it dropped.
-func keepNewest(path string, keep int) (int, error) {
+// keepNewest drops all but the newest keep records of a JSONL log, and
+// the oldest of those past maxBytes (under its lock; nothing is written
+// when it holds no more), returning how many it dropped.
+func keepNewest(path string, keep, maxBytes int) (int, error) {
 	dropped := 0
 	err := mailbox.RewriteLazy(path, func(lines []mailbox.Line) ([]mailbox.Line, error) {
-		dropped = max(0, len(lines)-keep)
-		return lines[dropped:], nil
+		out := newestRecords(lines, keep, maxBytes)
+		dropped = len(lines) - len(out)
+		return out, nil
 	})
 	return dropped, err
+}
+
+// newestRecords is lines without their oldest records past the newest
+// keep, or past maxBytes of them; a malformed line is never dropped (it
+// is not ours to judge; mailbox keeps them).
+func newestRecords(lines []mailbox.Line, keep, maxBytes int) []mailbox.Line {
+	n, size, cut := 0, 0, -1
+	for i := len(lines) - 1; i >= 0; i-- {
+		n++
+		size += len(lines[i].Raw) + 1
+		if n > keep || size > maxBytes {
+			cut = i
+			break
+		}
+	}
+	if cut < 0 {
+		return lines
+	}
+	out := make([]mailbox.Line, 0, len(lines)-cut)
+	for i := range lines[:cut+1] {
+		l := &lines[i]
+		if l.Value == nil && l.Err == nil {
+			l.Decode() // undecoded (RewriteLazy)
+		}
+		if l.Err != nil {
+			out = append(out, *l)
+		}
+	}
+	return append(out, lines[cut+1:]...)
 }

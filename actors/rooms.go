@@ -276,7 +276,8 @@ func (k *Kernel) toolLog() string {
 }
 
 // toolLogTrimBytes is the tool log's size past which it is trimmed to its
-// newest logKeep records (a record is about 150 bytes).
+// newest logKeep records within half that size (a record is about 150
+// bytes; a long caller id makes it longer).
 const toolLogTrimBytes = 3 << 20
 
 // toolKey is a tool message's id in the tool log: per tool, so the same
@@ -297,12 +298,15 @@ func (k *Kernel) claimToolID(env mailbox.Envelope, tool string) (bool, error) {
 		if err := tx.Append(map[string]any{"id": key, "message_id": env.ID, "tool": tool, "type": env.Type, "ts": time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
 			return err
 		}
-		// A long-lived kernel's log stays bounded: past about twice
-		// logKeep records it keeps the newest logKeep.
+		// A long-lived kernel's log stays bounded: past toolLogTrimBytes
+		// it keeps its newest logKeep records, in half that size. Best
+		// effort: the id is recorded either way.
 		if st, err := os.Stat(tx.Path()); err == nil && st.Size() > toolLogTrimBytes {
-			return tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
-				return lines[max(0, len(lines)-logKeep):], nil
-			})
+			if err := tx.Rewrite(func(lines []mailbox.Line) ([]mailbox.Line, error) {
+				return newestRecords(lines, logKeep, toolLogTrimBytes/2), nil
+			}); err != nil {
+				k.log.Warn("trim the tool message log", "err", err)
+			}
 		}
 		return nil
 	})

@@ -105,6 +105,7 @@ func TestKeptListingsReadOnlyChangedRunFiles(t *testing.T) {
 		if err := x.Record(Entry{Run: run, StateDir: string(d), Status: StatusRunning, UpdatedAt: time.Now().UTC()}); err != nil {
 			t.Fatal(err)
 		}
+		settle(d)
 	}
 	kept := func() map[string]*Info {
 		t.Helper()
@@ -153,11 +154,22 @@ func TestKeptListingsReadOnlyChangedRunFiles(t *testing.T) {
 	dirs["a"].WriteJSON(ProgressFile, &Progress{Phase: "running"})
 	same("resumed")
 
-	// Unchanged files are not read again: content changed behind an
-	// identical stamp (same inode, size and mtime) still lists as kept.
-	path := dirs["b"].Path(RunFile)
-	st, _ := os.Stat(path)
+	// A file written within racyStamp is read again even behind an
+	// identical stamp (same inode, size and mtime): a coarse clock.
+	path := dirs["a"].Path(RunFile)
 	body, _ := os.ReadFile(path)
+	st, _ := os.Stat(path)
+	os.WriteFile(path, []byte(strings.Replace(string(body), `"r2"`, `"r3"`, 1)), 0o600)
+	os.Chtimes(path, st.ModTime(), st.ModTime())
+	if r := kept()["a"].Meta.Recipe; r != "r3" {
+		t.Fatalf("a recent stamp trusted: recipe %q, want r3", r)
+	}
+
+	// A settled file is not read again while its stamp holds: content
+	// changed behind an identical stamp still lists as kept.
+	path = dirs["b"].Path(RunFile)
+	st, _ = os.Stat(path)
+	body, _ = os.ReadFile(path)
 	if err := os.WriteFile(path, []byte(strings.Replace(string(body), `"r1"`, `"r9"`, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +191,14 @@ func TestKeptListingsReadOnlyChangedRunFiles(t *testing.T) {
 	lf.mu.Unlock()
 	if haveB || n != 1 {
 		t.Fatalf("kept %d runs' files (b among them: %v), want only a's", n, haveB)
+	}
+}
+
+// settle dates a run's run.json and progress.json a minute back, as files
+// written long before a listing are (racyStamp).
+func settle(d Dir) {
+	old := time.Now().Add(-time.Minute)
+	for _, f := range []string{RunFile, ProgressFile} {
+		os.Chtimes(d.Path(f), old, old)
 	}
 }

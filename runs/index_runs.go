@@ -1,6 +1,9 @@
 package runs
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // liveFiles keeps, in a process that keeps its indexes (KeepIndexes),
 // what it decoded of each live run's run.json and progress.json, by the
@@ -8,7 +11,8 @@ import "sync"
 // the ones that changed (run.json once per run; progress.json when the
 // supervisor rewrote it). The status is derived again at every listing
 // (the supervisor's liveness is never kept). Each caller gets its own
-// copy of what is kept.
+// shallow copy of what is kept: what Meta and Progress point to (maps,
+// slices, nested records) is shared and read-only.
 type liveFiles struct {
 	mu   sync.Mutex
 	dirs map[Dir]*keptFiles
@@ -34,6 +38,21 @@ func (lf *liveFiles) prune(keep map[Dir]bool) {
 			delete(lf.dirs, d)
 		}
 	}
+}
+
+// racyStamp is how old a file's mtime must be for its stamp to be
+// trusted (git's "racily clean" rule): a file rewritten twice within one
+// tick of a coarse clock, the same size, on an inode a rename just freed,
+// would keep the stamp it had.
+const racyStamp = 100 * time.Millisecond
+
+// trusted is the stamp kept for a file read after it was stamped at:
+// none (read again next time) while its mtime is too recent.
+func trusted(at fileStamp) fileStamp {
+	if time.Since(at.mod) < racyStamp {
+		return fileStamp{}
+	}
+	return at
 }
 
 // kept is the entry of dir, made when missing; lf.mu is held.
@@ -72,7 +91,7 @@ func (r keptReader) meta() (*Meta, error) {
 	}
 	r.lf.mu.Lock()
 	k := r.lf.kept(r.dir)
-	k.metaAt, k.meta = at, *m
+	k.metaAt, k.meta = trusted(at), *m
 	r.lf.mu.Unlock()
 	return m, nil
 }
@@ -94,7 +113,7 @@ func (r keptReader) progress() *Progress {
 	p := r.dir.Progress()
 	r.lf.mu.Lock()
 	k := r.lf.kept(r.dir)
-	k.progressAt, k.progress = at, nil
+	k.progressAt, k.progress = trusted(at), nil
 	if p != nil {
 		c := *p
 		k.progress = &c

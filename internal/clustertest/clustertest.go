@@ -59,7 +59,8 @@ type Cluster struct {
 
 // New writes a CA and one certificate per node, an agent root per node
 // with [cluster] (automanaged provider, every node a peer, mutual TLS),
-// starts every kernel and waits until each sees every other up.
+// starts every kernel and waits (30 s: a loaded machine) until each sees
+// every other up.
 func New(t testing.TB, bin string, names ...string) *Cluster {
 	t.Helper()
 	c := WithCA(t, bin)
@@ -69,7 +70,7 @@ func New(t testing.TB, bin string, names ...string) *Cluster {
 	c.WriteConfigs()
 	c.StartAll()
 	for _, n := range names {
-		c.WaitUp(n, 20*time.Second, names...)
+		c.WaitUp(n, 30*time.Second, names...)
 	}
 	return c
 }
