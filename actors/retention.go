@@ -23,6 +23,8 @@ func (k *Kernel) rebuild() {
 		return
 	}
 	attachedN, lostN, outboxN := 0, 0, 0
+	liveNodes := map[string]bool{} // workflow runs with a node run live
+	var ended []*runs.Info         // workflow runs that recorded their end
 	for _, e := range entries {
 		dir := runs.Dir(e.StateDir)
 		in, err := runs.Load(dir)
@@ -35,6 +37,9 @@ func (k *Kernel) rebuild() {
 			fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: in.Meta}, 5*time.Second)
 			fut.Result()
 			attachedN++
+			if n := in.Meta.WorkflowNode; n != nil && in.Live() {
+				liveNodes[n.Workflow] = true
+			}
 			continue
 		}
 		if in.Meta.Workflow != nil {
@@ -42,6 +47,8 @@ func (k *Kernel) rebuild() {
 			// outlives it, and workflow.json says how it ended.
 			if st, err := workflows.Load(string(dir)); err == nil && st != nil && !st.Ended() {
 				k.endWorkflow(in)
+			} else if in.Status != runs.StatusArchived {
+				ended = append(ended, in)
 			}
 		}
 		n := loadNotified(dir, in.Meta)
@@ -68,6 +75,13 @@ func (k *Kernel) rebuild() {
 			if err := dir.WriteJSON(runs.NotifiedFile, n); err != nil {
 				k.log.Warn("write notified.json", "dir", dir, "err", err)
 			}
+		}
+	}
+	// A workflow whose scheduler recorded its end while no kernel ran sent
+	// its node runs' stops to no kernel: those still live are killed now.
+	for _, in := range ended {
+		if liveNodes[in.Meta.Run] {
+			k.endWorkflow(in)
 		}
 	}
 	k.log.Info("rebuilt", "runs", len(entries), "reattached", attachedN, "late_followups", lostN, "late_outbox_lines", outboxN)

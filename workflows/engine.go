@@ -185,7 +185,7 @@ func (e *Engine) step(ctx context.Context) {
 			n.Status, n.NextAt, e.dirty = NodePending, time.Time{}, true
 		}
 	}
-	if e.St.Policy.FailFast && len(e.St.Failed) > 0 {
+	if e.St.Policy.FailFast && e.unexcused() {
 		e.stopAll("fail_fast", now)
 	}
 	e.skipBlocked(now)

@@ -227,6 +227,45 @@ func TestEngineRetryCommand(t *testing.T) {
 	}
 }
 
+// TestEngineRetryUnderFailFast: with fail_fast, control.retry of one of
+// two failed nodes runs it again; the other's failure, there before the
+// retry, does not stop it, and still fails the workflow at its end.
+func TestEngineRetryUnderFailFast(t *testing.T) {
+	e, h, _ := engine(t, `{"policy":{"fail_fast":true},"nodes":[
+	  {"id":"a","template":"exit 0"},{"id":"b","template":"exit 1"},
+	  {"id":"after","template":"exit 0","depends_on":["a"]}]}`)
+	// As a and b failing in one tick left it.
+	one := 1
+	for _, id := range []string{"a", "b"} {
+		n := e.St.Node(id)
+		n.Status, n.Attempts, n.ExitCode = workflows.NodeFailed, 1, &one
+	}
+	after := e.St.Node("after")
+	after.Status, after.Reason = workflows.NodeSkipped, "dependency a failed"
+	e.St.Failed, e.St.Status = []string{"a", "b"}, workflows.StatusFailed
+	if err := e.Apply("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"a": "done", "b": "failed", "after": "done"})
+	if n := len(h.attempts("a")); n != 1 {
+		t.Errorf("a ran %d times after its retry; want once", n)
+	}
+	if e.St.Status != workflows.StatusFailed || !slices.Equal(e.St.Failed, []string{"b"}) {
+		t.Errorf("workflow %s failed=%v; want failed by b", e.St.Status, e.St.Failed)
+	}
+	// A failure after the retry stops the workflow again: b retried
+	// fails anew, and fail_fast holds for it.
+	if err := e.Apply("b"); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.St.Excused) != 0 {
+		t.Errorf("excused %v after every failed node was retried", e.St.Excused)
+	}
+}
+
 // TestEngineResume: a scheduler that starts on a saved state never starts
 // a finished node again, finds the run of a node recorded starting (its
 // attempt), and goes on from there.

@@ -58,12 +58,16 @@ func Retryable(status string) bool {
 // State is workflow.json: every node's status, attempts, exit code, times
 // and output, written whole and atomically after every change.
 type State struct {
-	Run       string      `json:"run"`
-	Instance  string      `json:"instance"` // the workflow run's createdAt
-	DAG       string      `json:"dag_id,omitempty"`
-	Status    string      `json:"status"`
-	Reason    string      `json:"reason,omitempty"`
-	Failed    []string    `json:"failed,omitempty"`
+	Run      string   `json:"run"`
+	Instance string   `json:"instance"` // the workflow run's createdAt
+	DAG      string   `json:"dag_id,omitempty"`
+	Status   string   `json:"status"`
+	Reason   string   `json:"reason,omitempty"`
+	Failed   []string `json:"failed,omitempty"`
+	// Excused are failed nodes a control.retry of another node let stand:
+	// under fail_fast their failure no longer stops the nodes that run
+	// again (it still fails the workflow at its end).
+	Excused   []string    `json:"excused,omitempty"`
 	StartedAt time.Time   `json:"started_at"`
 	EndedAt   time.Time   `json:"ended_at,omitzero"`
 	UpdatedAt time.Time   `json:"updated_at"`

@@ -106,7 +106,7 @@ func (e *Engine) failAttempt(n *NodeState, code int, msg, reason string, now tim
 	n.ExitCode, n.Error, n.Reason, n.EndedAt = &code, msg, reason, now
 	r := e.W.Node(n.ID).Retry
 	used := n.Attempts - n.RetryBase
-	stopped := e.St.Policy.FailFast && len(e.St.Failed) > 0
+	stopped := e.St.Policy.FailFast && e.unexcused()
 	if used <= r.Max && !stopped {
 		d := time.Duration(float64(r.BackoffMS)*math.Pow(2, float64(used-1))) * time.Millisecond
 		d = min(d, time.Duration(MaxBackoffMS)*time.Millisecond)
@@ -280,7 +280,21 @@ func (e *Engine) retry(id string) error {
 			e.St.Failed = slices.DeleteFunc(e.St.Failed, func(f string) bool { return f == m.ID })
 		}
 	}
+	// The failures left stand excused: the nodes asked to run again are
+	// not stopped for them (fail_fast stops for a failure from now on).
+	e.St.Excused = slices.Clone(e.St.Failed)
 	e.St.Status, e.St.Reason, e.St.EndedAt, e.dirty = StatusRunning, "", time.Time{}, true
 	e.logf("node %s: control.retry: it runs again with its skipped dependents", id)
 	return nil
+}
+
+// unexcused reports whether a node failed for good since the last
+// control.retry (fail_fast stops the workflow for it).
+func (e *Engine) unexcused() bool {
+	for _, f := range e.St.Failed {
+		if !slices.Contains(e.St.Excused, f) {
+			return true
+		}
+	}
+	return false
 }
