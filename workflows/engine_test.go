@@ -266,6 +266,57 @@ func TestEngineRetryUnderFailFast(t *testing.T) {
 	}
 }
 
+// TestEngineRetryStartsItsService: control.retry of a node whose service
+// was stopped once no node needed it starts the service again, and the
+// node runs while it runs.
+func TestEngineRetryStartsItsService(t *testing.T) {
+	e, h, _ := engine(t, `{"nodes":[
+	  {"id":"web","template":"sleep-forever","service":true},
+	  {"id":"e2e","template":"sleep 100","depends_on":[{"node":"web","condition":"started"}]}]}`)
+	// As the first run left it: e2e failed, then web was stopped.
+	zero, one := 0, 1
+	web, e2e := e.St.Node("web"), e.St.Node("e2e")
+	web.Status, web.Attempts, web.ExitCode, web.Reason = workflows.NodeDone, 1, &zero, "stopped: every node that needed it ended"
+	e2e.Status, e2e.Attempts, e2e.ExitCode = workflows.NodeFailed, 1, &one
+	e.St.Failed, e.St.Status = []string{"e2e"}, workflows.StatusFailed
+	if err := e.Apply("e2e"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e.St.Status != workflows.StatusDone {
+		t.Fatalf("workflow %s (%s); want done", e.St.Status, e.St.Reason)
+	}
+	ws, es := h.attempts("web"), h.attempts("e2e")
+	if len(ws) != 1 || len(es) != 1 {
+		t.Fatalf("after the retry web ran %d times, e2e %d; want once each", len(ws), len(es))
+	}
+	if es[0].started.Before(ws[0].started) || !ws[0].ended.After(es[0].ended) {
+		t.Errorf("e2e ran %v–%v outside its service's %v–%v", es[0].started, es[0].ended, ws[0].started, ws[0].ended)
+	}
+}
+
+// TestEngineServiceWaitingAtTheEnd: a service waiting to run again (its
+// backoff) when the last node that needed it ends done is cancelled, and
+// the workflow is done, not killed.
+func TestEngineServiceWaitingAtTheEnd(t *testing.T) {
+	e, _, _ := engine(t, `{"nodes":[
+	  {"id":"web","template":"sleep-forever","service":true,"metadata":{"retry":{"max":3,"backoff_ms":60000}}},
+	  {"id":"e2e","template":"exit 0","depends_on":[{"node":"web","condition":"started"}]}]}`)
+	zero, one := 0, 1
+	web, e2e := e.St.Node("web"), e.St.Node("e2e")
+	web.Status, web.Attempts, web.ExitCode, web.NextAt = workflows.NodeBackoff, 1, &one, time.Now().Add(time.Minute)
+	e2e.Status, e2e.Attempts, e2e.ExitCode = workflows.NodeDone, 1, &zero
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"web": "cancelled", "e2e": "done"})
+	if e.St.Status != workflows.StatusDone {
+		t.Errorf("workflow %s (%s); want done", e.St.Status, e.St.Reason)
+	}
+}
+
 // TestEngineResume: a scheduler that starts on a saved state never starts
 // a finished node again, finds the run of a node recorded starting (its
 // attempt), and goes on from there.

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -66,7 +67,7 @@ func (e *Engine) ended(n *NodeState, obs Observation, now time.Time) {
 	switch {
 	case stopping == "services_done":
 		code := obs.Code
-		n.Status, n.ExitCode, n.Reason = NodeDone, &code, "stopped: every node that needed it ended"
+		n.Status, n.ExitCode, n.Reason = NodeDone, &code, reasonServiceStopped
 		e.logf("node %s done (service stopped after %s)", n.ID, took)
 		e.noteEnd(n)
 	case stopping == "fail_fast" || stopping == "kill":
@@ -194,6 +195,14 @@ func (e *Engine) skipBlocked(now time.Time) {
 	}
 }
 
+// Why a service ended with the nodes that needed it: stopped once they
+// had all ended, or cancelled before it ran (or while it waited to run
+// again) — not a stop of the workflow: it may still end done.
+const (
+	reasonServiceStopped  = "stopped: every node that needed it ended"
+	reasonServiceUnneeded = "no node needs it any more"
+)
+
 // stopServices stops the services once every other node has ended (and
 // cancels the services that never started).
 func (e *Engine) stopServices(now time.Time) {
@@ -214,7 +223,7 @@ func (e *Engine) stopServices(now time.Time) {
 				e.logf("node %s: every node that needed it ended; stopping run:%s", n.ID, n.Run)
 			}
 		case NodePending, NodeBackoff:
-			n.Status, n.Reason, n.EndedAt, e.dirty = NodeCancelled, "no node needs it any more", now, true
+			n.Status, n.Reason, n.EndedAt, e.dirty = NodeCancelled, reasonServiceUnneeded, now, true
 		}
 	}
 }
@@ -232,7 +241,7 @@ func (e *Engine) finish(now time.Time) {
 		if !NodeEnded(n.Status) {
 			return
 		}
-		if n.Status == NodeKilled || n.Status == NodeCancelled {
+		if n.Status == NodeKilled || n.Status == NodeCancelled && n.Reason != reasonServiceUnneeded {
 			stopped = true
 		}
 		if n.Status == NodeSkipped {
@@ -268,12 +277,27 @@ func (e *Engine) retry(id string) error {
 		return fmt.Errorf("%w: node %s is %s; only failed, killed, cancelled or skipped nodes run again", ErrNotRetryable, id, n.Status)
 	}
 	deps := e.W.Dependents(e.W.Node(id))
+	again := map[string]bool{}
 	for i := range e.St.Nodes {
 		m := &e.St.Nodes[i]
 		switch {
 		case m.ID == id,
 			deps[m.ID] && (m.Status == NodeSkipped || m.Status == NodeCancelled),
 			m.Reason == "fail_fast" && (m.Status == NodeKilled || m.Status == NodeCancelled):
+			again[m.ID] = true
+		}
+	}
+	// The services what runs again needs, stopped once no node needed
+	// them, start again too.
+	for _, m := range slices.Collect(maps.Keys(again)) {
+		for a := range e.W.Ancestors(e.W.Node(m)) {
+			if as := e.St.Node(a); as.Service && (as.Reason == reasonServiceStopped || as.Reason == reasonServiceUnneeded) {
+				again[a] = true
+			}
+		}
+	}
+	for i := range e.St.Nodes {
+		if m := &e.St.Nodes[i]; again[m.ID] {
 			m.Status, m.RetryBase = NodePending, m.Attempts
 			m.ExitCode, m.Error, m.Reason, m.Stopping = nil, "", "", ""
 			m.EndedAt, m.NextAt = time.Time{}, time.Time{}
