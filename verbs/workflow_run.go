@@ -60,7 +60,7 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out,
 		Failed: func(n *workflows.NodeState) { nodeFailed(dir, meta, n, out) },
 		Ended:  func(n *workflows.NodeState) { nodeEnded(dir, n, out) },
-		Paused: func() int64 { return pausedMS(dir) }}
+		Paused: func() int64 { return pausedMS(dir) }, Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}
 	in := &workflowInbox{dir: dir, owner: meta.Address, out: out}
 	// control.retry sent while no scheduler ran (it woke this one up).
 	in.drain(func(node string) error { return e.Apply(node) })

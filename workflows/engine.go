@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -35,8 +36,14 @@ type Engine struct {
 	Tick time.Duration
 	// Paused, when set, reports how long the workflow's run was suspended
 	// so far (its progress.json paused_ms): read when a timeout or a
-	// retry delay falls due, so time spent suspended counts for neither.
+	// retry delay falls due, and before a node's clock starts (the pause
+	// so far belongs to the clocks that ran through it), so time spent
+	// suspended counts for neither.
 	Paused func() int64
+	// Supervisor names the supervisor whose paused_ms Paused reads (its
+	// pid and start time): a new one, after its run was resumed, counts
+	// from 0 again.
+	Supervisor string
 
 	cmds     chan command
 	again    map[string]time.Duration // the next delay of a start to ask for again
@@ -78,6 +85,10 @@ func (e *Engine) init() {
 // (every child is killed and the workflow recorded killed).
 func (e *Engine) Run(ctx context.Context) error {
 	e.init()
+	if e.Supervisor != e.St.PausedBy {
+		// paused_ms of another supervisor: this one counts from 0.
+		e.St.PausedBy, e.St.PausedSeen, e.dirty = e.Supervisor, 0, true
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -232,7 +243,11 @@ func (e *Engine) start(ctx context.Context, now time.Time) {
 			batch = append(batch, n) // asked for before, not up yet
 		}
 	}
-	for _, n := range e.ready() {
+	ready := e.ready()
+	if slices.ContainsFunc(ready, func(n *NodeState) bool { return n.Service || busy < e.St.Policy.MaxConcurrency }) {
+		e.syncPause() // before their clocks start
+	}
+	for _, n := range ready {
 		if !n.Service {
 			if busy >= e.St.Policy.MaxConcurrency {
 				continue
@@ -386,6 +401,9 @@ func (e *Engine) due(now time.Time) bool {
 // every waiting retry or start. A paused_ms below the last one seen comes
 // from a new supervisor (it counts from 0).
 func (e *Engine) syncPause() {
+	if e.Paused == nil {
+		return
+	}
 	total := e.Paused()
 	delta := total - e.St.PausedSeen
 	if total < e.St.PausedSeen {

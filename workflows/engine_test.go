@@ -317,6 +317,51 @@ func TestEngineServiceWaitingAtTheEnd(t *testing.T) {
 	}
 }
 
+// TestEnginePauseBelongsToTheClocksItStopped: time the workflow spent
+// suspended is given back to the nodes that ran through it, not to one
+// started after it (whose timeout then holds), nor counted twice or lost
+// when a new supervisor counts paused_ms from 0.
+func TestEnginePauseBelongsToTheClocksItStopped(t *testing.T) {
+	e, h, _ := engine(t, `{"nodes":[
+	  {"id":"first","template":"sleep 300"},
+	  {"id":"b","template":"sleep-forever","depends_on":["first"],"metadata":{"timeout_ms":500}}]}`)
+	var paused atomic.Int64
+	e.Paused, e.Supervisor = paused.Load, "s1"
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		paused.Store(5000) // suspended 5 s while first ran
+	}()
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b := h.attempts("b")[0]
+	if d := b.ended.Sub(b.started); d > 3*time.Second {
+		t.Errorf("b ran %s; want about its 500 ms timeout (first's pause credited to it)", d)
+	}
+	if n := e.St.Node("b"); n.Reason != "timeout" {
+		t.Errorf("b = %+v; want failed by its timeout", n)
+	}
+
+	// A resumed run's new supervisor counts from 0: its 3 s are new
+	// pause, not 3 s less the old supervisor's 1 s.
+	e, h, _ = engine(t, `{"nodes":[{"id":"hang","template":"sleep-forever","metadata":{"timeout_ms":500}}]}`)
+	e.St.PausedSeen, e.St.PausedBy = 1000, "s1"
+	e.Supervisor = "s2"
+	paused.Store(0)
+	e.Paused = paused.Load
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		paused.Store(3000) // suspended 3 s while hang ran
+	}()
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hang := h.attempts("hang")[0]
+	if d := hang.ended.Sub(hang.started); d < 3*time.Second || d > 6*time.Second {
+		t.Errorf("hang ran %s; want its 500 ms timeout plus the 3 s suspended", d)
+	}
+}
+
 // TestEngineResume: a scheduler that starts on a saved state never starts
 // a finished node again, finds the run of a node recorded starting (its
 // attempt), and goes on from there.
@@ -377,13 +422,20 @@ func TestEngineKill(t *testing.T) {
 
 // Time the workflow spent suspended (its run's paused_ms, read through
 // Engine.Paused when a timeout falls due) does not count toward a node's
-// timeout: a node that runs 1.5 s with 5 s reported suspended is within
-// its 1 s; without the pause it times out.
+// timeout: a node that runs 1.5 s with 5 s reported suspended while it
+// ran is within its 1 s; without the pause it times out.
 func TestEngineTimeoutSkipsSuspendedTime(t *testing.T) {
 	src := `{"nodes":[{"id":"a","template":"sleep 1500","metadata":{"timeout_ms":1000}}]}`
 	e, _, _ := engine(t, src)
 	var reads atomic.Int64
-	e.Paused = func() int64 { reads.Add(1); return 5000 }
+	began := time.Now()
+	e.Paused = func() int64 {
+		reads.Add(1)
+		if time.Since(began) < 300*time.Millisecond {
+			return 0 // a starts first
+		}
+		return 5000
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := e.Run(ctx); err != nil {

@@ -79,6 +79,8 @@ type State struct {
 	// last paused_ms read from its run's progress.json.
 	PausedMS   int64 `json:"paused_ms,omitempty"`
 	PausedSeen int64 `json:"paused_seen_ms,omitempty"`
+	// PausedBy is the supervisor PausedSeen was read from (Engine.Supervisor).
+	PausedBy string `json:"paused_by,omitempty"`
 }
 
 // NodeState is one node in workflow.json.

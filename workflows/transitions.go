@@ -109,6 +109,7 @@ func (e *Engine) failAttempt(n *NodeState, code int, msg, reason string, now tim
 	used := n.Attempts - n.RetryBase
 	stopped := e.St.Policy.FailFast && e.unexcused()
 	if used <= r.Max && !stopped {
+		e.syncPause() // before its retry's clock starts
 		d := time.Duration(float64(r.BackoffMS)*math.Pow(2, float64(used-1))) * time.Millisecond
 		d = min(d, time.Duration(MaxBackoffMS)*time.Millisecond)
 		n.Status, n.NextAt = NodeBackoff, now.Add(d)
