@@ -112,6 +112,9 @@ type Kernel struct {
 	work atomic.Uint64 // requests (a batch's items each) answered so far: memory.go
 
 	wf workflowGuard // workflows being killed start no node (workflow.go)
+	// wfEnd orders a workflow run's end against a control.retry sent as
+	// it ends (workflow.go, endOrRetry and retryAtEnd).
+	wfEnd workflowEnds
 
 	trace   tracer     // the sessions' causal records (trace.go)
 	holds   holds      // sessions whose messages and follow-ups are held (hold.go)

@@ -192,7 +192,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	if !in.Live() {
 		if env.Type == "control.retry" && in.Meta.Workflow != nil {
 			// The workflow ended: a new scheduler applies the retry.
-			if err := k.resumeWorkflow(in, "control.retry"); err != nil {
+			if err := k.resumeEnded(in); err != nil {
 				return nil, fmt.Errorf("resume workflow run:%s for control.retry: %w", id, err)
 			}
 			out.Delivered, out.Queued, out.Consumer, out.Reason, out.Status = verbs.Ptr(false), verbs.Ptr(true), "workflow-scheduler", "workflow_resumed", runs.StatusRunning
@@ -213,6 +213,10 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		// For the run's own consumer, which watches the state dir; the
 		// supervisor acts only on control messages, so it is not rung.
 		out.Delivered, out.Queued, out.Consumer, out.Reason = verbs.Ptr(false), verbs.Ptr(true), "run-inbox", "queued_mailbox"
+		if env.Type == "control.retry" && in.Meta.Workflow != nil && k.retryAtEnd(dir, in.Meta) {
+			// The workflow ended as it was sent: a new scheduler applies it.
+			out.Consumer, out.Reason = "workflow-scheduler", "workflow_resumed"
+		}
 		return out, nil
 	}
 	// The doorbell: the supervisor re-reads its inbox on SIGUSR1 (the

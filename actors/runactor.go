@@ -132,8 +132,11 @@ func (a *runActor) finish() {
 	}
 	if in.Meta.Workflow != nil {
 		// Nothing of a workflow that ended outlives it, and its
-		// workflow.json says how it ended (before its follow-up).
-		a.k.endWorkflow(in)
+		// workflow.json says how it ended (before its follow-up) — unless
+		// a control.retry sent as it ended makes it go on.
+		if a.k.endOrRetry(in) {
+			return
+		}
 	}
 	a.scanOutbox()
 	if err := a.k.index.Record(runs.EntryOf(in)); err != nil {

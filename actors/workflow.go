@@ -59,6 +59,90 @@ func (g *workflowGuard) mark(run string, killing bool) {
 	}
 }
 
+// workflowEnds orders the two sides of a control.retry sent as a workflow
+// run ends: the message, queued in the run's inbox while the run was live
+// (its scheduler drains the inbox after its last step, but a message can
+// land after that drain and before the supervisor's result), and the run
+// actor's handling of the end. Whichever comes second under mu sees the
+// other's write: the end finds the retry queued, or the message finds the
+// end handled (ended: the instance whose end was handled without one).
+type workflowEnds struct {
+	mu    sync.Mutex
+	ended map[runs.Dir]string
+}
+
+// endOrRetry handles the end of a workflow run (its run actor): when a
+// control.retry waits in its inbox unclaimed (and the run was not stopped
+// on purpose) a new scheduler is started to apply it and it reports true;
+// else nothing of the workflow outlives it (endWorkflow). A run resumed
+// meanwhile (a retry sent once it had ended) is left to its new
+// supervisor: true.
+func (k *Kernel) endOrRetry(in *runs.Info) bool {
+	k.wfEnd.mu.Lock()
+	defer k.wfEnd.mu.Unlock()
+	if cur, err := runs.Load(in.Dir); err == nil && !sameInstance(cur.Meta, in.Meta) {
+		return true // resumed: its new supervisor's actor has it
+	}
+	if in.Status != runs.StatusKilled && in.Status != runs.StatusCancelled && retryQueued(in.Dir) {
+		err := k.resumeWorkflow(in, "control.retry")
+		if err == nil {
+			return true
+		}
+		k.log.Warn("resume workflow for a control.retry sent as it ended", "run", in.Meta.Run, "err", err)
+	}
+	k.endWorkflow(in)
+	if k.wfEnd.ended == nil {
+		k.wfEnd.ended = map[runs.Dir]string{}
+	}
+	k.wfEnd.ended[in.Dir] = instanceOf(in.Meta)
+	return false
+}
+
+// retryAtEnd is the message side: a control.retry queued for a workflow
+// run that was live when it was sent; if the run's end was handled since,
+// without seeing it, a new scheduler is started to apply it (true).
+func (k *Kernel) retryAtEnd(dir runs.Dir, meta *runs.Meta) bool {
+	k.wfEnd.mu.Lock()
+	defer k.wfEnd.mu.Unlock()
+	if k.wfEnd.ended[dir] != instanceOf(meta) {
+		return false // live, or its end is not handled yet: the end sees the retry
+	}
+	cur, err := runs.Load(dir)
+	if err != nil || cur.Live() || !retryQueued(dir) {
+		return false
+	}
+	if err := k.resumeWorkflow(cur, "control.retry"); err != nil {
+		k.log.Warn("resume workflow for a control.retry sent as it ended", "run", meta.Run, "err", err)
+		return false
+	}
+	delete(k.wfEnd.ended, dir)
+	return true
+}
+
+// resumeEnded resumes an ended workflow run for a control.retry (the
+// message side, the run seen ended), under the same order as the end.
+func (k *Kernel) resumeEnded(in *runs.Info) error {
+	k.wfEnd.mu.Lock()
+	defer k.wfEnd.mu.Unlock()
+	delete(k.wfEnd.ended, in.Dir)
+	return k.resumeWorkflow(in, "control.retry")
+}
+
+// retryQueued reports whether a workflow run's inbox holds a
+// control.retry no scheduler claimed (among its last 200 lines).
+func retryQueued(dir runs.Dir) bool {
+	recs, _, err := mailbox.NewInbox(dir.Path(runs.InboxFile)).List(200)
+	if err != nil {
+		return false
+	}
+	for _, r := range recs {
+		if r.Type() == "control.retry" && r.Status() == mailbox.StatusQueued {
+			return true
+		}
+	}
+	return false
+}
+
 // prepareWorkflow builds the run spec of a workflow spawn (workflow=, or
 // a recipe whose file holds a workflow): the workflow is read and checked
 // whole, then every node's spawn as the kernel would check it, so a bad
