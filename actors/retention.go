@@ -43,6 +43,12 @@ func (k *Kernel) rebuild() {
 			continue
 		}
 		if in.Meta.Workflow != nil {
+			// A control.retry queued as it ended, whose end no kernel
+			// handled: a new scheduler applies it (the run goes on).
+			if in.Status != runs.StatusArchived && retryQueued(dir) && k.endOrRetry(in) {
+				attachedN++
+				continue
+			}
 			// A workflow run that ended while no kernel ran: nothing of it
 			// outlives it, and workflow.json says how it ended.
 			if st, err := workflows.Load(string(dir)); err == nil && st != nil && !st.Ended() {
