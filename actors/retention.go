@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -45,7 +47,7 @@ func (k *Kernel) rebuild() {
 		if in.Meta.Workflow != nil {
 			// A control.retry queued as it ended, whose end no kernel
 			// handled: a new scheduler applies it (the run goes on).
-			if in.Status != runs.StatusArchived && retryQueued(dir) && k.endOrRetry(in) {
+			if k.resumeQueuedRetry(in) {
 				attachedN++
 				continue
 			}
@@ -99,12 +101,13 @@ func (k *Kernel) rebuild() {
 // costs a store open), and the coordinator's logs — its dead letters and
 // the ids of tool messages — each trimmed to its newest logKeep records.
 func (k *Kernel) cleanTemp() {
-	logs := []string{DeadLettersFile, filepath.Base(k.toolLog())}
-	if n := runs.CleanTemp(k.tmp, 24*time.Hour, append(logs, filepath.Base(sessions.TraceDir(k.cfg.AgentDir)), spoolKind, hintsKind)...); n > 0 {
+	logs := map[string]int{DeadLettersFile: logKeepBytes, filepath.Base(k.toolLog()): toolLogTrimBytes / 2} // the most bytes kept
+	keep := []string{filepath.Base(sessions.TraceDir(k.cfg.AgentDir)), spoolKind, hintsKind}
+	if n := runs.CleanTemp(k.tmp, 24*time.Hour, append(keep, slices.Collect(maps.Keys(logs))...)...); n > 0 {
 		k.log.Info("removed stale temp entries", "count", n)
 	}
-	for _, name := range logs {
-		if n, err := keepNewest(filepath.Join(k.tmp, name), logKeep, logKeepBytes); err != nil {
+	for name, maxBytes := range logs {
+		if n, err := keepNewest(filepath.Join(k.tmp, name), logKeep, maxBytes); err != nil {
 			k.log.Warn("trim a log", "file", name, "err", err)
 		} else if n > 0 {
 			k.log.Info("trimmed a log to its newest records", "file", name, "dropped", n, "kept", logKeep)
@@ -156,8 +159,9 @@ func (k *Kernel) retain() {
 }
 
 // logKeep is how many records the coordinator's own logs keep (its dead
-// letters, the ids of tool messages): as many as a room's timeline, and
-// at most logKeepBytes of them.
+// letters, the ids of tool messages): as many as a room's timeline;
+// logKeepBytes is the most of its dead letters kept (the id log keeps
+// toolLogTrimBytes/2).
 const (
 	logKeep      = 10_000
 	logKeepBytes = 16 << 20

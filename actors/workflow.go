@@ -83,12 +83,8 @@ func (k *Kernel) endOrRetry(in *runs.Info) bool {
 	if cur, err := runs.Load(in.Dir); err == nil && !sameInstance(cur.Meta, in.Meta) {
 		return true // resumed: its new supervisor's actor has it
 	}
-	if in.Status != runs.StatusKilled && in.Status != runs.StatusCancelled && retryQueued(in.Dir) {
-		err := k.resumeWorkflow(in, "control.retry")
-		if err == nil {
-			return true
-		}
-		k.log.Warn("resume workflow for a control.retry sent as it ended", "run", in.Meta.Run, "err", err)
+	if k.resumeQueuedRetry(in) {
+		return true
 	}
 	k.endWorkflow(in)
 	if k.wfEnd.ended == nil {
@@ -108,14 +104,24 @@ func (k *Kernel) retryAtEnd(dir runs.Dir, meta *runs.Meta) bool {
 		return false // live, or its end is not handled yet: the end sees the retry
 	}
 	cur, err := runs.Load(dir)
-	if err != nil || cur.Live() || !retryQueued(dir) {
-		return false
-	}
-	if err := k.resumeWorkflow(cur, "control.retry"); err != nil {
-		k.log.Warn("resume workflow for a control.retry sent as it ended", "run", meta.Run, "err", err)
+	if err != nil || cur.Live() || !k.resumeQueuedRetry(cur) {
 		return false
 	}
 	delete(k.wfEnd.ended, dir)
+	return true
+}
+
+// resumeQueuedRetry starts a new scheduler for an ended workflow run
+// whose inbox holds a control.retry no scheduler claimed (not for a run
+// stopped on purpose); it reports whether it did.
+func (k *Kernel) resumeQueuedRetry(in *runs.Info) bool {
+	if in.Status == runs.StatusKilled || in.Status == runs.StatusCancelled || !retryQueued(in.Dir) {
+		return false
+	}
+	if err := k.resumeWorkflow(in, "control.retry"); err != nil {
+		k.log.Warn("resume workflow for a control.retry sent as it ended", "run", in.Meta.Run, "err", err)
+		return false
+	}
 	return true
 }
 

@@ -89,7 +89,7 @@ func TestRebuildReaderQuick(t *testing.T) {
 	r := newRebuildReader(root)
 	defer r.close()
 	in := r.quick("ended", ended)
-	want, err := load(ended, false)
+	want, err := loadHead(ended)
 	if in == nil || err != nil {
 		t.Fatalf("quick %v, load %v", in, err)
 	}
@@ -109,7 +109,7 @@ func TestRebuildReaderQuick(t *testing.T) {
 	if err := ended.WriteJSON(ResultFile, want.Result.Identify(m)); err != nil {
 		t.Fatal(err)
 	}
-	if want, err = load(ended, false); err != nil {
+	if want, err = loadHead(ended); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(ended.Path(RunFile))

@@ -48,7 +48,7 @@ func (r *rebuildReader) load(name string) (*Info, error) {
 	if in := r.quick(name, dir); in != nil {
 		return in, nil
 	}
-	return load(dir, false)
+	return loadHead(dir)
 }
 
 // quick reads an ended run's result.json — and its run.json head when

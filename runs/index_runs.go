@@ -21,9 +21,15 @@ type liveFiles struct {
 // keptFiles is what was decoded of one run's files, and from which
 // versions of them.
 type keptFiles struct {
-	metaAt, progressAt fileStamp
-	meta               Meta
-	progress           *Progress // nil: no progress.json then
+	meta     keptFile[Meta]
+	progress keptFile[Progress]
+}
+
+// keptFile is one file's decoding (nil: the file was absent) and the
+// stamp it was decoded from (zero: not to be trusted).
+type keptFile[T any] struct {
+	at fileStamp
+	v  *T
 }
 
 // reader is the fileReader of one run's directory through the memo.
@@ -73,51 +79,44 @@ type keptReader struct {
 	dir Dir
 }
 
-// meta is run.json: the kept decoding while the file's stamp is the one
-// it was decoded from. The stamp is taken before the read, so a file
-// replaced in between is read again at the next listing.
 func (r keptReader) meta() (*Meta, error) {
-	at := stampOf(r.dir.Path(RunFile))
+	return keptRead(r, RunFile, func(k *keptFiles) *keptFile[Meta] { return &k.meta }, r.dir.Meta)
+}
+
+func (r keptReader) progress() *Progress {
+	p, _ := keptRead(r, ProgressFile, func(k *keptFiles) *keptFile[Progress] { return &k.progress },
+		func() (*Progress, error) { return r.dir.Progress(), nil })
+	return p
+}
+
+// keptRead is a run's file through the memo: the kept decoding while the
+// file's stamp is the one it was decoded from, else read (and kept). The
+// stamp is taken before the read, so a file replaced in between is read
+// again at the next listing. The caller gets its own (shallow) copy.
+func keptRead[T any](r keptReader, name string, slot func(*keptFiles) *keptFile[T], read func() (*T, error)) (*T, error) {
+	at := stampOf(r.dir.Path(name))
 	r.lf.mu.Lock()
-	if k := r.lf.dirs[r.dir]; k != nil && at != (fileStamp{}) && k.metaAt == at {
-		m := k.meta
+	if k := r.lf.dirs[r.dir]; k != nil && at != (fileStamp{}) && slot(k).at == at {
+		v := copyOf(slot(k).v)
 		r.lf.mu.Unlock()
-		return &m, nil
+		return v, nil
 	}
 	r.lf.mu.Unlock()
-	m, err := r.dir.Meta()
+	v, err := read()
 	if err != nil {
 		return nil, err
 	}
 	r.lf.mu.Lock()
-	k := r.lf.kept(r.dir)
-	k.metaAt, k.meta = trusted(at), *m
+	*slot(r.lf.kept(r.dir)) = keptFile[T]{at: trusted(at), v: copyOf(v)}
 	r.lf.mu.Unlock()
-	return m, nil
+	return v, nil
 }
 
-// progress is progress.json, kept the same way (nil when absent).
-func (r keptReader) progress() *Progress {
-	at := stampOf(r.dir.Path(ProgressFile))
-	r.lf.mu.Lock()
-	if k := r.lf.dirs[r.dir]; k != nil && at != (fileStamp{}) && k.progressAt == at {
-		var p *Progress
-		if k.progress != nil {
-			c := *k.progress
-			p = &c
-		}
-		r.lf.mu.Unlock()
-		return p
+// copyOf is a shallow copy of *v, nil for nil.
+func copyOf[T any](v *T) *T {
+	if v == nil {
+		return nil
 	}
-	r.lf.mu.Unlock()
-	p := r.dir.Progress()
-	r.lf.mu.Lock()
-	k := r.lf.kept(r.dir)
-	k.progressAt, k.progress = trusted(at), nil
-	if p != nil {
-		c := *p
-		k.progress = &c
-	}
-	r.lf.mu.Unlock()
-	return p
+	c := *v
+	return &c
 }

@@ -59,21 +59,18 @@ type directReader struct{ dir Dir }
 func (r directReader) meta() (*Meta, error) { return r.dir.Meta() }
 func (r directReader) progress() *Progress  { return r.dir.Progress() }
 
-// load is Load; with full false it reads only what a runs index entry
-// needs (no terminal-handled record, no progress for an ended run).
-func load(dir Dir, full bool) (*Info, error) {
-	if full {
-		return loadFrom(dir, true, directReader{dir})
-	}
-	return loadFrom(dir, false, headReader{directReader{dir}})
-}
+// loadHead is Load of only what a runs index entry needs: run.json's
+// identity fields, no terminal-handled record, no progress for an ended
+// run.
+func loadHead(dir Dir) (*Info, error) { return loadFrom(dir, false, headReader{directReader{dir}}) }
 
 // headReader reads only run.json's identity fields (metaHead).
 type headReader struct{ directReader }
 
 func (r headReader) meta() (*Meta, error) { return r.dir.metaHead() }
 
-// loadFrom is load reading run.json and progress.json through files.
+// loadFrom is Load reading run.json and progress.json through files;
+// with full false it reads only what loadHead needs.
 func loadFrom(dir Dir, full bool, files fileReader) (*Info, error) {
 	in := &Info{Dir: dir}
 	meta := files.meta
