@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
@@ -83,13 +85,15 @@ func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
 // cmdIntact checks that nothing under the agent root DIR is half-written:
 // every JSON state file parses, every JSONL line is whole JSON (no torn
 // line), every run state directory has its run.json, and no temporary
-// file of an atomic write is left. It prints what it checked.
+// file of an atomic write is left (one still there after 2 s: a live
+// run's supervisor may be between a temporary file and its rename). It
+// prints what it checked.
 func cmdIntact(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: intact AGENTDIR")
 	}
 	root := ts.MkAbs(args[0])
-	var problems []string
+	var problems, temps []string
 	jsonl, state, dirs := 0, 0, 0
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -106,7 +110,7 @@ func cmdIntact(ts *testscript.TestScript, neg bool, args []string) {
 				}
 			}
 		case strings.Contains(name, ".tmp-"):
-			problems = append(problems, "temporary file left: "+p)
+			temps = append(temps, p)
 		case strings.HasSuffix(name, ".jsonl"):
 			jsonl++
 			data, err := os.ReadFile(p)
@@ -129,6 +133,13 @@ func cmdIntact(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return nil
 	})
+	for deadline := time.Now().Add(2 * time.Second); len(temps) > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		temps = slices.DeleteFunc(temps, func(p string) bool { _, err := os.Stat(p); return err != nil })
+	}
+	for _, p := range temps {
+		problems = append(problems, "temporary file left: "+p)
+	}
 	if len(problems) > 0 {
 		ts.Fatalf("half-written:\n%s", strings.Join(problems, "\n"))
 	}
