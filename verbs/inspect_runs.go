@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -415,12 +416,12 @@ func runMessagesView(in *runs.Info, n int) (*inspectOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	first := outboxFirstIndex(path, lines)
+	index := outboxIndexes(path, lines)
 	msgs := []mailbox.OutboxRecord{}
 	corrupted := 0
 	var out []string
 	for i, l := range lines {
-		rec, err := mailbox.ParseOutbox(l.Raw, in.Meta.Run, first+i)
+		rec, err := mailbox.ParseOutbox(l.Raw, in.Meta.Run, index[i])
 		if err != nil {
 			corrupted++
 			continue
@@ -447,13 +448,11 @@ func runMessagesView(in *runs.Info, n int) (*inspectOutput, error) {
 	return &inspectOutput{text: strings.Join(out, "\n"), details: map[string]any{"run": in.Meta.Run, "messages": bounded, "corrupted": corrupted}}, nil
 }
 
-// outboxFirstIndex is the 0-based line index of the first tail line, needed
-// only when a record has no id (legacy records are named <run>:<index>); it
-// counts the lines before it then.
-func outboxFirstIndex(path string, lines []mailbox.Line) int {
-	if len(lines) == 0 {
-		return 0
-	}
+// outboxIndexes is each tail line's 0-based line index in the file (blank
+// lines counted, as the kernel's follow-up ids count them). It is needed
+// only when a record has no id (legacy records are named <run>:<index>):
+// then it counts the newlines before each line; otherwise all are 0.
+func outboxIndexes(path string, lines []mailbox.Line) []int {
 	needed := false
 	for _, l := range lines {
 		if l.Err == nil && mailbox.Record(l.Value).ID() == "" {
@@ -461,29 +460,32 @@ func outboxFirstIndex(path string, lines []mailbox.Line) int {
 			break
 		}
 	}
-	if !needed || lines[0].Off == 0 {
-		return 0
+	idx := make([]int, len(lines))
+	if !needed {
+		return idx
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return idx
 	}
 	defer f.Close()
-	buf := make([]byte, min(lines[0].Off, 1<<20))
-	count, left := 0, lines[0].Off
-	for left > 0 {
-		k, err := f.Read(buf[:min(int64(len(buf)), left)])
-		for _, c := range buf[:k] {
+	r := bufio.NewReaderSize(f, 64<<10)
+	var off int64
+	count := 0
+	for i, l := range lines {
+		for off < l.Off {
+			c, err := r.ReadByte()
+			if err != nil {
+				return idx
+			}
 			if c == '\n' {
 				count++
 			}
+			off++
 		}
-		left -= int64(k)
-		if err != nil || k == 0 {
-			break
-		}
+		idx[i] = count
 	}
-	return count
+	return idx
 }
 
 // runFilesView is `run=<r>[ artifacts=name:path,…] files=…[ next=…]`; for

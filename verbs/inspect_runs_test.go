@@ -1,6 +1,9 @@
 package verbs
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,5 +114,52 @@ func TestOrderRuns(t *testing.T) {
 	want := []string{"live-new", "live-old", "killed-late", "done-new", "done-old"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("order %q, want %q", got, want)
+	}
+}
+
+// Legacy outbox records (no id) are named <run>:<line index>, blank lines
+// counted — the index the kernel's follow-up ids use (the mailbox
+// Follower's line numbers), and the line the bounded --json points at.
+func TestRunMessagesViewLegacyIDsCountBlankLines(t *testing.T) {
+	dir := t.TempDir()
+	in := &runs.Info{Dir: runs.Dir(dir), Meta: &runs.Meta{Run: "r"}, Status: runs.StatusRunning}
+	path := filepath.Join(dir, runs.OutboxFile)
+	data := `{"event":"a.one"}` + "\n\n  \n" + `{"event":"a.two","id":"own"}` + "\n\n" + `{"event":"a.three","metadata":{"requires_response":true}}` + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runMessagesView(in, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []struct{ ID string }
+	}
+	if err := json.Unmarshal(mustJSON(t, out.details), &got); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range got.Messages {
+		ids = append(ids, m.ID)
+	}
+	f := &mailbox.Follower{Path: path}
+	lines, _, err := f.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range lines {
+		rec, err := mailbox.ParseOutbox(l.Raw, "r", l.N-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rec.ID)
+	}
+	if !reflect.DeepEqual(ids, want) || !reflect.DeepEqual(ids, []string{"r:0", "own", "r:5"}) {
+		t.Errorf("view=messages ids %v, follower ids %v, want [r:0 own r:5]", ids, want)
+	}
+	// triage's attention list names it the same way
+	if att := attentionMessages("r", runs.Dir(dir)); len(att) != 1 || att[0].ID != "r:5" {
+		t.Errorf("attention: %+v, want one r:5", att)
 	}
 }

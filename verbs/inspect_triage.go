@@ -254,11 +254,15 @@ func attentionMessages(run string, d runs.Dir) []attentionMessage {
 		return nil
 	}
 	var out []attentionMessage
-	for _, l := range lines {
+	var index []int // counted once, when a record needs it
+	for i, l := range lines {
 		if l.Err != nil || !strings.Contains(string(l.Raw), "requires_response") {
 			continue
 		}
-		rec, err := mailbox.ParseOutbox(l.Raw, run, 0)
+		if index == nil {
+			index = outboxIndexes(path, lines)
+		}
+		rec, err := mailbox.ParseOutbox(l.Raw, run, index[i])
 		if err != nil || rec.Metadata["requires_response"] != true {
 			continue
 		}
