@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/config"
@@ -22,8 +24,11 @@ import (
 // verbs and cannot afford a process per call (the pi extension looks up
 // the knowledge of every file pi reads): one JSON request per line on
 // stdin, one JSON reply per line on stdout, answered concurrently, in
-// completion order. It ends at stdin's EOF (its parent is gone) once the
-// calls in flight have answered.
+// completion order. At stdin's EOF (its parent is gone or done with it)
+// the commands its calls run are stopped — nobody is left to read their
+// answers — and it ends once the other calls in flight have answered; a
+// signal (SIGTERM, SIGHUP, SIGINT) stops everything at once. Either way
+// it ends only after the commands it started are gone.
 
 func init() {
 	localVerbs = append(localVerbs, &verb{name: "bridge", hidden: true, run: runBridge,
@@ -86,7 +91,16 @@ type bridge struct {
 	callsMu   sync.Mutex
 	calls     map[int]context.CancelFunc // calls in flight by id
 	cancelled map[int]bool               // cancels that came before their call
+	// commands holds the calls in flight that run commands (exec, call):
+	// after stopCommands, no new one starts and the bridge waits for them.
+	commands    sync.WaitGroup
+	runsCommand map[int]bool
+	stopping    bool
 }
+
+// commandVerbs are the verbs whose calls run commands in the bridge's own
+// process tree (the others ask the kernel).
+var commandVerbs = map[string]bool{"exec": true, "call": true}
 
 // maxEarlyCancels bounds the cancels remembered for calls not yet seen.
 const maxEarlyCancels = 1024
@@ -100,39 +114,85 @@ func runBridge(ctx context.Context, a *app, r *request) int {
 		return a.fail(r, err)
 	}
 	base.Version, base.JSON, base.CallerPid = Version, true, os.Getppid()
-	b := &bridge{base: base, out: a.io.out, calls: map[int]context.CancelFunc{}, cancelled: map[int]bool{}}
+	b := &bridge{base: base, out: a.io.out, calls: map[int]context.CancelFunc{}, cancelled: map[int]bool{}, runsCommand: map[int]bool{}}
+	// Its reader may be gone before a stopped call answers: a write to the
+	// broken pipe then fails instead of killing the bridge mid-stop
+	// (caught, not ignored: the commands it starts get the default back).
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	b.write(b.hello(0))
-	in := bufio.NewReaderSize(a.io.in, 64<<10)
-	var wg sync.WaitGroup
-	for {
-		line, err := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				b.write(b.serve(ctx, line))
-			}()
-		}
-		if err != nil {
-			break
-		}
-	}
-	// Calls in flight answer (each within its timeout_ms); a call without
-	// one that hangs (a stopped kernel) does not keep the bridge alive.
-	drained := make(chan struct{})
+	var wg sync.WaitGroup // every call in flight, added only by the reader
+	eof := make(chan struct{})
 	go func() {
-		wg.Wait()
-		close(drained)
+		defer close(eof)
+		in := bufio.NewReaderSize(a.io.in, 64<<10)
+		for {
+			line, err := in.ReadBytes('\n')
+			if len(bytes.TrimSpace(line)) > 0 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					b.write(b.serve(ctx, line))
+				}()
+			}
+			if err != nil {
+				return
+			}
+		}
 	}()
 	select {
-	case <-drained:
-	case <-time.After(bridgeDrain):
+	case <-eof:
+		b.stopCommands()
+		// The other calls answer (each within its timeout_ms); one
+		// without a timeout that hangs (a stopped kernel) does not keep
+		// the bridge alive.
+		drained := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(drained)
+		}()
+		select {
+		case <-drained:
+		case <-time.After(bridgeDrain):
+		case <-ctx.Done():
+		}
 	case <-ctx.Done():
+		b.stopCommands()
+	}
+	// Each stopped call returns once its commands' process groups are
+	// gone (TERM, the kill grace, KILL): the bridge outlives them.
+	stopped := make(chan struct{})
+	go func() {
+		b.commands.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(bridgeStop):
 	}
 	return exitOK
 }
 
-// bridgeDrain bounds the wait for calls in flight after stdin's EOF.
+// bridgeStop bounds the wait for stopped commands (their kill grace and
+// the read of their last output).
+var bridgeStop = time.Minute
+
+// stopCommands cancels the calls in flight that run commands, and refuses
+// new ones.
+func (b *bridge) stopCommands() {
+	b.callsMu.Lock()
+	defer b.callsMu.Unlock()
+	b.stopping = true
+	for id, cancel := range b.calls {
+		if b.runsCommand[id] {
+			cancel()
+		}
+	}
+}
+
+// bridgeDrain bounds the wait for the calls in flight that ask the kernel
+// after stdin's EOF.
 var bridgeDrain = 10 * time.Second
 
 // hello reports the version, the agent root and the [pi] config.
@@ -165,7 +225,10 @@ func (b *bridge) serve(ctx context.Context, line []byte) (reply *bridgeReply) {
 	case "cancel":
 		return &bridgeReply{ID: req.ID, OK: true, Result: map[string]bool{"cancelled": b.cancel(req.Target)}}
 	}
-	ctx, done := b.track(ctx, req.ID)
+	ctx, done, ok := b.track(ctx, req.ID, commandVerbs[req.Verb])
+	if !ok {
+		return &bridgeReply{ID: req.ID, Error: &verbs.Error{Code: "unavailable", Message: req.Verb + ": the bridge is ending (its input closed or it was signalled): no new command starts", Exit: verbs.ExitTempFail}}
+	}
 	defer done()
 	out, err := b.call(ctx, &req)
 	if err != nil {
@@ -249,11 +312,21 @@ func runVerb(ctx context.Context, spec *verbs.Spec, env *verbs.Env, r verbs.Requ
 	return out, err
 }
 
-// track registers a call in flight so that a cancel op can stop it.
-func (b *bridge) track(ctx context.Context, id int) (context.Context, func()) {
+// track registers a call in flight so that a cancel op can stop it; a
+// call that runs commands is refused (ok false) once the bridge stops
+// them.
+func (b *bridge) track(ctx context.Context, id int, commands bool) (_ context.Context, done func(), ok bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	b.callsMu.Lock()
 	defer b.callsMu.Unlock()
+	if commands {
+		if b.stopping {
+			cancel()
+			return nil, nil, false
+		}
+		b.commands.Add(1)
+		b.runsCommand[id] = true
+	}
 	if b.cancelled[id] {
 		delete(b.cancelled, id)
 		cancel()
@@ -263,8 +336,12 @@ func (b *bridge) track(ctx context.Context, id int) (context.Context, func()) {
 		cancel()
 		b.callsMu.Lock()
 		delete(b.calls, id)
+		if commands {
+			delete(b.runsCommand, id)
+			b.commands.Done()
+		}
 		b.callsMu.Unlock()
-	}
+	}, true
 }
 
 // cancel cancels the call id (its commands are stopped as on Ctrl-C);

@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,4 +163,62 @@ func alive(pid string) bool {
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestBridgeEndStopsCommands: when its input closes (pi exited, even by
+// SIGKILL) or it is signalled, the bridge stops the commands its calls
+// run and ends only after they are gone — none is left orphaned, also
+// when nobody reads its answers any more.
+func TestBridgeEndStopsCommands(t *testing.T) {
+	for _, how := range []string{"eof", "signal"} {
+		t.Run(how, func(t *testing.T) {
+			t.Setenv("PI_CODING_AGENT_DIR", t.TempDir())
+			t.Setenv("PI_ACTORS_PI_TOOLS", "")
+			marker := filepath.Join(t.TempDir(), "started")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan int, 1)
+			go func() {
+				done <- run(ctx, []string{"bridge"}, streams{in: inR, out: outW, err: io.Discard})
+			}()
+			sc := bufio.NewScanner(outR)
+			sc.Scan() // hello
+			req, _ := json.Marshal(map[string]any{"id": 1, "verb": "exec", "params": map[string]any{
+				"template": "sh -c {s}", "values": map[string]string{"s": "echo $$ >" + marker + "; exec sleep 60"}}})
+			io.WriteString(inW, string(req)+"\n")
+			deadline := time.Now().Add(30 * time.Second)
+			var pid string
+			for {
+				if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
+					pid = strings.TrimSpace(string(b))
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the command never started")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			defer func() {
+				if n, err := strconv.Atoi(pid); err == nil && alive(pid) {
+					syscall.Kill(n, syscall.SIGKILL)
+				}
+			}()
+			outR.Close() // the reader is gone: answers cannot be written
+			if how == "eof" {
+				inW.Close()
+			} else {
+				cancel()
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the bridge did not end")
+			}
+			if alive(pid) {
+				t.Fatalf("the bridge ended (%s) and left its call's command (pid %s) running", how, pid)
+			}
+		})
+	}
 }

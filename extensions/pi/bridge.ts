@@ -47,7 +47,12 @@ export class UnavailableError extends Error {}
 const HELLO_TIMEOUT_MS = 10_000;
 const RESPAWN_AFTER_MS = 1_000; // a bridge that died is restarted at most this often
 
-/** Bridge processes still running: killed when pi exits, whatever the sessions did. */
+/**
+ * Bridge processes still running: ended when pi exits, whatever the
+ * sessions did. SIGTERM, not SIGKILL: the bridge then stops the commands
+ * of its calls in flight (TERM, their grace, KILL) before it exits, where
+ * a SIGKILL would leave them running, orphaned.
+ */
 const live = new Set<ChildProcess>();
 let exitHook = false;
 
@@ -57,7 +62,7 @@ function track(child: ChildProcess): void {
 	if (!exitHook) {
 		exitHook = true;
 		process.once("exit", () => {
-			for (const c of live) c.kill("SIGKILL");
+			for (const c of live) c.kill("SIGTERM");
 		});
 	}
 }
@@ -207,7 +212,12 @@ export class Bridge {
 		}
 	}
 
-	/** Ends the bridge: EOF on its stdin, SIGKILL if it is still there after graceMs. */
+	/**
+	 * Ends the bridge: EOF on its stdin (it stops the commands of its calls
+	 * in flight and lets the others answer), SIGTERM if it is still there
+	 * after graceMs (it stops waiting for them). Either way it exits once
+	 * the commands it started are gone.
+	 */
 	close(graceMs = 2000): void {
 		this.closed = true;
 		const child = this.child;
@@ -215,7 +225,7 @@ export class Bridge {
 		if (!child) return;
 		child.stdin?.end();
 		if (child.exitCode === null && child.signalCode === null) {
-			const t = setTimeout(() => child.kill("SIGKILL"), graceMs);
+			const t = setTimeout(() => child.kill("SIGTERM"), graceMs);
 			t.unref();
 			child.once("close", () => clearTimeout(t));
 		}
