@@ -431,6 +431,16 @@ func (d Dir) Progress() *Progress {
 	return &p
 }
 
+// PausedMS is how long the run was suspended with its session so far
+// (progress.json paused_ms: its supervisor writes it before the run's
+// processes continue), 0 when unknown.
+func (d Dir) PausedMS() int64 {
+	if p := d.Progress(); p != nil {
+		return p.PausedMS
+	}
+	return 0
+}
+
 // StateDirFor returns the default state directory of a run id.
 func StateDirFor(agentDir, id string) Dir {
 	return Dir(filepath.Join(Root(agentDir), id))

@@ -178,13 +178,21 @@ func await(ctx context.Context, env *verbs.Env, a *Args, io IO) error {
 
 // awaitMessage claims messages of the run's inbox until one of types
 // arrives; any other is marked failed (never dropped) with the reason.
+// The wait does not count the time the run spent suspended with its
+// session (progress.json paused_ms, written before the run continues).
 func awaitMessage(ctx context.Context, env *verbs.Env, d runs.Dir, types []string, wait time.Duration) (mailbox.Record, error) {
 	deadline := time.Now().Add(wait)
+	paused := d.PausedMS()
 	inbox := mailbox.NewInbox(d.Path(runs.InboxFile))
 	claim := verbs.Find("mailbox")
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
+			if now := d.PausedMS(); now > paused {
+				deadline = deadline.Add(time.Duration(now-paused) * time.Millisecond)
+				paused = now
+				continue
+			}
 			return nil, &verbs.Error{Exit: verbs.ExitTempFail, Code: "no_reply",
 				Message: fmt.Sprintf("stage await: no %s arrived within %s", strings.Join(types, " or "), wait),
 				Hint:    "send one: pi-actors message to=run:<id> type=" + types[0] + " body=…"}
@@ -256,3 +264,4 @@ func bodyText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+

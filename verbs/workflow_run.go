@@ -60,7 +60,7 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out,
 		Failed: func(n *workflows.NodeState) { nodeFailed(dir, meta, n, out) },
 		Ended:  func(n *workflows.NodeState) { nodeEnded(dir, n, out) },
-		Paused: func() int64 { return pausedMS(dir) }, Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}
+		Paused: dir.PausedMS, Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}
 	in := &workflowInbox{dir: dir, owner: meta.Address, out: out}
 	// control.retry sent while no scheduler ran (it woke this one up).
 	in.drain(func(node string) error { return e.Apply(node) })
@@ -105,15 +105,6 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	}
 	fmt.Fprintf(out, "scheduler cpu_ms=%d\n", cpuMS())
 	return exitOf(st), err
-}
-
-// pausedMS is how long the workflow run was suspended so far (its
-// supervisor writes it to progress.json before the scheduler continues).
-func pausedMS(dir runs.Dir) int64 {
-	if p := dir.Progress(); p != nil {
-		return p.PausedMS
-	}
-	return 0
 }
 
 // cpuMS is the CPU this process used so far (user and system), in ms.
