@@ -264,4 +264,3 @@ func bodyText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
