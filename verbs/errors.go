@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
@@ -53,8 +54,37 @@ func Invalidf(format string, args ...any) *Error {
 }
 
 // Classify decides the exit code and the machine code of any error, in one
-// place, for every front door and the kernel.
+// place, for every front door and the kernel. Its message is bounded
+// (maxMessageBytes): an error that quotes a caller's long input keeps its
+// start and its end.
 func Classify(err error) *Error {
+	e := classify(err)
+	if len(e.Message) <= maxMessageBytes {
+		return e
+	}
+	c := *e
+	c.Message = clipMessage(e.Message)
+	return &c
+}
+
+// maxMessageBytes bounds an error's message; a failed command's (its
+// stderr tail) is well within it.
+const maxMessageBytes = 8 << 10
+
+// clipMessage is a long message's first 6 KiB and last 1 KiB (whole
+// characters) around a note of what was cut.
+func clipMessage(m string) string {
+	head, tail := 6<<10, len(m)-1<<10
+	for head > 0 && !utf8.RuneStart(m[head]) {
+		head--
+	}
+	for tail < len(m) && !utf8.RuneStart(m[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s…[%d bytes of this message cut]…%s", m[:head], tail-head, m[tail:])
+}
+
+func classify(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e

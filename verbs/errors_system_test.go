@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -36,5 +38,21 @@ func TestClassifySystem(t *testing.T) {
 		if got.Exit != c.exit || got.Code != c.code || got.Message != c.err.Error() {
 			t.Errorf("%v: exit %d code %s message %q, want %d %s", c.err, got.Exit, got.Code, got.Message, c.exit, c.code)
 		}
+	}
+}
+
+// Every front door's error message is bounded: a long one keeps its first
+// 6 KiB and last 1 KiB (whole characters) around a note of the cut; the
+// code and exit are those of the error.
+func TestClassifyBoundsTheMessage(t *testing.T) {
+	msg := "start " + strings.Repeat("é", 100_000) + " end"
+	e := Classify(&Error{Exit: ExitDataErr, Code: "invalid_data", Message: msg})
+	if len(e.Message) > maxMessageBytes || !strings.HasPrefix(e.Message, "start ") || !strings.HasSuffix(e.Message, " end") ||
+		!strings.Contains(e.Message, "bytes of this message cut]") || !utf8.ValidString(e.Message) || e.Code != "invalid_data" || e.Exit != ExitDataErr {
+		t.Errorf("got %d bytes, code %s exit %d: %.100q … %.100q", len(e.Message), e.Code, e.Exit, e.Message, e.Message[max(0, len(e.Message)-100):])
+	}
+	short := &Error{Exit: ExitUsage, Code: "usage", Message: "short"}
+	if Classify(short) != short {
+		t.Error("a short error is not returned as is")
 	}
 }

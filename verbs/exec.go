@@ -422,9 +422,9 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 			result["full_stderr_path"] = path
 		}
 	}
-	hint := "the command wrote nothing to stderr; details.failure names it, details.output has its stdout tail"
+	hint := "the command wrote nothing to stderr; the call's output (its text; details.output) is the stdout tail, details.failure names the command"
 	if text != "" {
-		hint = "the message ends with the end of the command's stderr; details.failure has the command at more length, details.output its stdout tail"
+		hint = "the message ends with the end of the command's stderr; the call's output (its text; details.output) is the stdout tail, details.failure has the command at more length"
 	}
 	out.Fail = &Error{Code: "command_failed", Message: failureMessage(res.Failure, text, t, whole), Hint: hint, Details: result, Exit: res.Code}
 	return out

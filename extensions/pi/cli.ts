@@ -141,12 +141,19 @@ export async function callCli(args: string[], opts: Parameters<typeof runCli>[1]
 	return unwrap(reply);
 }
 
-/** The reply when it is ok; its error (code: message, hint) thrown otherwise. */
+/**
+ * The reply when it is ok; its error thrown otherwise: code: message, the
+ * hint, then the call's text when it has one (a failed command's stdout
+ * tail with its notice: the model reads why a command that explains itself
+ * on stdout failed, and where its whole output is).
+ */
 export function unwrap<R extends Reply>(reply: R): R {
 	if (!reply.ok) {
 		const e = reply.error ?? {};
 		let msg = `${e.code ?? "error"}: ${e.message ?? "pi-actors failed"}`;
 		if (e.hint) msg += `\nhint: ${e.hint}`;
+		const text = typeof reply.text === "string" ? reply.text.trim() : "";
+		if (text) msg += `\n--- output ---\n${text}`;
 		throw new Error(msg);
 	}
 	return reply;
@@ -175,6 +182,14 @@ export function boundResult(
 ): { text: string; details: unknown } {
 	const saver = new Saver(opts.agentDir, tool);
 	return { text: bound(text, saver, opts.params), details: boundDetails(result, saver) };
+}
+
+/**
+ * A failed call's message as the model reads it: within MAX_TEXT bytes,
+ * cut as a result's text is (head, marker naming the saved whole, tail).
+ */
+export function boundError(tool: string, message: string, opts: { agentDir: string; params?: Record<string, unknown> }): string {
+	return bound(message, new Saver(opts.agentDir, tool), opts.params);
 }
 
 /** Writes what was cut into one tool-output directory per call. */

@@ -27,7 +27,7 @@
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 
 import { Bridge, DEFAULT_SETTINGS, UnavailableError, within, type Hello } from "./bridge.ts";
-import { binary, boundResult, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
+import { binary, boundError, boundResult, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
 import { agentDir, Log } from "./log.ts";
 import { Memory, sessionOf } from "./memory.ts";
 import { selectTools, type ToolSpec } from "./select.ts";
@@ -193,9 +193,17 @@ class Extension {
 			parameters: spec.inputSchema as unknown as ToolDefinition["parameters"],
 			execute: async (toolCallId, params, signal, _onUpdate, ctx): Promise<AgentToolResult<unknown>> => {
 				this.touch(ctx);
-				const reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal, toolCallId);
+				const where = { agentDir: this.memory.agentDir || agentDir(), params: params as Record<string, unknown> };
+				let reply: Reply;
+				try {
+					reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal, toolCallId);
+				} catch (err) {
+					// A failure's text is bounded as a result's is (it may echo a long input or carry an output tail).
+					const msg = err instanceof Error ? err.message : String(err);
+					throw new Error(boundError(spec.name, msg, where));
+				}
 				const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.result ?? null);
-				const b = boundResult(spec.name, text, reply.result, { agentDir: this.memory.agentDir || agentDir(), params: params as Record<string, unknown> });
+				const b = boundResult(spec.name, text, reply.result, where);
 				return { content: [{ type: "text", text: b.text }], details: b.details };
 			},
 		};

@@ -147,3 +147,48 @@ func markerLine(text string) string {
 	}
 	return "…" + lastN(text, 300)
 }
+
+// TestRealPiFailedCalls: what the model reads of a failed tool call,
+// through real pi. A recipe that says why it failed on stdout only (as
+// test runners do) — the model reads that line; one whose stdout is long —
+// the model reads its tail and the file with the whole output, not a
+// pointer at details it cannot see; a spawn whose long inline template
+// does not parse — the failure is bounded, not the template echoed whole.
+func TestRealPiFailedCalls(t *testing.T) {
+	big := "echo '" + strings.Repeat("0123456789abcdef\n", 12000) // ~200 KB, an unterminated quote
+	r := newRealPi(t,
+		call("stdoutfail", map[string]any{}).On("^fail please$"),
+		call("noisyfail", map[string]any{}).On("REASON-42"),
+		call("spawn", map[string]any{"template": big}).On("exit 3"),
+		pitest.Text("ok").On("unterminated"),
+	)
+	if err := os.MkdirAll(filepath.Join(r.agent, "recipes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"stdoutfail": `{"description":"fails, reason on stdout","template":"sh -c 'echo FAIL: TestRefund REA\"SON-\"42; exit 1'"}`,
+		"noisyfail":  `{"description":"fails noisily","template":"sh -c 'seq -f STDOUT-LINE-%06g 1 20000; echo LAST-STDOUT-LINE; exit 3'"}`,
+	} {
+		if err := os.WriteFile(filepath.Join(r.agent, "recipes", name+".json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := r.run("fail please")
+	_, texts := toolResults(out)
+	if len(texts) != 3 {
+		t.Fatalf("tool results %d, want 3:\n%s", len(texts), r.dump())
+	}
+	if !strings.Contains(texts[0], "REASON-42") || !strings.Contains(texts[0], "command_failed: exit 1") {
+		t.Errorf("the failed call's reason (on stdout) did not reach the model:\n%s", texts[0])
+	}
+	noisy := texts[1]
+	m := regexp.MustCompile(`Full output saved to: (\S+)\]`).FindStringSubmatch(noisy)
+	if !strings.Contains(noisy, "LAST-STDOUT-LINE") || m == nil || len(noisy) > 53*1024 {
+		t.Errorf("a long failed call: the model read %d bytes without its stdout's end or the file with the whole:\n%s", len(noisy), lastN(noisy, 600))
+	} else if whole, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(whole), "STDOUT-LINE-000001\n") {
+		t.Errorf("the notice's file %s does not hold the whole stdout (%v)", m[1], err)
+	}
+	if spawn := texts[2]; len(spawn) > 16*1024 || !strings.Contains(spawn, "unterminated") {
+		t.Errorf("the failed spawn's text is %d bytes (want a bounded error naming the unterminated quote): %.300q", len(spawn), spawn)
+	}
+}

@@ -3,6 +3,7 @@ package template
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Error is invalid template data or values: it names where the problem is
@@ -36,5 +37,22 @@ var ErrLimit = errors.New("limit exceeded")
 type errMissing struct{ content string }
 
 func (e *errMissing) Error() string {
-	return fmt.Sprintf("missing value for placeholder {%s}", e.content)
+	return fmt.Sprintf("missing value for placeholder {%s}", clip(e.content))
+}
+
+// clipBytes bounds the caller's input an error message quotes.
+const clipBytes = 200
+
+// clip is s as an error message quotes it: whole when short, else its
+// first clipBytes (whole characters) and how much more there is — the
+// caller has the rest, it is their own input.
+func clip(s string) string {
+	if len(s) <= clipBytes {
+		return s
+	}
+	n := clipBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s…[+%d bytes]", s[:n], len(s)-n)
 }

@@ -134,7 +134,7 @@ func parseLeaf(s, path string) (*Leaf, error) {
 	}
 	words, err := Split(s)
 	if err != nil {
-		return nil, errf(path, "%v in %q", err, s)
+		return nil, errf(path, "%v in %q", err, clip(s))
 	}
 	if len(words) == 0 {
 		return nil, errf(path, "template is empty (only whitespace)")

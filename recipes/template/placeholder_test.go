@@ -2,10 +2,12 @@ package template
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // phWant is the expected classification of one placeholder's content.
@@ -537,5 +539,20 @@ func TestPlaceholderResolveErrors(t *testing.T) {
 				t.Errorf("plan %q: error %q, want it to contain %q", tt.tmpl, err, tt.want)
 			}
 		})
+	}
+}
+
+// An error quotes a caller's input at most clipBytes long: a 300 KB
+// placeholder name or an unterminated 200 KB template is named by its
+// start and its size, not echoed whole (twice).
+func TestErrorsClipTheInputTheyQuote(t *testing.T) {
+	long := strings.Repeat("n", 300_000)
+	_, err := planArgs(t, "x {"+long+"}", Values{})
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "…[+299800 bytes]") {
+		t.Errorf("a missing long placeholder: %d bytes: %.300q", len(fmt.Sprint(err)), fmt.Sprint(err))
+	}
+	_, err = Parse("echo '" + strings.Repeat("é", 100_000))
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "unterminated") || !utf8.ValidString(err.Error()) {
+		t.Errorf("an unterminated long template: %d bytes: %.300q", len(fmt.Sprint(err)), fmt.Sprint(err))
 	}
 }

@@ -369,9 +369,9 @@ func placeErr(path string, err error) error {
 		if m := nameFormRe.FindStringSubmatch(name); m != nil {
 			name = m[1]
 		} else if m := indexRe.FindStringSubmatch(name); m != nil {
-			return errf(path, "missing value for placeholder {%s}: %s must be an array with that index", miss.content, m[1])
+			return errf(path, "missing value for placeholder {%s}: %s must be an array with that index", clip(miss.content), clip(m[1]))
 		}
-		return errf(path, "missing value for placeholder {%s}: pass %s=<value> or give it a default", miss.content, name)
+		return errf(path, "missing value for placeholder {%s}: pass %s=<value> or give it a default", clip(miss.content), clip(name))
 	}
 	var te *Error
 	if errors.As(err, &te) {

@@ -287,7 +287,8 @@ func Expand(s string, values Values, defaults map[string]any) (string, error) {
 	var miss *errMissing
 	if errors.As(err, &miss) {
 		if m := nameFormRe.FindStringSubmatch(miss.content); m != nil {
-			return "", errf("", "missing value for placeholder {%s}: pass %s=<value> (a recipe takes it only when its args declare %s: args: [\"%s\"]) or give it a default in defaults", miss.content, m[1], m[1], m[1])
+			name := clip(m[1])
+			return "", errf("", "missing value for placeholder {%s}: pass %s=<value> (a recipe takes it only when its args declare %s: args: [\"%s\"]) or give it a default in defaults", clip(miss.content), name, name, name)
 		}
 	}
 	if err != nil {
