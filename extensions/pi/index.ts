@@ -72,6 +72,9 @@ class Extension {
 	readonly memory = new Memory(this.bridge, this.log);
 	/** Whether tool calls go through the bridge (its hello came; else a CLI process each). */
 	private viaBridge = false;
+	/** The ends of runs' commands that came while the agent worked (deliver). */
+	private held: { text: string; f: Followup }[] = [];
+	private heldTimer: NodeJS.Timeout | undefined;
 	/** Unknown names in [pi] tools already reported. */
 	private readonly reported = new Set<string>();
 	/** Why the last schema fetch failed, if it did. */
@@ -147,6 +150,10 @@ class Extension {
 
 	async shutdown(reason: string, ctx: ExtensionContext | undefined): Promise<void> {
 		this.watcher.stop();
+		clearInterval(this.heldTimer);
+		this.heldTimer = undefined;
+		// Held command ends go into the session now (silently: no turn).
+		for (const h of this.held.splice(0)) this.send(h.f, h.text, h.f, false);
 		await this.memory.sessionEnd(ctx ?? this.ctx, reason);
 		this.bridge.close();
 		this.ctx = undefined;
@@ -236,12 +243,19 @@ class Extension {
 		return callCli(args, { stdin: JSON.stringify(params), cwd: ctx.cwd, session, signal });
 	}
 
-	/** Delivers one watch line into the session, at most once per follow-up id. */
+	/**
+	 * Delivers one watch line into the session, at most once per follow-up
+	 * id. The end of one of a run's commands (startsTurn false) that comes
+	 * while the agent works is held: pi would queue it as a follow-up and
+	 * run a turn for it. It is added to the session once the agent is idle,
+	 * or goes with the next follow-up that starts a turn, whichever is
+	 * first.
+	 */
 	private deliver(line: string): void {
 		const f = parseFollowup(line);
 		if (!f || delivered.has(f.id)) return;
 		const ctx = this.ctx;
-		const text = f.text || f.summary || `run:${f.run ?? "?"} ${f.status ?? "follow-up"}`;
+		let text = f.text || f.summary || `run:${f.run ?? "?"} ${f.status ?? "follow-up"}`;
 		if (ctx?.hasUI) {
 			try {
 				ctx.ui.notify(f.summary || text.split("\n")[0], levelOf(f));
@@ -253,15 +267,53 @@ class Extension {
 				return;
 			}
 		}
+		const turn = startsTurn(f);
+		if (!turn && !idle(ctx)) {
+			this.held.push({ text, f });
+			remember(f.id);
+			this.settleHeld();
+			return;
+		}
+		let details: Followup & { earlier?: Followup[] } = f;
+		if (turn && this.held.length > 0) {
+			text = [...this.held.map((h) => h.text), text].join("\n\n");
+			details = { ...f, earlier: this.held.map((h) => h.f) };
+			this.held = [];
+		}
+		this.send(f, text, details, turn);
+	}
+
+	private send(f: Followup, text: string, details: unknown, turn: boolean): void {
 		try {
 			this.pi.sendMessage(
-				{ customType: f.kind === "message" ? "pi-actors-run-message" : "pi-actors-run", content: text, display: true, details: f },
-				{ deliverAs: "followUp", triggerTurn: startsTurn(f) },
+				{ customType: f.kind === "message" ? "pi-actors-run-message" : "pi-actors-run", content: text, display: true, details },
+				{ deliverAs: "followUp", triggerTurn: turn },
 			);
 			remember(f.id);
 		} catch {
 			// The session was replaced under us: this instance is shutting down.
 		}
+	}
+
+	/** Adds the held follow-ups to the session once the agent is idle (checked every 50 ms). */
+	private settleHeld(): void {
+		if (this.heldTimer || this.held.length === 0) return;
+		this.heldTimer = setInterval(() => {
+			if (this.held.length > 0 && !idle(this.ctx)) return;
+			clearInterval(this.heldTimer);
+			this.heldTimer = undefined;
+			for (const h of this.held.splice(0)) this.send(h.f, h.text, h.f, false);
+		}, 50);
+		this.heldTimer.unref();
+	}
+}
+
+/** Whether the agent is idle (not streaming): a context without the check, or a stale one, counts as idle. */
+function idle(ctx: ExtensionContext | undefined): boolean {
+	try {
+		return typeof ctx?.isIdle !== "function" || ctx.isIdle();
+	} catch {
+		return true;
 	}
 }
 

@@ -50,3 +50,32 @@ func TestRealPiFollowupAcknowledged(t *testing.T) {
 	}
 	t.Fatalf("the follow-up pi took is not marked handled in the session queue:\n%s", all.String())
 }
+
+// TestRealPiCommandDoneWaitsForTheNextTurn: the end of one of a run's
+// commands (command.done) that comes while the agent works costs no model
+// call of its own: it is added to the session once the agent is idle (pi
+// would otherwise queue it as a follow-up and run a turn for it).
+func TestRealPiCommandDoneWaitsForTheNextTurn(t *testing.T) {
+	r := newRealPi(t,
+		call("spawn", map[string]any{"as": "run:par", "template": map[string]any{"parallel": true, "template": []string{"sleep 0.3", "sleep 8"}}}).On("^go$"),
+		// The first leaf ends while the model "thinks".
+		pitest.Step{Text: "waiting for it", DelayMS: 3000}.On(`address=run:par`),
+		pitest.Step{Text: "EXTRA TURN", Times: -1},
+	)
+	r.run("go")
+	if reqs := r.model.Requests(); len(reqs) != 2 {
+		t.Errorf("%d model calls, want 2 (the command's end cost one of its own):\n%s", len(reqs), r.dump())
+	}
+	files, _ := filepath.Glob(filepath.Join(r.agent, "sessions", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"customType":"pi-actors-run-message"`) || !strings.Contains(string(b), "sleep 0.3") {
+		t.Errorf("the command's end is not in the session:\n%s", b)
+	}
+	r.cli("message", "to=run:par", "type=control.kill")
+}

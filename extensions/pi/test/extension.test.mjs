@@ -297,6 +297,25 @@ test("a finished run's follow-up is delivered once; the watcher restarts and sto
 	delete process.env.FAKE_FOLLOWUP_ID;
 });
 
+test("a command's end while the agent works costs no turn: it goes with the next follow-up that starts one, or in once idle", async () => {
+	process.env.FAKE_FOLLOWUP_ID = "demo.8.done";
+	const pi = await load();
+	const ctx = stubCtx("sess-busy");
+	let busy = true;
+	ctx.isIdle = () => !busy;
+	await pi.emit("session_start", { type: "session_start", reason: "startup" }, ctx);
+	// Each watcher prints the step (command.done), then the marker (a run's message: a turn).
+	const marker = await until("the marker follow-up", () => pi.messages.find((m) => m.message.details.id.startsWith("demo.8.done.marker")));
+	assert.deepEqual(marker.options, { deliverAs: "followUp", triggerTurn: true });
+	assert.match(marker.message.content, /^run:demo: Command sleep 1 completed with code 0\n\nmarker$/);
+	assert.ok(marker.message.details.earlier[0].id.startsWith("demo.8.done.step"), "the held step rides in its details");
+	assert.ok(!pi.messages.some((m) => m.message.details.id.startsWith("demo.8.done.step")), "no message of its own while busy");
+	// The last watcher's step, with no marker after it yet, waits for the agent to be idle.
+	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
+	busy = false;
+	delete process.env.FAKE_FOLLOWUP_ID;
+});
+
 test("a watcher does not outlive a pi that exits without session_shutdown", async () => {
 	const session = "sess-exit";
 	writeFileSync(join(state, `watch-count-${session}`), "1"); // the next watcher stays up
