@@ -29,7 +29,7 @@ import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } 
 import { Bridge, DEFAULT_SETTINGS, UnavailableError, within, type Hello } from "./bridge.ts";
 import { binary, boundError, boundResult, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
 import { agentDir, Log } from "./log.ts";
-import { Memory, sessionOf } from "./memory.ts";
+import { Memory, sessionOf, textOf } from "./memory.ts";
 import { selectTools, type ToolSpec } from "./select.ts";
 import { delivered, type Followup, levelOf, parseFollowup, remember, Watcher } from "./watch.ts";
 
@@ -49,16 +49,6 @@ function snippet(description: string): string {
 	return first.length > 160 ? first.slice(0, 159) + "…" : first;
 }
 
-/** The text parts of a message's content. */
-function textOf(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((c): c is { type: "text"; text: string } => !!c && c.type === "text" && typeof c.text === "string")
-		.map((c) => c.text)
-		.join("\n");
-}
-
 /** One extension instance: its registered tools, its context, its watcher and its bridge. */
 class Extension {
 	private ctx: ExtensionContext | undefined;
@@ -69,7 +59,7 @@ class Extension {
 	private readonly watcher = new Watcher((line) => this.deliver(line));
 	readonly log = new Log();
 	readonly bridge = new Bridge(binary);
-	readonly memory = new Memory(this.bridge, this.log);
+	readonly memory = new Memory(this.bridge, this.log, (type, data) => this.pi.appendEntry(type, data));
 	/** Whether tool calls go through the bridge (its hello came; else a CLI process each). */
 	private viaBridge = false;
 	/** The ends of runs' commands that came while the agent worked (deliver). */

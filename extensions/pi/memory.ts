@@ -27,6 +27,24 @@ const MAX_INFLIGHT = 256;
 /** Tools whose `path` argument names the file they touch. */
 const PATH_TOOLS = new Set(["read", "edit", "write"]);
 
+/** The custom session entry naming the session's summary node. */
+const SUMMARY_ENTRY = "pi-actors-summary";
+
+interface SummaryEntry {
+	id: string;
+	store?: string;
+}
+
+/** The text parts of a message's content. */
+export function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.filter((c): c is { type: "text"; text: string } => !!c && c.type === "text" && typeof c.text === "string")
+		.map((c) => c.text)
+		.join("\n");
+}
+
 interface Lookup {
 	path: string;
 	rel: string;
@@ -47,13 +65,20 @@ export class Memory {
 	private readonly noProject = new Map<string, number>();
 	private firstPrompt = "";
 	private lastAnswer = "";
+	/** The session's summary node recorded by an earlier pi on this session (a continued one). */
+	private summary: SummaryEntry | undefined;
 
 	constructor(
 		private readonly bridge: Bridge,
 		private readonly log: Log,
+		/** Appends a custom entry to the session (pi.appendEntry). */
+		private readonly appendEntry: (customType: string, data: unknown) => void = () => {},
 	) {}
 
-	/** A new or resumed session: forget the old one, remember a resumed one's blocks. */
+	/**
+	 * A new or resumed session: forget the old one; of a resumed one,
+	 * remember the blocks shown, its first prompt and its summary node.
+	 */
 	sessionStart(ctx: ExtensionContext): void {
 		this.reset(sessionOf(ctx));
 		let entries: SessionEntry[] = [];
@@ -63,6 +88,12 @@ export class Memory {
 			return;
 		}
 		for (const e of entries) {
+			if (e.type === "custom" && e.customType === SUMMARY_ENTRY) {
+				const d = e.data as Partial<SummaryEntry> | undefined;
+				if (typeof d?.id === "string") this.summary = { id: d.id, store: typeof d.store === "string" ? d.store : undefined };
+				continue;
+			}
+			if (!this.firstPrompt && e.type === "message" && e.message.role === "user") this.firstPrompt = textOf(e.message.content);
 			if (e.type !== "message" || e.message.role !== "toolResult") continue;
 			for (const c of e.message.content) {
 				if (c.type !== "text" || !c.text.startsWith(MARK)) continue;
@@ -162,7 +193,7 @@ export class Memory {
 			// a stale context: the id will do
 		}
 		const title = (this.firstPrompt.split("\n")[0] ?? "").trim().slice(0, 120) || "session";
-		const params = {
+		const params: Record<string, unknown> = {
 			domain: "history",
 			type: "session",
 			name: `pi session ${session?.slice(0, 8) ?? "?"}: ${title}`,
@@ -170,10 +201,25 @@ export class Memory {
 			source: "model",
 			ref,
 		};
+		// A continued session's summary replaces the one an earlier pi recorded.
+		const earlier = this.summary;
+		if (earlier) {
+			params.supersedes = earlier.id;
+			if (earlier.store) params.store = earlier.store;
+		}
 		try {
 			const reply = await this.bridge.call("node_add", params, { cwd: ctx.cwd, session, timeoutMs: SUMMARY_MS });
 			const node = (reply.result as { node?: { id?: string; store?: string } } | undefined)?.node;
-			this.log.write(reply.ok ? `session summary recorded: node ${node?.id} (${node?.store} store)` : `session summary not recorded: ${reply.error?.code}: ${reply.error?.message}`, session);
+			if (reply.ok && node?.id) {
+				this.summary = { id: node.id, store: node.store };
+				try {
+					this.appendEntry(SUMMARY_ENTRY, this.summary);
+				} catch {
+					// the session is gone: the next pi on it adds a node of its own
+				}
+			}
+			const replaced = earlier && reply.ok ? ` superseding ${earlier.id}` : "";
+			this.log.write(reply.ok ? `session summary recorded: node ${node?.id} (${node?.store} store)${replaced}` : `session summary not recorded: ${reply.error?.code}: ${reply.error?.message}`, session);
 		} catch (err) {
 			this.log.write(`session summary not recorded: ${(err as Error).message}`, session);
 		}
@@ -192,6 +238,7 @@ export class Memory {
 		this.inflight.clear();
 		this.firstPrompt = "";
 		this.lastAnswer = "";
+		this.summary = undefined;
 	}
 
 	/** Whether a knowledge store exists for cwd: <repo>/.pi/knowledge.db above it, or the personal store. */

@@ -1,6 +1,8 @@
 package piext
 
 import (
+	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,6 +149,36 @@ func TestRealPiRecallAndSummary(t *testing.T) {
 	}
 	if log := r.extLog(); !strings.Contains(log, "session summary recorded: node ") {
 		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// TestRealPiSummaryOfContinuedSession: a session continued by a second
+// pi (pi --continue) keeps the name of its first prompt, and its new
+// summary supersedes the one the first pi recorded (one current node per
+// session, not one per pi process).
+func TestRealPiSummaryOfContinuedSession(t *testing.T) {
+	r := newRealPi(t, pitest.Text("ANSWER-ONE").On("^FIRST-PROMPT migrate the refunds$"))
+	r.cli("knowledge", "init")
+	r.toml("[pi]\nrecord_summary = true\n")
+	r.run("FIRST-PROMPT migrate the refunds")
+	r.script(pitest.Text("ANSWER-TWO").On("^SECOND-PROMPT and the docs$"))
+	cmd := exec.Command(r.node, pitest.Args(r.modules, "SECOND-PROMPT and the docs", "--continue")...)
+	cmd.Dir, cmd.Env = r.work, r.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pi --continue: %v\n%s", err, out)
+	}
+	log := r.extLog()
+	m := regexp.MustCompile(`session summary recorded: node (\S+) \(\w+ store\) superseding (\S+)`).FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("the continued session's summary did not supersede the first:\n%s", log)
+	}
+	second := r.cli("knowledge", "node_get", "id="+m[1], "--json")
+	first := r.cli("knowledge", "node_get", "id="+m[2], "--json")
+	if !strings.Contains(second, "ANSWER-TWO") || !strings.Contains(second, "FIRST-PROMPT migrate the refunds") || strings.Contains(second, "SECOND-PROMPT") {
+		t.Errorf("the second summary is not named after the session's first prompt or lacks its answer:\n%s", second)
+	}
+	if !strings.Contains(first, "ANSWER-ONE") || !strings.Contains(first, m[1]) {
+		t.Errorf("the first summary is not marked superseded by the second:\n%s", first)
 	}
 }
 
