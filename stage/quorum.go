@@ -11,7 +11,7 @@ import (
 
 // joinHeader is a branch report's first line in a parallel join
 // (docs/command-templates.md, "Parallel joins").
-var joinHeader = lazyre.New(`(?m)^--- branch: (.*) status: (done|failed|timeout) ---$`)
+var joinHeader = lazyre.New(`(?m)^--- branch: (.*) status: (done|failed|timeout|aborted) ---$`)
 
 // Branch is one branch report of a join.
 type Branch struct {

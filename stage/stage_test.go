@@ -130,6 +130,11 @@ func TestQuorum(t *testing.T) {
 	if bs := Branches(join); len(bs) != 3 || bs[1] != (Branch{"b", "failed"}) {
 		t.Errorf("Branches: %+v", bs)
 	}
+	// An aborted branch (the composition was cancelled) is a branch, not done.
+	aborted := join + "--- branch: d status: aborted ---\nexit: 143\n"
+	if _, _, err := run(t, env, aborted, "quorum", "min=2"); exitOf(err) != 65 || !strings.Contains(err.Error(), "1 of 4 branches done, need 2; not done: b (failed), c (timeout), d (aborted)") {
+		t.Errorf("aborted: %v", err)
+	}
 }
 
 func TestArtifactWrite(t *testing.T) {
