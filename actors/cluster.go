@@ -470,10 +470,14 @@ func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) (here ma
 	var wg sync.WaitGroup
 	for _, node := range order {
 		p := byNode[node]
-		for lo := 0; lo < len(p.idx); lo += routedBatchMax {
-			hi := min(lo+routedBatchMax, len(p.idx))
+		for lo, hi := 0, 0; lo < len(p.idx); lo = hi {
+			size := len(p.items[lo])
+			for hi = lo + 1; hi < len(p.idx) && hi-lo < routedBatchMax && size+len(p.items[hi]) <= routedBatchBytes; hi++ {
+				size += len(p.items[hi])
+			}
 			batch := req
 			batch.Node, batch.Params, batch.Items = "", nil, p.items[lo:hi]
+			batch.Home = k.parentHome(req) // a run of a session homed elsewhere: that node's
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -496,6 +500,11 @@ func (k *Kernel) routeSpawns(req wire.Request, results []wire.Response) (here ma
 	return here, wg.Wait
 }
 
-// routedBatchMax bounds the spawns one request to another node carries
-// (each is answered well within the forward timeout).
-const routedBatchMax = 200
+// routedBatchMax and routedBatchBytes bound the spawns one request to
+// another node carries: each is answered well within the forward
+// timeout, and the request stays well within the remote's message size
+// limit (a spawn may carry a long prompt).
+const (
+	routedBatchMax   = 200
+	routedBatchBytes = 4 << 20
+)

@@ -13,6 +13,7 @@ import (
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
 // What a cluster side reads from and hands to its kernel. Nothing here
@@ -95,44 +96,96 @@ func (k *Kernel) RunsDigest(max int) []RunDigest {
 }
 
 // homeFile records the node a session's coordinator lives on, when it is
-// not this one: that session's follow-ups are delivered there.
-func (k *Kernel) homeFile(session string) string {
-	return strings.TrimSuffix(k.sessionFile(session), ".jsonl") + ".home"
+// not this one, for the follow-up queue key (homeKey): the queue's
+// follow-ups are delivered there.
+func (k *Kernel) homeFile(key string) string {
+	return strings.TrimSuffix(k.sessionFile(key), ".jsonl") + ".home"
 }
 
-// SetSessionHome records that session's coordinator is on node.
-func (k *Kernel) SetSessionHome(session, node string) {
-	if session == "" || node == "" || k.SessionHome(session) == node {
-		return
+// homeKey is the follow-up queue of a session's runs whose coordinator is
+// on node home: apart from the queue of the same session name here (a
+// coordinator of this node, or of a third node, may use the name too).
+func homeKey(session, home string) string {
+	if home == "" {
+		return session
 	}
-	path := k.homeFile(session)
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	if err := fsutil.WriteFile(path, []byte(node+"\n"), 0o600); err != nil {
-		k.log.Warn("session home", "session", session, "err", err)
-	}
+	return session + "\x00@" + home
 }
 
-// SessionHome is the node a session's follow-ups go to ("": this one).
-func (k *Kernel) SessionHome(session string) string {
-	b, err := os.ReadFile(k.homeFile(session))
+// queueKey is the follow-up queue of a run's session.
+func queueKey(m *runs.Meta) string { return homeKey(m.OwnerID, m.HomeNode) }
+
+// homeFor is the node of the coordinator of the session a spawn request
+// is made for ("": this one): the node it came from (or the one that node
+// names), else, for a run's own spawn here, its run's home.
+func (k *Kernel) homeFor(req wire.Request) string {
+	home := req.Home
+	if req.From != "" && home == "" {
+		home = req.From
+	}
+	if req.From == "" {
+		home = k.parentHome(req)
+	}
+	if home == k.nodeName() {
+		return ""
+	}
+	return home
+}
+
+// parentHome is the home node of the run that makes a request (its
+// PI_ACTORS_RUN_ID), "" when it has none or is no run.
+func (k *Kernel) parentHome(req wire.Request) string {
+	parent := envString(req.Env, "PI_ACTORS_RUN_ID")
+	if parent == "" || runs.ValidID(parent) != nil {
+		return ""
+	}
+	m, err := runs.StateDirFor(k.cfg.AgentDir, parent).Meta()
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	return m.HomeNode
 }
 
-// RemoteSessions lists the sessions homed on other nodes, by node.
+// setHome records that the queue key holds follow-ups of session for its
+// coordinator on node.
+func (k *Kernel) setHome(key, session, node string) {
+	if key == "" || node == "" {
+		return
+	}
+	if at, _ := k.SessionHome(key); at == node {
+		return
+	}
+	path := k.homeFile(key)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := fsutil.WriteFile(path, []byte(node+"\n"+session+"\n"), 0o600); err != nil {
+		k.log.Warn("session home", "session", session, "node", node, "err", err)
+	}
+}
+
+// SessionHome is the node a follow-up queue is delivered to ("": this
+// one) and the name of its session there.
+func (k *Kernel) SessionHome(key string) (node, session string) {
+	b, err := os.ReadFile(k.homeFile(key))
+	if err != nil {
+		return "", key
+	}
+	node, session, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if session == "" {
+		session = key // written before queues had keys: the session's own
+	}
+	return strings.TrimSpace(node), session
+}
+
+// RemoteSessions lists the follow-up queues delivered to other nodes, by
+// node.
 func (k *Kernel) RemoteSessions() map[string][]string {
 	out := map[string][]string{}
 	files, _ := filepath.Glob(filepath.Join(k.tmp, "sessions", "*.home"))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
+		key := strings.TrimSuffix(filepath.Base(f), ".home")
+		if node, _ := k.SessionHome(key); node != "" {
+			out[node] = append(out[node], key)
 		}
-		node := strings.TrimSpace(string(b))
-		session := strings.TrimSuffix(filepath.Base(f), ".home")
-		out[node] = append(out[node], session)
 	}
 	return out
 }

@@ -267,24 +267,59 @@ func TestRebuildHandsRemoteFollowupsToTheCluster(t *testing.T) {
 		return err == nil && in.Result != nil
 	})
 	again := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
-	startClusteredIn(t, agent, again)
-	if got := again.pendingSessions(); !slices.Contains(got, "s1") {
-		t.Fatalf("follow-ups queued at rebuild for session s1 (home b): cluster told %v, want s1", got)
+	k2, _ := startClusteredIn(t, agent, again)
+	if got := homes(k2, again.pendingSessions()); !slices.Contains(got, "s1@b") {
+		t.Fatalf("follow-ups queued at rebuild for session s1 (home b): cluster told %v, want s1@b", got)
 	}
 }
 
-// TestFollowupsFromAnotherNodeGoOnToTheSessionsHome: follow-ups another
-// node delivers here for a session whose coordinator is on a third node
-// (a run here, spawned from there, spawned a run on the other node) are
-// handed on to the cluster side, not left in this node's queue.
-func TestFollowupsFromAnotherNodeGoOnToTheSessionsHome(t *testing.T) {
+// homes names the follow-up queues the cluster side was told of by
+// <session>@<node> they are delivered to.
+func homes(k *actors.Kernel, keys []string) []string {
+	var out []string
+	for _, key := range keys {
+		node, session := k.SessionHome(key)
+		out = append(out, session+"@"+node)
+	}
+	return out
+}
+
+// TestFollowupsGoToTheSpawningSessionsNode: a run spawned here for a
+// session on another node has its follow-ups delivered to that node — the
+// node the request names as the session's (a run there, itself spawned
+// from a third node, spawned it), else the node it came from — and a
+// run of the same session name started here keeps its follow-ups here:
+// each run has its own home, not each session name.
+func TestFollowupsGoToTheSpawningSessionsNode(t *testing.T) {
 	cl := &recordingCluster{node: "a", started: make(chan *actors.Kernel, 1)}
 	k := startClustered(t, cl)
-	k.SetSessionHome("s1", "c")
-	if err := k.EnqueueFollowups("s1", []actors.Followup{{ID: "w9.1.done", Kind: "transition", Run: "w9", Status: "done"}}); err != nil {
-		t.Fatal(err)
+	env := append(os.Environ(), testproc.EnvVar+"=1")
+	for _, req := range []wire.Request{
+		{Op: "spawn", Session: "s1", Cwd: k.AgentDir(), Env: env, Home: "c", Params: rawParams(spawnParams("fromc", "exit 0", nil))},
+		{Op: "spawn", Session: "s1", Cwd: k.AgentDir(), Env: env, Params: rawParams(spawnParams("fromb", "exit 0", nil))},
+	} {
+		if resp := k.Handle("b", req); resp.Error != nil {
+			t.Fatalf("spawn from node b: %+v", resp.Error)
+		}
 	}
-	if got := cl.pendingSessions(); !slices.Contains(got, "s1") {
-		t.Fatalf("follow-ups from node b for session s1 (home c): cluster told %v, want s1", got)
+	if resp := callConn(t, k.AgentDir(), wire.Request{Op: "spawn", Session: "s1", Cwd: k.AgentDir(), Env: env, Params: rawParams(spawnParams("local", "exit 0", nil))}); resp.Error != nil {
+		t.Fatalf("local spawn: %+v", resp.Error)
+	}
+	eventually(t, 15*time.Second, "both remote runs' follow-ups handed to the cluster", func() bool {
+		got := homes(k, cl.pendingSessions())
+		return slices.Contains(got, "s1@c") && slices.Contains(got, "s1@b")
+	})
+	eventually(t, 15*time.Second, "the local run's follow-up queued here", func() bool {
+		b, _ := os.ReadFile(filepath.Join(k.AgentDir(), "tmp", "pi-actors", "sessions", "s1.jsonl"))
+		return strings.Contains(string(b), `"run":"local"`)
+	})
+	b, _ := os.ReadFile(filepath.Join(k.AgentDir(), "tmp", "pi-actors", "sessions", "s1.jsonl"))
+	if strings.Contains(string(b), `"run":"fromb"`) || strings.Contains(string(b), `"run":"fromc"`) {
+		t.Fatalf("a remote session's follow-up is in this node's queue of s1:\n%s", b)
+	}
+	for _, node := range homes(k, cl.pendingSessions()) {
+		if node == "s1@" {
+			t.Fatalf("the local session's queue was handed to the cluster: %v", cl.pendingSessions())
+		}
 	}
 }

@@ -50,7 +50,7 @@ func (k *Kernel) enqueue(session string, f Followup) {
 // cluster side when the session's coordinator is on another node, else
 // the session's watchers here.
 func (k *Kernel) queued(session string) {
-	if k.cluster != nil && k.SessionHome(session) != "" {
+	if home, _ := k.SessionHome(session); k.cluster != nil && home != "" {
 		k.cluster.Pending(session)
 		return
 	}

@@ -230,7 +230,7 @@ func (k *Kernel) deliverOutbox(f *mailbox.Follower, m *runs.Meta, n *notified, e
 		if rec.Event == "command.done" && (m.Workflow != nil || m.WorkflowNode != nil) {
 			continue // a workflow reports its nodes itself
 		}
-		k.enqueue(m.OwnerID, outboxFollowup(m, rec, i))
+		k.enqueue(queueKey(m), outboxFollowup(m, rec, i))
 	}
 	n.OutboxLines = total
 	return true
@@ -311,7 +311,7 @@ func (k *Kernel) terminal(in *runs.Info, n *notified) {
 	}
 	f := terminalFollowup(k.cfg.AgentDir, in)
 	k.addGraphHints(&f, in.Meta.Cwd)
-	k.enqueue(in.Meta.OwnerID, f)
+	k.enqueue(queueKey(in.Meta), f)
 	n.Terminal = in.Status
 }
 

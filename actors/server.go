@@ -125,7 +125,7 @@ func (k *Kernel) handle(c net.Conn) {
 			write(wire.Response{Error: &wire.Error{Code: "invalid_request", Message: "malformed request: " + err.Error(), Exit: 65}})
 			continue
 		}
-		req.From = "" // only the cluster side says where a request came from
+		req.From, req.Home = "", "" // only the cluster side says where a request came from
 		if h, ok := ackOps[req.Op]; ok && req.Ack && req.Node == "" {
 			// A follow-up stream whose client acknowledges what it passed
 			// on (wire.OpAck): its acks reach the handler; it hangs up
@@ -315,6 +315,9 @@ func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs
 		return wire.Response{ID: req.ID, Error: verbs.Classify(err)}
 	}
 	if node != "" {
+		if req.Op == "spawn" {
+			req.Home = k.parentHome(req) // a run of a session homed elsewhere: that node's
+		}
 		resp = k.cluster.Forward(node, req)
 		resp.ID = req.ID
 		return resp

@@ -91,13 +91,16 @@ func Root(agentDir string) string {
 // Meta is run.json: what was started, by whom, and the supervisor's pid
 // with its start time (a pid is only trusted together with it).
 type Meta struct {
-	Run            string          `json:"run"`
-	Address        string          `json:"address"`
-	StateDir       string          `json:"state_dir"`
-	Cwd            string          `json:"cwd"`
-	CreatedAt      time.Time       `json:"createdAt"`
-	LaunchSource   string          `json:"launch_source,omitempty"`
-	OwnerID        string          `json:"ownerId,omitempty"`
+	Run          string    `json:"run"`
+	Address      string    `json:"address"`
+	StateDir     string    `json:"state_dir"`
+	Cwd          string    `json:"cwd"`
+	CreatedAt    time.Time `json:"createdAt"`
+	LaunchSource string    `json:"launch_source,omitempty"`
+	OwnerID      string    `json:"ownerId,omitempty"`
+	// HomeNode is the cluster node of the owning session when it is not
+	// the run's own: the run's follow-ups are delivered there.
+	HomeNode       string          `json:"homeNode,omitempty"`
 	Pid            int             `json:"pid"`
 	PidStart       uint64          `json:"pid_start_time,omitempty"`
 	Recipe         string          `json:"recipe,omitempty"`

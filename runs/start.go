@@ -24,6 +24,7 @@ type Spec struct {
 	StateDir       string // "" = <runs>/<id>
 	Cwd            string
 	Owner          string // the launching session
+	Home           string // the node of the launching session when it is another member ("" = this one)
 	LaunchSource   string // spawn or tool
 	Recipe         string
 	RecipeFile     string
@@ -125,7 +126,7 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	}
 	meta := &Meta{
 		Run: spec.ID, Address: "run:" + spec.ID, StateDir: string(dir), Cwd: spec.Cwd, CreatedAt: time.Now().UTC(),
-		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
+		LaunchSource: spec.LaunchSource, OwnerID: spec.Owner, HomeNode: spec.Home, Recipe: spec.Recipe, RecipeFile: spec.RecipeFile, Tool: spec.Tool,
 		Template: spec.Template, Values: spec.Values, Artifacts: spec.Artifacts, Mailbox: spec.Mailbox, Restart: spec.Restart,
 		RetireWhen: spec.RetireWhen, Depth: spec.Depth, ContextRecords: spec.ContextRecords, ActorContext: spec.ActorContext,
 		Limits: spec.Limits, DraftRecipe: spec.DraftRecipe, Parent: spec.Parent, Health: spec.Health, Cause: spec.Cause,

@@ -20,11 +20,14 @@ func psCluster(ctx context.Context, env *Env, p *Ps) (*Outcome, error) {
 		return nil, err
 	}
 	_, lines, _ := p.query() // ClusterPs checked it
+	// Newest first across nodes, as ps orders one node's runs: lines=
+	// keeps the newest, whichever node they are on.
 	sort.SliceStable(merged.Runs, func(i, j int) bool {
-		if merged.Runs[i].Node != merged.Runs[j].Node {
-			return merged.Runs[i].Node < merged.Runs[j].Node
+		a, b := &merged.Runs[i], &merged.Runs[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
 		}
-		return false
+		return a.Node < b.Node
 	})
 	if len(merged.Runs) > lines {
 		merged.More += len(merged.Runs) - lines

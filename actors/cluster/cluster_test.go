@@ -457,9 +457,19 @@ func TestClusterBadConfig(t *testing.T) {
 	c.Add("busyport", func(m *clustertest.Member) {
 		m.Config = strings.Replace(m.Config, "bind = \"127.0.0.1:0\"", "bind = \""+held.Addr().String()+"\"", 1)
 	})
+	// Its manage port held on another loopback address: the automanaged
+	// provider listens on that port of every address.
+	c.Add("busymanage", func(m *clustertest.Member) {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", m.Manage))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+	})
 	c.WriteConfigs()
 	c.StartAll()
-	for n, want := range map[string]string{"wrongcert": `is for node`, "notls": "tls_ca", "noetcd": "etcd", "busyport": "another process has the port"} {
+	for n, want := range map[string]string{"wrongcert": `is for node`, "notls": "tls_ca", "noetcd": "etcd", "busyport": "another process has the port",
+		"busymanage": "the automanaged provider listens on that port of every address"} {
 		clustertest.Eventually(t, 20*time.Second, n+"'s kernel status names the cause", func() bool {
 			o, _ := c.CLI(n, "kernel", "status", "--json")
 			return strings.Contains(o, `"state":"down"`) && strings.Contains(o, want)

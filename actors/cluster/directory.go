@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -29,14 +30,21 @@ type NodeView = verbs.ClusterNode
 // nodeState is what the directory knows of another node.
 type nodeState struct {
 	NodeView
-	Digest    string             `json:"digest,omitempty"`
-	Runs      []actors.RunDigest `json:"runs,omitempty"`
+	Digest string             `json:"digest,omitempty"`
+	Runs   []actors.RunDigest `json:"runs,omitempty"`
+	// Manage is its automanaged provider's address, as it reported it:
+	// a node no longer in cluster.peers is forgotten at the next start.
+	Manage    string `json:"manage,omitempty"`
 	index     map[string]int
 	failures  int
 	inflight  bool
 	fetching  bool
 	lastPong  time.Time
 	stuckFrom time.Time
+	// answered is the engine (member id) of this node the member last
+	// answered a ping from: only a member that answered this member id
+	// and stopped can have blocked it.
+	answered string
 }
 
 // directory is this node's view of the other members (see the package
@@ -84,6 +92,11 @@ func (d *directory) load() {
 		if n.Node == "" || n.Node == d.s.node {
 			continue
 		}
+		if why := d.forgotten(n); why != "" {
+			d.s.log.Info("cluster node forgotten", "node", n.Node, "why", why)
+			d.dirty = true
+			continue
+		}
 		if n.Status == statusUp {
 			n.Status = statusUnreachable
 		}
@@ -91,6 +104,23 @@ func (d *directory) load() {
 		d.nodes[n.Node] = n
 	}
 }
+
+// forgotten says why a node a previous kernel knew is no member any more
+// ("": it is kept): with the automanaged provider, its manage address is
+// not in cluster.peers (it was taken out of the cluster); with any, it
+// has not been up for forgetAfter.
+func (d *directory) forgotten(n *nodeState) string {
+	if d.s.cfg.Provider == "automanaged" && n.Manage != "" && !slices.Contains(d.s.cfg.Peers, n.Manage) {
+		return "its manage address " + n.Manage + " is not in cluster.peers"
+	}
+	if n.Status != statusUp && !n.Since.IsZero() && time.Since(n.Since) > forgetAfter {
+		return fmt.Sprintf("%s since %s (more than %s)", n.Status, n.Since.Format(time.RFC3339), forgetAfter)
+	}
+	return ""
+}
+
+// forgetAfter is how long a node that is not up stays known.
+const forgetAfter = 30 * 24 * time.Hour
 
 // save writes the directory (atomically), at most every few seconds.
 func (d *directory) save() {
@@ -167,7 +197,7 @@ func (d *directory) refresh(eng *engine) string {
 		}
 		if n.MemberID != id || n.Address != addrs[node] {
 			// A new start of that node: nothing of the old one counts.
-			n.MemberID, n.Address, n.failures, n.stuckFrom = id, addrs[node], 0, time.Time{}
+			n.MemberID, n.Address, n.failures, n.stuckFrom, n.answered = id, addrs[node], 0, time.Time{}, ""
 			d.dirty = true
 		}
 	}
@@ -207,10 +237,13 @@ func (d *directory) refresh(eng *engine) string {
 		}
 		n.inflight = true
 		go d.ping(eng, n.NodeView.Node, n.Address)
-		// A member the topology keeps but that never answers has most
-		// likely blocked this member id (see the package doc).
-		if n.Status != statusUp && !n.stuckFrom.IsZero() && now.Sub(n.stuckFrom) > stuckAfter {
-			n.stuckFrom = time.Time{}
+		// A member the topology keeps that answered this member id and
+		// no longer does has most likely blocked it (see the package
+		// doc). One that never answered it (another CA's certificate,
+		// a manage port alone) stays untrusted: renewing would not
+		// help, and every renewal ends this node's streams.
+		if n.Status != statusUp && n.answered == eng.id && !n.stuckFrom.IsZero() && now.Sub(n.stuckFrom) > stuckAfter {
+			n.stuckFrom, n.answered = time.Time{}, ""
 			return fmt.Sprintf("member %s is in the topology but has not answered for %s", node, stuckAfter)
 		}
 	}
@@ -271,8 +304,11 @@ func (d *directory) ping(eng *engine, node, addr string) {
 		d.dirty = true
 	}
 	n.setStatus(statusUp)
-	n.failures, n.stuckFrom = 0, time.Time{}
+	n.failures, n.stuckFrom, n.answered = 0, time.Time{}, eng.id
 	n.LiveRuns, n.Load, n.Version, n.StartedAt = p.LiveRuns, p.Load1, p.Version, p.StartedAt
+	if p.Manage != "" && p.Manage != n.Manage {
+		n.Manage, d.dirty = p.Manage, true
+	}
 	n.LastSeen, n.lastPong = time.Now().UTC(), time.Now()
 	fetch := p.Digest != n.Digest && !n.fetching
 	if fetch {
@@ -431,18 +467,27 @@ func (d *directory) noteRun(node string, r actors.RunDigest) {
 	d.dirty = true
 }
 
-// locate lists the nodes whose digest has run.
+// locate lists the nodes whose digest has run: the members that are not
+// known to have left, else those that left (their kernel stopped on
+// purpose; the run may still run there, and a request to it is refused
+// as to a node that is not up — not handled here as a run that does not
+// exist).
 func (d *directory) locate(run string) []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []string
+	var out, left []string
 	for name, n := range d.nodes {
-		if n.Status == statusLeft {
+		if _, ok := n.index[run]; !ok {
 			continue
 		}
-		if _, ok := n.index[run]; ok {
+		if n.Status == statusLeft {
+			left = append(left, name)
+		} else {
 			out = append(out, name)
 		}
+	}
+	if len(out) == 0 {
+		return left
 	}
 	return out
 }

@@ -41,6 +41,13 @@ type engine struct {
 	stopOnce sync.Once
 }
 
+// maxRemoteMessage is the largest message the remote takes (gRPC's
+// default is 4 MiB): a batch of messages between two members, a routed
+// listing of a member's runs (up to 100,000 rows) or a batch of spawns
+// with long prompts. What is larger is sent in parts (follow-ups,
+// spawns) or bounded where it is made (listings).
+const maxRemoteMessage = 64 << 20
+
 // errEngineStopped: this node's member stopped (or restarted under a new
 // member id) while a request waited for its answer.
 var errEngineStopped = errors.New("this node's cluster member stopped or restarted under a new member id meanwhile (what was asked may have been done there)")
@@ -81,6 +88,10 @@ func (e *engine) requestUntil(addr string, msg *envelope, timeout time.Duration,
 // waited for its answer.
 var errNodeDown = errors.New("it went down while the request waited for its answer (what was asked may have been done there)")
 
+// errNodeRestarted: the node's kernel started again (a new member) while
+// a request to the one before waited for its answer.
+var errNodeRestarted = errors.New("its kernel restarted while the request waited for its answer (what was asked may have been done there)")
+
 // startEngine starts a member. The engine panics on errors it cannot
 // return (a port it cannot listen on, a provider it cannot reach); those
 // become errors here, and the ports are checked first.
@@ -90,8 +101,11 @@ func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
 		return nil, err
 	}
 	if cfg.Provider == "automanaged" {
-		if err := portFree(cfg.Manage, "manage"); err != nil {
-			return nil, err
+		// The provider's health endpoint listens on the manage port of
+		// every address, whatever host cluster.manage names.
+		_, port, _ := net.SplitHostPort(cfg.Manage)
+		if err := portFree(":"+port, "manage"); err != nil {
+			return nil, fmt.Errorf("%w (cluster.manage is %s; the automanaged provider listens on that port of every address)", err, cfg.Manage)
 		}
 	}
 	provider, err := newProvider(s)
@@ -103,15 +117,17 @@ func startEngine(s *Side, tlsPair *tlsConfigs) (eng *engine, err error) {
 	// The remote's queue to each peer starts with room for a million
 	// messages (16 MB a peer before anything is sent; it grows when
 	// full): a kernel sends far fewer, so it starts smaller.
-	opts := []remote.ConfigOption{remote.WithEndpointWriterQueueSize(10000)}
+	opts := []remote.ConfigOption{remote.WithEndpointWriterQueueSize(10000),
+		remote.WithCallOptions(grpc.MaxCallSendMsgSize(maxRemoteMessage), grpc.MaxCallRecvMsgSize(maxRemoteMessage))}
 	if cfg.Advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
+	server := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxRemoteMessage)}
 	if tlsPair != nil {
-		opts = append(opts,
-			remote.WithServerOptions(grpc.Creds(credentials.NewTLS(tlsPair.server))),
-			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(tlsPair.client))))
+		server = append(server, grpc.Creds(credentials.NewTLS(tlsPair.server)))
+		opts = append(opts, remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(tlsPair.client))))
 	}
+	opts = append(opts, remote.WithServerOptions(server...))
 	logger := slog.New(newQuietHandler(s.log.Handler())).With("engine", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	e := &engine{system: system, provider: provider, id: memberID(s.node), done: make(chan struct{})}

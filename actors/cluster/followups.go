@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -22,12 +23,12 @@ func (s *Side) pusher() {
 		select {
 		case <-s.stop:
 			return
-		case session := <-s.pending:
-			s.push(session)
+		case key := <-s.pending:
+			s.push(key)
 		case <-tick.C:
-			for _, sessions := range s.k.RemoteSessions() {
-				for _, session := range sessions {
-					s.push(session)
+			for _, keys := range s.k.RemoteSessions() {
+				for _, key := range keys {
+					s.push(key)
 				}
 			}
 		}
@@ -37,8 +38,10 @@ func (s *Side) pusher() {
 // pushBatch bounds one delivery.
 const pushBatch = 256
 
-func (s *Side) push(session string) {
-	home := s.k.SessionHome(session)
+// push delivers a follow-up queue (its key: see Kernel.SessionHome) to
+// its session's node.
+func (s *Side) push(key string) {
+	home, session := s.k.SessionHome(key)
 	if home == "" || home == s.node {
 		return
 	}
@@ -48,7 +51,7 @@ func (s *Side) push(session string) {
 		if eng == nil || !ok || m.Status != statusUp {
 			return
 		}
-		list := s.k.TakeFollowups(session, pushBatch)
+		list := s.k.TakeFollowups(key, pushBatch)
 		if len(list) == 0 {
 			return
 		}
@@ -63,13 +66,39 @@ func (s *Side) push(session string) {
 			list[i].NextActions = qualify(list[i].NextActions, list[i].Run, s.node)
 			qualifyFollowupText(&list[i], s.node)
 		}
-		if err := s.deliver(eng, m.Address, session, list); err != nil {
-			s.log.Info("follow-ups not delivered yet", "session", session, "home", home, "n", len(list), "err", err)
-			s.k.RequeueFollowups(session, ids...)
-			return
+		// Delivered in parts of at most pushBytes (a message follow-up
+		// carries its body, up to 1 MiB): the remote drops a message
+		// past its size limit, and a batch that never fits would hold the
+		// session's follow-ups back for good.
+		sizes := make([]int, len(list))
+		for i := range list {
+			sizes[i] = followupSize(&list[i])
 		}
-		s.k.DeliveredFollowups(session, ids...)
+		for start, end := 0, 0; start < len(list); start = end {
+			size := sizes[start]
+			for end = start + 1; end < len(list) && size+sizes[end] <= pushBytes; end++ {
+				size += sizes[end]
+			}
+			if err := s.deliver(eng, m.Address, session, list[start:end]); err != nil {
+				s.log.Info("follow-ups not delivered yet", "session", session, "home", home, "n", len(list)-start, "err", err)
+				s.k.RequeueFollowups(key, ids[start:]...)
+				return
+			}
+			s.k.DeliveredFollowups(key, ids[start:end]...)
+		}
 	}
+}
+
+// pushBytes bounds the follow-ups of one delivery by their JSON size.
+const pushBytes = 1 << 20
+
+// followupSize is a follow-up's size on the wire, about.
+func followupSize(f *actors.Followup) int {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return pushBytes
+	}
+	return len(b)
 }
 
 func (s *Side) deliver(eng *engine, addr, session string, list []actors.Followup) error {

@@ -40,11 +40,15 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 	// the topology, its pings fail): the caller hears so then, not after
 	// forwardTimeout (the remote retries its connection for longer).
 	end, down := make(chan struct{}), make(chan struct{})
-	go s.whileUp(node, eng, end, func(error) { close(down) })
+	go s.whileUp(node, m.MemberID, eng, end, func(error) { close(down) })
 	e, err := eng.requestUntil(m.Address, &envelope{Kind: kindRequest, From: s.node, Req: &req}, forwardTimeout+waitOf(req), down)
 	close(end)
 	if errors.Is(err, errNodeDown) {
+		asked := m.MemberID
 		m, _ = s.dir.member(node) // since when, and the last known status
+		if m.Status == statusUp && m.MemberID != asked {
+			err = errNodeRestarted
+		}
 	}
 	if err == nil && e.Resp == nil {
 		err = errors.New("empty answer")
@@ -126,7 +130,7 @@ func (s *Side) Stream(node string, req wire.Request, write func(wire.Response) e
 	pid := eng.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return client }))
 	eng.system.Root.RequestWithCustomSender(pidOf(m.Address), pack(&envelope{Kind: kindStream, From: s.node, Req: &req}), pid)
 	lost := make(chan struct{})
-	go s.whileUp(node, eng, lost, func(err error) { eng.system.Root.Send(pid, streamLost{err}) })
+	go s.whileUp(node, m.MemberID, eng, lost, func(err error) { eng.system.Root.Send(pid, streamLost{err}) })
 	select {
 	case <-done:
 	case <-gone:
@@ -144,11 +148,13 @@ func (s *Side) Stream(node string, req wire.Request, write func(wire.Response) e
 // up (err nil), or that this member's engine stopped.
 type streamLost struct{ err error }
 
-// whileUp calls lost once node is known and not up (with nil), or eng
-// stops (with errEngineStopped), unless end closes first: a node that
-// stopped answering (SIGSTOP, a partition) never ends its streams itself,
-// and a stopped engine's actors hear nothing more from other nodes.
-func (s *Side) whileUp(node string, eng *engine, end <-chan struct{}, lost func(error)) {
+// whileUp calls lost once node is known and not up, or up under another
+// member id than member (it restarted: the start that was asked is gone;
+// "" checks no id) — with nil — or eng stops (with errEngineStopped),
+// unless end closes first: a node that stopped answering (SIGSTOP, a
+// partition) never ends its streams itself, and a stopped engine's actors
+// hear nothing more from other nodes.
+func (s *Side) whileUp(node, member string, eng *engine, end <-chan struct{}, lost func(error)) {
 	tick := time.NewTicker(streamCheckEvery)
 	defer tick.Stop()
 	for {
@@ -159,7 +165,7 @@ func (s *Side) whileUp(node string, eng *engine, end <-chan struct{}, lost func(
 			lost(errEngineStopped)
 			return
 		case <-tick.C:
-			if m, ok := s.dir.member(node); ok && m.Status != statusUp {
+			if m, ok := s.dir.member(node); ok && (m.Status != statusUp || member != "" && m.MemberID != member) {
 				lost(nil)
 				return
 			}
@@ -322,8 +328,12 @@ func (s *Side) selfView() NodeView {
 
 func (s *Side) selfPong(system *actor.ActorSystem) *pong {
 	live, load := s.k.Load()
-	return &pong{Node: s.node, MemberID: system.ID, Address: system.Address(), Version: s.k.Version(), LiveRuns: live, Load1: load, Digest: s.k.DigestVersion(),
+	p := &pong{Node: s.node, MemberID: system.ID, Address: system.Address(), Version: s.k.Version(), LiveRuns: live, Load1: load, Digest: s.k.DigestVersion(),
 		StartedAt: s.k.Started().UTC()}
+	if s.cfg.Provider == "automanaged" {
+		p.Manage = s.cfg.Manage
+	}
+	return p
 }
 
 func (s *Side) unknownNode(node string) error {

@@ -61,6 +61,8 @@ type pong struct {
 	LiveRuns  int       `json:"live_runs"`
 	Load1     float64   `json:"load"`
 	Digest    string    `json:"digest"`
+	// Manage is the automanaged provider's address ("" with another).
+	Manage string `json:"manage,omitempty"`
 }
 
 func pack(e *envelope) *wrapperspb.BytesValue {
@@ -195,7 +197,8 @@ func (a *streamServer) Receive(ctx actor.Context) {
 		ctx.Watch(a.client)
 		ctx.Send(a.client, pack(&envelope{Kind: kindStarted, Server: ctx.Self()}))
 		self, system, client := ctx.Self(), ctx.ActorSystem(), a.client
-		go a.s.whileUp(a.from, a.eng, a.gone, func(error) { system.Root.Stop(self) })
+		from, _ := a.s.dir.member(a.from)
+		go a.s.whileUp(a.from, from.MemberID, a.eng, a.gone, func(error) { system.Root.Stop(self) })
 		go func() {
 			write := func(r wire.Response) error {
 				select {

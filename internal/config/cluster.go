@@ -122,6 +122,15 @@ func (c *Cluster) Check(agentDir string) error {
 			return bad("cluster.bind %s takes any port, so peers dialling cluster.advertise %s would miss it: give cluster.bind a fixed port", c.Bind, c.Advertise)
 		}
 	}
+	if c.Provider == "automanaged" {
+		// Its health endpoint listens on the manage port of every
+		// address: the remote cannot have that port on any of them.
+		_, bp, _ := net.SplitHostPort(c.Bind)
+		_, mp, _ := net.SplitHostPort(c.Manage)
+		if bp == mp {
+			return bad("cluster.bind %s and cluster.manage %s use the same port %s: the remote and the automanaged provider (which listens on that port of every address) each need their own; give one of them another port", c.Bind, c.Manage, mp)
+		}
+	}
 	tls := c.TLSCA != "" || c.TLSCert != "" || c.TLSKey != ""
 	if tls && (c.TLSCA == "" || c.TLSCert == "" || c.TLSKey == "") {
 		return bad("cluster.tls_ca, cluster.tls_cert and cluster.tls_key go together (pi-actors cluster ca / cluster cert write them)")

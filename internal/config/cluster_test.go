@@ -28,6 +28,7 @@ func TestClusterCheck(t *testing.T) {
 		{func(c *Cluster) { c.Advertise = "10.0.0.7:0" }, "cluster.advertise"},
 		{func(c *Cluster) { c.Advertise = "10.0.0.7:7100" }, "give cluster.bind a fixed port"},
 		{func(c *Cluster) { c.Manage = "127.0.0.1:0" }, "cluster.manage"},
+		{func(c *Cluster) { c.Bind = "127.0.0.2:7101" }, "cluster.bind 127.0.0.2:7101 and cluster.manage 127.0.0.1:7101 use the same port 7101"},
 	} {
 		cl := Cluster{Name: "lab", Node: "a", Provider: "automanaged", Manage: "127.0.0.1:7101", Peers: []string{"127.0.0.1:7101"}}
 		c.edit(&cl)

@@ -56,6 +56,10 @@ type Request struct {
 	// kernel sets it (a local client's is ignored) and never forwards such
 	// a request again.
 	From string `json:"from,omitempty"`
+	// Home, on a request from another node (From), is the node of the
+	// calling session's coordinator — From itself, or the node a run on
+	// From was spawned from: a spawned run's follow-ups go there.
+	Home string `json:"home,omitempty"`
 	// Cause is what made the caller send it (the trace records it with
 	// every spawn and message).
 	Cause *Cause `json:"cause,omitempty"`
