@@ -49,11 +49,17 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	}
 	defer release()
 	var notes []string
+	dropDraft := func() {}
 	if src != nil {
-		notes = k.recordLaunch(&spec, *src)
+		notes, dropDraft = k.recordLaunch(&spec, *src)
 	}
 	k.settle(spec)
 	spec.Dirs = dirs
+	if spec.Home = k.homeFor(req); spec.Home != "" && spec.Owner != "" {
+		// Before the run can raise anything: its follow-ups are
+		// delivered to its session's node.
+		k.setHome(homeKey(spec.Owner, spec.Home), spec.Owner, spec.Home)
+	}
 	spec.Cause = spawnCause(req, p)
 	// A new state directory gets its default room before it is published;
 	// a reused one (a restart of an ended run id) joins it after.
@@ -71,6 +77,7 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	}
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
+		dropDraft() // a spawn that failed leaves no draft of a run that never ran
 		return nil, err
 	}
 	k.traceSpawn(req, meta)
@@ -95,9 +102,8 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	res := &verbs.SpawnResult{Address: meta.Address, Run: meta.Run, Status: runs.StatusRunning, Pid: meta.Pid, StateDir: meta.StateDir,
 		Recipe: meta.Recipe, DraftRecipe: meta.DraftRecipe, Warnings: notes, Node: k.nodeName()}
 	if req.From != "" {
-		// Spawned for a session on another node: its follow-ups go there,
-		// and the caller addresses the run with this node's name.
-		k.SetSessionHome(req.Session, req.From)
+		// Spawned from another node: the caller addresses the run with
+		// this node's name.
 		res.Address += "@" + res.Node
 	}
 	return res, nil
@@ -307,13 +313,17 @@ func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, er
 
 // recordLaunch captures an inline spawn as a draft recipe and records a
 // user recipe's usage; what fails is a warning, never an error.
-func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string) {
+func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string, dropDraft func()) {
+	dropDraft = func() {}
 	if src.rec == nil && spec.WorkflowNode == nil && k.conf().Runs.CaptureDrafts && os.Getenv("PI_ACTORS_SPAWN_DRAFTS") != "0" {
-		draft, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts, spec.Restart)
+		draft, created, err := k.captureDraft(spec.ID, spec.Template, spec.Values, spec.Artifacts, spec.Restart)
 		if err != nil {
 			notes = append(notes, "draft not captured: "+err.Error())
 		}
 		spec.DraftRecipe = draft
+		if created {
+			dropDraft = func() { os.Remove(draft) }
+		}
 	}
 	if src.entry != nil && src.entry.Layer == recipes.LayerUser {
 		kind := "spawn"
@@ -324,7 +334,7 @@ func (k *Kernel) recordLaunch(spec *runs.Spec, src spawnSource) (notes []string)
 			notes = append(notes, "usage not recorded: "+err.Error())
 		}
 	}
-	return notes
+	return notes, dropDraft
 }
 
 // settle queues the follow-up of the run that last used this state dir
@@ -467,10 +477,10 @@ func resolveArtifacts(arts map[string]any, values template.Values, defaults map[
 // captureDraft writes an inline spawn to <agent>/recipes/drafts/<id>.json
 // before the run starts (an identical draft is reused; a different one
 // gets a numbered name), so it can be replayed or promoted later.
-func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts map[string]any, restart *runs.Restart) (string, error) {
+func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts map[string]any, restart *runs.Restart) (path string, created bool, err error) {
 	dir := filepath.Join(recipes.UserRoot(k.cfg.AgentDir), "drafts")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+		return "", false, err
 	}
 	defaults := map[string]any{}
 	for key, v := range values {
@@ -491,7 +501,7 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 	}
 	data, err := fsutil.MarshalIndent(draft)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	for n := 1; n < 1000; n++ {
 		name := id + ".json"
@@ -501,7 +511,7 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 		path := filepath.Join(dir, name)
 		if old, err := os.ReadFile(path); err == nil {
 			if string(old) == string(data) {
-				return path, nil
+				return path, false, nil
 			}
 			continue
 		}
@@ -513,11 +523,11 @@ func (k *Kernel) captureDraft(id string, graph any, values template.Values, arts
 		cerr := f.Close()
 		if werr != nil || cerr != nil {
 			os.Remove(path)
-			return "", fmt.Errorf("write draft %s: %w", path, errors.Join(werr, cerr))
+			return "", false, fmt.Errorf("write draft %s: %w", path, errors.Join(werr, cerr))
 		}
-		return path, nil
+		return path, true, nil
 	}
-	return "", fmt.Errorf("too many drafts named %s-*.json", id)
+	return "", false, fmt.Errorf("too many drafts named %s-*.json", id)
 }
 
 func recordsJSON(recs []recipes.ContextRecord) []byte {

@@ -61,8 +61,11 @@ func runShort(ctx context.Context, env *Env, list RunList, typ string) (*Outcome
 		return out, qualifyRunErr(err, runWord(list[0]))
 	}
 	local := *env
-	if strings.TrimSpace(local.Session) == allRuns {
-		local.Session = "" // session=all: every session's runs, as ps lists them
+	if all && strings.TrimSpace(local.Session) == allRuns {
+		// all session=all: every session's runs, as ps lists them. Named
+		// runs are checked as the long form checks each: session=all is
+		// not a session that owns them.
+		local.Session = ""
 	}
 	var (
 		ids    []string
