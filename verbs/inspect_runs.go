@@ -274,14 +274,19 @@ func runStatusDetails(env *Env, s *runStatus) map[string]any {
 	d := in.FilesDir()
 	out := map[string]any{}
 	if b, err := json.Marshal(in.Meta); err == nil {
+		// Large values (a long prompt in values, an inline script as the
+		// template) are cut, each saying where the whole is.
+		if bb, cut := boundObject(b, cutWhere{File: in.Dir.Path(runs.RunFile)}, []string{"values"}); cut {
+			b = bb
+		}
 		json.Unmarshal(b, &out)
 	}
 	out["status"] = in.Status
 	if in.Reason != "" && !in.Live() {
 		out["reason"] = in.Reason
 	}
-	out["progress"] = in.Progress
-	out["result"] = in.Result
+	out["progress"] = boundRecord(in.Progress, cutWhere{File: d.Path(runs.ProgressFile)})
+	out["result"] = boundRecord(in.Result, cutWhere{File: d.Path(runs.ResultFile)})
 	if in.Handled != nil {
 		out["terminal_handled"] = in.Handled
 	}
