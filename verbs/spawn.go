@@ -117,8 +117,16 @@ func (s *Spawn) Validate() error {
 	if s.Recipe == "" && s.File == "" && s.Template == nil {
 		return Usagef("spawn needs file=<recipe>, recipe=<name>, template=<template> or workflow=<file.json>")
 	}
+	if s.Recipe != "" && s.File != "" {
+		return Usagef("give recipe=<name> or file=<path>, not both (got recipe=%s file=%s)", s.Recipe, s.File)
+	}
 	if _, err := s.HealthSpec(); err != nil {
 		return err
+	}
+	// Checked here too, so a bad policy starts no kernel.
+	if _, err := runs.ParseRestart(s.Restart); err != nil {
+		return &Error{Exit: ExitDataErr, Code: "invalid_data", Message: err.Error(),
+			Hint: "restart=never|on-failure|on-abnormal|always, or restart:={\"policy\":\"on-failure\",\"backoff_ms\":1000}"}
 	}
 	switch strings.TrimSpace(s.Placement) {
 	case "", "local", "spread":

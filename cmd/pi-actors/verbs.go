@@ -56,7 +56,7 @@ func (a *app) env(ctx context.Context, spec *verbs.Spec, r *request) (*verbs.Env
 // lenientConfig verbs only read state, or stop the kernel: a broken
 // pi-actors.toml does not stop them (they use the defaults; kernel start
 // still refuses it, and a running kernel's status names it).
-var lenientConfig = map[string]bool{"inspect": true, "mailbox": true, "kernel": true}
+var lenientConfig = map[string]bool{"inspect": true, "mailbox": true, "kernel": true, "ps": true, "logs": true}
 
 // decode turns one parsed invocation into the verb's typed request. The
 // common parameter session= names the caller's session, cause= the

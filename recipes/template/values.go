@@ -3,6 +3,7 @@ package template
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -20,7 +21,7 @@ func DecodeJSON(data []byte) (any, error) {
 		return nil, err
 	}
 	if dec.More() {
-		return nil, &json.SyntaxError{Offset: dec.InputOffset()}
+		return nil, fmt.Errorf("unexpected data after the JSON value at byte %d: one value only", dec.InputOffset())
 	}
 	return v, nil
 }
