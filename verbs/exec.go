@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -317,7 +318,10 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 		return boundedOutcome(cfg, plan, res, filepath.Join(tmp, "outputs"), tool), nil
 	}
 	if _, err := io.Copy(env.Stream, res.Stdout.Reader()); err != nil {
-		return nil, fmt.Errorf("write output: %w", err)
+		// The command ran; its output did not reach stdout (74, as any
+		// answer that could not be written, not the disk's 73).
+		return nil, &Error{Exit: ExitIOErr, Code: "output_failed", Message: fmt.Sprintf("writing the command's output to stdout: %v", err),
+			Hint: "the command ran (exit " + strconv.Itoa(res.Code) + "); stdout did not take its output (a full disk, a closed reader): run it again once it can, or use --json for a bounded answer"}
 	}
 	if env.Stderr != nil {
 		for _, f := range res.NonCritical {

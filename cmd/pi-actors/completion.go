@@ -47,7 +47,11 @@ func runCompletion(_ context.Context, a *app, r *request) int {
 	if !ok {
 		return a.fail(r, usagef("completion: unknown shell %q (bash, zsh or fish)", r.words[0]))
 	}
-	fmt.Fprint(a.io.out, script)
+	if r.json {
+		return a.ok(r, script, map[string]any{"shell": r.words[0], "script": script})
+	}
+	_, err := fmt.Fprint(a.io.out, script)
+	a.wrote(err)
 	return exitOK
 }
 

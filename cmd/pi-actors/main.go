@@ -234,8 +234,7 @@ func run(ctx context.Context, args []string, io streams) int {
 			return a.fail(&request{verb: name, json: jsonOut}, err)
 		}
 		if r.help {
-			fmt.Fprint(io.out, specHelp(spec))
-			return exitOK
+			return a.written(r, a.ok(r, specHelp(spec), map[string]any{"verb": spec.Name, "usage": spec.Usage, "available": true}))
 		}
 		return a.runSpec(ctx, spec, r)
 	}
@@ -248,10 +247,19 @@ func run(ctx context.Context, args []string, io streams) int {
 		return a.fail(&request{verb: name, json: jsonOut}, err)
 	}
 	if r.help && v.name != "help" && !v.ownHelp {
-		fmt.Fprint(io.out, v.Usage()+"\n")
-		return exitOK
+		return a.written(r, a.ok(r, v.Usage()+"\n", map[string]any{"verb": v.name, "usage": v.Usage(), "available": true}))
 	}
-	return v.run(ctx, a, r)
+	return a.written(r, v.run(ctx, a, r))
+}
+
+// written is code, or output_failed (74) when it is success but the
+// answer could not be written to stdout (a full disk, a closed pipe): a
+// truncated help or completion script does not pass for success.
+func (a *app) written(r *request, code int) int {
+	if code != exitOK || a.outErr == nil {
+		return code
+	}
+	return a.fail(r, outputError(a.outErr))
 }
 
 func hasFlag(args []string, flag string) bool {

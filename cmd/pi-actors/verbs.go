@@ -217,7 +217,7 @@ func (a *app) printed(r *request, out *verbs.Outcome, code int) int {
 // outputError is a failed write to stdout.
 func outputError(err error) error {
 	return &verbs.Error{Exit: verbs.ExitIOErr, Code: "output_failed", Message: fmt.Sprintf("writing the answer to stdout: %v", err),
-		Hint: "follow-ups it could not write stay queued for the next reader (view=followups, watch)"}
+		Hint: "stdout did not take the whole answer (a full disk, a closed reader): run it again once it can; follow-ups it could not write stay queued for the next reader (view=followups, watch)"}
 }
 
 // watch streams the session's follow-ups as JSON lines until Ctrl-C.
