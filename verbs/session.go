@@ -162,7 +162,7 @@ func runSession(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 // sessionElsewhere lists the session's live runs on the other members
 // (nil when none, or when the cluster cannot be asked).
 func sessionElsewhere(ctx context.Context, env *Env, session string) []string {
-	ids, _, err := runsElsewhere(ctx, env, "active", session)
+	ids, _, err := runsElsewhere(ctx, env, "active", session, false)
 	if err != nil {
 		return nil
 	}

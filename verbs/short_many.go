@@ -156,7 +156,7 @@ func qualifyShort(r ShortResult, id, self string) ShortResult {
 // and a failed result for each member that could not be asked: all
 // never passes a node by in silence.
 func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []ShortResult) {
-	ids, unreachable, err := runsElsewhere(ctx, env, allFilter(typ), strings.TrimSpace(env.Session))
+	ids, unreachable, err := runsElsewhere(ctx, env, allFilter(typ), strings.TrimSpace(env.Session), typ == "control.prune")
 	if err != nil {
 		return nil, []ShortResult{{Run: "@cluster", Error: Classify(err)}}
 	}
@@ -171,9 +171,10 @@ func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []Shor
 }
 
 // runsElsewhere lists the runs with ps's filter on the other members of
-// the cluster — of session, or every session's when "" — as <id>@<node>,
-// sorted, with the members that could not be asked (node → why).
-func runsElsewhere(ctx context.Context, env *Env, filter, session string) ([]string, map[string]string, error) {
+// the cluster — of session, or every session's when "", archived ones
+// only when archived — as <id>@<node>, sorted, with the members that
+// could not be asked (node → why).
+func runsElsewhere(ctx context.Context, env *Env, filter, session string, archived bool) ([]string, map[string]string, error) {
 	self := env.Config.Cluster.NodeName()
 	merged, _, err := ClusterPs(ctx, env, &Ps{Status: filter, Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, self)
 	if err != nil {
@@ -181,7 +182,7 @@ func runsElsewhere(ctx context.Context, env *Env, filter, session string) ([]str
 	}
 	var ids []string
 	for _, r := range merged.Runs {
-		if r.Status == runs.StatusArchived || session != "" && r.Owner != session {
+		if r.Status == runs.StatusArchived && !archived || session != "" && r.Owner != session {
 			continue
 		}
 		if id := r.Run + "@" + r.Node; !slices.Contains(ids, id) {
@@ -205,8 +206,9 @@ func allFilter(typ string) string {
 const clusterAllMax = 100000
 
 // allTargets lists the runs all names: the live ones (stop, kill,
-// restart) or the ended, not yet archived ones (rm), of the caller's
-// session — of every session without one — in ps's order.
+// restart), the ended, not yet archived ones (rm) or every ended one,
+// archived too (rm --prune), of the caller's session — of every session
+// without one — in ps's order.
 func allTargets(env *Env, typ string) ([]string, error) {
 	list, err := env.runIndex().List(allFilter(typ))
 	if err != nil {
@@ -215,7 +217,7 @@ func allTargets(env *Env, typ string) ([]string, error) {
 	session := strings.TrimSpace(env.Session)
 	var ids []string
 	for _, in := range treeOrder(orderRuns(list)) {
-		if in.Status == runs.StatusArchived || (session != "" && in.Meta.OwnerID != session) {
+		if in.Status == runs.StatusArchived && typ != "control.prune" || (session != "" && in.Meta.OwnerID != session) {
 			continue
 		}
 		if !slices.Contains(ids, in.Meta.Run) {
