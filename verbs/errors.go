@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"strings"
 	"syscall"
 	"unicode/utf8"
 
@@ -197,7 +198,14 @@ func classifyRecipes(err error) *Error {
 		if errors.Is(err, template.ErrLimit) {
 			return &Error{Exit: ExitDataErr, Code: "limit_exceeded", Message: err.Error(), Hint: "raise the limit named above in <agent>/pi-actors.toml"}
 		}
-		return &Error{Exit: ExitDataErr, Code: "invalid_template", Message: err.Error(), Hint: "pi-actors exec --dry-run shows how a template resolves; see docs/command-templates.md"}
+		hint := "pi-actors exec --dry-run shows how a template resolves; see docs/command-templates.md"
+		for _, own := range flagsRun {
+			if strings.Contains(err.Error(), "missing value for placeholder {"+own) {
+				// exec and call take dry_run= and stdin= themselves.
+				hint = own + "= is exec's and call's own parameter: give the placeholder its value in values:={\"" + own + "\":…}"
+			}
+		}
+		return &Error{Exit: ExitDataErr, Code: "invalid_template", Message: err.Error(), Hint: hint}
 	}
 	return nil
 }
