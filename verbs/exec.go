@@ -206,6 +206,10 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if rec.Async {
 		return env.callAsync(c, rec, entry, tool, vals)
 	}
+	if strings.TrimSpace(c.RunID) != "" {
+		return nil, &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("run_id names the run an async recipe starts; %s runs in the foreground and starts none", rec.ID),
+			Hint: "drop run_id=, or spawn it as a run: pi-actors spawn recipe=" + rec.ID + " as=run:" + strings.TrimSpace(c.RunID)}
+	}
 	if entry != nil && entry.Layer == recipes.LayerUser && !c.DryRun {
 		if err := recipes.RecordUsage(entry.Path, "tool"); err != nil && env.Stderr != nil {
 			fmt.Fprintf(env.Stderr, "pi-actors call: warning: usage not recorded: %v\n", err)

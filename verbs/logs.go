@@ -88,7 +88,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, Usagef("since must be a duration back from now (10m, 1h30m) or a time (2006-01-02T15:04:05Z07:00), got %q", s)
+	return time.Time{}, Invalidf("since must be a duration back from now (10m, 1h30m) or a time (2006-01-02T15:04:05Z07:00), got %q", s)
 }
 
 func init() {

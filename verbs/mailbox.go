@@ -242,7 +242,8 @@ func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record,
 		return nil, err
 	}
 	if rec == nil {
-		return nil, &Error{Exit: ExitNoInput, Code: "empty", Message: fmt.Sprintf("no message arrived within %s", wait)}
+		return nil, &Error{Exit: ExitNoInput, Code: "empty", Message: fmt.Sprintf("no message arrived within %s", wait),
+			Hint: "nothing was queued for this address: wait longer (wait=5m), or look at what is there: pi-actors inspect target=<address> view=mailbox"}
 	}
 	return &Outcome{Result: rec, Text: compactJSON(rec)}, nil
 }
