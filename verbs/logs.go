@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string, cut map[stri
 	for _, name := range q.streams {
 		stream := strings.TrimSuffix(name, ".log")
 		fmt.Fprintf(&b, " %s_lines=%d", stream, len(got[name]))
-		details[stream] = cutLines(got[name], tailLineChars)
+		details[stream] = cutLines(jsonSafe(got[name]), tailLineChars)
 		details[stream+"Log"] = d.Path(name)
 		if cut[name] {
 			details[stream+"Cut"] = true
@@ -223,6 +224,26 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string, cut map[stri
 // written as \xNN, so a binary or escape
 // sequence in a run's output reaches no terminal or agent raw (the JSON
 // encoding escapes them itself).
+// jsonSafe keeps lines as written for JSON, except one with bytes that
+// are not UTF-8: JSON would replace them with U+FFFD, so that line is
+// shown as the text is (visible: \xNN), losing nothing.
+func jsonSafe(lines []string) []string {
+	var out []string
+	for i, l := range lines {
+		if utf8.ValidString(l) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(lines)
+		}
+		out[i] = visible(l)
+	}
+	if out == nil {
+		return lines
+	}
+	return out
+}
+
 func visible(s string) string {
 	s = strings.TrimSuffix(s, "\r") // a CRLF line's end
 	clean := true
