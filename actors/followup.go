@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
@@ -184,12 +185,20 @@ func outboxFollowup(m *runs.Meta, rec mailbox.OutboxRecord, line int) Followup {
 	text := fmt.Sprintf("run:%s: %s", m.Run, rec.Summary)
 	if rec.Event != "command.done" && rec.Body != nil {
 		f.Body = rec.Body
-		text += "\nBody: " + preview(template.CompactJSON(rec.Body), 500)
+		body := template.CompactJSON(rec.Body)
+		text += "\nBody: " + preview(body, followupBodyChars)
+		if n := utf8.RuneCountInString(body); n > followupBodyChars {
+			// The rest is in the run's outbox (and the follow-up's body).
+			text += fmt.Sprintf(" [%d chars; whole: inspect target=run:%s view=messages --json, or %s id=%s]", n, m.Run, runs.Dir(m.StateDir).Path(runs.OutboxFile), rec.ID)
+		}
 	}
 	f.Text = text
 	f.NextActions = []string{"inspect target=run:" + m.Run + " view=messages"}
 	return f
 }
+
+// followupBodyChars bounds the body a message follow-up's text shows.
+const followupBodyChars = 500
 
 func preview(s string, n int) string {
 	if r := []rune(s); len(r) > n {

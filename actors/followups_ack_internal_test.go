@@ -2,8 +2,13 @@ package actors
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
+	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -64,4 +69,20 @@ func TestFollowupsAnswerWaitsForTheAck(t *testing.T) {
 			t.Errorf("%d follow-ups queued after an answer written to a client without acks, want 0", n)
 		}
 	})
+}
+
+// A message follow-up's text shows at most followupBodyChars of the body
+// and, when it cut, says how long the body is and where the whole is.
+func TestOutboxFollowupSaysWhereTheBodyIs(t *testing.T) {
+	m := &runs.Meta{Run: "r", Address: "run:r", StateDir: "/agent/runs/r", CreatedAt: time.Unix(1, 0)}
+	long := strings.Repeat("é", 3000)
+	f := outboxFollowup(m, mailbox.OutboxRecord{ID: "m1", Event: "review.completed", Summary: "done", Body: long}, 0)
+	want := `… [3002 chars; whole: inspect target=run:r view=messages --json, or /agent/runs/r/outbox.jsonl id=m1]`
+	if !strings.HasSuffix(f.Text, want) || utf8.RuneCountInString(f.Text) > 700 {
+		t.Errorf("text (%d chars) does not end with %q: …%s", utf8.RuneCountInString(f.Text), want, f.Text[max(0, len(f.Text)-200):])
+	}
+	short := outboxFollowup(m, mailbox.OutboxRecord{ID: "m2", Event: "x.y", Summary: "s", Body: "hi"}, 1)
+	if strings.Contains(short.Text, "whole:") {
+		t.Errorf("a short body got a pointer: %s", short.Text)
+	}
 }
