@@ -241,9 +241,9 @@ class Extension {
 	 * or goes with the next follow-up that starts a turn, whichever is
 	 * first.
 	 */
-	private deliver(line: string): void {
+	private deliver(line: string): boolean {
 		const f = parseFollowup(line);
-		if (!f || delivered.has(f.id)) return;
+		if (!f || delivered.has(f.id)) return true;
 		const ctx = this.ctx;
 		let text = f.text || f.summary || `run:${f.run ?? "?"} ${f.status ?? "follow-up"}`;
 		if (ctx?.hasUI) {
@@ -254,7 +254,7 @@ class Extension {
 			}
 			if (f.delivery === "notify") {
 				remember(f.id);
-				return;
+				return true;
 			}
 		}
 		const turn = startsTurn(f);
@@ -262,7 +262,7 @@ class Extension {
 			this.held.push({ text, f });
 			remember(f.id);
 			this.settleHeld();
-			return;
+			return true;
 		}
 		let details: Followup & { earlier?: Followup[] } = f;
 		if (turn && this.held.length > 0) {
@@ -270,18 +270,22 @@ class Extension {
 			details = { ...f, earlier: this.held.map((h) => h.f) };
 			this.held = [];
 		}
-		this.send(f, text, details, turn);
+		return this.send(f, text, details, turn);
 	}
 
-	private send(f: Followup, text: string, details: unknown, turn: boolean): void {
+	/** Sends one follow-up into the session; false when pi did not take it. */
+	private send(f: Followup, text: string, details: unknown, turn: boolean): boolean {
 		try {
 			this.pi.sendMessage(
 				{ customType: f.kind === "message" ? "pi-actors-run-message" : "pi-actors-run", content: text, display: true, details },
 				{ deliverAs: "followUp", triggerTurn: turn },
 			);
 			remember(f.id);
+			return true;
 		} catch {
-			// The session was replaced under us: this instance is shutting down.
+			// The session was replaced under us: this instance is shutting
+			// down; not acknowledged, the follow-up stays queued.
+			return false;
 		}
 	}
 

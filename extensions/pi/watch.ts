@@ -45,7 +45,8 @@ export class Watcher {
 	/** The end of what the last watcher wrote on stderr (diagnostics). */
 	lastError = "";
 
-	constructor(private readonly onLine: (line: string) => void) {}
+	/** onLine takes one line; false: pi did not take it (it stays queued for the next reader). */
+	constructor(private readonly onLine: (line: string) => boolean) {}
 
 	/** Watches session; restarts the watcher when the session changed, else a no-op. */
 	follow(session: string, cwd: string): void {
@@ -114,9 +115,9 @@ export class Watcher {
 		if (child.stdout) {
 			createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => {
 				if (this.child !== child) return;
-				this.onLine(line);
+				const taken = this.onLine(line);
 				const f = parseFollowup(line);
-				if (f) child.stdin?.write(`${f.id}\n`);
+				if (f && taken) child.stdin?.write(`${f.id}\n`);
 			});
 		}
 		child.stderr?.on("data", (b: Buffer) => {

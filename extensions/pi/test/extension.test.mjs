@@ -98,6 +98,7 @@ function stubPi() {
 		},
 		sendMessage(message, options) {
 			if (!bound) throw new Error("Extension runtime not initialized");
+			if (pi.refuse) throw new Error("the session was replaced");
 			pi.messages.push({ message, options });
 		},
 		getActiveTools() {
@@ -313,6 +314,23 @@ test("a command's end while the agent works costs no turn: it goes with the next
 	// The last watcher's step, with no marker after it yet, waits for the agent to be idle.
 	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 	busy = false;
+	delete process.env.FAKE_FOLLOWUP_ID;
+});
+
+test("a follow-up pi did not take is not acknowledged: it stays queued for the next reader", async () => {
+	process.env.FAKE_FOLLOWUP_ID = "demo.9.done";
+	const pi = await load();
+	pi.refuse = true;
+	const ctx = stubCtx("sess-refuse");
+	const before = calls().length;
+	await pi.emit("session_start", { type: "session_start", reason: "startup" }, ctx);
+	// The first watcher prints the follow-up twice and dies; refused, none is acknowledged.
+	await until("a second watcher", () => calls().slice(before).filter((c) => c.argv[0] === "watch" && c.session === "sess-refuse").length >= 2);
+	// The second watcher printed the follow-up again and two more, and waits for acks.
+	await new Promise((r) => setTimeout(r, 500));
+	assert.ok(!calls().some((c) => c.ack?.startsWith("demo.9.done")), "a refused follow-up was acknowledged");
+	assert.ok(!pi.messages.some((m) => m.message.details.id.startsWith("demo.9.done")));
+	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 	delete process.env.FAKE_FOLLOWUP_ID;
 });
 
