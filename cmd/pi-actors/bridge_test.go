@@ -108,21 +108,8 @@ func TestBridgeCancel(t *testing.T) {
 		close(replies)
 	}()
 	<-replies // hello
-	req, _ := json.Marshal(map[string]any{"id": 1, "verb": "exec", "params": map[string]any{
-		"template": "sh -c {s}", "values": map[string]string{"s": "echo $$ >" + marker + "; exec sleep 60"}}})
-	io.WriteString(inW, string(req)+"\n")
+	pid := startSleeper(t, inW, marker)
 	deadline := time.Now().Add(30 * time.Second)
-	var pid string
-	for {
-		if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid = strings.TrimSpace(string(b))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	start := time.Now()
 	io.WriteString(inW, `{"id":2,"op":"cancel","target":1}`+"\n")
 	got := map[int]bridgeReply{}
@@ -148,6 +135,25 @@ func TestBridgeCancel(t *testing.T) {
 	}
 	inW.Close()
 	<-done
+}
+
+// startSleeper sends the bridge call 1: exec of a shell that writes its
+// pid to marker and becomes sleep 60; it returns that pid once written.
+func startSleeper(t *testing.T, in io.Writer, marker string) string {
+	t.Helper()
+	req, _ := json.Marshal(map[string]any{"id": 1, "verb": "exec", "params": map[string]any{
+		"template": "sh -c {s}", "values": map[string]string{"s": "echo $$ >" + marker + "; exec sleep 60"}}})
+	io.WriteString(in, string(req)+"\n")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func mustJSON(v any) []byte {
@@ -185,21 +191,7 @@ func TestBridgeEndStopsCommands(t *testing.T) {
 			}()
 			sc := bufio.NewScanner(outR)
 			sc.Scan() // hello
-			req, _ := json.Marshal(map[string]any{"id": 1, "verb": "exec", "params": map[string]any{
-				"template": "sh -c {s}", "values": map[string]string{"s": "echo $$ >" + marker + "; exec sleep 60"}}})
-			io.WriteString(inW, string(req)+"\n")
-			deadline := time.Now().Add(30 * time.Second)
-			var pid string
-			for {
-				if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
-					pid = strings.TrimSpace(string(b))
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the command never started")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			pid := startSleeper(t, inW, marker)
 			defer func() {
 				if n, err := strconv.Atoi(pid); err == nil && alive(pid) {
 					syscall.Kill(n, syscall.SIGKILL)
