@@ -140,8 +140,8 @@ func (k *Kernel) parentHome(req wire.Request) string {
 		return ""
 	}
 	m, err := runs.StateDirFor(k.cfg.AgentDir, parent).Meta()
-	if err != nil {
-		return ""
+	if err != nil || m.OwnerID != req.Session {
+		return "" // a run of another session (a pi started inside a run) is not that session's
 	}
 	return m.HomeNode
 }
@@ -203,9 +203,9 @@ func (k *Kernel) DeliveredFollowups(session string, ids ...string) { k.delivered
 
 // EnqueueFollowups appends follow-ups delivered from another node to a
 // session's queue, idempotent by id (a retried delivery adds nothing), and
-// wakes the session's watchers — or, when the session's coordinator is on
-// yet another node (a run here, spawned from there, spawned the run
-// elsewhere), hands them on to it.
+// wakes the session's watchers. (A run's follow-ups go straight to its
+// session's node, its homeNode; only a queue homed elsewhere by an older
+// kernel's <session>.home file is handed on.)
 func (k *Kernel) EnqueueFollowups(session string, list []Followup) error {
 	q := mailbox.NewInbox(k.sessionFile(session))
 	added := false

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
-	"strings"
+	"slices"
 	"syscall"
 	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
@@ -53,6 +55,10 @@ func Invalidf(format string, args ...any) *Error {
 	return &Error{Exit: ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf(format, args...),
 		Hint: "strings are key=value; JSON values are key:=JSON (quote the word for your shell)"}
 }
+
+// ownPlaceholderRe finds a missing placeholder's name (up to its type,
+// default or end).
+var ownPlaceholderRe = lazyre.New(`missing value for placeholder \{([A-Za-z0-9_.-]+)[:=|?}]`)
 
 // Classify decides the exit code and the machine code of any error, in one
 // place, for every front door and the kernel. Its message is bounded
@@ -199,11 +205,9 @@ func classifyRecipes(err error) *Error {
 			return &Error{Exit: ExitDataErr, Code: "limit_exceeded", Message: err.Error(), Hint: "raise the limit named above in <agent>/pi-actors.toml"}
 		}
 		hint := "pi-actors exec --dry-run shows how a template resolves; see docs/command-templates.md"
-		for _, own := range flagsRun {
-			if strings.Contains(err.Error(), "missing value for placeholder {"+own) {
-				// exec and call take dry_run= and stdin= themselves.
-				hint = own + "= is exec's and call's own parameter: give the placeholder its value in values:={\"" + own + "\":…}"
-			}
+		if m := ownPlaceholderRe.FindStringSubmatch(err.Error()); m != nil && slices.Contains(slices.Collect(maps.Values(flagsRun)), m[1]) {
+			// exec and call take dry_run= and stdin= themselves.
+			hint = m[1] + "= is exec's and call's own parameter: give the placeholder its value in values:={\"" + m[1] + "\":…}"
 		}
 		return &Error{Exit: ExitDataErr, Code: "invalid_template", Message: err.Error(), Hint: hint}
 	}

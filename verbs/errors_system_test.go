@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -54,5 +55,21 @@ func TestClassifyBoundsTheMessage(t *testing.T) {
 	short := &Error{Exit: ExitUsage, Code: "usage", Message: "short"}
 	if Classify(short) != short {
 		t.Error("a short error is not returned as is")
+	}
+}
+
+// A missing {dry_run} or {stdin} placeholder — those names are exec's and
+// call's own parameters — gets a hint to give it in values:=; one whose
+// name only starts with them keeps the template hint.
+func TestOwnParameterPlaceholderHint(t *testing.T) {
+	for msg, want := range map[string]string{
+		"missing value for placeholder {dry_run}: pass dry_run=<value>":       "dry_run= is exec's and call's own parameter",
+		"missing value for placeholder {stdin:int}: pass stdin=<value>":       "stdin= is exec's and call's own parameter",
+		"missing value for placeholder {stdin_file}: pass stdin_file=<value>": "pi-actors exec --dry-run shows how a template resolves",
+		"missing value for placeholder {dry_run_mode}: pass it":               "pi-actors exec --dry-run shows how a template resolves",
+	} {
+		if e := Classify(&template.Error{Msg: msg}); !strings.HasPrefix(e.Hint, want) {
+			t.Errorf("%s: hint %q, want %q…", msg, e.Hint, want)
+		}
 	}
 }

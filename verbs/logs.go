@@ -219,11 +219,6 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string, cut map[stri
 	return b.String(), details
 }
 
-// visible is a log line as text shows it: control characters (but tab,
-// and the \r of a CRLF line end, dropped) and bytes that are not UTF-8
-// written as \xNN, so a binary or escape
-// sequence in a run's output reaches no terminal or agent raw (the JSON
-// encoding escapes them itself).
 // jsonSafe keeps lines as written for JSON, except one with bytes that
 // are not UTF-8: JSON would replace them with U+FFFD, so that line is
 // shown as the text is (visible: \xNN), losing nothing.
@@ -244,6 +239,11 @@ func jsonSafe(lines []string) []string {
 	return out
 }
 
+// visible is a log line as text shows it: control characters (but tab,
+// and the \r of a CRLF line end, dropped) and bytes that are not UTF-8
+// written as \xNN, so a binary or escape
+// sequence in a run's output reaches no terminal or agent raw (the JSON
+// encoding escapes them itself).
 func visible(s string) string {
 	s = strings.TrimSuffix(s, "\r") // a CRLF line's end
 	clean := true

@@ -125,4 +125,7 @@ func qualifyFollowupText(f *actors.Followup, node string) {
 	if head := "run:" + f.Run + ":"; strings.HasPrefix(f.Text, head) {
 		f.Text = "run:" + f.Run + "@" + node + ":" + f.Text[len(head):]
 	}
+	// The kernel's pointer to a cut body (its outbox path is on the run's
+	// node).
+	f.Text = strings.Replace(f.Text, "whole: inspect target=run:"+f.Run+" ", "whole: inspect target=run:"+f.Run+"@"+node+" ", 1)
 }

@@ -21,4 +21,10 @@ func TestQualifyFollowupText(t *testing.T) {
 	if msg.Summary != "reply to run:w soon" || msg.Text != "run:w@gpu-1: reply to run:w soon\nBody: {\"to\":\"run:w\"}" {
 		t.Errorf("message: %q / %q", msg.Summary, msg.Text)
 	}
+	// The kernel's pointer to a cut body names the node too.
+	cut := actors.Followup{Kind: "message", Run: "w", Text: "run:w: big\nBody: \"xx…\" [3000 chars; whole: inspect target=run:w view=messages --json, or /a/runs/w/outbox.jsonl id=m1]"}
+	qualifyFollowupText(&cut, "gpu-1")
+	if cut.Text != "run:w@gpu-1: big\nBody: \"xx…\" [3000 chars; whole: inspect target=run:w@gpu-1 view=messages --json, or /a/runs/w/outbox.jsonl id=m1]" {
+		t.Errorf("cut message: %q", cut.Text)
+	}
 }

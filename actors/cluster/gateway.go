@@ -197,8 +197,9 @@ func (a *streamServer) Receive(ctx actor.Context) {
 		ctx.Watch(a.client)
 		ctx.Send(a.client, pack(&envelope{Kind: kindStarted, Server: ctx.Self()}))
 		self, system, client := ctx.Self(), ctx.ActorSystem(), a.client
-		from, _ := a.s.dir.member(a.from)
-		go a.s.whileUp(a.from, from.MemberID, a.eng, a.gone, func(error) { system.Root.Stop(self) })
+		// No member id: this node's directory may not have seen the
+		// client's node restart yet, and the stream is the new member's.
+		go a.s.whileUp(a.from, "", a.eng, a.gone, func(error) { system.Root.Stop(self) })
 		go func() {
 			write := func(r wire.Response) error {
 				select {

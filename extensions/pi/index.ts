@@ -56,14 +56,14 @@ class Extension {
 	private readonly registered = new Map<string, ToolSpec>();
 	/** Tools deactivated because the last selection no longer lists them. */
 	private readonly hidden = new Set<string>();
-	private readonly watcher = new Watcher((line) => this.deliver(line));
+	private readonly watcher = new Watcher((line, ack) => this.deliver(line, ack));
 	readonly log = new Log();
 	readonly bridge = new Bridge(binary);
 	readonly memory = new Memory(this.bridge, this.log, (type, data) => this.pi.appendEntry(type, data));
 	/** Whether tool calls go through the bridge (its hello came; else a CLI process each). */
 	private viaBridge = false;
 	/** The ends of runs' commands that came while the agent worked (deliver). */
-	private held: { text: string; f: Followup }[] = [];
+	private held: Held[] = [];
 	private heldTimer: NodeJS.Timeout | undefined;
 	/** Unknown names in [pi] tools already reported. */
 	private readonly reported = new Set<string>();
@@ -143,7 +143,7 @@ class Extension {
 		clearInterval(this.heldTimer);
 		this.heldTimer = undefined;
 		// Held command ends go into the session now (silently: no turn).
-		for (const h of this.held.splice(0)) this.send(h.f, h.text, h.f, false);
+		this.flushHeld();
 		await this.memory.sessionEnd(ctx ?? this.ctx, reason);
 		this.bridge.close();
 		this.ctx = undefined;
@@ -195,9 +195,12 @@ class Extension {
 				try {
 					reply = await this.callTool(spec, args, (params ?? {}) as Record<string, unknown>, ctx, signal, toolCallId);
 				} catch (err) {
-					// A failure's text is bounded as a result's is (it may echo a long input or carry an output tail).
+					// A failure's text is bounded as a result's is (it may echo a long input or carry an output tail);
+					// one within the bound is thrown as it came (an abort stays an abort).
 					const msg = err instanceof Error ? err.message : String(err);
-					throw new Error(boundError(spec.name, msg, where));
+					const bounded = boundError(spec.name, msg, where);
+					if (bounded === msg) throw err;
+					throw new Error(bounded);
 				}
 				const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.result ?? null);
 				const b = boundResult(spec.name, text, reply.result, where);
@@ -235,15 +238,21 @@ class Extension {
 
 	/**
 	 * Delivers one watch line into the session, at most once per follow-up
-	 * id. The end of one of a run's commands (startsTurn false) that comes
-	 * while the agent works is held: pi would queue it as a follow-up and
-	 * run a turn for it. It is added to the session once the agent is idle,
-	 * or goes with the next follow-up that starts a turn, whichever is
-	 * first.
+	 * id, and acknowledges it (ack: the watcher tells the kernel) once pi
+	 * has it — not before: one pi refuses stays queued for the next
+	 * reader. The end of one of a run's commands (startsTurn false) that
+	 * comes while the agent works is held: pi would queue it as a
+	 * follow-up and run a turn for it. It is added to the session once the
+	 * agent is idle, or goes with the next follow-up that starts a turn,
+	 * whichever is first; it is acknowledged then.
 	 */
-	private deliver(line: string): boolean {
+	private deliver(line: string, ack: () => void): void {
 		const f = parseFollowup(line);
-		if (!f || delivered.has(f.id)) return true;
+		if (!f) return;
+		if (delivered.has(f.id)) {
+			ack();
+			return;
+		}
 		const ctx = this.ctx;
 		let text = f.text || f.summary || `run:${f.run ?? "?"} ${f.status ?? "follow-up"}`;
 		if (ctx?.hasUI) {
@@ -254,23 +263,30 @@ class Extension {
 			}
 			if (f.delivery === "notify") {
 				remember(f.id);
-				return true;
+				ack();
+				return;
 			}
 		}
 		const turn = startsTurn(f);
 		if (!turn && !idle(ctx)) {
-			this.held.push({ text, f });
-			remember(f.id);
+			const h = this.held.find((x) => x.f.id === f.id); // printed again by a restarted watcher
+			if (h) h.acks.push(ack);
+			else this.held.push({ text, f, acks: [ack] });
 			this.settleHeld();
-			return true;
+			return;
 		}
 		let details: Followup & { earlier?: Followup[] } = f;
-		if (turn && this.held.length > 0) {
-			text = [...this.held.map((h) => h.text), text].join("\n\n");
-			details = { ...f, earlier: this.held.map((h) => h.f) };
-			this.held = [];
+		const held = turn ? this.held.splice(0) : [];
+		if (held.length > 0) {
+			text = [...held.map((h) => h.text), text].join("\n\n");
+			details = { ...f, earlier: held.map((h) => h.f) };
 		}
-		return this.send(f, text, details, turn);
+		if (this.send(f, text, details, turn)) {
+			ack();
+			for (const h of held) this.taken(h);
+		} else {
+			this.held.unshift(...held); // not taken: still held, not acknowledged
+		}
 	}
 
 	/** Sends one follow-up into the session; false when pi did not take it. */
@@ -289,6 +305,19 @@ class Extension {
 		}
 	}
 
+	/** A held follow-up pi took: remembered and acknowledged. */
+	private taken(h: Held): void {
+		remember(h.f.id);
+		for (const a of h.acks) a();
+	}
+
+	/** Adds the held follow-ups to the session now (silently: no turn); one pi refuses is dropped unacknowledged, left queued. */
+	private flushHeld(): void {
+		for (const h of this.held.splice(0)) {
+			if (this.send(h.f, h.text, h.f, false)) this.taken(h);
+		}
+	}
+
 	/** Adds the held follow-ups to the session once the agent is idle (checked every 50 ms). */
 	private settleHeld(): void {
 		if (this.heldTimer || this.held.length === 0) return;
@@ -296,10 +325,17 @@ class Extension {
 			if (this.held.length > 0 && !idle(this.ctx)) return;
 			clearInterval(this.heldTimer);
 			this.heldTimer = undefined;
-			for (const h of this.held.splice(0)) this.send(h.f, h.text, h.f, false);
+			this.flushHeld();
 		}, 50);
 		this.heldTimer.unref();
 	}
+}
+
+/** A command's end held while the agent works, with the acknowledgements owed once pi takes it. */
+interface Held {
+	text: string;
+	f: Followup;
+	acks: (() => void)[];
 }
 
 /** Whether the agent is idle (not streaming): a context without the check, or a stale one, counts as idle. */

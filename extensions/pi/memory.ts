@@ -33,6 +33,8 @@ const SUMMARY_ENTRY = "pi-actors-summary";
 interface SummaryEntry {
 	id: string;
 	store?: string;
+	/** The session it summarises (a fork copies the entry: not its own). */
+	session?: string;
 }
 
 /** The text parts of a message's content. */
@@ -90,7 +92,9 @@ export class Memory {
 		for (const e of entries) {
 			if (e.type === "custom" && e.customType === SUMMARY_ENTRY) {
 				const d = e.data as Partial<SummaryEntry> | undefined;
-				if (typeof d?.id === "string") this.summary = { id: d.id, store: typeof d.store === "string" ? d.store : undefined };
+				if (typeof d?.id === "string" && d.session === this.session) {
+					this.summary = { id: d.id, store: typeof d.store === "string" ? d.store : undefined, session: d.session };
+				}
 				continue;
 			}
 			if (!this.firstPrompt && e.type === "message" && e.message.role === "user") this.firstPrompt = textOf(e.message.content);
@@ -208,17 +212,23 @@ export class Memory {
 			if (earlier.store) params.store = earlier.store;
 		}
 		try {
-			const reply = await this.bridge.call("node_add", params, { cwd: ctx.cwd, session, timeoutMs: SUMMARY_MS });
+			let reply = await this.bridge.call("node_add", params, { cwd: ctx.cwd, session, timeoutMs: SUMMARY_MS });
+			if (!reply.ok && earlier && reply.error?.code === "NOT_FOUND") {
+				// The earlier summary is gone (deleted, its store reset): a node of its own.
+				delete params.supersedes;
+				delete params.store;
+				reply = await this.bridge.call("node_add", params, { cwd: ctx.cwd, session, timeoutMs: SUMMARY_MS });
+			}
 			const node = (reply.result as { node?: { id?: string; store?: string } } | undefined)?.node;
+			const replaced = earlier && reply.ok && params.supersedes ? ` superseding ${earlier.id}` : "";
 			if (reply.ok && node?.id) {
-				this.summary = { id: node.id, store: node.store };
+				this.summary = { id: node.id, store: node.store, session };
 				try {
 					this.appendEntry(SUMMARY_ENTRY, this.summary);
 				} catch {
 					// the session is gone: the next pi on it adds a node of its own
 				}
 			}
-			const replaced = earlier && reply.ok ? ` superseding ${earlier.id}` : "";
 			this.log.write(reply.ok ? `session summary recorded: node ${node?.id} (${node?.store} store)${replaced}` : `session summary not recorded: ${reply.error?.code}: ${reply.error?.message}`, session);
 		} catch (err) {
 			this.log.write(`session summary not recorded: ${(err as Error).message}`, session);

@@ -45,8 +45,8 @@ export class Watcher {
 	/** The end of what the last watcher wrote on stderr (diagnostics). */
 	lastError = "";
 
-	/** onLine takes one line; false: pi did not take it (it stays queued for the next reader). */
-	constructor(private readonly onLine: (line: string) => boolean) {}
+	/** onLine takes one line and calls ack once pi has it (never: it stays queued for the next reader). */
+	constructor(private readonly onLine: (line: string, ack: () => void) => void) {}
 
 	/** Watches session; restarts the watcher when the session changed, else a no-op. */
 	follow(session: string, cwd: string): void {
@@ -115,9 +115,12 @@ export class Watcher {
 		if (child.stdout) {
 			createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => {
 				if (this.child !== child) return;
-				const taken = this.onLine(line);
 				const f = parseFollowup(line);
-				if (f && taken) child.stdin?.write(`${f.id}\n`);
+				this.onLine(line, () => {
+					// To the watcher that printed it; if it is gone, the next
+					// one prints it again and that one is told.
+					if (f && child.exitCode === null && child.signalCode === null) child.stdin?.write(`${f.id}\n`);
+				});
 			});
 		}
 		child.stderr?.on("data", (b: Buffer) => {

@@ -311,6 +311,9 @@ test("a command's end while the agent works costs no turn: it goes with the next
 	assert.match(marker.message.content, /^run:demo: Command sleep 1 completed with code 0\n\nmarker$/);
 	assert.ok(marker.message.details.earlier[0].id.startsWith("demo.8.done.step"), "the held step rides in its details");
 	assert.ok(!pi.messages.some((m) => m.message.details.id.startsWith("demo.8.done.step")), "no message of its own while busy");
+	// Acknowledged once it went into the session with the marker, not when it was held.
+	const stepId = marker.message.details.earlier[0].id;
+	await until("the held step's acknowledgement", () => calls().some((c) => c.ack === stepId));
 	// The last watcher's step, with no marker after it yet, waits for the agent to be idle.
 	await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" });
 	busy = false;
@@ -322,6 +325,7 @@ test("a follow-up pi did not take is not acknowledged: it stays queued for the n
 	const pi = await load();
 	pi.refuse = true;
 	const ctx = stubCtx("sess-refuse");
+	ctx.isIdle = () => false; // the command ends are held too: not acknowledged while held, nor when refused
 	const before = calls().length;
 	await pi.emit("session_start", { type: "session_start", reason: "startup" }, ctx);
 	// The first watcher prints the follow-up twice and dies; refused, none is acknowledged.
