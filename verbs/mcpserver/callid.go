@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+
+	"github.com/pi-actors/pi-actors/recipes"
 )
 
 // callIDs hands each tools/call's JSON-RPC id to its handler (the SDK
@@ -80,5 +82,7 @@ func callKey(name string, args json.RawMessage) string {
 		b.Reset()
 		b.WriteString("null")
 	}
-	return name + "\x00" + b.String()
+	// By the name's key: the call is noted under the spelling the client
+	// sent and taken under the listed one (either spelling answers).
+	return recipes.NameKey(name) + "\x00" + b.String()
 }

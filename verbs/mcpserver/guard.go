@@ -101,8 +101,15 @@ func check(line []byte) []byte {
 	if msg.ID != nil {
 		id = *msg.ID
 		if len(id) == 0 || (id[0] != '"' && !(id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
-			return rpcError(nil, -32600, "Invalid Request: id must be a string or a number")
+			return rpcError(nil, -32600, "Invalid Request: id must be a string or an integer")
 		}
+		if id[0] != '"' && bytes.ContainsAny(id, ".eE") {
+			// The SDK would answer 1.5 as 1: a reply the client cannot match.
+			return rpcError(nil, -32600, "Invalid Request: id must be a string or an integer (got "+string(id)+")")
+		}
+	} else if bytes.Contains(line, []byte(`"id"`)) && nullID(line) {
+		// A request whose id is null would get no answer at all.
+		return rpcError(nil, -32600, "Invalid Request: id must be a string or an integer, not null")
 	}
 	switch {
 	case msg.JSONRPC != "2.0":
@@ -121,4 +128,15 @@ func rpcError(id json.RawMessage, code int, message string) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
 	return append(b, '\n')
+}
+
+// nullID reports whether a message has "id": null (a pointer decode
+// cannot tell it from no id).
+func nullID(line []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	v, ok := m["id"]
+	return ok && string(bytes.TrimSpace(v)) == "null"
 }

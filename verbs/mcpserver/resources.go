@@ -128,7 +128,7 @@ func (rr *runResources) read(ctx context.Context, req *mcp.ReadResourceRequest) 
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	defer verbs.SettleOutcome(out, true)
+	defer func() { verbs.SettleOutcome(out, ctx.Err() == nil) }() // a cancelled read drops its answer
 	text := out.Text + "\n" + rest(id, view)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
 }

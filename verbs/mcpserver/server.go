@@ -214,8 +214,10 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 			return errorResult(verbs.Classify(err)), nil
 		}
 		// The result goes to the client once this returns: a
-		// view=followups answer's follow-ups count as passed on here.
-		defer verbs.SettleOutcome(out, true)
+		// view=followups answer's follow-ups count as passed on here —
+		// unless the client cancelled the call (it drops the answer):
+		// then they go back to the queue.
+		defer func() { verbs.SettleOutcome(out, ctx.Err() == nil) }()
 		return outcomeResult(out), nil
 	}
 }

@@ -1,0 +1,152 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A tool called under another spelling (docs/mcp.md: "answers to either
+// spelling") keeps its cause, the JSON-RPC id: it is noted under the name
+// as sent and taken under the listed one (by the name's key; it was lost).
+func TestCauseKeptForOtherSpelling(t *testing.T) {
+	agent := t.TempDir()
+	c := connect(t, agent, "PI_ACTORS_SESSION=carol")
+	for _, name := range []string{"spawn", "SPAWN"} {
+		id := strings.ToLower(name) + "-" + map[bool]string{true: "listed", false: "other"}[name == "spawn"]
+		if res := c.call(name, map[string]any{"as": "run:" + id, "template": "sleep 600"}); res.IsError {
+			t.Fatalf("%s: %s", name, text(res))
+		}
+		defer c.call("message", map[string]any{"to": "run:" + id, "type": "control.kill"})
+	}
+	for _, id := range []string{"spawn-listed", "spawn-other"} {
+		meta, err := os.ReadFile(filepath.Join(agent, "tmp", "pi-actors", "runs", id, "run.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(meta), `"mcp_request"`) {
+			t.Errorf("run %s has no mcp_request cause:\n%s", id, meta)
+		}
+	}
+}
+
+// A fractional or null request id is refused by the guard (-32600): the
+// SDK answered 1.5 as id 1 (a client cannot match it, and it may collide
+// with its own request 1) and never answered id null.
+func TestNonIntegerIDsRefused(t *testing.T) {
+	agent := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
+	cmd.Env = env(agent)
+	in, _ := cmd.StdinPipe()
+	outp, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		cmd.Wait()
+		stop := exec.Command(filepath.Join(bin, "pi-actors"), "kernel", "stop")
+		stop.Env = env(agent)
+		stop.Run()
+	})
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(outp)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(s string) { in.Write([]byte(s + "\n")) }
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(5 * time.Second):
+			return ""
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	next()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`)
+	var r struct {
+		ID    json.RawMessage     `json:"id"`
+		Error *struct{ Code int } `json:"error"`
+	}
+	got := next()
+	json.Unmarshal([]byte(got), &r)
+	if string(r.ID) != "1.5" && (r.Error == nil || r.Error.Code != -32600) {
+		t.Errorf("id 1.5 answered %s (want id 1.5 or -32600 invalid request)", got)
+	}
+	send(`{"jsonrpc":"2.0","id":null,"method":"ping"}`)
+	if got := next(); got == "" {
+		t.Errorf("id null: no answer at all (want -32600 invalid request)")
+	}
+}
+
+// An inspect view=followups call the client cancelled leaves the session's
+// follow-ups queued: a client that honours the cancellation drops the late
+// answer, so they were lost when the answer counted them as passed on.
+// (It can pass by luck, never fail by it: when the follow-up pump reaches
+// the kernel first, they are pushed.)
+func TestCancelledFollowupsCallLosesNothing(t *testing.T) {
+	agent := t.TempDir()
+	cli := func(args ...string) string {
+		cmd := exec.Command(filepath.Join(bin, "pi-actors"), args...)
+		cmd.Env = append(env(agent), "PI_ACTORS_SESSION=fs")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	t.Cleanup(func() { cli("kernel", "stop") })
+	cli("spawn", "template=echo hi", "as=run:q1")
+	time.Sleep(3 * time.Second)
+	cli("kernel", "stop")
+
+	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
+	cmd.Env = append(env(agent), "PI_ACTORS_SESSION=fs")
+	in, _ := cmd.StdinPipe()
+	outp, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(outp)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	in.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"))
+	<-lines
+	in.Write([]byte(`{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"inspect","arguments":{"target":"coordinator","view":"followups"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":50}}` + "\n"))
+	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	pushed := false
+	deadline := time.After(5 * time.Second)
+loop:
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, `"pi-actors.followup"`) && strings.Contains(l, `"q1"`) {
+				pushed = true
+			}
+		case <-deadline:
+			break loop
+		}
+	}
+	in.Close()
+	cmd.Wait()
+	if left := cli("inspect", "target=coordinator", "view=followups"); !pushed && !strings.Contains(left, "run:q1") {
+		t.Errorf("run:q1's follow-up was handed to a cancelled call only: not pushed, no longer queued:\n%s", left)
+	}
+}
