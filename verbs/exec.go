@@ -412,7 +412,17 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 		result["soft_quorum"] = outer.SoftQuorum
 		result["joins"] = joins
 	}
-	out := &Outcome{Result: result, Exit: res.Code, Text: withNotice(tail.Text, notice)}
+	text := withNotice(tail.Text, notice)
+	for _, f := range res.NonCritical {
+		// What a terminal user reads on stderr, a JSON client (MCP, pi)
+		// reads after the output: the text is all a model sees.
+		line := fmt.Sprintf("pi-actors %s: non-critical failure: exit %d%s from %s (at %s)", verbOf(tool), f.Code, killedNote(f.Killed), cutLine(f.Command, messageCommandChars), f.Path)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += line
+	}
+	out := &Outcome{Result: result, Exit: res.Code, Text: text}
 	if res.Failure == nil {
 		return out
 	}
