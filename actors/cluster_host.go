@@ -117,14 +117,19 @@ func queueKey(m *runs.Meta) string { return homeKey(m.OwnerID, m.HomeNode) }
 
 // homeFor is the node of the coordinator of the session a spawn request
 // is made for ("": this one): the node it came from (or the one that node
-// names), else, for a run's own spawn here, its run's home.
+// names), else, for a run's own spawn here, its run's home. Without a
+// cluster there is none (and no run.json to read on the way).
 func (k *Kernel) homeFor(req wire.Request) string {
-	home := req.Home
-	if req.From != "" && home == "" {
-		home = req.From
-	}
-	if req.From == "" {
+	var home string
+	switch {
+	case k.cluster == nil:
+		return ""
+	case req.From == "":
 		home = k.parentHome(req)
+	case req.Home != "":
+		home = req.Home
+	default:
+		home = req.From
 	}
 	if home == k.nodeName() {
 		return ""

@@ -89,13 +89,18 @@ type bridge struct {
 	out  io.Writer
 
 	callsMu   sync.Mutex
-	calls     map[int]context.CancelFunc // calls in flight by id
-	cancelled map[int]bool               // cancels that came before their call
+	calls     map[int]tracked // calls in flight by id
+	cancelled map[int]bool    // cancels that came before their call
 	// commands holds the calls in flight that run commands (exec, call):
 	// after stopCommands, no new one starts and the bridge waits for them.
-	commands    sync.WaitGroup
-	runsCommand map[int]bool
-	stopping    bool
+	commands sync.WaitGroup
+	stopping bool
+}
+
+// tracked is a call in flight: its cancel, and whether it runs commands.
+type tracked struct {
+	cancel   context.CancelFunc
+	commands bool
 }
 
 // commandVerbs are the verbs whose calls run commands in the bridge's own
@@ -114,7 +119,7 @@ func runBridge(ctx context.Context, a *app, r *request) int {
 		return a.fail(r, err)
 	}
 	base.Version, base.JSON, base.CallerPid = Version, true, os.Getppid()
-	b := &bridge{base: base, out: a.io.out, calls: map[int]context.CancelFunc{}, cancelled: map[int]bool{}, runsCommand: map[int]bool{}}
+	b := &bridge{base: base, out: a.io.out, calls: map[int]tracked{}, cancelled: map[int]bool{}}
 	// Its reader may be gone before a stopped call answers: a write to the
 	// broken pipe then fails instead of killing the bridge mid-stop
 	// (caught, not ignored: the commands it starts get the default back).
@@ -184,9 +189,9 @@ func (b *bridge) stopCommands() {
 	b.callsMu.Lock()
 	defer b.callsMu.Unlock()
 	b.stopping = true
-	for id, cancel := range b.calls {
-		if b.runsCommand[id] {
-			cancel()
+	for _, c := range b.calls {
+		if c.commands {
+			c.cancel()
 		}
 	}
 }
@@ -325,19 +330,17 @@ func (b *bridge) track(ctx context.Context, id int, commands bool) (_ context.Co
 			return nil, nil, false
 		}
 		b.commands.Add(1)
-		b.runsCommand[id] = true
 	}
 	if b.cancelled[id] {
 		delete(b.cancelled, id)
 		cancel()
 	}
-	b.calls[id] = cancel
+	b.calls[id] = tracked{cancel: cancel, commands: commands}
 	return ctx, func() {
 		cancel()
 		b.callsMu.Lock()
 		delete(b.calls, id)
 		if commands {
-			delete(b.runsCommand, id)
 			b.commands.Done()
 		}
 		b.callsMu.Unlock()
@@ -350,7 +353,7 @@ func (b *bridge) cancel(id int) bool {
 	b.callsMu.Lock()
 	defer b.callsMu.Unlock()
 	if c, ok := b.calls[id]; ok {
-		c()
+		c.cancel()
 		return true
 	}
 	if len(b.cancelled) >= maxEarlyCancels {

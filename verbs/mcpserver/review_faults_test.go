@@ -3,10 +3,12 @@ package mcpserver_test
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -40,29 +42,12 @@ func TestCauseKeptForOtherSpelling(t *testing.T) {
 // with its own request 1) and never answered id null.
 func TestNonIntegerIDsRefused(t *testing.T) {
 	agent := t.TempDir()
-	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
-	cmd.Env = env(agent)
-	in, _ := cmd.StdinPipe()
-	outp, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, lines, _ := rawServer(t, env(agent))
 	t.Cleanup(func() {
-		in.Close()
-		cmd.Wait()
 		stop := exec.Command(filepath.Join(bin, "pi-actors"), "kernel", "stop")
 		stop.Env = env(agent)
 		stop.Run()
 	})
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(outp)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
 	send := func(s string) { in.Write([]byte(s + "\n")) }
 	next := func() string {
 		select {
@@ -109,23 +94,7 @@ func TestCancelledFollowupsCallLosesNothing(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	cli("kernel", "stop")
 
-	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
-	cmd.Env = append(env(agent), "PI_ACTORS_SESSION=fs")
-	in, _ := cmd.StdinPipe()
-	outp, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { in.Close(); cmd.Wait() }()
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(outp)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	in, lines, stop := rawServer(t, append(env(agent), "PI_ACTORS_SESSION=fs"))
 	in.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"))
 	<-lines
 	in.Write([]byte(`{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"inspect","arguments":{"target":"coordinator","view":"followups"}}}` + "\n" +
@@ -144,9 +113,35 @@ loop:
 			break loop
 		}
 	}
-	in.Close()
-	cmd.Wait()
+	stop()
 	if left := cli("inspect", "target=coordinator", "view=followups"); !pushed && !strings.Contains(left, "run:q1") {
 		t.Errorf("run:q1's follow-up was handed to a cancelled call only: not pushed, no longer queued:\n%s", left)
 	}
+}
+
+// rawServer starts pi-actors mcp with environ and returns its stdin, its
+// stdout's lines and stop (stdin closed, the server waited for; also when
+// the test ends).
+func rawServer(t *testing.T, environ []string) (in io.WriteCloser, lines <-chan string, stop func()) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
+	cmd.Env = environ
+	in, _ = cmd.StdinPipe()
+	outp, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { in.Close(); cmd.Wait() }) }
+	t.Cleanup(stop)
+	out := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(outp)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			out <- sc.Text()
+		}
+		close(out)
+	}()
+	return in, out, stop
 }
