@@ -42,12 +42,17 @@ func TestCauseKeptForOtherSpelling(t *testing.T) {
 // with its own request 1) and never answered id null.
 func TestNonIntegerIDsRefused(t *testing.T) {
 	agent := t.TempDir()
+	// The server's follow-up pump would start a kernel, perhaps only as the
+	// test ends (too late for its stop): one is up before it, and is stopped
+	// after the server (cleanups run last first).
+	kernel := func(verb string) {
+		c := exec.Command(filepath.Join(bin, "pi-actors"), "kernel", verb)
+		c.Env = env(agent)
+		c.Run()
+	}
+	kernel("start")
+	t.Cleanup(func() { kernel("stop") })
 	in, lines, _ := rawServer(t, env(agent))
-	t.Cleanup(func() {
-		stop := exec.Command(filepath.Join(bin, "pi-actors"), "kernel", "stop")
-		stop.Env = env(agent)
-		stop.Run()
-	})
 	send := func(s string) { in.Write([]byte(s + "\n")) }
 	next := func() string {
 		select {
