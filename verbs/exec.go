@@ -55,11 +55,12 @@ var flagsRun = map[string]string{"--dry-run": "dry_run", "--stdin": "stdin"}
 
 func init() {
 	Register(&Spec{
-		Name:    "exec",
-		Summary: "run an inline command template in the foreground",
-		Word:    "template",
-		Rest:    "values",
-		Flags:   flagsRun,
+		Name:     "exec",
+		Summary:  "run an inline command template in the foreground",
+		Word:     "template",
+		Rest:     "values",
+		Flags:    flagsRun,
+		Terminal: []string{"stdin"},
 		Usage: `pi-actors exec 'TEMPLATE' [name=value | name:=JSON ...] [--dry-run] [--stdin] [--json]
 pi-actors exec template:='JSON graph' [name=value ...]
 
@@ -77,12 +78,13 @@ Examples:
 		Run: runExec,
 	})
 	Register(&Spec{
-		Name:    "call",
-		Summary: "invoke a recipe like the agent tool would",
-		Word:    "recipe",
-		Rest:    "args",
-		Flags:   flagsRun,
-		Tool:    &Annotations{},
+		Name:     "call",
+		Summary:  "invoke a recipe like the agent tool would",
+		Word:     "recipe",
+		Rest:     "args",
+		Flags:    flagsRun,
+		Terminal: []string{"stdin"},
+		Tool:     &Annotations{},
 		Usage: `pi-actors call <recipe|path> [name=value | name:=JSON ...] [--dry-run] [--stdin] [--json]
 
 Invokes a recipe exactly as its agent tool would: arguments are checked

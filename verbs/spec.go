@@ -86,6 +86,10 @@ type Spec struct {
 	// Internal parameters are accepted but not documented (call's async
 	// launch passes tool and launch_source to spawn).
 	Internal []string
+	// Terminal parameters read what only a terminal's caller has (exec's
+	// and call's stdin): the CLI's alone; the MCP server leaves them out of
+	// its schemas and refuses them.
+	Terminal []string
 	// Tool, when set, makes the verb an MCP tool with these hints.
 	Tool *Annotations
 	// Enums are the allowed values of string parameters, for generated

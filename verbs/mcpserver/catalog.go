@@ -55,7 +55,8 @@ func toolVerbs() []string {
 
 // Schema is the JSON Schema of a verb's parameters, generated from its
 // request type (json names, jsonschema descriptions, omitempty/omitzero
-// for optional), without its internal parameters.
+// for optional), without its internal parameters and those only a
+// terminal's caller can use.
 func Schema(s *verbs.Spec) (*jsonschema.Schema, error) {
 	t := reflect.TypeOf(s.New()).Elem()
 	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
@@ -69,7 +70,7 @@ func Schema(s *verbs.Spec) (*jsonschema.Schema, error) {
 			}
 		}
 	}
-	for _, name := range s.Internal {
+	for _, name := range slices.Concat(s.Internal, s.Terminal) {
 		delete(sch.Properties, name)
 		sch.PropertyOrder = slices.DeleteFunc(sch.PropertyOrder, func(n string) bool { return n == name })
 	}

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -149,4 +150,38 @@ func rawServer(t *testing.T, environ []string) (in io.WriteCloser, lines <-chan 
 		close(out)
 	}()
 	return in, out, stop
+}
+
+// TestCallRefusesStdin: call's stdin gives the first step the caller's
+// terminal stdin, which an MCP client does not have (the step read
+// nothing and the call went on): the schema leaves it out and a call
+// that sends it anyway is refused, naming it, before anything runs.
+func TestCallRefusesStdin(t *testing.T) {
+	agent := t.TempDir()
+	c := connect(t, agent)
+	tools, err := c.session.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != "call" {
+			continue
+		}
+		raw, _ := json.Marshal(tool.InputSchema)
+		if strings.Contains(string(raw), `"stdin"`) {
+			t.Errorf("call's schema offers stdin: %s", raw)
+		}
+	}
+	marker := filepath.Join(agent, "ran")
+	recipe := filepath.Join(agent, "touch.json")
+	if err := os.WriteFile(recipe, []byte(`{"description":"touch a file","template":"touch {path}"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := c.call("call", map[string]any{"recipe": recipe, "stdin": true, "args": map[string]any{"path": marker}})
+	if !res.IsError || !strings.Contains(text(res), "stdin") || !strings.Contains(text(res), "MCP client") {
+		t.Fatalf("call with stdin: error=%v %s", res.IsError, text(res))
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the refused call ran its recipe: %s exists", marker)
+	}
 }

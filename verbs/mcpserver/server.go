@@ -241,6 +241,9 @@ func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage, requ
 		return spec.Run(ctx, &env, c)
 	}
 	spec := verbs.Find(t.Verb)
+	if err := refuseTerminal(spec, args); err != nil {
+		return nil, err
+	}
 	req, err := spec.DecodeJSON(args)
 	if err != nil {
 		return nil, err
@@ -249,6 +252,26 @@ func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage, requ
 		return nil, err
 	}
 	return spec.Run(ctx, &env, req)
+}
+
+// refuseTerminal refuses a parameter that reads the caller's terminal
+// (call's stdin): an MCP client has none, and the step would read nothing.
+func refuseTerminal(spec *verbs.Spec, args json.RawMessage) error {
+	if len(spec.Terminal) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil // DecodeJSON names what is wrong with it
+	}
+	for _, name := range spec.Terminal {
+		if _, ok := m[name]; ok {
+			return &verbs.Error{Exit: verbs.ExitUsage, Code: "usage",
+				Message: fmt.Sprintf("%s parameter %s gives the first step the caller's terminal stdin, which an MCP client does not have", spec.Name, name),
+				Hint:    "leave " + name + " out and pass the input as an argument of the recipe"}
+		}
+	}
+	return nil
 }
 
 // outcomeResult is a verb's outcome as a tool result: the compact text and
