@@ -84,13 +84,13 @@ func (e *Entry) SHA256() string {
 }
 
 // Registry is the result of discovery: every recipe file of every layer,
-// the winner of each id, drafts and diagnostics.
+// the winner of each id and diagnostics (drafts are read on demand:
+// ListDrafts).
 type Registry struct {
 	AgentDir    string
 	UserRoot    string
 	Entries     []*Entry          // sorted by id, then priority (winner first)
 	Active      map[string]*Entry // id → winner
-	Drafts      []*Draft
 	Diagnostics []string
 }
 
@@ -147,7 +147,6 @@ func Discover(agentDir string, adhoc ...string) (*Registry, error) {
 	}
 	g.rank()
 	g.Diagnostics = append(rootDiagnostics(g.UserRoot), g.diagnose()...)
-	g.Drafts = listDrafts(filepath.Join(g.UserRoot, "drafts"))
 	return g, nil
 }
 
@@ -374,8 +373,12 @@ type Draft struct {
 	TemplatePreview string    `json:"template_preview,omitempty"`
 }
 
-func listDrafts(dir string) []*Draft {
-	files, _ := recipeFiles(dir)
+// ListDrafts reads the drafts in <agent>/recipes/drafts. Discovery does
+// not: every inline spawn captures one, they are never deleted for the
+// user, and each is read whole (thousands of them made every call, tool
+// listing and message to a tool read them all).
+func (g *Registry) ListDrafts() []*Draft {
+	files, _ := recipeFiles(filepath.Join(g.UserRoot, "drafts"))
 	var out []*Draft
 	for _, p := range files {
 		e := loadEntry(p, LayerAdHoc)

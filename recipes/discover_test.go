@@ -265,11 +265,12 @@ func TestDiscoverDraftsNeverActive(t *testing.T) {
 			t.Errorf("draft in entries: %s", e.Path)
 		}
 	}
-	if len(g.Drafts) != 3 {
-		t.Fatalf("drafts = %d, want 3", len(g.Drafts))
+	drafts := g.ListDrafts()
+	if len(drafts) != 3 {
+		t.Fatalf("drafts = %d, want 3", len(drafts))
 	}
 	byID := map[string]*Draft{}
-	for _, d := range g.Drafts {
+	for _, d := range drafts {
 		byID[d.ID] = d
 	}
 	c := byID["captured"]
@@ -288,7 +289,7 @@ func TestDiscoverDraftPreviewTruncated(t *testing.T) {
 	long := strings.Repeat("a", 200)
 	agent, _ := agentWith(t, map[string]string{"drafts/long.json": `{"template": "echo ` + long + `"}`})
 	g := discover(t, agent)
-	p := g.Drafts[0].TemplatePreview
+	p := g.ListDrafts()[0].TemplatePreview
 	if len(p) != 120 || !strings.HasSuffix(p, "...") || !strings.HasPrefix(p, "echo aaa") {
 		t.Errorf("preview %q (len %d): want the first 117 chars + ...", p, len(p))
 	}

@@ -304,7 +304,7 @@ func Summarize(g *Registry, rv *Resolver) *Summary {
 		s.TopAction = &top
 	}
 	s.RiskSummary = riskSummary(all)
-	s.Drafts = draftsWithRisk(rv, g.Drafts)
+	s.Drafts = draftsWithRisk(rv, g.ListDrafts())
 	s.NextActions = s.NextActionsFor("summary")
 	return s
 }
