@@ -5,27 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/verbs"
 )
-
-// joinHeader is a branch report's first line in a parallel join
-// (docs/command-templates.md, "Parallel joins").
-var joinHeader = lazyre.New(`(?m)^--- branch: (.*) status: (done|failed|timeout|aborted) ---$`)
-
-// Branch is one branch report of a join.
-type Branch struct {
-	Label, Status string
-}
-
-// Branches are the branch reports of a parallel join, in order.
-func Branches(join string) []Branch {
-	var out []Branch
-	for _, m := range joinHeader.FindAllStringSubmatch(join, -1) {
-		out = append(out, Branch{Label: m[1], Status: m[2]})
-	}
-	return out
-}
 
 // quorum passes a join through when at least min branches are done.
 func quorum(_ context.Context, _ *verbs.Env, a *Args, io IO) error {
@@ -38,7 +20,7 @@ func quorum(_ context.Context, _ *verbs.Env, a *Args, io IO) error {
 	if err != nil {
 		return err
 	}
-	bs := Branches(string(in))
+	bs := template.JoinBranches(string(in))
 	done := 0
 	var failed []string
 	for _, b := range bs {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
@@ -127,7 +128,7 @@ func TestQuorum(t *testing.T) {
 	if exitOf(err) != 65 || !strings.Contains(err.Error(), "holds no parallel join") {
 		t.Errorf("no join: %v", err)
 	}
-	if bs := Branches(join); len(bs) != 3 || bs[1] != (Branch{"b", "failed"}) {
+	if bs := template.JoinBranches(join); len(bs) != 3 || bs[1].Label != "b" || bs[1].Status != "failed" {
 		t.Errorf("Branches: %+v", bs)
 	}
 	// An aborted branch (the composition was cancelled) is a branch, not done.

@@ -46,6 +46,9 @@ func (r *Regexp) ReplaceAllString(src, repl string) string {
 	return r.get().ReplaceAllString(src, repl)
 }
 
+// ReplaceAll is regexp.Regexp.ReplaceAll.
+func (r *Regexp) ReplaceAll(src, repl []byte) []byte { return r.get().ReplaceAll(src, repl) }
+
 // ReplaceAllStringFunc is regexp.Regexp.ReplaceAllStringFunc.
 func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) string {
 	return r.get().ReplaceAllStringFunc(src, repl)

@@ -412,17 +412,17 @@ func (x *run) join(ctx context.Context, s *Step, in *Buffer, outs []outcome) out
 		if i > 0 {
 			out.Write([]byte("\n"))
 		}
-		fmt.Fprintf(out, "--- branch: %s status: %s ---\n", label, br.Status)
+		fmt.Fprintf(out, "--- branch: %s status: %s ---\n", joinLabel(label), br.Status)
 		if o.code == 0 {
 			j.SoftQuorum.Done++
 			body, _ := o.out.Bytes()
-			out.Write(trimNewlines(body))
+			out.Write(quoteHeaders(trimNewlines(body)))
 		} else {
 			j.SoftQuorum.Failed++
 			br.Stderr = strings.TrimSpace(headString(o.stderr, branchStderrMax))
 			fmt.Fprintf(out, "exit: %d", o.code)
 			if br.Stderr != "" {
-				fmt.Fprintf(out, "\nstderr: %s", br.Stderr)
+				fmt.Fprintf(out, "\nstderr: %s", quoteHeaders([]byte(br.Stderr)))
 			}
 			if first == nil {
 				first = &outs[i]
