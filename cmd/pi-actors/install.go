@@ -27,7 +27,7 @@ type installTarget struct {
 // them: every target is here, none added later in an init).
 var installTargets = map[string]*installTarget{
 	"systemd": systemdTarget,
-	"mcp":     {summary: "print (or with --write merge into the client's config) the MCP server entry: --client=claude|cursor|generic [--config=PATH]", install: installMCP},
+	"mcp":     {summary: "print (or with --write merge into the client's config) the MCP server entry: --client=claude|cursor|generic [--config=PATH] (uninstall takes it out of the config)", install: installMCP, uninstall: uninstallMCP},
 	"pi":      {summary: "write the pi extension into <agent>/extensions/pi-actors/ (uninstall removes it)", install: installPi, uninstall: uninstallPi},
 }
 
@@ -36,7 +36,7 @@ func init() {
 		&verb{name: "install", summary: "set up an integration: mcp (an MCP client's config), pi (the pi extension), systemd (a user unit keeping the kernel up)",
 			usageFn: func() string { return installUsage("install") }, flags: []string{"--write", "--client=", "--config="}, run: runInstall(true)},
 		&verb{name: "uninstall", summary: "remove an integration set up by install",
-			usageFn: func() string { return installUsage("uninstall") }, run: runInstall(false)},
+			usageFn: func() string { return installUsage("uninstall") }, flags: []string{"--client=", "--config="}, run: runInstall(false)},
 	)
 }
 
@@ -131,14 +131,32 @@ var mcpClients = map[string]string{
 	"generic": "",
 }
 
-func installMCP(a *app, r *request) int {
-	client, _ := r.params["client"].(string)
+// mcpConfig is the client install mcp is for and its config file (""
+// for generic without --config).
+func mcpConfig(verb string, r *request) (client, path string, err error) {
+	client, _ = r.params["client"].(string)
 	if client == "" {
 		client = "generic"
 	}
 	rel, known := mcpClients[client]
 	if !known {
-		return a.fail(r, usagef("install mcp: --client must be claude, cursor or generic (got %q)", client))
+		return "", "", usagef("%s mcp: --client must be claude, cursor or generic (got %q)", verb, client)
+	}
+	path, _ = r.params["config"].(string)
+	if path == "" && rel != "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", err
+		}
+		path = filepath.Join(home, rel)
+	}
+	return client, path, nil
+}
+
+func installMCP(a *app, r *request) int {
+	client, path, err := mcpConfig("install", r)
+	if err != nil {
+		return a.fail(r, err)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -147,14 +165,6 @@ func installMCP(a *app, r *request) int {
 	entry := map[string]any{"command": self, "args": []string{"mcp"}, "env": map[string]string{"PI_CODING_AGENT_DIR": a.agentDir}}
 	if client == "claude" {
 		entry["type"] = "stdio"
-	}
-	path, _ := r.params["config"].(string)
-	if path == "" && rel != "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return a.fail(r, err)
-		}
-		path = filepath.Join(home, rel)
 	}
 	snippet := map[string]any{"mcpServers": map[string]any{"pi-actors": entry}}
 	if !r.flags["--write"] {
@@ -168,41 +178,90 @@ func installMCP(a *app, r *request) int {
 	if path == "" {
 		return a.fail(r, usagef("install mcp --client=generic --write needs --config=PATH (the client's config file)"))
 	}
-	if err := mergeMCPConfig(path, entry); err != nil {
+	if _, err := editMCPConfig("install", path, func(servers map[string]any) bool { servers["pi-actors"] = entry; return true }); err != nil {
 		return a.fail(r, err)
 	}
 	return a.ok(r, fmt.Sprintf("installed=mcp client=%s config=%s server=pi-actors", client, path), map[string]any{"installed": "mcp", "client": client, "config": path})
 }
 
-// mergeMCPConfig sets mcpServers["pi-actors"] in a client's JSON config,
-// keeping everything else; the file is replaced atomically, and a file
-// that is not a JSON object is refused untouched.
-func mergeMCPConfig(path string, entry map[string]any) error {
+// uninstallMCP takes the pi-actors entry out of a client's config.
+func uninstallMCP(a *app, r *request) int {
+	client, path, err := mcpConfig("uninstall", r)
+	if err != nil {
+		return a.fail(r, err)
+	}
+	if path == "" {
+		return a.fail(r, usagef("uninstall mcp --client=generic needs --config=PATH (the client's config file)"))
+	}
+	removed, err := editMCPConfig("uninstall", path, func(servers map[string]any) bool {
+		_, ok := servers["pi-actors"]
+		delete(servers, "pi-actors")
+		return ok
+	})
+	if err != nil {
+		return a.fail(r, err)
+	}
+	text := fmt.Sprintf("uninstalled=mcp client=%s config=%s removed=%t", client, path, removed)
+	if !removed {
+		text += " (it has no pi-actors entry)"
+	}
+	return a.ok(r, text, map[string]any{"uninstalled": "mcp", "client": client, "config": path, "removed": removed})
+}
+
+// editMCPConfig changes a client's JSON config in place through edit,
+// keeping everything else as it was: numbers as written (a large id is
+// not rounded), the file's mode, and a symbolic link (the file it leads
+// to is replaced, atomically). A file that is not a JSON object is
+// refused untouched. edit reports whether it changed anything; nothing
+// is written when it did not.
+func editMCPConfig(verb, path string, edit func(servers map[string]any) bool) (changed bool, err error) {
 	doc := map[string]any{}
+	perm := os.FileMode(0o600)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	data, err := os.ReadFile(path)
 	switch {
-	case err == nil && len(strings.TrimSpace(string(data))) > 0:
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return verbs.Invalidf("install mcp: %s is not a JSON object (%v); fix or move it, then run again", path, err)
+	case err == nil:
+		if st, err := os.Stat(path); err == nil {
+			perm = st.Mode().Perm()
 		}
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("install mcp: read %s: %w", path, err)
+		if len(strings.TrimSpace(string(data))) > 0 {
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.UseNumber()
+			if err := dec.Decode(&doc); err != nil || dec.More() {
+				if err == nil {
+					err = errors.New("more than one JSON value")
+				}
+				return false, configError(verb, path, fmt.Sprintf("is not a JSON object (%v)", err))
+			}
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return false, fmt.Errorf("%s mcp: read %s: %w", verb, path, err)
 	}
 	servers, _ := doc["mcpServers"].(map[string]any)
 	if servers == nil {
 		if _, exists := doc["mcpServers"]; exists {
-			return verbs.Invalidf("install mcp: %s: mcpServers is not an object; fix it, then run again", path)
+			return false, configError(verb, path, "has an mcpServers that is not an object")
 		}
 		servers = map[string]any{}
 	}
-	servers["pi-actors"] = entry
+	if !edit(servers) {
+		return false, nil
+	}
 	doc["mcpServers"] = servers
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("install mcp: %w", err)
+		return false, fmt.Errorf("%s mcp: %w", verb, err)
 	}
 	b, err := fsutil.MarshalIndent(doc)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return fsutil.WriteFile(path, b, 0o600)
+	return true, fsutil.WriteFile(path, b, perm)
+}
+
+// configError is a client config install mcp cannot edit.
+func configError(verb, path, what string) error {
+	return &cliError{Exit: verbs.ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf("%s mcp: %s %s; it was left untouched", verb, path, what),
+		Hint: "fix the file (or move it away), then run " + verb + " mcp again"}
 }
