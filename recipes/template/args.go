@@ -230,6 +230,13 @@ func (t Type) normalize(name string, v any) (any, error) {
 		return "", nil
 	}
 	switch t.Kind {
+	case "path":
+		// A path is never an option of the command it is given to: a
+		// value starting with - (find's -delete, tail's -f) gets ./ in
+		// front, which names the same file.
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "-") {
+			return "./" + s, nil
+		}
 	case "int":
 		switch x := v.(type) {
 		case json.Number:

@@ -179,3 +179,17 @@ func TestNormalizeEmptyTyped(t *testing.T) {
 		t.Errorf("x: %v", err)
 	}
 }
+
+// A path passed in is never an option of its command: find's -delete or
+// tail's -f given as a path went through as they were (utility-markdown-
+// index directory=-delete deleted the files of the working directory).
+func TestNormalizePathNeverAnOption(t *testing.T) {
+	for in, want := range map[string]string{"-delete": "./-delete", "-": "./-", "--version": "./--version", "a/-b": "a/-b", "/x": "/x", "": ""} {
+		if v, err := ParseType("path").Normalize("p", in); err != nil || v != want {
+			t.Errorf("path %q: %v %v, want %q", in, v, err, want)
+		}
+	}
+	if v, _ := ParseType("string").Normalize("s", "-delete"); v != "-delete" {
+		t.Errorf("a string is passed as it is: %v", v)
+	}
+}

@@ -151,6 +151,9 @@ func evalsCode(c command) bool {
 }
 
 func removesPaths(c command) bool {
+	if c.name == "find" {
+		return hasFlag(c.args(), "-delete")
+	}
 	if c.name != "rm" {
 		return false
 	}

@@ -58,6 +58,8 @@ func TestRiskLabels(t *testing.T) {
 		{"rm -vR", []string{"rm", "-vR", "a"}, []string{destroyL}},
 		{"rm --recursive", []string{"rm", "--recursive", "a"}, []string{destroyL}},
 		{"rm --force", []string{"rm", "--force", "a"}, []string{destroyL}},
+		{"find -delete", []string{"find", ".", "-name", "*.tmp", "-delete"}, []string{destroyL}},
+		{"find lists", []string{"find", ".", "-name", "*.tmp"}, nil},
 		{"rm -i", []string{"rm", "-i", "a"}, nil},
 		{"rm --verbose", []string{"rm", "--verbose", "a"}, nil},
 		{"rm absolute", []string{"rm", "/tmp/x"}, []string{destroyL}},
