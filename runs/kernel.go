@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
@@ -30,6 +32,44 @@ func kernelPid() int {
 		return 0
 	}
 	return info.Pid
+}
+
+// StopDescendants stops what this process started and left behind — every
+// live descendant but the agent root's kernel and what it started —
+// SIGTERM, up to grace, SIGKILL, and reaps the orphans it adopted as a
+// child subreaper (a foreground exec's strays). It returns how many it
+// signalled.
+func StopDescendants(grace time.Duration) int {
+	pids := DescendantsBut(os.Getpid(), kernelPid())
+	if len(pids) > 0 {
+		KillAll(pids, syscall.SIGTERM)
+		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			reapOrphans()
+			if len(DescendantsBut(os.Getpid(), kernelPid())) == 0 {
+				break
+			}
+		}
+		KillAll(DescendantsBut(os.Getpid(), kernelPid()), syscall.SIGKILL)
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			reapOrphans()
+			if len(DescendantsBut(os.Getpid(), kernelPid())) == 0 {
+				break
+			}
+		}
+	}
+	reapOrphans()
+	return len(pids)
+}
+
+// reapOrphans collects this process's exited children. Only for a process
+// whose own children were all waited for: it takes any exit status.
+func reapOrphans() {
+	for _, pid := range Children(os.Getpid()) {
+		if st, err := Stat(pid); err == nil && st.State == "Z" {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
 }
 
 // kernelInfoPath is <agent>/tmp/pi-actors/kernel.json (wire.Info) of the

@@ -67,6 +67,12 @@ type Env struct {
 	// when it ends (the CLI's Ctrl-C): the caller stops waiting; the
 	// kernel still finishes what it was sent.
 	Interrupt context.Context
+	// Reaper means the verb is this process's only work (the CLI): a
+	// foreground exec/call makes the process the child subreaper of what
+	// it starts, and stops what is left when the composition ends (a
+	// setsid child outlived exec). Long-lived front doors, running calls
+	// side by side, leave it false.
+	Reaper bool
 }
 
 // NewEnv reads the agent root and its config and the calling process's

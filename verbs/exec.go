@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
@@ -314,6 +316,13 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 			return nil, fmt.Errorf("read stdin: %w", err)
 		}
 		defer in.Close()
+	}
+	if env.Reaper {
+		// A process that leaves the leaf's group (setsid) is still ours
+		// to stop when the composition ends.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
+			defer runs.StopDescendants(runner.KillGrace)
+		}
 	}
 	res := runner.Run(ctx, plan, in)
 	defer res.Stdout.Close()

@@ -42,6 +42,7 @@ func (a *app) env(ctx context.Context, spec *verbs.Spec, r *request) (*verbs.Env
 	a.agentDir, a.cfg = env.AgentDir, &env.Config
 	env.Stdin, env.Stderr, env.JSON, env.Version = a.io.in, a.io.err, r.json, Version
 	env.CallerPid = os.Getppid() // the script that ran pi-actors
+	env.Reaper = true            // one verb per process
 	if !r.json {
 		env.Stream = a.io.out
 		if isTerminal(a.io.err) {
