@@ -167,6 +167,10 @@ func (k *Kernel) handle(c net.Conn) {
 func (k *Kernel) dispatch(req wire.Request) wire.Response {
 	k.work.Add(uint64(max(1, len(req.Items))))
 	resp := wire.Response{ID: req.ID}
+	if err := verbs.CheckCaller(req.Session, req.Cause); err != nil {
+		resp.Error = verbs.Classify(err)
+		return resp
+	}
 	if len(req.Items) > 0 {
 		resp.OK = true
 		resp.Results = make([]wire.Response, len(req.Items))
@@ -386,6 +390,10 @@ func decodeParams[T verbs.Request](req wire.Request) (T, error) {
 // stream runs a streaming operation here, or on the node its request
 // names.
 func (k *Kernel) stream(h func(k *Kernel, req wire.Request, write func(wire.Response) error, gone <-chan struct{}), req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
+	if err := verbs.CheckCaller(req.Session, req.Cause); err != nil {
+		write(wire.Response{ID: req.ID, Error: verbs.Classify(err)})
+		return
+	}
 	node, err := k.routeTarget(&req)
 	switch {
 	case err != nil:

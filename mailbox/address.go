@@ -40,6 +40,14 @@ func validToken(s string) bool {
 	return len(s) <= MaxToken && validID(s)
 }
 
+// ValidToken reports whether s can be an id inside an address (a run, a
+// session): letters, digits, '.', '_' and '-', at most MaxToken bytes.
+func ValidToken(s string) bool { return validToken(s) }
+
+// ValidRecordID reports whether s can be a record's id (a message or
+// follow-up id): the same characters, any length.
+func ValidRecordID(s string) bool { return validID(s) }
+
 // validID reports whether s is a non-empty token of any length: a
 // record's id.
 func validID(s string) bool {

@@ -110,6 +110,9 @@ const lockRetry = 50 * time.Millisecond
 
 // Dial connects to the kernel, starting it when autostart is set.
 func (env *Env) Dial(autostart bool) (*wire.Conn, error) {
+	if err := CheckCaller(env.Session, &env.Cause); err != nil {
+		return nil, err
+	}
 	c, err := wire.Dial(env.AgentDir, time.Second)
 	if err == nil || !autostart || errors.Is(err, wire.ErrDenied) {
 		return c, err

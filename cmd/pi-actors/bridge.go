@@ -270,7 +270,7 @@ func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, 
 		}), "PI_ACTORS_SESSION="+req.Session)
 	}
 	env.Stdin = bytes.NewReader(nil)
-	env.Cause.ToolCall, env.Cause.Message = req.ToolCall, req.Cause
+	env.Cause.ToolCall, env.Cause.Message = verbs.CauseID(req.ToolCall), req.Cause
 	if err := env.LoadConfig(); err != nil && !lenientConfig[spec.Name] {
 		return nil, err
 	}

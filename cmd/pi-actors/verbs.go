@@ -81,6 +81,9 @@ func decode(spec *verbs.Spec, r *request, env *verbs.Env) (verbs.Request, error)
 		}
 		delete(params, name)
 	}
+	if err := verbs.CheckCaller(env.Session, &env.Cause); err != nil {
+		return nil, err
+	}
 	if r.verbose && slices.Contains(spec.Params(), "verbose") {
 		params["verbose"] = true
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // callIDs hands each tools/call's JSON-RPC id to its handler (the SDK
@@ -40,7 +41,7 @@ func (c *callIDs) note(line []byte) {
 	if json.Unmarshal(line, &msg) != nil || msg.Method != "tools/call" || len(msg.ID) == 0 {
 		return
 	}
-	id := strings.Trim(string(msg.ID), `"`)
+	id := verbs.CauseID(strings.Trim(string(msg.ID), `"`))
 	k := callKey(msg.Params.Name, msg.Params.Arguments)
 	c.mu.Lock()
 	defer c.mu.Unlock()
