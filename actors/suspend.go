@@ -167,6 +167,10 @@ func (k *Kernel) resumeSession(id, by string, cause *wire.Cause) (*verbs.Session
 		return nil, err
 	}
 	if !rec.Held() {
+		if rec == nil && len(k.liveRunsOf(id)) == 0 && !k.sessionKnown(id) {
+			// A mistyped name is not a session that is already active.
+			return nil, &wire.Error{Code: "not_found", Exit: 66, Message: fmt.Sprintf("session %s is not known here: no record, no runs", id), Hint: "pi-actors session list"}
+		}
 		return &verbs.SessionResult{Session: id, State: sessions.StateActive, Already: true, TookMS: ms(time.Since(start))}, nil
 	}
 	k.holds.set(id, sessions.StateResuming)
