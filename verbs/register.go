@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -108,6 +109,14 @@ func runRegister(_ context.Context, env *Env, req Request) (*Outcome, error) {
 			text = "Registered tools:\n- " + strings.Join(names, "\n- ")
 		}
 		return &Outcome{Text: text, Result: map[string]any{"tools": names}}, nil
+	}
+	if name, ok := params["name"].(string); ok {
+		// The verbs are tools of the MCP server and the pi extension: a
+		// recipe tool of the same name was listed under neither.
+		if n := recipes.NormalizeName(name); n != "" && Find(n) != nil {
+			return nil, &Error{Exit: ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf("reserved tool name: %s is a pi-actors verb (pi-actors help lists them)", n),
+				Hint: fmt.Sprintf("choose another name, e.g. name=%s_tool", n)}
+		}
 	}
 	reg, err := recipes.ParseRegistration(params)
 	if err != nil {
