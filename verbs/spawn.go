@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -80,7 +82,19 @@ func (s *Spawn) CheckRecipeValues(rec *recipes.Recipe, tool *recipes.Tool) error
 	if tool == nil || s.Template != nil || rec.Workflow != nil {
 		return nil
 	}
-	return tool.CheckNames(s.Values)
+	if _, err := tool.Values(s.Values); err != nil {
+		return err // a name it does not take, a value of the wrong type
+	}
+	var missing []string
+	for _, p := range tool.Params {
+		if _, given := s.Values[p.Name]; p.Required && !given && !slices.Contains(recipes.Injected, p.Name) {
+			missing = append(missing, p.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return tool.ArgError(fmt.Errorf("missing value(s) for %s: spawn takes them in values, e.g. values:='{\"%s\":…}'", strings.Join(missing, ", "), missing[0]))
+	}
+	return nil
 }
 
 // checkRecipe is what the kernel would refuse about file=/recipe= (no
@@ -119,6 +133,12 @@ func (s *Spawn) Validate() error {
 	}
 	if s.Recipe != "" && s.File != "" {
 		return Usagef("give recipe=<name> or file=<path>, not both (got recipe=%s file=%s)", s.Recipe, s.File)
+	}
+	if c := s.Controls(); s.Template == nil && len(c) > 0 {
+		// They were dropped: the recipe's own graph runs as it is written.
+		names := slices.Sorted(maps.Keys(c))
+		return &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("spawn: %s shape an inline template=; a recipe's template runs as the recipe writes it", strings.Join(names, ", ")),
+			Hint: "leave them out, or set them on the recipe's template (its file in <agent>/recipes)"}
 	}
 	if _, err := s.HealthSpec(); err != nil {
 		return err
