@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
@@ -114,13 +116,22 @@ func runExec(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, err
 	}
 	if e.DryRun {
-		return planOutcome(plan, nil), nil
+		return env.planOutcome(plan, nil, "exec"), nil
 	}
 	return env.runPlan(ctx, plan, "exec", bool(e.Stdin), nil)
 }
 
+// A --dry-run answer is bounded: the text keeps its first planHeadLines
+// and last planTailLines lines, the JSON plan planChildren children of
+// each step; the whole plan is saved (text and JSON) and its path given.
+const (
+	planHeadLines = 150
+	planTailLines = 30
+	planChildren  = 50
+)
+
 // planOutcome is a --dry-run result: the plan as text, and as JSON.
-func planOutcome(plan *template.Plan, head map[string]any) *Outcome {
+func (env *Env) planOutcome(plan *template.Plan, head map[string]any, tool string) *Outcome {
 	var b strings.Builder
 	result := map[string]any{"plan": plan.Root, "leaves": plan.Leaves, "risk_labels": nonNil(plan.RiskLabels), "warnings": nonNil(plan.Warnings)}
 	if head != nil {
@@ -130,7 +141,50 @@ func planOutcome(plan *template.Plan, head map[string]any) *Outcome {
 		}
 	}
 	plan.WriteText(&b)
-	return &Outcome{Result: result, Text: b.String()}
+	text := b.String()
+	lines := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
+	cut := plan.Root.Cut(planChildren)
+	if len(lines) <= planHeadLines+planTailLines && cut.ChildrenCut == 0 && !planCutBelow(cut) {
+		return &Outcome{Result: result, Text: text}
+	}
+	full, _ := json.Marshal(result)
+	dir, err := savePlan(filepath.Join(config.TmpDir(env.AgentDir), "outputs"), tool, text, full)
+	note := "the whole plan could not be saved: " + fmt.Sprint(err)
+	if err == nil {
+		note = "the whole plan: " + filepath.Join(dir, "plan.txt") + " (JSON: plan.json beside it)"
+		result["plan_path"] = filepath.Join(dir, "plan.json")
+	}
+	result["plan"], result["plan_cut"] = cut, true
+	if len(lines) > planHeadLines+planTailLines {
+		text = strings.Join(lines[:planHeadLines], "") + fmt.Sprintf("… %d lines not shown; %s\n", len(lines)-planHeadLines-planTailLines, note) + strings.Join(lines[len(lines)-planTailLines:], "") + "\n"
+	}
+	return &Outcome{Result: result, Text: text}
+}
+
+// planCutBelow reports whether a cut plan left children out below its root.
+func planCutBelow(s *template.Step) bool {
+	for _, c := range append(slices.Clone(s.Children), s.Recover) {
+		if c != nil && (c.ChildrenCut > 0 || planCutBelow(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// savePlan writes a whole plan (text and JSON) into a new directory under
+// outputs and returns it.
+func savePlan(outputs, tool, text string, js []byte) (string, error) {
+	if err := os.MkdirAll(outputs, 0o700); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(outputs, "plan-"+template.SafeName(tool)+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := fsutil.WriteFile(filepath.Join(dir, "plan.txt"), []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	return dir, fsutil.WriteFile(filepath.Join(dir, "plan.json"), js, 0o600)
 }
 
 // FindRecipe resolves a recipe reference, as call, spawn and the kernel
@@ -233,7 +287,7 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		}
 	}
 	if c.DryRun {
-		return planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path}), nil
+		return env.planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path}, rec.ID), nil
 	}
 	return env.runPlan(ctx, plan, rec.ID, bool(c.Stdin), tool.Resolved.ContextHook())
 }
@@ -278,7 +332,7 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 		return nil, tool.ArgError(err)
 	}
 	if c.DryRun {
-		out := planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path, "async": true, "run_id": planID, "spawn": sp})
+		out := env.planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path, "async": true, "run_id": planID, "spawn": sp}, rec.ID)
 		out.Text = fmt.Sprintf("async=true run_id=%s: a detached run; nothing was started\n", planID) + out.Text
 		return out, nil
 	}

@@ -120,6 +120,10 @@ func FormatSize(n int64) string {
 
 var unsafeNameRe = lazyre.New(`[^a-z0-9_]+`)
 
+// SafeName is a tool name as part of a file name: lower case, runs of
+// anything but letters, digits and _ as one _.
+func SafeName(tool string) string { return unsafeNameRe.ReplaceAllString(strings.ToLower(tool), "_") }
+
 // SaveOutput writes the whole of b to <dir>/tool-output-XXXXXX/<tool>-<stream>.txt
 // and returns the path.
 func SaveOutput(b *Buffer, dir, tool, stream string) (string, error) {
@@ -130,7 +134,7 @@ func SaveOutput(b *Buffer, dir, tool, stream string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("save output: %w", err)
 	}
-	name := unsafeNameRe.ReplaceAllString(strings.ToLower(tool), "_") + "-" + unsafeNameRe.ReplaceAllString(strings.ToLower(stream), "_") + ".txt"
+	name := SafeName(tool) + "-" + SafeName(stream) + ".txt"
 	path := filepath.Join(sub, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

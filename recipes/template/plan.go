@@ -37,7 +37,9 @@ type Step struct {
 	Output   *string // selected output value; nil = stdout
 	Recover  *Step
 	Children []*Step
-	Risk     []string // leaf risk labels
+	// ChildrenCut counts the children a cut copy leaves out (Cut).
+	ChildrenCut int
+	Risk        []string // leaf risk labels
 	Warnings []string // leaf warnings
 	Context  map[string]any
 }

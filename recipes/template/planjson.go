@@ -23,6 +23,7 @@ type stepJSON struct {
 	Output     *string  `json:"output,omitempty"`
 	Recover    *Step    `json:"recover,omitempty"`
 	Children   []*Step  `json:"children,omitempty"`
+	Cut        int      `json:"children_cut,omitempty"`
 	RiskLabels []string `json:"risk_labels,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 	Context    any      `json:"actor_recipe_context,omitempty"`
@@ -34,7 +35,7 @@ func (s *Step) MarshalJSON() ([]byte, error) {
 	j := stepJSON{
 		Path: s.Path, Kind: s.Kind, Label: s.Label, Argv: s.Argv, Stdin: s.Stdin,
 		When: s.When, DelayMS: ms(s.Delay.Seconds()), TimeoutMS: ms(s.Timeout.Seconds()),
-		Failure: s.Failure.String(), Output: s.Output, Recover: s.Recover, Children: s.Children,
+		Failure: s.Failure.String(), Output: s.Output, Recover: s.Recover, Children: s.Children, Cut: s.ChildrenCut,
 		RiskLabels: s.Risk, Warnings: s.Warnings,
 	}
 	if s.Context != nil {
@@ -51,6 +52,27 @@ func (s *Step) MarshalJSON() ([]byte, error) {
 }
 
 func ms(sec float64) float64 { return sec * 1000 }
+
+// Cut is a copy of the step tree that keeps at most n children of each
+// step; ChildrenCut counts those it leaves out.
+func (s *Step) Cut(n int) *Step {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Recover = s.Recover.Cut(n)
+	kids := s.Children
+	if len(kids) > n {
+		c.ChildrenCut, kids = len(kids)-n, kids[:n]
+	}
+	if kids != nil {
+		c.Children = make([]*Step, len(kids))
+		for i, k := range kids {
+			c.Children[i] = k.Cut(n)
+		}
+	}
+	return &c
+}
 
 // WriteText prints the plan as an indented tree, one step per line.
 func (p *Plan) WriteText(w io.Writer) {
