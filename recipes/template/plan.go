@@ -40,8 +40,8 @@ type Step struct {
 	// ChildrenCut counts the children a cut copy leaves out (Cut).
 	ChildrenCut int
 	Risk        []string // leaf risk labels
-	Warnings []string // leaf warnings
-	Context  map[string]any
+	Warnings    []string // leaf warnings
+	Context     map[string]any
 }
 
 // Plan is a fully resolved template, ready to run.
