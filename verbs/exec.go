@@ -143,8 +143,8 @@ func (env *Env) planOutcome(plan *template.Plan, head map[string]any, tool strin
 	plan.WriteText(&b)
 	text := b.String()
 	lines := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
-	cut := plan.Root.Cut(planChildren)
-	if len(lines) <= planHeadLines+planTailLines && cut.ChildrenCut == 0 && !planCutBelow(cut) {
+	cut, cutAny := plan.Root.Cut(planChildren)
+	if len(lines) <= planHeadLines+planTailLines && !cutAny {
 		return &Outcome{Result: result, Text: text}
 	}
 	full, _ := json.Marshal(result)
@@ -159,16 +159,6 @@ func (env *Env) planOutcome(plan *template.Plan, head map[string]any, tool strin
 		text = strings.Join(lines[:planHeadLines], "") + fmt.Sprintf("… %d lines not shown; %s\n", len(lines)-planHeadLines-planTailLines, note) + strings.Join(lines[len(lines)-planTailLines:], "") + "\n"
 	}
 	return &Outcome{Result: result, Text: text}
-}
-
-// planCutBelow reports whether a cut plan left children out below its root.
-func planCutBelow(s *template.Step) bool {
-	for _, c := range append(slices.Clone(s.Children), s.Recover) {
-		if c != nil && (c.ChildrenCut > 0 || planCutBelow(c)) {
-			return true
-		}
-	}
-	return false
 }
 
 // savePlan writes a whole plan (text and JSON) into a new directory under

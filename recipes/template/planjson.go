@@ -54,24 +54,27 @@ func (s *Step) MarshalJSON() ([]byte, error) {
 func ms(sec float64) float64 { return sec * 1000 }
 
 // Cut is a copy of the step tree that keeps at most n children of each
-// step; ChildrenCut counts those it leaves out.
-func (s *Step) Cut(n int) *Step {
+// step (ChildrenCut counts those it leaves out), and whether it left any.
+func (s *Step) Cut(n int) (*Step, bool) {
 	if s == nil {
-		return nil
+		return nil, false
 	}
 	c := *s
-	c.Recover = s.Recover.Cut(n)
+	var any bool
+	c.Recover, any = s.Recover.Cut(n)
 	kids := s.Children
 	if len(kids) > n {
-		c.ChildrenCut, kids = len(kids)-n, kids[:n]
+		c.ChildrenCut, kids, any = len(kids)-n, kids[:n], true
 	}
 	if kids != nil {
 		c.Children = make([]*Step, len(kids))
 		for i, k := range kids {
-			c.Children[i] = k.Cut(n)
+			var below bool
+			c.Children[i], below = k.Cut(n)
+			any = any || below
 		}
 	}
-	return &c
+	return &c, any
 }
 
 // WriteText prints the plan as an indented tree, one step per line.
