@@ -5,6 +5,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -58,5 +59,30 @@ func TestFollowupsFailedAnswerLetsGo(t *testing.T) {
 	k.settleAnswer("s", ids, false)
 	if list, _ := k.take("s", 100); len(list) != 3 {
 		t.Errorf("a watcher's take got %d follow-ups, want the 3 still queued", len(list))
+	}
+}
+
+// A view=followups right after a reader that failed to print its answer
+// gets the follow-ups that reader lets go of a moment later (when the
+// kernel sees its connection close): under load the next reader came
+// first and got none (followups_unprinted_stay_queued failed so).
+func TestFollowupsWaitForAFailedReader(t *testing.T) {
+	k := bareKernel(t)
+	queueFollowups(t, k, "s", 2)
+	first := k.claimFollowups("s", 100, claimHold)
+	if len(first.list) != 2 {
+		t.Fatalf("first reader took %d, want 2", len(first.list))
+	}
+	ids := []string{first.list[0].ID, first.list[1].ID}
+	go func() {
+		time.Sleep(60 * time.Millisecond)
+		k.settleAnswer("s", ids, false) // its stdout failed: not delivered
+	}()
+	a, err := k.claimAnswer(wire.Request{Op: "followups", Session: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(a.Followups.Followups); got != 2 {
+		t.Errorf("the next reader got %d follow-ups, want the 2 the failed one let go", got)
 	}
 }

@@ -208,6 +208,21 @@ func (h *heldAnswers) release(path string, ids []string) {
 	}
 }
 
+// settleWait bounds how long a view=followups waits for another answer's
+// follow-ups to be settled before it answers without them: a reader whose
+// stdout failed lets go of them when its kernel connection closes, a
+// moment after the process is gone, and the next reader (started right
+// after) would get none.
+const settleWait = 250 * time.Millisecond
+
+// awaitSettled waits, up to d, until no answer to the queue at path holds
+// follow-ups.
+func (h *heldAnswers) awaitSettled(path string, d time.Duration) {
+	for deadline := time.Now().Add(d); h.now(path) != nil && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // claimFollowups takes up to max of a session's follow-ups that are not
 // yet delivered (queued, or claimed by a delivery that never finished — a
 // watcher that went away, a kernel that died), oldest first, in one locked
@@ -496,6 +511,7 @@ func (k *Kernel) claimAnswer(req wire.Request) (*followupsAnswer, error) {
 	if max <= 0 {
 		max = math.MaxInt
 	}
+	k.answering.awaitSettled(k.sessionFile(req.Session), settleWait)
 	t := k.claimFollowups(req.Session, max, claimHold)
 	if t.err != nil {
 		return nil, fmt.Errorf("followups of session %s: %w", req.Session, t.err)
