@@ -23,7 +23,9 @@
 // # Invariants
 //
 // Nodes are immutable in what they say: a new version supersedes the old
-// one (superseded_by, a supersedes edge); superseded nodes stay
+// one (superseded_by, a supersedes edge); the nodes of a file that is
+// gone supersede themselves (superseded_by = their own id, no edge: no
+// newer version); superseded nodes stay
 // searchable with freshness 0.1. Nodes with the same name and different
 // content are recorded as conflicts, never resolved but by the conflicts
 // operation. A search asks each domain's BinaryFuse8 filter first (a

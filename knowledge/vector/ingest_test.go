@@ -190,3 +190,78 @@ func isCode(err error, c op.Code) bool {
 	e, ok := op.AsError(err)
 	return ok && e.Code == c
 }
+
+// A file deleted since it was ingested is retired by the next ingest of
+// a directory that holds it (its nodes supersede themselves: no longer
+// current code); files outside the ingested directory or its glob stay
+// current even when deleted.
+func TestIngestRetiresDeletedFiles(t *testing.T) {
+	e := newEnv(t)
+	s := e.s
+	legacy := "package legacy\n\n// LegacyKangaroo hops the old way.\nfunc LegacyKangaroo() int { return 1 }\n"
+	writeFiles(t, e.repo, map[string]string{
+		"src/legacy.go":      legacy,
+		"src/keep.go":        invoiceGo,
+		"src/notes.md":       "the wombat burrow notes",
+		"other/outside.go":   "package other\n\n// OutsideWombat stays.\nfunc OutsideWombat() {}\n",
+		"src/sub/deep.go":    "package sub\n\n// DeepPlatypus is deep.\nfunc DeepPlatypus() {}\n",
+		"src/sub/unglob.txt": "platypus notes",
+	})
+	src := filepath.Join(e.repo, "src")
+	if res := ingest(t, s, e.repo, "", nil); res.Indexed != 6 {
+		t.Fatalf("first ingest %+v", res)
+	}
+	current := func(q string) *vectorop.Hit {
+		t.Helper()
+		for _, h := range searchCode(t, e, q, `,"limit":20`).Hits {
+			if strings.Contains(h.Name, q) && h.SupersededBy == "" {
+				return &h
+			}
+		}
+		return nil
+	}
+	if current("LegacyKangaroo") == nil {
+		t.Fatal("LegacyKangaroo not current after the first ingest")
+	}
+	for _, f := range []string{"src/legacy.go", "other/outside.go", "src/sub/unglob.txt"} {
+		if err := os.Remove(filepath.Join(e.repo, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// src only, Go files only: legacy.go is retired; outside.go (outside
+	// src) and unglob.txt (not matching the glob) are not.
+	res := ingest(t, s, src, "**/*.go", nil)
+	if res.Removed != 1 || res.Unchanged != 2 || res.Superseded != 2 {
+		t.Fatalf("ingest after the delete %+v", res)
+	}
+	if !strings.Contains(api.Text(res), " removed=1 ") {
+		t.Fatalf("text: %s", api.Text(res))
+	}
+	if h := current("LegacyKangaroo"); h != nil {
+		t.Fatalf("deleted LegacyKangaroo still current: %+v", h)
+	}
+	r := searchCode(t, e, "LegacyKangaroo", `,"limit":20`)
+	h := findHit(r.Hits, "LegacyKangaroo")
+	if h == nil || h.SupersededBy != h.ID || h.Warning != "deleted: the file no longer exists" || h.Freshness != supersededFresh {
+		t.Fatalf("retired LegacyKangaroo hit: %s", mustJSON(r))
+	}
+	if current("OutsideWombat") == nil || current("DeepPlatypus") == nil || current("TotalInvoice") == nil {
+		t.Fatalf("a file outside the root or still there was retired:\n%s", api.Text(searchCode(t, e, "OutsideWombat DeepPlatypus TotalInvoice", `,"limit":20`)))
+	}
+	var live int
+	s.r.QueryRow(`SELECT count(*) FROM vg_nodes WHERE key = ? AND superseded_by IS NULL`, "file:"+filepath.Join(src, "sub/unglob.txt")).Scan(&live)
+	if live != 1 {
+		t.Fatalf("unglob.txt retired though outside the glob: %d live", live)
+	}
+	// Nothing more to retire; the file back is new.
+	if again := ingest(t, s, src, "**/*.go", nil); again.Removed != 0 || again.Superseded != 0 {
+		t.Fatalf("second ingest %+v", again)
+	}
+	writeFiles(t, e.repo, map[string]string{"src/legacy.go": legacy})
+	if back := ingest(t, s, src, "", nil); back.Indexed != 1 || back.Removed != 1 {
+		t.Fatalf("ingest with the file back %+v", back) // unglob.txt is retired now (no glob)
+	}
+	if current("LegacyKangaroo") == nil {
+		t.Fatal("LegacyKangaroo back but not current")
+	}
+}

@@ -104,7 +104,12 @@ func rank(h *vectorop.Hit, sim float64, expires string, now time.Time) {
 		fresh *= 0.5
 		h.Warning = "expired: should be refreshed"
 	}
-	if h.SupersededBy != "" {
+	switch h.SupersededBy {
+	case "":
+	case h.ID: // a node of a deleted file (ingest retires it)
+		fresh = supersededFresh
+		h.Warning = "deleted: the file no longer exists"
+	default:
 		fresh = supersededFresh
 		h.Warning = "superseded by " + h.SupersededBy + ": newer information exists"
 	}
