@@ -107,7 +107,7 @@ func (s *DB) Write(ctx context.Context, fn func(tx *Tx) (any, error)) (any, erro
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("begin write %s: %w", s.path, err)
+		return nil, classify(fmt.Errorf("begin write %s: %w", s.path, err))
 	}
 	w := &Tx{Tx: tx, s: s}
 	v, err := fn(w)

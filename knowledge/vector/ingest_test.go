@@ -265,3 +265,84 @@ func TestIngestRetiresDeletedFiles(t *testing.T) {
 		t.Fatal("LegacyKangaroo back but not current")
 	}
 }
+
+// Two processes (here two handles of one store file, each with its own
+// connections and ingest lock) ingesting at once: a file the other wrote
+// since this ingest read the store is skipped when it wrote the same
+// content (no UNIQUE constraint failure on vg_nodes.key), and refused
+// with a busy CONFLICT (exit 75, a hint to run it again) when it wrote
+// other content; concurrent ingests of a whole tree both succeed.
+func TestIngestRacesAnotherProcess(t *testing.T) {
+	e := newEnv(t)
+	other := New(openDB(t, e.path, op.StoreProject), Options{})
+	t.Cleanup(func() { other.Close() })
+	abs := filepath.Join(e.repo, "ledger/invoice.go")
+	writeFiles(t, e.repo, map[string]string{"ledger/invoice.go": invoiceGo})
+
+	// other reads the store (prepare), then e.s ingests the same file.
+	slow := &ingester{s: other, base: e.repo, res: &vectorop.IngestResult{}}
+	w, err := slow.prepare(t.Context(), abs)
+	if err != nil || w == nil {
+		t.Fatalf("prepare: %v %v", w, err)
+	}
+	if res := ingest(t, e.s, e.repo, "", nil); res.Indexed != 1 {
+		t.Fatalf("first ingest %+v", res)
+	}
+	write := func(w *fileWork) error {
+		_, err := other.writeGraph(t.Context(), func(tx *vtx) (any, error) { return nil, slow.write(t.Context(), tx, w) })
+		return err
+	}
+	if err := write(w); err != nil || slow.res.Unchanged != 1 || slow.res.Indexed != 0 {
+		t.Fatalf("same content written by the other: %v %+v", err, slow.res)
+	}
+	var live int
+	e.s.r.QueryRow(`SELECT count(*) FROM vg_nodes WHERE key = ? AND superseded_by IS NULL`, "file:"+abs).Scan(&live)
+	if live != 1 {
+		t.Fatalf("%d live file nodes", live)
+	}
+
+	// other content: a busy CONFLICT, nothing written.
+	changed := strings.Replace(invoiceGo, "sum += l.Cents", "sum += 2 * l.Cents", 1)
+	writeFiles(t, e.repo, map[string]string{"ledger/invoice.go": changed})
+	if w, err = slow.prepare(t.Context(), abs); err != nil || w == nil {
+		t.Fatalf("prepare: %v %v", w, err)
+	}
+	writeFiles(t, e.repo, map[string]string{"ledger/invoice.go": strings.Replace(changed, "2 *", "3 *", 1)})
+	if res := ingest(t, e.s, e.repo, "", nil); res.Changed != 1 {
+		t.Fatalf("second ingest %+v", res)
+	}
+	err = write(w)
+	if ke, ok := op.AsError(err); !ok || ke.Code != op.CodeConflict || ke.Exit() != 75 || ke.Details["reason"] != op.ReasonBusy ||
+		strings.Contains(ke.Message, "UNIQUE") || !strings.Contains(ke.Message, "run it again") {
+		t.Fatalf("other content written by the other: %v", err)
+	}
+
+	// Both ingest a tree of 100 files at once.
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("gen/f%03d.go", i)] = fmt.Sprintf("package gen\n\n// Func%d does %d.\nfunc Func%d() int { return %d }\n", i, i, i, i)
+	}
+	writeFiles(t, e.repo, files)
+	errs := make(chan error, 2)
+	results := make(chan *vectorop.IngestResult, 2)
+	for _, s := range []*Store{e.s, other} {
+		go func() {
+			r, err := s.Ingest(t.Context(), IngestRequest{Path: filepath.Join(e.repo, "gen")}, nil)
+			results <- r
+			errs <- err
+		}()
+	}
+	total := 0
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent ingest: %v", err)
+		}
+		r := <-results
+		total += r.Indexed
+	}
+	var n int
+	e.s.r.QueryRow(`SELECT count(*) FROM vg_nodes WHERE key LIKE 'file:%/gen/%' AND superseded_by IS NULL`).Scan(&n)
+	if n != 100 || total != 100 {
+		t.Fatalf("%d live gen files, %d indexed in all", n, total)
+	}
+}

@@ -5,11 +5,27 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
-// write stores one file's nodes in the batch's transaction.
+// write stores one file's nodes in the batch's transaction. The file's
+// live node is read again first: another process (another kernel on the
+// same store) may have ingested it since prepare read it. When it wrote
+// the same content the file is counted unchanged; otherwise the batch
+// fails with a busy CONFLICT (run the ingest again).
 func (in *ingester) write(ctx context.Context, tx *vtx, w *fileWork) error {
+	cur, curHash, err := liveByKey(ctx, tx, w.file.key)
+	if err != nil {
+		return err
+	}
+	if cur != w.oldID {
+		if cur != "" && curHash == w.file.hash {
+			in.res.Unchanged++
+			return nil
+		}
+		return op.Busy("path", "file %s was indexed by another process during this ingest", w.abs)
+	}
 	now := store.Now()
 	if err := tx.replace(ctx, w.file, w.oldID, now); err != nil {
 		return err
