@@ -70,6 +70,14 @@ func (w *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 	return w.Tx.QueryRowContext(ctx, q, args...)
 }
 
+// QueryContext is sql.Tx.QueryContext through the statement cache.
+func (w *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := w.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return w.Tx.QueryContext(ctx, q, args...)
+}
+
 // prepare adds the statements a transaction used to the cache; it runs
 // when the writer connection is free again. It never waits for the writer
 // connection while it holds the cache's lock: the transaction that holds
