@@ -29,6 +29,9 @@ type scored struct {
 	key  string
 	hash string
 	from *Store
+	// byName: the node's name holds the query (nameMatches; ranked
+	// before the hits by similarity alone).
+	byName bool
 }
 
 // rowCols are the columns a hit is scored from.
