@@ -172,3 +172,63 @@ func TestIngestNames(t *testing.T) {
 		t.Fatalf("personal store, a directory outside any repository: names %v", n)
 	}
 }
+
+// An atom's links to code nodes follow its writes, not only ingests:
+// changing its paths moves them, an atom created after the ingest is
+// linked at once (a re-ingest finds the files unchanged), a deleted atom
+// leaves none.
+func TestAtomLinksFollowAtomWrites(t *testing.T) {
+	e := newEnv(t)
+	for name, body := range map[string]string{
+		"src/pay/a.go":  "package pay\n\n// PayAlpha charges a card.\nfunc PayAlpha() {}\n",
+		"src/ship/b.go": "package ship\n\n// ShipBeta ships a parcel.\nfunc ShipBeta() {}\n",
+		"other/c.go":    "package other\n\n// OtherGamma does other things.\nfunc OtherGamma() {}\n",
+	} {
+		p := filepath.Join(e.repo, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pay := e.Atom("Payments", `["src/pay/**"]`, "")
+	e.OK("ingest", `{"path":"."}`)
+	atomsOf := func(fn string) string {
+		t.Helper()
+		r := e.OK("search", `{"query":"`+fn+`","domain":"code","type":"function","store":"project"}`).(*vectorop.SearchResult)
+		for _, h := range r.Hits {
+			if h.Name == fn {
+				var names []string
+				for _, a := range h.Atoms {
+					names = append(names, a.Name)
+				}
+				return strings.Join(names, ",")
+			}
+		}
+		t.Fatalf("no hit %s: %s", fn, mustJSON(r))
+		return ""
+	}
+	if a, b := atomsOf("PayAlpha"), atomsOf("ShipBeta"); a != "Payments" || b != "" {
+		t.Fatalf("after the ingest: PayAlpha %q, ShipBeta %q", a, b)
+	}
+	e.OK("manage_graph", `{"operation":"update","entityType":"atom","id":"`+pay.ID+`","version":1,"paths":["src/ship/*.go"]}`)
+	if a, b := atomsOf("PayAlpha"), atomsOf("ShipBeta"); a != "" || b != "Payments" {
+		t.Fatalf("after the paths update: PayAlpha %q, ShipBeta %q", a, b)
+	}
+	late := e.Atom("Late", `["**/c.go","src/pay/a.go"]`, "")
+	if a, c := atomsOf("PayAlpha"), atomsOf("OtherGamma"); a != "Late" || c != "Late" {
+		t.Fatalf("atom created after the ingest: PayAlpha %q, OtherGamma %q", a, c)
+	}
+	if r := e.OK("ingest", `{"path":"."}`).(*vectorop.IngestResult); r.Unchanged != 3 {
+		t.Fatalf("re-ingest %+v", r)
+	}
+	e.OK("manage_graph", `{"operation":"delete","entityType":"atom","id":"`+late.ID+`","version":1}`)
+	var n int
+	if err := e.layers.Project.db.Reader().QueryRow(`SELECT count(*) FROM vg_atom_links WHERE atom_id = ?`, late.ID).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("links of the deleted atom: %d %v", n, err)
+	}
+	if a, b := atomsOf("PayAlpha"), atomsOf("ShipBeta"); a != "" || b != "Payments" {
+		t.Fatalf("after the delete: PayAlpha %q, ShipBeta %q", a, b)
+	}
+}

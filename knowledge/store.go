@@ -53,8 +53,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, opts: opts, graph: graph.New(db),
-		vectors: vector.New(db, vector.Options{Embedder: opts.Embedder, ExactBelow: opts.ExactBelow})}, nil
+	s := &Store{db: db, opts: opts, graph: graph.New(db),
+		vectors: vector.New(db, vector.Options{Embedder: opts.Embedder, ExactBelow: opts.ExactBelow})}
+	// One file: an atom's write relinks its code nodes in its transaction.
+	s.graph.SetAtomLinker(s.vectors.LinkAtom)
+	return s, nil
 }
 
 // Close stops the vector graph's workers (writing changed graphs) and

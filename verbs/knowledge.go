@@ -155,6 +155,9 @@ func apiErr(e *op.Error) error {
 // INVARIANT_VIOLATION), its message and details, and its sysexits code.
 func knowledgeError(e *op.Error) *Error {
 	out := &Error{Exit: e.Exit(), Code: string(e.Code), Message: e.Message}
+	if e.Details["reason"] == op.ReasonBusy {
+		out.Hint = op.BusyHint
+	}
 	if len(e.Details) > 0 {
 		out.Details = e.Details
 	}

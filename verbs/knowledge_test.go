@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,5 +106,17 @@ func TestKnowledgeOutcomes(t *testing.T) {
 	out, err := KnowledgeOutcome(&graphop.Verify{}, json.RawMessage(report))
 	if err != nil || out.Fail == nil || out.Fail.Code != string(op.CodeInvariant) || out.Exit != ExitDataErr || !strings.Contains(out.Text, "atom x v1: altered") {
 		t.Fatalf("broken verify: %+v, %v", out, err)
+	}
+}
+
+// A write that lost a race with another process on the same store (a
+// second kernel's ingest) is CONFLICT, exit 75, with a hint to run it
+// again — not exit 70 with SQLite's message.
+func TestKnowledgeBusyIsTempFail(t *testing.T) {
+	err := fmt.Errorf("ingest /repo: %w", op.Busy("path", "file /repo/a.go was indexed by another process during this ingest"))
+	e := Classify(err)
+	d, _ := e.Details.(map[string]any)
+	if e.Exit != ExitTempFail || e.Code != string(op.CodeConflict) || e.Hint != op.BusyHint || d["reason"] != op.ReasonBusy || d["field"] != "path" {
+		t.Fatalf("%+v", e)
 	}
 }

@@ -4,7 +4,9 @@
 // project_create, project_list) with every rule the store checks
 // (existence, versions, project membership, run ids through
 // store.DB.TaskID); glob matching of file paths to atoms (Context, and
-// AtomMatcher for the vector graph's ingest); the task_context section
+// AtomMatcher for the vector graph's ingest; an AtomLinker, set by
+// package knowledge, relinks an atom's code nodes in the transaction of
+// every create, paths update and delete of it); the task_context section
 // parser; and the hash-chained history of every atom and molecule with
 // History and Verify.
 //

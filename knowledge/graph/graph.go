@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
@@ -128,6 +129,11 @@ func create[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.M
 		if err := insertRow(ctx, tx, k.entityTable, *f.id, 1, state); err != nil {
 			return nil, err
 		}
+		if a, ok := any(e).(*graphop.Atom); ok {
+			if err := s.relinkAtom(ctx, tx, a.ID, a, true); err != nil {
+				return nil, err
+			}
+		}
 		return e, appendDelta(ctx, tx, k.entityTable, *f.id, 1, "create", nil, state, task, now)
 	})
 }
@@ -187,6 +193,11 @@ func update[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.M
 			return nil, err
 		}
 		*nf.lastTask, *nf.updatedAt, *nf.version, *nf.store = task, now, *cf.version+1, s.db.Layer()
+		if a, ok := any(&next).(*graphop.Atom); ok && !slices.Equal(a.Paths, any(cur).(*graphop.Atom).Paths) {
+			if err := s.relinkAtom(ctx, tx, a.ID, a, false); err != nil {
+				return nil, err
+			}
+		}
 		return &next, s.updateEntity(ctx, tx, k.entityTable, *cf.id, *cf.version, stateOf(cur), stateOf(&next), task, now)
 	})
 }
@@ -205,6 +216,9 @@ func remove[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.M
 		}
 		n, err := removeEntity(ctx, tx, k.entityTable, *f.id, *f.version, stateOf(cur), task, now)
 		res.DeletedChangelog += n
+		if err == nil && k.name == graphop.EntityAtom {
+			err = s.relinkAtom(ctx, tx, *f.id, nil, false)
+		}
 		return res, err
 	})
 }
@@ -223,6 +237,9 @@ func deleteMembers(ctx context.Context, s *Store, tx *store.Tx, req *graphop.Man
 		if req.Cascade {
 			n, err := removeEntity(ctx, tx, atoms.entityTable, a.ID, a.Version, stateOf(a), task, now)
 			if err != nil {
+				return err
+			}
+			if err := s.relinkAtom(ctx, tx, a.ID, nil, false); err != nil {
 				return err
 			}
 			res.DeletedAtoms = append(res.DeletedAtoms, a.ID)

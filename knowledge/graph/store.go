@@ -17,6 +17,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	indexes map[string]*globIndex // context match index per project id
+	linker  AtomLinker            // recomputes an atom's code links (SetAtomLinker)
 }
 
 // New returns the knowledge graph of db.

@@ -18,6 +18,8 @@ import (
 
 	"modernc.org/sqlite" // the "sqlite" database/sql driver (no cgo)
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // applicationID is written to every knowledge store's header (PRAGMA
@@ -265,8 +267,11 @@ func checkEmpty(path string) error {
 	return nil
 }
 
-// classify maps SQLite's damage reports to ErrCorrupt, and a full disk
-// (SQLITE_FULL) to an error matching syscall.ENOSPC.
+// classify maps SQLite's damage reports to ErrCorrupt, a full disk
+// (SQLITE_FULL) to an error matching syscall.ENOSPC, and a write that
+// lost a race with another process (the lock held past the busy timeout,
+// a live vector node's key written meanwhile) to op.Busy (a CONFLICT:
+// run it again).
 func classify(err error) error {
 	if err == nil || errors.Is(err, ErrTooNew) || errors.Is(err, ErrNotStore) {
 		return err
@@ -276,6 +281,17 @@ func classify(err error) error {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			return fmt.Errorf("%w: %v (left untouched; restore a backup or move it away)", ErrCorrupt, err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			// Another process held the store's write lock past the busy
+			// timeout; the transaction was rolled back whole.
+			return fmt.Errorf("%w (%v)", op.Busy("store", "knowledge store is locked"), se)
+		case sqlite3.SQLITE_CONSTRAINT:
+			// At most one live node per key: another process (another
+			// kernel) wrote a node with the same key since this one read
+			// the store; the transaction was rolled back whole.
+			if strings.Contains(se.Error(), "UNIQUE constraint failed: vg_nodes.key") {
+				return fmt.Errorf("%w (%v)", op.Busy("store", "a node of the knowledge store's vector graph was written by another process"), se)
+			}
 		case sqlite3.SQLITE_FULL:
 			// The transaction was rolled back whole; the errno lets the
 			// caller say what happened (73).

@@ -70,6 +70,14 @@ func (w *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 	return w.Tx.QueryRowContext(ctx, q, args...)
 }
 
+// QueryContext is sql.Tx.QueryContext through the statement cache.
+func (w *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := w.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return w.Tx.QueryContext(ctx, q, args...)
+}
+
 // prepare adds the statements a transaction used to the cache; it runs
 // when the writer connection is free again. It never waits for the writer
 // connection while it holds the cache's lock: the transaction that holds
@@ -107,7 +115,7 @@ func (s *DB) Write(ctx context.Context, fn func(tx *Tx) (any, error)) (any, erro
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("begin write %s: %w", s.path, err)
+		return nil, classify(fmt.Errorf("begin write %s: %w", s.path, err))
 	}
 	w := &Tx{Tx: tx, s: s}
 	v, err := fn(w)

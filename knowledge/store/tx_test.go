@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
 // TestConcurrentWritesPrepareWithoutDeadlock: writers that each use
@@ -55,4 +58,51 @@ func TestConcurrentWritesPrepareWithoutDeadlock(t *testing.T) {
 	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM scratch`).Scan(&n); err != nil || n != writers*each*2 {
 		t.Fatalf("rows %d (%v), want %d", n, err, writers*each*2)
 	}
+}
+
+// A write that loses a race with another process — its lock held past
+// the busy timeout, or a live vector node's key written meanwhile — is a
+// busy CONFLICT (exit 75, run it again), not a raw SQLite error.
+func TestWriteRaceIsBusyConflict(t *testing.T) {
+	path := t.TempDir() + "/k.db"
+	a := openDB(t, path)
+	b, err := Open(path, Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	busy := func(what string, err error) {
+		t.Helper()
+		e, ok := op.AsError(err)
+		if !ok || e.Exit() != 75 || e.Details["reason"] != op.ReasonBusy || strings.Contains(e.Message, "SQLITE") || strings.Contains(e.Message, "constraint") {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Write(t.Context(), func(tx *Tx) (any, error) {
+			close(held)
+			<-release
+			return nil, nil
+		})
+		done <- err
+	}()
+	<-held
+	_, err = b.Write(t.Context(), func(tx *Tx) (any, error) { return nil, nil })
+	close(release)
+	busy("lock held", err)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	node := func(tx *Tx, id string) error {
+		_, err := tx.ExecContext(t.Context(), `INSERT INTO vg_nodes(id, key, domain, type, name, content_hash, trust, created_at, updated_at)
+			VALUES (?, 'file:/a.go', 'code', 'file', 'a.go', 'h', 100, 'now', 'now')`, id)
+		return err
+	}
+	if _, err := a.Write(t.Context(), func(tx *Tx) (any, error) { return nil, node(tx, "n1") }); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Write(t.Context(), func(tx *Tx) (any, error) { return nil, node(tx, "n2") })
+	busy("live key written meanwhile", err)
 }

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -114,5 +115,42 @@ func TestCaptureRun(t *testing.T) {
 	v := status(t, s)
 	if v.Nodes != 8 || v.Pending != 0 || v.Embedder != "local-hash-384-v1" {
 		t.Fatalf("status %s", mustJSON(v))
+	}
+}
+
+// A run is recalled by its id and by its command although 40 lines of
+// output make its vector unlike either (cosine under minSimilarity): a
+// node whose name holds the query's words is a hit by name, found through
+// the indexes (run id, name prefix) and ranked before hits by similarity
+// alone; a decision by its name too. Words its name does not hold still
+// find nothing.
+func TestRecallByName(t *testing.T) {
+	e := newEnv(t)
+	start := time.Now().Add(-time.Minute).UTC()
+	var out []string
+	for i := range 60 {
+		out = append(out, fmt.Sprintf("row %d copied: customer=%d amount=%d.%02d currency=EUR region=eu-west-%d", i, 1000+i, i*7, i, i%3))
+	}
+	rec := RunRecord{RunID: "orders-backfill", Template: "cat out.txt", Status: "exited", ExitCode: exitCode(0),
+		StartedAt: start, EndedAt: start.Add(2 * time.Second), LastOutput: out[20:], Cwd: e.repo}
+	if err := e.s.CaptureRun(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	// Noise that is more like the query by similarity.
+	for i := range 30 {
+		e.Node("history", "entry", fmt.Sprintf("orders note %d", i), fmt.Sprintf("orders backfill orders backfill planning %d", i), "")
+	}
+	e.Node("history", "decision", "session storage", "postgres, since June", `,"source":"user","verified":true`)
+	for _, q := range []string{"orders-backfill", "ORDERS-BACKFILL", "cat out.txt"} {
+		r := e.OK("recall", `{"query":"`+q+`"}`).(*vectorop.RecallResult)
+		if r.Status != vectorop.StatusOK || len(r.Hits) == 0 || r.Hits[0].Type != "outcome" || !strings.Contains(r.Hits[0].Name, "orders-backfill") {
+			t.Fatalf("recall %q: %s", q, mustJSON(r))
+		}
+	}
+	if r := e.OK("search", `{"query":"session storage","domain":"history"}`).(*vectorop.SearchResult); len(r.Hits) == 0 || r.Hits[0].Name != "session storage" {
+		t.Fatalf("search by a decision's name: %s", mustJSON(r))
+	}
+	if r := e.OK("recall", `{"query":"zebra-migration"}`).(*vectorop.RecallResult); r.Status != vectorop.StatusNoMatches {
+		t.Fatalf("recall of words no name holds: %s", mustJSON(r))
 	}
 }

@@ -23,7 +23,9 @@
 // # Invariants
 //
 // Nodes are immutable in what they say: a new version supersedes the old
-// one (superseded_by, a supersedes edge); superseded nodes stay
+// one (superseded_by, a supersedes edge); the nodes of a file that is
+// gone supersede themselves (superseded_by = their own id, no edge: no
+// newer version); superseded nodes stay
 // searchable with freshness 0.1. Nodes with the same name and different
 // content are recorded as conflicts, never resolved but by the conflicts
 // operation. A search asks each domain's BinaryFuse8 filter first (a
@@ -42,8 +44,9 @@
 // This package does not implement the vector index, the filters or the
 // embedders (knowledge/hnsw, knowledge/filter, knowledge/embed do), does
 // not open store files (package store), does not know the knowledge
-// graph beyond the atoms an AtomMatcher names and the atom names it
-// reads for hits, does not read run state files (the kernel hands
+// graph beyond the atoms an AtomMatcher names, the atom names it reads
+// for hits and the links LinkAtom recomputes when the knowledge graph
+// writes an atom (package knowledge wires it: graph.AtomLinker), does not read run state files (the kernel hands
 // CaptureRun a RunRecord), and does not route between the project and
 // personal stores (package knowledge does).
 //

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -85,11 +86,94 @@ func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(don
 			progress(min(i+ingestBatch, len(files)), len(files))
 		}
 	}
+	if err := in.retireGone(ctx, root, req.Glob); err != nil {
+		return nil, fmt.Errorf("ingest %s: %w", root, err)
+	}
 	if err := s.syncIfLoaded(ctx); err != nil {
 		return nil, err
 	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// retireGone retires the live file nodes under the directory root whose
+// path below root matches glob and whose file no longer exists, with
+// their declarations and chunks, ingestBatch files per transaction:
+// each is superseded by itself (supersededBy is its own id: deleted, no
+// newer version), so it is no longer live code and ranks as superseded
+// nodes do. Files outside root or not matching glob are left alone.
+func (in *ingester) retireGone(ctx context.Context, root, glob string) error {
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil // a file ingested by itself exists (collectFiles checked)
+	}
+	prefix := "file:" + strings.TrimSuffix(root, "/") + "/"
+	rows, err := in.s.r.QueryContext(ctx, `SELECT key FROM vg_nodes WHERE key >= ? AND key < ? AND superseded_by IS NULL`,
+		prefix, prefix[:len(prefix)-1]+"0")
+	if err != nil {
+		return fmt.Errorf("read file nodes: %w", err)
+	}
+	var gone []string
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			rows.Close()
+			return fmt.Errorf("read file nodes: %w", err)
+		}
+		abs := strings.TrimPrefix(key, "file:")
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || (glob != "" && !doublestar.MatchUnvalidated(glob, filepath.ToSlash(rel))) {
+			continue
+		}
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			gone = append(gone, abs)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read file nodes: %w", err)
+	}
+	for i := 0; i < len(gone); i += ingestBatch {
+		_, err := in.s.writeGraph(ctx, func(tx *vtx) (any, error) {
+			for _, abs := range gone[i:min(i+ingestBatch, len(gone))] {
+				if err := in.retireFile(ctx, tx, abs); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retireFile retires a deleted file's live nodes (see retireGone); a
+// file another process re-ingested or retired meanwhile is left alone.
+func (in *ingester) retireFile(ctx context.Context, tx *vtx, abs string) error {
+	id, _, err := liveByKey(ctx, tx, "file:"+abs)
+	if err != nil || id == "" {
+		return err
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return nil // back again
+	}
+	now := store.Now()
+	if err := tx.retire(ctx, id, id, now); err != nil {
+		return err
+	}
+	pieces, err := oldPieces(ctx, tx, abs)
+	if err != nil {
+		return err
+	}
+	for _, o := range pieces {
+		if err := tx.retire(ctx, o.id, o.id, now); err != nil {
+			return err
+		}
+	}
+	in.res.Removed++
+	in.res.Superseded += 1 + len(pieces)
+	return nil
 }
 
 // nameBase is what the nodes of files under root are named relative

@@ -190,3 +190,159 @@ func isCode(err error, c op.Code) bool {
 	e, ok := op.AsError(err)
 	return ok && e.Code == c
 }
+
+// A file deleted since it was ingested is retired by the next ingest of
+// a directory that holds it (its nodes supersede themselves: no longer
+// current code); files outside the ingested directory or its glob stay
+// current even when deleted.
+func TestIngestRetiresDeletedFiles(t *testing.T) {
+	e := newEnv(t)
+	s := e.s
+	legacy := "package legacy\n\n// LegacyKangaroo hops the old way.\nfunc LegacyKangaroo() int { return 1 }\n"
+	writeFiles(t, e.repo, map[string]string{
+		"src/legacy.go":      legacy,
+		"src/keep.go":        invoiceGo,
+		"src/notes.md":       "the wombat burrow notes",
+		"other/outside.go":   "package other\n\n// OutsideWombat stays.\nfunc OutsideWombat() {}\n",
+		"src/sub/deep.go":    "package sub\n\n// DeepPlatypus is deep.\nfunc DeepPlatypus() {}\n",
+		"src/sub/unglob.txt": "platypus notes",
+	})
+	src := filepath.Join(e.repo, "src")
+	if res := ingest(t, s, e.repo, "", nil); res.Indexed != 6 {
+		t.Fatalf("first ingest %+v", res)
+	}
+	current := func(q string) *vectorop.Hit {
+		t.Helper()
+		for _, h := range searchCode(t, e, q, `,"limit":20`).Hits {
+			if strings.Contains(h.Name, q) && h.SupersededBy == "" {
+				return &h
+			}
+		}
+		return nil
+	}
+	if current("LegacyKangaroo") == nil {
+		t.Fatal("LegacyKangaroo not current after the first ingest")
+	}
+	for _, f := range []string{"src/legacy.go", "other/outside.go", "src/sub/unglob.txt"} {
+		if err := os.Remove(filepath.Join(e.repo, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// src only, Go files only: legacy.go is retired; outside.go (outside
+	// src) and unglob.txt (not matching the glob) are not.
+	res := ingest(t, s, src, "**/*.go", nil)
+	if res.Removed != 1 || res.Unchanged != 2 || res.Superseded != 2 {
+		t.Fatalf("ingest after the delete %+v", res)
+	}
+	if !strings.Contains(api.Text(res), " removed=1 ") {
+		t.Fatalf("text: %s", api.Text(res))
+	}
+	if h := current("LegacyKangaroo"); h != nil {
+		t.Fatalf("deleted LegacyKangaroo still current: %+v", h)
+	}
+	r := searchCode(t, e, "LegacyKangaroo", `,"limit":20`)
+	h := findHit(r.Hits, "LegacyKangaroo")
+	if h == nil || h.SupersededBy != h.ID || h.Warning != "deleted: the file no longer exists" || h.Freshness != supersededFresh {
+		t.Fatalf("retired LegacyKangaroo hit: %s", mustJSON(r))
+	}
+	if current("OutsideWombat") == nil || current("DeepPlatypus") == nil || current("TotalInvoice") == nil {
+		t.Fatalf("a file outside the root or still there was retired:\n%s", api.Text(searchCode(t, e, "OutsideWombat DeepPlatypus TotalInvoice", `,"limit":20`)))
+	}
+	var live int
+	s.r.QueryRow(`SELECT count(*) FROM vg_nodes WHERE key = ? AND superseded_by IS NULL`, "file:"+filepath.Join(src, "sub/unglob.txt")).Scan(&live)
+	if live != 1 {
+		t.Fatalf("unglob.txt retired though outside the glob: %d live", live)
+	}
+	// Nothing more to retire; the file back is new.
+	if again := ingest(t, s, src, "**/*.go", nil); again.Removed != 0 || again.Superseded != 0 {
+		t.Fatalf("second ingest %+v", again)
+	}
+	writeFiles(t, e.repo, map[string]string{"src/legacy.go": legacy})
+	if back := ingest(t, s, src, "", nil); back.Indexed != 1 || back.Removed != 1 {
+		t.Fatalf("ingest with the file back %+v", back) // unglob.txt is retired now (no glob)
+	}
+	if current("LegacyKangaroo") == nil {
+		t.Fatal("LegacyKangaroo back but not current")
+	}
+}
+
+// Two processes (here two handles of one store file, each with its own
+// connections and ingest lock) ingesting at once: a file the other wrote
+// since this ingest read the store is skipped when it wrote the same
+// content (no UNIQUE constraint failure on vg_nodes.key), and refused
+// with a busy CONFLICT (exit 75, a hint to run it again) when it wrote
+// other content; concurrent ingests of a whole tree both succeed.
+func TestIngestRacesAnotherProcess(t *testing.T) {
+	e := newEnv(t)
+	other := New(openDB(t, e.path, op.StoreProject), Options{})
+	t.Cleanup(func() { other.Close() })
+	abs := filepath.Join(e.repo, "ledger/invoice.go")
+	writeFiles(t, e.repo, map[string]string{"ledger/invoice.go": invoiceGo})
+
+	// other reads the store (prepare), then e.s ingests the same file.
+	slow := &ingester{s: other, base: e.repo, res: &vectorop.IngestResult{}}
+	w, err := slow.prepare(t.Context(), abs)
+	if err != nil || w == nil {
+		t.Fatalf("prepare: %v %v", w, err)
+	}
+	if res := ingest(t, e.s, e.repo, "", nil); res.Indexed != 1 {
+		t.Fatalf("first ingest %+v", res)
+	}
+	write := func(w *fileWork) error {
+		_, err := other.writeGraph(t.Context(), func(tx *vtx) (any, error) { return nil, slow.write(t.Context(), tx, w) })
+		return err
+	}
+	if err := write(w); err != nil || slow.res.Unchanged != 1 || slow.res.Indexed != 0 {
+		t.Fatalf("same content written by the other: %v %+v", err, slow.res)
+	}
+	var live int
+	e.s.r.QueryRow(`SELECT count(*) FROM vg_nodes WHERE key = ? AND superseded_by IS NULL`, "file:"+abs).Scan(&live)
+	if live != 1 {
+		t.Fatalf("%d live file nodes", live)
+	}
+
+	// other content: a busy CONFLICT, nothing written.
+	changed := strings.Replace(invoiceGo, "sum += l.Cents", "sum += 2 * l.Cents", 1)
+	writeFiles(t, e.repo, map[string]string{"ledger/invoice.go": changed})
+	if w, err = slow.prepare(t.Context(), abs); err != nil || w == nil {
+		t.Fatalf("prepare: %v %v", w, err)
+	}
+	writeFiles(t, e.repo, map[string]string{"ledger/invoice.go": strings.Replace(changed, "2 *", "3 *", 1)})
+	if res := ingest(t, e.s, e.repo, "", nil); res.Changed != 1 {
+		t.Fatalf("second ingest %+v", res)
+	}
+	err = write(w)
+	if ke, ok := op.AsError(err); !ok || ke.Code != op.CodeConflict || ke.Exit() != 75 || ke.Details["reason"] != op.ReasonBusy ||
+		strings.Contains(ke.Message, "UNIQUE") || !strings.Contains(ke.Message, "run it again") {
+		t.Fatalf("other content written by the other: %v", err)
+	}
+
+	// Both ingest a tree of 100 files at once.
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("gen/f%03d.go", i)] = fmt.Sprintf("package gen\n\n// Func%d does %d.\nfunc Func%d() int { return %d }\n", i, i, i, i)
+	}
+	writeFiles(t, e.repo, files)
+	errs := make(chan error, 2)
+	results := make(chan *vectorop.IngestResult, 2)
+	for _, s := range []*Store{e.s, other} {
+		go func() {
+			r, err := s.Ingest(t.Context(), IngestRequest{Path: filepath.Join(e.repo, "gen")}, nil)
+			results <- r
+			errs <- err
+		}()
+	}
+	total := 0
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent ingest: %v", err)
+		}
+		r := <-results
+		total += r.Indexed
+	}
+	var n int
+	e.s.r.QueryRow(`SELECT count(*) FROM vg_nodes WHERE key LIKE 'file:%/gen/%' AND superseded_by IS NULL`).Scan(&n)
+	if n != 100 || total != 100 {
+		t.Fatalf("%d live gen files, %d indexed in all", n, total)
+	}
+}

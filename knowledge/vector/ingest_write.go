@@ -4,12 +4,29 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/store"
 )
 
-// write stores one file's nodes in the batch's transaction.
+// write stores one file's nodes in the batch's transaction. The file's
+// live node is read again first: another process (another kernel on the
+// same store) may have ingested it since prepare read it. When it wrote
+// the same content the file is counted unchanged; otherwise the batch
+// fails with a busy CONFLICT (run the ingest again).
 func (in *ingester) write(ctx context.Context, tx *vtx, w *fileWork) error {
+	cur, curHash, err := liveByKey(ctx, tx, w.file.key)
+	if err != nil {
+		return err
+	}
+	if cur != w.oldID {
+		if cur != "" && curHash == w.file.hash {
+			in.res.Unchanged++
+			return nil
+		}
+		return op.Busy("path", "file %s was indexed by another process during this ingest", w.abs)
+	}
 	now := store.Now()
 	if err := tx.replace(ctx, w.file, w.oldID, now); err != nil {
 		return err
@@ -142,4 +159,71 @@ func (s *Store) syncIfLoaded(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.persistLocked()
+}
+
+// LinkAtom recomputes one atom's links to the code nodes in tx, the
+// atom's own write transaction (package knowledge hands it to the
+// knowledge graph: graph.AtomLinker): it drops the atom's links (none
+// when it was just created), then,
+// unless match is nil (a deleted atom), links every code node (not
+// package nodes, as ingest does) whose file lies under root in one of
+// scopes and whose path relative to root matches. Files are found by
+// the path index, one range per scope; the nodes of a matching file by
+// its path.
+func (s *Store) LinkAtom(ctx context.Context, tx *store.Tx, atomID string, created bool, root string, scopes []string, match func(rel string) bool) error {
+	if !created { // a new atom has no links yet
+		if _, err := tx.ExecContext(ctx, `DELETE FROM vg_atom_links WHERE atom_id = ?`, atomID); err != nil {
+			return fmt.Errorf("unlink atom %s: %w", atomID, err)
+		}
+	}
+	if match == nil || root == "" {
+		return nil
+	}
+	base := strings.TrimSuffix(root, "/") + "/"
+	for _, sc := range scopes {
+		lo, hi := base+sc, base+sc
+		if sc == "" || strings.HasSuffix(sc, "/") {
+			hi = lo[:len(lo)-1] + "0" // every path below the directory ('0' follows '/')
+		}
+		var paths []string
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT path FROM vg_nodes WHERE path != '' AND path >= ? AND path <= ?
+			AND +domain = 'code' AND type != 'package'`, lo, hi)
+		if err != nil {
+			return fmt.Errorf("link atom %s: %w", atomID, err)
+		}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return fmt.Errorf("link atom %s: %w", atomID, err)
+			}
+			if p != hi || lo == hi { // hi itself is outside a directory's range
+				paths = append(paths, p)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("link atom %s: %w", atomID, err)
+		}
+		var hits []string
+		for _, p := range paths {
+			if rel, err := filepath.Rel(root, p); err == nil && match(filepath.ToSlash(rel)) {
+				hits = append(hits, p)
+			}
+		}
+		const link = `INSERT OR IGNORE INTO vg_atom_links(node_id, atom_id) SELECT id, ? FROM vg_nodes
+			WHERE path != '' AND +domain = 'code' AND type != 'package' AND `
+		if len(hits) > 1 && len(hits) == len(paths) { // the whole scope (src/payments/**): one statement
+			if _, err := tx.ExecContext(ctx, link+`path >= ? AND path <= ? AND path != ?`, atomID, lo, hi, hi); err != nil {
+				return fmt.Errorf("link atom %s: %w", atomID, err)
+			}
+			continue
+		}
+		for _, p := range hits {
+			if _, err := tx.ExecContext(ctx, link+`path = ?`, atomID, p); err != nil {
+				return fmt.Errorf("link atom %s: %w", atomID, err)
+			}
+		}
+	}
+	return nil
 }

@@ -183,6 +183,10 @@ func (g *mirror) loadedFast() bool { return g.checked.Load() != 0 }
 // loadLocked (re)builds the in-memory side: each domain's graph from its
 // file when the file matches SQLite, the filters from vg_topics.
 func (g *mirror) loadLocked(ctx context.Context, delGen int64) error {
+	// Temp files of graph writes killed mid-way (kill -9) would stay for
+	// ever; best effort: one that cannot be removed now is tried again at
+	// the next load, and never fails it.
+	_, _ = removeStaleTemps(g.s.db.Path())
 	g.idx = map[string]*domainIndex{}
 	for _, d := range vectorop.AllDomains {
 		vi, err := g.loadDomain(ctx, d, delGen)

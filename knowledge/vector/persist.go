@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/hnsw"
 )
 
@@ -53,8 +58,65 @@ var typeNames = func() []string {
 
 func indexPath(db, domain string) string { return db + "." + domain + ".hnsw" }
 
-// writeIndex writes vi's graph atomically (temp file, fsync, rename,
-// fsync dir). It holds vi's read lock while writing.
+// A graph is written to a temp file next to it, .<db>.<domain>.hnsw.tmp-<digits>
+// (os.CreateTemp's pattern), locked (flock) while it is written: a
+// process killed mid-write leaves it behind unlocked, up to the size of
+// the graph.
+const tmpInfix, tmpSuffix = ".hnsw", ".tmp-"
+
+// isIndexTemp reports whether name is the temp file of one of db's
+// (base name) graphs: exactly .<db>.<domain>.hnsw.tmp-<digits>.
+func isIndexTemp(db, name string) bool {
+	for _, d := range vectorop.AllDomains {
+		digits, ok := strings.CutPrefix(name, "."+db+"."+d+tmpInfix+tmpSuffix)
+		if ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// removeStaleTemps removes the temp files of db's graphs that no process
+// is writing (their writer's lock is gone: it was killed mid-write), and
+// returns how many it removed. A temp file another process is writing is
+// left alone.
+func removeStaleTemps(db string) (int, error) {
+	dir, base := filepath.Dir(db), filepath.Base(db)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("remove stale index temp files of %s: %w", db, err)
+	}
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isIndexTemp(base, e.Name()) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove stale index temp file %s: %w", p, err))
+			}
+			continue
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close() // a live writer holds it (or flock failed): leave it
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove stale index temp file %s: %w", p, err))
+		} else if err == nil {
+			n++
+		}
+		f.Close()
+	}
+	return n, errors.Join(errs...)
+}
+
+// writeIndex writes vi's graph atomically (temp file locked while it is
+// written, fsync, rename, fsync dir). It holds vi's read lock while
+// writing.
 func writeIndex(path, embedder string, delGen int64, vi *domainIndex) error {
 	vi.mu.RLock()
 	defer vi.mu.RUnlock()
@@ -62,7 +124,7 @@ func writeIndex(path, embedder string, delGen int64, vi *domainIndex) error {
 		return nil
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tmpSuffix+"*")
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
@@ -74,6 +136,11 @@ func writeIndex(path, embedder string, delGen int64, vi *domainIndex) error {
 			os.Remove(tmp)
 		}
 	}()
+	// Locked until closed (or the process dies): removeStaleTemps of
+	// another process leaves it alone meanwhile.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("write index %s: lock %s: %w", path, tmp, err)
+	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	hdr := make([]byte, 0, 64)
 	hdr = append(hdr, indexMagic...)

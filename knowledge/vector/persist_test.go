@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
@@ -230,5 +232,59 @@ func TestNewEmbedder(t *testing.T) {
 	e, err = NewEmbedder(config.KnowledgeEmbedder{URL: "http://localhost:11434", Model: "nomic-embed-text", APIKeyEnv: "PI_TEST_EMBED_KEY", Dim: 768})
 	if err != nil || e.ID() != "openai:nomic-embed-text@localhost:11434" || e.Dim() != 768 {
 		t.Fatalf("openai: %v %v", e, err)
+	}
+}
+
+// A graph write killed mid-way (kill -9) leaves its temp file
+// .<db>.<domain>.hnsw.tmp-<digits>, unlocked; the next load removes it.
+// A temp file another process is writing (locked), a name that is not
+// exactly ours and another store's temp file stay.
+func TestStaleIndexTempRemovedOnLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "k.db")
+	s := openStore(t, path, Options{ExactBelow: 50})
+	addCode(t, s, 0, 60)
+	if err := s.SyncIndexes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	write := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, 1<<16), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := []string{write(".k.db.code.hnsw.tmp-3141592653"), write(".k.db.history.hnsw.tmp-7")}
+	kept := []string{write(".k.db.code.hnsw.tmp-12x"), write(".k.db.code.hnsw.tmp-"), write(".other.db.code.hnsw.tmp-5"),
+		write(".k.db.code.hnsw.tmp-5.bak"), write("k.db.code.hnsw.tmp-5")}
+	busy := write(".k.db.code.hnsw.tmp-99")
+	f, err := os.Open(busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, busy)
+
+	s = openStore(t, path, Options{ExactBelow: 50})
+	g := loaded(t, s)
+	if g.indexes()["code"].mode() != "hnsw" || g.builds.Load() != 0 {
+		t.Fatalf("graph not loaded from its file: %s, %d builds", g.indexes()["code"].mode(), g.builds.Load())
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale %s: %v", filepath.Base(p), err)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Stat(indexPath(path, "code")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,6 +29,9 @@ type scored struct {
 	key  string
 	hash string
 	from *Store
+	// byName: the node's name holds the query (nameMatches; ranked
+	// before the hits by similarity alone).
+	byName bool
 }
 
 // rowCols are the columns a hit is scored from.
@@ -104,7 +107,12 @@ func rank(h *vectorop.Hit, sim float64, expires string, now time.Time) {
 		fresh *= 0.5
 		h.Warning = "expired: should be refreshed"
 	}
-	if h.SupersededBy != "" {
+	switch h.SupersededBy {
+	case "":
+	case h.ID: // a node of a deleted file (ingest retires it)
+		fresh = supersededFresh
+		h.Warning = "deleted: the file no longer exists"
+	default:
 		fresh = supersededFresh
 		h.Warning = "superseded by " + h.SupersededBy + ": newer information exists"
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/viterin/vek/vek32"
+
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/embed"
@@ -15,8 +17,85 @@ import (
 )
 
 // minSimilarity drops candidates that share next to nothing with the
-// query (cosine below it): a search never pads its hits with noise.
+// query (cosine below it): a search never pads its hits with noise. A
+// hit by name (byName) is kept whatever its similarity.
 const minSimilarity = 0.1
+
+// nameLookupMax bounds each lookup by name (byName).
+const nameLookupMax = 20
+
+// namePhrase is what a node's name must hold, case-insensitively, to be
+// a hit by name: the query with its spaces collapsed, in lower case.
+func namePhrase(query string) string {
+	return strings.Join(strings.Fields(strings.ToLower(query)), " ")
+}
+
+// nameMatches reports whether name holds phrase (case-insensitive;
+// runs of spaces count as one). Words of the query scattered over a
+// name do not: "raft election" is not a name lookup of "Raft leader
+// election".
+func nameMatches(name, phrase string) bool {
+	return phrase != "" && strings.Contains(namePhrase(name), phrase)
+}
+
+// byName finds, through indexes, the nodes of domains (and of type typ,
+// when set) asked for by name, which vector similarity can miss (a run's
+// id among 40 lines of its output): runs whose id is a word of the query
+// as given or in lower case (vg_nodes_run) and nodes whose name starts with the query
+// (vg_nodes_name), at most nameLookupMax per lookup, as candidates with
+// their cosine similarity to q (0 without a vector of this embedder).
+// The caller keeps those whose name holds the query (nameMatches).
+func (s *Store) byName(ctx context.Context, g *mirror, query string, domains []string, typ string, q []float32) ([]cand, error) {
+	const cols = `SELECT n.seq, n.domain, n.type, v.vec FROM vg_nodes n
+		LEFT JOIN vg_vectors v ON v.seq = n.seq AND v.embedder = ? WHERE `
+	var out []cand
+	read := func(where string, args ...any) error {
+		rows, err := s.r.QueryContext(ctx, cols+where+` LIMIT ?`, append(append([]any{g.emb.ID()}, args...), nameLookupMax)...)
+		if err != nil {
+			return fmt.Errorf("look up names: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			var d, t string
+			var vec []byte
+			if err := rows.Scan(&seq, &d, &t, &vec); err != nil {
+				return fmt.Errorf("look up names: %w", err)
+			}
+			if !slices.Contains(domains, d) || (typ != "" && t != typ) {
+				continue
+			}
+			c := cand{seq: uint64(seq)}
+			if v := decodeVec(vec); len(v) == len(q) && len(q) > 0 {
+				c.sim = vek32.Dot(q, v)
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	}
+	words := strings.Fields(query)
+	for _, w := range words[:min(len(words), 5)] {
+		ids := []string{w}
+		if l := strings.ToLower(w); l != w {
+			ids = append(ids, l) // run ids are mostly lower case
+		}
+		for _, id := range ids {
+			if err := read(`n.run_id = ? AND n.run_id != ''`, id); err != nil {
+				return nil, err
+			}
+		}
+	}
+	lo := namePhrase(query)
+	if lo == "" {
+		return out, nil
+	}
+	for _, d := range domains {
+		if err := read(`n.domain = ? AND lower(n.name) >= ? AND lower(n.name) < ?`, d, lo, lo+"\U0010FFFF"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
 // candidates is how many nearest neighbours a domain search asks the
 // index for to return k hits after rescoring.
@@ -71,12 +150,18 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 		g.searches.Add(1)
 		cands = append(cands, idx[d].search(q, kc, code)...)
 	}
-	hs, err := s.hits(ctx, g, cands, time.Now())
+	phrase := namePhrase(query)
+	named, err := s.byName(ctx, g, query, live, typ, q)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hs, err := s.hits(ctx, g, append(cands, named...), time.Now())
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for _, h := range hs {
-		if h.Similarity >= minSimilarity {
+		h.byName = (typ == "" || h.Type == typ) && slices.Contains(live, h.Domain) && nameMatches(h.Name, phrase)
+		if h.byName || h.Similarity >= minSimilarity {
 			per[h.Domain] = append(per[h.Domain], h)
 		}
 	}
@@ -87,8 +172,17 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 	return per, status, g, nil
 }
 
+// sortScored orders hits whose name holds the query first (a
+// run id, a file path, a decision's name: asked for by name), then by
+// score.
 func sortScored(l []scored) {
 	slices.SortStableFunc(l, func(a, b scored) int {
+		if a.byName != b.byName {
+			if a.byName {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}

@@ -135,7 +135,7 @@ func versions(ctx context.Context, q store.Querier, id string) ([]string, error)
 // current follows superseded_by up to five times: the live version.
 func current(ctx context.Context, q store.Querier, r vectorop.NodeRef) (vectorop.NodeRef, error) {
 	for range 5 {
-		if r.SupersededBy == "" {
+		if r.SupersededBy == "" || r.SupersededBy == r.ID { // live, or a deleted file
 			return r, nil
 		}
 		next, err := queryRefs(ctx, q, `SELECT `+refCols+` FROM vg_nodes n WHERE n.id = ?`, r.SupersededBy)

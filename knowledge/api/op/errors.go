@@ -65,6 +65,24 @@ func (e *Error) Exit() int {
 // unknown parameter of any verb.
 const ReasonUnknownParameter = "unknown_parameter"
 
+// ReasonBusy marks (Details["reason"]) a CONFLICT with another process
+// writing the same store at the same time (another kernel's ingest or
+// capture): nothing of the failed transaction was written; running the
+// operation again succeeds (an ingest skips what is done).
+const ReasonBusy = "busy"
+
+// BusyHint is the hint of a CONFLICT with ReasonBusy.
+const BusyHint = "another process wrote this knowledge store at the same time: run the same command again (an ingest skips the files already done)"
+
+// Busy is a CONFLICT with ReasonBusy: what names the store or item
+// another process wrote meanwhile.
+func Busy(field, format string, args ...any) *Error {
+	e := withField(CodeConflict, field, format, args...)
+	e.Message += ": another process wrote it at the same time; nothing of this transaction was written, run it again"
+	e.Details["reason"] = ReasonBusy
+	return e
+}
+
 // Invalid is a VALIDATION_ERROR about field.
 func Invalid(field, format string, args ...any) *Error {
 	return withField(CodeValidation, field, format, args...)

@@ -124,7 +124,8 @@ type IngestResult struct {
 	Unchanged  int    `json:"unchanged"`  // skipped: same content hash
 	Skipped    int    `json:"skipped"`    // binary, too large or unreadable
 	Nodes      int    `json:"nodes"`      // nodes created
-	Superseded int    `json:"superseded"` // nodes superseded by new versions
+	Superseded int    `json:"superseded"` // nodes superseded by new versions (or retired with their deleted file)
+	Removed    int    `json:"removed"`    // files gone since they were ingested: their nodes retired
 	AtomLinks  int    `json:"atomLinks"`  // links from code nodes to atoms
 	DurationMS int64  `json:"durationMs"`
 	Store      string `json:"store,omitempty"`

@@ -39,8 +39,8 @@ func render(b *strings.Builder, result any) bool {
 		fmt.Fprintf(b, "status=%s hits=%d stores=%s%s\n", r.Status, len(r.Hits), strings.Join(r.Stores, ","), nodesFact(r.Nodes))
 		textHits(b, r.Hits)
 	case *IngestResult:
-		fmt.Fprintf(b, "ingested=%s files=%d new=%d changed=%d unchanged=%d skipped=%d nodes=%d superseded=%d atom_links=%d ms=%d%s\n",
-			r.Path, r.Files, r.Indexed, r.Changed, r.Unchanged, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, op.StoreFact(r.Store))
+		fmt.Fprintf(b, "ingested=%s files=%d new=%d changed=%d unchanged=%d removed=%d skipped=%d nodes=%d superseded=%d atom_links=%d ms=%d%s\n",
+			r.Path, r.Files, r.Indexed, r.Changed, r.Unchanged, r.Removed, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, op.StoreFact(r.Store))
 	case *NodeAdded:
 		textNode(b, &r.Node)
 		textConflicts(b, r.Conflicts)
