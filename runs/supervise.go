@@ -279,6 +279,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			// Stopped from outside, not by its owner: the owner must hear of it.
 			return &Result{Status: StatusExited, Code: code, Command: command, Killed: killed, Reason: "supervisor_terminated", Restarts: restarts}
 		case "restart", reasonWatch:
+			s.endAttempt()
 			restarts++
 			s.appendEvent(s.restartEvent(attempt+1, reason))
 			continue
@@ -307,6 +308,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			return &Result{Status: StatusFailed, Code: code, Command: command, Killed: killed, Reason: "start_limit", Restarts: restarts,
 				Error: fmt.Sprintf("restart limit reached: %d starts within %d ms", bo.r.Burst, bo.r.WindowMS)}
 		}
+		s.endAttempt()
 		restarts++
 		s.appendEvent(map[string]any{"event": "run.backoff", "attempt": attempt + 1, "code": code, "delay_ms": delay.Milliseconds()})
 		s.setPhase("backoff", func(p *Progress) {
@@ -648,6 +650,15 @@ func (s *supervisor) killTreeGraceful(grace time.Duration) {
 		time.Sleep(10 * time.Millisecond)
 		s.reapOnce()
 	}
+}
+
+// endAttempt stops what an attempt that is to be restarted left outside
+// its leaf groups (a setsid child, a daemon it started), as finish does at
+// the end of the run: SIGTERM, the grace, SIGKILL — so attempts do not
+// pile up. The kernel, if a process of the run started it, is not the
+// run's (others).
+func (s *supervisor) endAttempt() {
+	s.killTreeGraceful(time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond)
 }
 
 // others lists the live descendants of the supervisor: the run's tree
