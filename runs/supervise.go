@@ -267,7 +267,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		s.awaitRunning(ctx)
 		start := time.Now()
 		bo.started(start)
-		code, command, killed, errText := s.attempt(ctx, attempt, restarts)
+		code, command, killed, abnormal, errText := s.attempt(ctx, attempt, restarts)
 		end := time.Now()
 		reason := s.stopReason()
 		switch reason {
@@ -288,7 +288,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		if code != 0 {
 			status = StatusFailed
 		}
-		why, wants, failReason := "policy", s.meta.Restart.Wants(code), ""
+		why, wants, failReason := "policy", s.meta.Restart.Wants(code, abnormal), ""
 		if healthKill(reason) {
 			// Stopped by its health checks: failed, whatever its exit
 			// status; on-failure and always restart it.
@@ -298,7 +298,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			}
 			errText = s.healthErr
 			s.mu.Unlock()
-			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1)
+			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1, false)
 		}
 		if !wants {
 			return &Result{Status: status, Code: code, Command: command, Killed: killed, Error: errText, Reason: failReason, Restarts: restarts}
@@ -380,7 +380,7 @@ func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // attempt runs the template once.
-func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code int, command string, killed bool, errText string) {
+func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code int, command string, killed, abnormal bool, errText string) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
@@ -388,7 +388,7 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 	pending := s.stop
 	s.mu.Unlock()
 	if pending != "" {
-		return 1, "", false, "stopped before start"
+		return 1, "", false, false, "stopped before start"
 	}
 	values := template.Values{}
 	for k, v := range s.meta.Values {
@@ -398,7 +398,7 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 	if err != nil {
 		s.logf("plan: %v", err)
 		s.appendEvent(map[string]any{"event": "run.failed", "error": err.Error()})
-		return 1, "", false, err.Error()
+		return 1, "", false, false, err.Error()
 	}
 	if n, err := requeueClaims(s.dir.Path(InboxFile)); err != nil {
 		s.logf("inbox: requeue claims: %v", err)
@@ -433,7 +433,10 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		s.progress.Failures = append(s.progress.Failures, map[string]any{"code": f.Code, "command": f.Command, "killed": f.Killed})
 	}
 	s.mu.Unlock()
-	return res.Code, command, res.Killed, errText
+	// Abnormal: the failing command died of a signal, or a timeout stopped
+	// it (killed, 124) — not a program that exited 128+n or 124 itself.
+	abnormal = res.Signaled || res.Killed && res.Code == 124
+	return res.Code, command, res.Killed, abnormal, errText
 }
 
 func joinCommands(cmds []string) string {
