@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -73,9 +75,35 @@ func storedID(inbox, id string) (bool, error) {
 
 var runtimeControl = map[string]bool{"control.kill": true, "control.cancel": true, "control.restart": true}
 
+// controlTypes are the control.* message types a run may be sent: the
+// kernel's and the supervisor's (kill, cancel, restart, archive, prune;
+// retry for workflows) and the packaged recipes' vocabulary (stop for the
+// locker; reply and revise for the checkpoint recipes).
+var controlTypes = []string{"control.kill", "control.cancel", "control.restart", "control.archive", "control.prune", "control.retry",
+	"control.stop", "control.reply", "control.revise"}
+
+// checkControlType refuses a control.* type that is none of controlTypes
+// and that the run's recipe does not declare in mailbox.accepts (by name
+// or with a control.* pattern): a mistyped control message would sit
+// queued for ever, read by no one.
+func checkControlType(in *runs.Info, typ string) error {
+	if !strings.HasPrefix(typ, "control.") || slices.Contains(controlTypes, typ) {
+		return nil
+	}
+	if mb := mailboxOf(in.Meta.Mailbox); in.Meta.Mailbox != nil && mb != nil && len(mb.Accepts) > 0 && mb.Allows(typ) {
+		return nil
+	}
+	return &wire.Error{Code: "invalid_envelope", Exit: 65,
+		Message: fmt.Sprintf("type=%s is no control message a run knows (run:%s's recipe does not accept it either)", typ, in.Meta.Run),
+		Hint:    "type=" + strings.Join(controlTypes, "|") + ", or a type of your own outside control.*"}
+}
+
 func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, later func(func())) (*verbs.Delivery, error) {
 	in, err := k.access(req, env, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkControlType(in, env.Type); err != nil {
 		return nil, err
 	}
 	if err := checkWorkflowControl(in, env); err != nil {

@@ -268,12 +268,14 @@ func (k *Kernel) markLost(in *runs.Info, reason string) {
 }
 
 // killLeftovers kills what a run whose supervisor is gone left: every
-// process in its session, its recorded leaf groups, and every process
+// process in its session (unless the supervisor's pid was reused: then
+// the session is another process's), its recorded leaf groups, and every process
 // whose environment names its state directory (one that moved to a
 // session of its own: the subreaper that kept it a descendant is gone).
 func (k *Kernel) killLeftovers(in *runs.Info) int {
 	killed := 0
-	if m := in.Meta; m.Pid > 0 {
+	if m := in.Meta; m.Pid > 0 && runs.OwnSession(m.Pid, m.PidStart) {
+		// A pid another process reused names that process's session.
 		members := runs.SessionMembers(m.Pid)
 		runs.KillAll(members, syscall.SIGKILL)
 		killed += len(members)

@@ -209,7 +209,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if spec.Health, err = k.spawnHealth(p, &spec, values, req.Cwd); err != nil {
 		return spec, src, err
 	}
-	depth, err := k.spawnLimits(req, id, dir)
+	depth, err := k.spawnLimits(req, id, spec.StateDir)
 	if err != nil {
 		return spec, src, err
 	}
@@ -293,10 +293,11 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 	return src, nil
 }
 
-// spawnLimits checks nesting depth, the id, and that no live run uses
-// the state directory (the session's live runs: reserveLive); it returns
-// the new run's depth.
-func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, error) {
+// spawnLimits checks nesting depth, the id, a custom state directory
+// (runs.CheckStateDir: new, empty or the run's own) and that no live run
+// uses the state directory (the session's live runs: reserveLive); it
+// returns the new run's depth.
+func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error) {
 	cfg := k.conf()
 	depth := envInt(req.Env, "PI_ACTORS_DEPTH") + 1
 	if depth > cfg.Runs.MaxDepth {
@@ -305,10 +306,42 @@ func (k *Kernel) spawnLimits(req wire.Request, id string, dir runs.Dir) (int, er
 	if err := runs.ValidID(id); err != nil {
 		return 0, err
 	}
+	dir := runs.StateDirFor(k.cfg.AgentDir, id)
+	if stateDir != "" {
+		if err := runs.CheckStateDir(k.cfg.AgentDir, id, stateDir); err != nil {
+			return 0, err
+		}
+		dir = runs.Dir(stateDir)
+	}
 	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
 		return 0, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running (%s); stop it (message to=run:%s type=control.kill) before reusing its id or state_dir", in.Meta.Run, dir, in.Meta.Run)}
 	}
+	// The id is the run's address: it may not be live in another state
+	// dir either (the default one, or a custom state_dir).
+	for _, d := range k.runDirsOf(id) {
+		if d == dir {
+			continue
+		}
+		if in, err := runs.Load(d); err == nil && in.Meta.Run == id && !runs.Terminal(in.Status) {
+			return 0, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running in state dir %s; stop it (message to=run:%s type=control.kill) before starting run:%s again, or give this run another id", id, d, id, id)}
+		}
+	}
 	return depth, nil
+}
+
+// runDirsOf is every state dir run id may be live in: the default one,
+// where runs.Resolve looks first, and those of the kernel's live runs
+// with that id.
+func (k *Kernel) runDirsOf(id string) []runs.Dir {
+	dirs := []runs.Dir{runs.StateDirFor(k.cfg.AgentDir, id)}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, lr := range k.live {
+		if lr.id == id && lr.dir != dirs[0] {
+			dirs = append(dirs, lr.dir)
+		}
+	}
+	return dirs
 }
 
 // recordLaunch captures an inline spawn as a draft recipe and records a

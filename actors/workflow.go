@@ -182,7 +182,7 @@ func (k *Kernel) prepareWorkflow(req wire.Request, p *verbs.Spawn, rec *recipes.
 		spec.StateDir = absFrom(req.Cwd, p.StateDir)
 		dir = runs.Dir(spec.StateDir)
 	}
-	depth, err := k.spawnLimits(req, id, dir)
+	depth, err := k.spawnLimits(req, id, spec.StateDir)
 	if err != nil {
 		return spec, err
 	}
@@ -231,14 +231,8 @@ func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows
 	// the session's live-run count is left to the real start.
 	child.Session = ""
 	child.Env = append(append([]string{}, req.Env...), "PI_ACTORS_RUN_ID="+run, "PI_ACTORS_DEPTH="+strconv.Itoa(depth))
-	spec, _, err := k.prepareSpec(child, sp)
-	if err != nil {
+	if _, _, err := k.prepareSpec(child, sp); err != nil {
 		return nodeErr(n.ID, err)
-	}
-	if sp.StateDir != "" {
-		if err := runs.CheckStateDir(spec.StateDir); err != nil {
-			return nodeErr(n.ID, err)
-		}
 	}
 	return nil
 }

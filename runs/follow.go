@@ -292,9 +292,16 @@ func linesBefore(f *os.File, size int64, n int) ([]string, int64) {
 		return nil, 0
 	}
 	off := max(0, size-tailWindowBytes)
-	buf := make([]byte, size-off)
-	k, _ := f.ReadAt(buf, off)
+	// One byte more in front: the window's first line is cut unless the
+	// byte before it ends a line.
+	from := max(0, off-1)
+	buf := make([]byte, size-from)
+	k, _ := f.ReadAt(buf, from)
 	buf = buf[:k]
+	cut := false
+	if off > 0 && len(buf) > 0 {
+		cut, buf = buf[0] != '\n', buf[1:]
+	}
 	nl := bytes.LastIndexByte(buf, '\n')
 	if nl < 0 {
 		if off == 0 {
@@ -306,25 +313,21 @@ func linesBefore(f *os.File, size int64, n int) ([]string, int64) {
 	if n <= 0 {
 		return nil, end
 	}
-	return lastLines(buf[:nl+1], off > 0, n), end
+	return lastLines(buf[:nl+1], cut, n), end
 }
 
 // lastLines splits data into lines and keeps the last n; cut says the
-// first line may be the end of a longer one: dropped, unless it is the
-// only one — then it is kept after "…" (output that ran on for a MiB
-// without a newline still shows).
+// first line is the end of a longer one (it began before the window): it
+// is kept after "…", so the line that straddles the window still shows
+// its end (output that ran on for a MiB without a newline included).
 func lastLines(data []byte, cut bool, n int) []string {
 	text := string(bytes.TrimRight(data, "\n"))
 	if text == "" {
 		return nil
 	}
 	lines := bytes.Split([]byte(text), []byte{'\n'})
-	switch {
-	case !cut:
-	case len(lines) == 1:
+	if cut {
 		lines[0] = append([]byte("…"), lines[0]...)
-	default:
-		lines = lines[1:]
 	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

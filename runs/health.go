@@ -2,6 +2,7 @@ package runs
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"path"
 	"regexp"
@@ -269,7 +270,15 @@ func ParseDuration(field, s string) (time.Duration, error) {
 		if ferr != nil {
 			return 0, fieldErr(field, "%q is not a duration; write e.g. 30s, 500ms, 2m or a number of seconds", s)
 		}
-		d = time.Duration(f * float64(time.Second))
+		switch ns := f * float64(time.Second); {
+		case math.IsNaN(ns):
+			return 0, fieldErr(field, "%q is not a duration; write e.g. 30s, 500ms, 2m or a number of seconds", s)
+		case ns >= math.MaxInt64:
+			// Checked before the conversion, which would overflow.
+			return 0, fieldErr(field, "%s is too long; it must be at most %s (write e.g. 30s, 2m or 1h)", s, time.Duration(math.MaxInt64))
+		default:
+			d = time.Duration(ns)
+		}
 	}
 	if d < minProbeEvery {
 		return 0, fieldErr(field, "%s is too short; it must be at least %s", s, minProbeEvery)
@@ -294,7 +303,12 @@ func ParseSize(field, s string) (int64, error) {
 	if m[2] == "" {
 		shift = 0
 	}
-	n := int64(f * float64(int64(1)<<(10*shift)))
+	bytes := f * float64(int64(1)<<(10*shift))
+	if bytes >= math.MaxInt64 {
+		// Checked before the conversion, which would overflow.
+		return 0, fieldErr(field, "%s is too large; it must be below 8E (write e.g. 512M, 1.5G or 64G)", s)
+	}
+	n := int64(bytes)
 	if n < minMaxRSS {
 		return 0, fieldErr(field, "%s is below 1M; a whole process tree needs more", s)
 	}

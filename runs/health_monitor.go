@@ -289,7 +289,7 @@ func (m *monitor) rss(ctx context.Context) {
 // policy has on-failure).
 func (s *supervisor) unhealthy(reason, msg string) {
 	now := time.Now().UTC()
-	restart := s.meta.Restart.Wants(1)
+	restart := s.meta.Restart.Wants(1, false)
 	s.mu.Lock()
 	s.healthErr = msg
 	s.mu.Unlock()

@@ -142,3 +142,28 @@ func TestInfoReady(t *testing.T) {
 		}
 	}
 }
+
+// A duration or size past int64 is refused as too long or too large (it
+// was converted first and overflowed: "too short", "below 1M").
+func TestParseHealthOverflow(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"99999999999999999", "1e300", "9223372037"} {
+		if _, err := runs.ParseDuration("liveness_every", s); err == nil || !strings.Contains(err.Error(), "too long") {
+			t.Errorf("ParseDuration(%q) = %v, want too long", s, err)
+		}
+	}
+	if _, err := runs.ParseDuration("liveness_every", "NaN"); err == nil || !strings.Contains(err.Error(), "not a duration") {
+		t.Errorf("ParseDuration(NaN) = %v, want not a duration", err)
+	}
+	if d, err := runs.ParseDuration("liveness_every", "86400"); err != nil || d != 24*time.Hour {
+		t.Errorf("ParseDuration(86400) = %v %v, want 24h", d, err)
+	}
+	for _, s := range []string{"99999999999999999999G", "9000000T", "9223372036854775808"} {
+		if _, err := runs.ParseSize("max_rss", s); err == nil || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("ParseSize(%q) = %v, want too large", s, err)
+		}
+	}
+	if n, err := runs.ParseSize("max_rss", "64G"); err != nil || n != 64<<30 {
+		t.Errorf("ParseSize(64G) = %d %v", n, err)
+	}
+}

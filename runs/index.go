@@ -359,8 +359,9 @@ func sortEntries(es []Entry) {
 }
 
 // Rebuild scans <runs> for state directories (holding run.json or an
-// archive tombstone, directly under it, archived/ copies skipped) and
-// rewrites the index atomically. It holds the writers' lock from the scan
+// archive tombstone, directly under it, archived/ copies skipped), keeps
+// the indexed runs with a custom state_dir outside it whose directory
+// still holds them, and rewrites the index atomically. It holds the writers' lock from the scan
 // to the rewrite: an entry recorded meanwhile (a spawn) is in the index
 // after it, not lost under a snapshot taken before it.
 func (x *Index) Rebuild() ([]Entry, error) { return x.rebuild(false) }
@@ -416,11 +417,37 @@ func (x *Index) rebuild(ifMissing bool) ([]Entry, error) {
 			entries = append(entries, EntryOf(in))
 		}
 	}
+	// A run with a custom state_dir lives outside the root, where no scan
+	// looks: the index is its only record. Such an entry stays while its
+	// directory still holds that run.
+	entries = append(entries, x.outside()...)
 	if err := x.writeLocked(entries); err != nil {
 		return nil, err
 	}
 	sortEntries(entries)
 	return entries, nil
+}
+
+// outside is the index's entries (as read now, under the writers' lock)
+// whose state dir lies outside the runs root and still holds that run
+// (run.json or an archive tombstone naming it), freshly loaded.
+func (x *Index) outside() []Entry {
+	m, err := x.read()
+	if err != nil {
+		return nil
+	}
+	var out []Entry
+	for sd, e := range m {
+		if rel, err := filepath.Rel(x.Root, sd); err == nil && filepath.IsLocal(rel) {
+			continue
+		}
+		in, err := Load(Dir(sd))
+		if err != nil || in.Meta == nil || in.Meta.Run != e.Run {
+			continue
+		}
+		out = append(out, EntryOf(in))
+	}
+	return out
 }
 
 // runDirNames lists the directories directly under the runs root that

@@ -48,6 +48,23 @@ func SessionMembers(sid int) []int {
 	return scanProc(func(_ int, st ProcStat) bool { return st.Sid == sid })
 }
 
+// OwnSession reports whether the session whose id is a run's supervisor
+// pid is still the run's, so that its members may be killed: the pid is
+// dead (its leftovers keep the session id, and Linux hands out no pid
+// still in use as a session id) or alive with the recorded start time. A
+// live pid with another start time (or none recorded) belongs to an
+// unrelated process that reused it, and so does its session.
+func OwnSession(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, err := Stat(pid)
+	if err != nil || st.State == "Z" || st.State == "X" {
+		return true
+	}
+	return start != 0 && st.Start == start
+}
+
 // GroupMembers lists the live processes of a process group.
 func GroupMembers(pgid int) []int {
 	return scanProc(func(_ int, st ProcStat) bool { return st.Pgrp == pgid })

@@ -18,9 +18,14 @@ import (
 func TestRestartOnAbnormal(t *testing.T) {
 	t.Parallel()
 	p := &runs.Restart{Policy: "on-abnormal"}
-	for code, want := range map[int]bool{0: false, 1: false, 2: false, 124: true, 128: false, 137: true, 143: true} {
-		if got := p.Wants(code); got != want {
-			t.Errorf("on-abnormal Wants(%d) = %v; want %v", code, got, want)
+	for _, code := range []int{0, 1, 2, 124, 128, 130, 137, 143, 255} {
+		if p.Wants(code, false) {
+			t.Errorf("on-abnormal Wants(%d, own exit) = true; want false", code)
+		}
+	}
+	for _, code := range []int{124, 137, 143} {
+		if !p.Wants(code, true) {
+			t.Errorf("on-abnormal Wants(%d, signal or timeout) = false; want true", code)
 		}
 	}
 	agent := t.TempDir()
@@ -35,6 +40,38 @@ func TestRestartOnAbnormal(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(count); strings.Count(string(data), "x") != 2 {
 		t.Errorf("ran %d times; want 2", strings.Count(string(data), "x"))
+	}
+}
+
+// TestRestartOnAbnormalOwnExit: on-abnormal does not restart a program
+// that exited 255, 130 or 124 itself — its own status, not a signal or a
+// timeout — and does restart one its timeout stopped (124).
+func TestRestartOnAbnormalOwnExit(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{255, 130, 124} {
+		agent := t.TempDir()
+		count := filepath.Join(agent, "count")
+		sp := spec(agent, "own", "sh -c 'echo x >> {f}; exit {code}'", map[string]any{"f": count, "code": code})
+		sp.Restart = policy("on-abnormal", func(r *runs.Restart) { r.BackoffMS = 10 })
+		r := start(t, agent, sp)
+		res := r.wait(10 * time.Second)
+		if res.Status != runs.StatusFailed || res.Code != code || res.Restarts != 0 {
+			t.Errorf("exit %d: result %+v; want failed with code %d, no restart", code, res, code)
+		}
+		if data, _ := os.ReadFile(count); strings.Count(string(data), "x") != 1 {
+			t.Errorf("exit %d: ran %d times; want 1", code, strings.Count(string(data), "x"))
+		}
+	}
+	// A timeout stops the first attempt; the second is quick.
+	agent := t.TempDir()
+	count := filepath.Join(agent, "count")
+	sp := spec(agent, "timeout", "sh -c 'n=$(cat {f} 2>/dev/null | wc -l); echo x >> {f}; [ $n -eq 0 ] && exec sleep 30; exit 3'", map[string]any{"f": count})
+	sp.Template = map[string]any{"template": sp.Template, "timeout": 300}
+	sp.Restart = policy("on-abnormal", func(r *runs.Restart) { r.BackoffMS = 10 })
+	r := start(t, agent, sp)
+	res := r.wait(10 * time.Second)
+	if res.Status != runs.StatusFailed || res.Code != 3 || res.Restarts != 1 {
+		t.Errorf("timeout: result %+v; want failed with code 3 after one restart", res)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		abs, err := filepath.Abs(spec.StateDir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("state_dir: %w", err)
+		}
+		if err := CheckStateDirUse(agentDir, spec.ID, abs); err != nil {
+			return nil, nil, err
 		}
 		dir = Dir(abs)
 	}
@@ -358,17 +362,21 @@ func startSupervisor(work string, meta *Meta, spec Spec, env []string) (*waiting
 	return &waiting{proc: proc, start: StartTime(proc.Pid), in: inW, ready: rd}, nil
 }
 
-// CheckStateDir checks, before anything starts, that a state directory
-// can be made where it was asked for: it is a directory already, or a
-// directory can be created in its nearest existing ancestor (a trial
-// directory is made there and removed). The error wraps ErrStateDir.
-func CheckStateDir(dir string) error {
+// CheckStateDir checks, before anything starts, that dir can be run id's
+// state directory (CheckStateDirUse) and that it can be made where it was
+// asked for: it is a directory already, or a directory can be created in
+// its nearest existing ancestor (a trial directory is made there and
+// removed). The error wraps ErrStateDir.
+func CheckStateDir(agentDir, id, dir string) error {
 	if dir == "" {
 		return nil
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	if err := CheckStateDirUse(agentDir, id, abs); err != nil {
+		return err
 	}
 	if st, err := os.Stat(abs); err == nil {
 		if !st.IsDir() {
@@ -395,6 +403,92 @@ func CheckStateDir(dir string) error {
 		return fmt.Errorf("%w: %w", ErrStateDir, err)
 	}
 	return os.Remove(trial)
+}
+
+// CheckStateDirUse refuses a state_dir that is not run id's to use: a run
+// clears its state directory's files when it starts again, and rm moves
+// (or --prune deletes) the whole directory. Accepted: a missing or empty
+// directory, or run id's own state directory (its run.json or archive
+// tombstone names the run; any run when id is "", for a caller that does
+// not know the id yet). Refused: the agent root, the runs root and any
+// directory holding them, a directory inside the runs root other than
+// <runs>/<id>, and any other directory with something in it. The error
+// wraps ErrStateDir.
+func CheckStateDirUse(agentDir, id, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	abs = realPath(abs)
+	fix := "give a new or empty directory, or leave state_dir out for <agent>/tmp/pi-actors/runs/<id>"
+	if agentDir != "" {
+		root := realPath(Root(agentDir))
+		if within(abs, root) {
+			return fmt.Errorf("%w: state_dir=%s holds the agent's runs (%s): a run's state dir is cleared and moved by restarts and rm; %s", ErrStateDir, dir, root, fix)
+		}
+		if own := filepath.Dir(abs) == root && (id == "" || filepath.Base(abs) == id); within(root, abs) && !own {
+			return fmt.Errorf("%w: state_dir=%s is inside the runs directory %s, which is <runs>/<id> for each run; %s", ErrStateDir, dir, root, fix)
+		}
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil // nothing there to lose: whether it can be made is CheckStateDir's
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%w: state_dir=%s is not a directory; %s", ErrStateDir, dir, fix)
+	}
+	d := Dir(abs)
+	if m, err := d.Meta(); err == nil {
+		if id == "" || m.Run == id {
+			return nil
+		}
+		return fmt.Errorf("%w: state_dir=%s is run:%s's state directory (this spawn is run:%s); %s", ErrStateDir, dir, m.Run, id, fix)
+	}
+	var tomb Tombstone
+	if err := d.ReadJSON(TombstoneFile, &tomb); err == nil && tomb.Run != "" {
+		if id == "" || tomb.Run == id {
+			return nil
+		}
+		return fmt.Errorf("%w: state_dir=%s is archived run:%s's state directory (this spawn is run:%s); %s", ErrStateDir, dir, tomb.Run, id, fix)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	names, _ := f.Readdirnames(3)
+	f.Close()
+	if len(names) > 0 {
+		slices.Sort(names)
+		return fmt.Errorf("%w: state_dir=%s is not empty (it holds %s) and is no run's state directory: a run clears its state dir's files when it starts again, and rm moves or deletes the whole directory; %s", ErrStateDir, dir, strings.Join(names, ", "), fix)
+	}
+	return nil
+}
+
+// within reports whether path is dir or inside it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// realPath resolves the symbolic links of the longest existing prefix of
+// an absolute path (the rest is kept as written).
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run

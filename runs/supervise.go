@@ -267,7 +267,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		s.awaitRunning(ctx)
 		start := time.Now()
 		bo.started(start)
-		code, command, killed, errText := s.attempt(ctx, attempt, restarts)
+		code, command, killed, abnormal, errText := s.attempt(ctx, attempt, restarts)
 		end := time.Now()
 		reason := s.stopReason()
 		switch reason {
@@ -279,6 +279,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			// Stopped from outside, not by its owner: the owner must hear of it.
 			return &Result{Status: StatusExited, Code: code, Command: command, Killed: killed, Reason: "supervisor_terminated", Restarts: restarts}
 		case "restart", reasonWatch:
+			s.endAttempt()
 			restarts++
 			s.appendEvent(s.restartEvent(attempt+1, reason))
 			continue
@@ -287,7 +288,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		if code != 0 {
 			status = StatusFailed
 		}
-		why, wants, failReason := "policy", s.meta.Restart.Wants(code), ""
+		why, wants, failReason := "policy", s.meta.Restart.Wants(code, abnormal), ""
 		if healthKill(reason) {
 			// Stopped by its health checks: failed, whatever its exit
 			// status; on-failure and always restart it.
@@ -297,7 +298,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			}
 			errText = s.healthErr
 			s.mu.Unlock()
-			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1)
+			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1, false)
 		}
 		if !wants {
 			return &Result{Status: status, Code: code, Command: command, Killed: killed, Error: errText, Reason: failReason, Restarts: restarts}
@@ -307,6 +308,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			return &Result{Status: StatusFailed, Code: code, Command: command, Killed: killed, Reason: "start_limit", Restarts: restarts,
 				Error: fmt.Sprintf("restart limit reached: %d starts within %d ms", bo.r.Burst, bo.r.WindowMS)}
 		}
+		s.endAttempt()
 		restarts++
 		s.appendEvent(map[string]any{"event": "run.backoff", "attempt": attempt + 1, "code": code, "delay_ms": delay.Milliseconds()})
 		s.setPhase("backoff", func(p *Progress) {
@@ -378,7 +380,7 @@ func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // attempt runs the template once.
-func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code int, command string, killed bool, errText string) {
+func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code int, command string, killed, abnormal bool, errText string) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
@@ -386,7 +388,7 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 	pending := s.stop
 	s.mu.Unlock()
 	if pending != "" {
-		return 1, "", false, "stopped before start"
+		return 1, "", false, false, "stopped before start"
 	}
 	values := template.Values{}
 	for k, v := range s.meta.Values {
@@ -396,7 +398,7 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 	if err != nil {
 		s.logf("plan: %v", err)
 		s.appendEvent(map[string]any{"event": "run.failed", "error": err.Error()})
-		return 1, "", false, err.Error()
+		return 1, "", false, false, err.Error()
 	}
 	if n, err := requeueClaims(s.dir.Path(InboxFile)); err != nil {
 		s.logf("inbox: requeue claims: %v", err)
@@ -431,7 +433,10 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		s.progress.Failures = append(s.progress.Failures, map[string]any{"code": f.Code, "command": f.Command, "killed": f.Killed})
 	}
 	s.mu.Unlock()
-	return res.Code, command, res.Killed, errText
+	// Abnormal: the failing command died of a signal, or a timeout stopped
+	// it (killed, 124) — not a program that exited 128+n or 124 itself.
+	abnormal = res.Signaled || res.Killed && res.Code == 124
+	return res.Code, command, res.Killed, abnormal, errText
 }
 
 func joinCommands(cmds []string) string {
@@ -648,6 +653,15 @@ func (s *supervisor) killTreeGraceful(grace time.Duration) {
 		time.Sleep(10 * time.Millisecond)
 		s.reapOnce()
 	}
+}
+
+// endAttempt stops what an attempt that is to be restarted left outside
+// its leaf groups (a setsid child, a daemon it started), as finish does at
+// the end of the run: SIGTERM, the grace, SIGKILL — so attempts do not
+// pile up. The kernel, if a process of the run started it, is not the
+// run's (others).
+func (s *supervisor) endAttempt() {
+	s.killTreeGraceful(time.Duration(s.meta.Limits.KillGraceMS) * time.Millisecond)
 }
 
 // others lists the live descendants of the supervisor: the run's tree

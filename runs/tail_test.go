@@ -12,7 +12,7 @@ import (
 
 // The tail of a log whose last MiB is one line (output that ran on
 // without a newline) shows that line's end, marked cut; it showed nothing.
-// A line cut by the window among others is still dropped.
+// A line cut by the window among others shows its end after "…" too.
 func TestTailLinesOneLongLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -30,8 +30,35 @@ func TestTailLinesOneLongLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Repeat("y", 3<<20)+"\nlast 1\nlast 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if lines := runs.TailLines(path, 40); len(lines) != 2 || lines[0] != "last 1" || lines[1] != "last 2" {
-		t.Errorf("mixed: %d lines, want the two whole ones", len(lines))
+	if lines := runs.TailLines(path, 40); len(lines) != 3 || !strings.HasPrefix(lines[0], "…y") || lines[1] != "last 1" || lines[2] != "last 2" {
+		t.Errorf("mixed: %d lines, want the cut one's end after … and the two whole ones", len(lines))
+	}
+}
+
+// The line that straddles the 1 MiB window is kept as "…" and its end
+// (docs/cli.md): logs and view=tail dropped it.
+func TestTailKeepsTheStraddlingLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	data := strings.Repeat("x", 600<<10) + "\n" + strings.Repeat("y", 600<<10) + "YEND\nlast\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lines, cut := runs.Tail(path, 10)
+	if len(lines) != 3 || !cut {
+		t.Fatalf("got %d lines (cut=%v), want 3: the straddling line's end, then the two whole ones", len(lines), cut)
+	}
+	if !strings.HasPrefix(lines[0], "…x") || !strings.HasSuffix(lines[0], "x") || len(lines[0]) >= 600<<10 {
+		t.Errorf("first line %q…: want the x line's end after …", lines[0][:min(8, len(lines[0]))])
+	}
+	if !strings.HasSuffix(lines[1], "yYEND") || lines[2] != "last" {
+		t.Errorf("then %q…, %q; want the y line whole and last", lines[1][:8], lines[2])
+	}
+	// logs -f starts with the same lines (a follower's first read).
+	got, fl := runs.FollowTail(path, 10)
+	fl.Close()
+	if len(got) != 3 || !strings.HasPrefix(got[0], "…x") {
+		t.Errorf("follow: %d lines, want 3, the first after …", len(got))
 	}
 }
 

@@ -170,7 +170,7 @@ func classifyRuns(err error) *Error {
 			Hint: "prune without preserve_artifacts, or copy what you need first"}
 	case errors.Is(err, runs.ErrStateDir) && classifySystem(err) == nil:
 		return &Error{Exit: ExitDataErr, Code: "invalid_state_dir", Message: err.Error(),
-			Hint: "state_dir must be a directory this user can create (under an existing, writable directory); leave it out for <agent>/tmp/pi-actors/runs/<id>"}
+			Hint: "state_dir must be a new or empty directory this user can create (under an existing, writable directory), or the run's own state dir; leave it out for <agent>/tmp/pi-actors/runs/<id>"}
 	}
 	return nil
 }

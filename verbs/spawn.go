@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -267,7 +268,19 @@ Examples:
 				return nil, err
 			}
 			var res SpawnResult
-			check := func() error { return req.(*Spawn).checkRecipe(env) }
+			check := func() error {
+				s := req.(*Spawn)
+				if sd := strings.TrimSpace(s.StateDir); sd != "" && s.Node == "" && s.Placement == "" {
+					// The kernel checks again, with the run id it picks.
+					if !filepath.IsAbs(sd) {
+						sd = filepath.Join(env.Cwd, sd)
+					}
+					if err := runs.CheckStateDir(env.AgentDir, s.runID(), sd); err != nil {
+						return err
+					}
+				}
+				return s.checkRecipe(env)
+			}
 			if err := env.callChecked("spawn", req, &res, check); err != nil {
 				return nil, err
 			}

@@ -63,6 +63,7 @@ func (x *run) leaf(ctx context.Context, s *Step, in *Buffer) outcome {
 	}
 	x.event(Event{Type: "command.start", Path: s.Path, Command: command, Pid: p.pgid}, +1)
 	o.code, o.killed = p.wait(ctx, x.killGrace())
+	o.signaled = !o.killed && signaled(p.cmd.ProcessState)
 	x.event(Event{Type: "command.done", Path: s.Path, Command: command, Pid: p.pgid, Code: o.code, Killed: o.killed}, -1)
 	return o
 }
@@ -366,6 +367,15 @@ func parseStat(s string) (state string, pgrp int, ok bool) {
 		return "", 0, false
 	}
 	return f[0], pgrp, true
+}
+
+// signaled reports whether the process died of a signal.
+func signaled(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 func exitStatus(ps *os.ProcessState) int {

@@ -63,9 +63,12 @@ type Event struct {
 
 // Result is the outcome of a composition.
 type Result struct {
-	Code    int  // 0, the failing command's status, 124 timeout, 128+n signal
-	Killed  bool // the failing command was killed (timeout or abort)
-	Skipped bool // the root node was skipped by `when`
+	Code   int  // 0, the failing command's status, 124 timeout, 128+n signal
+	Killed bool // the failing command was killed (timeout or abort)
+	// Signaled: the failing command died of a signal (Code is 128+n) —
+	// not a program that exited 128+n (or 124) itself.
+	Signaled bool
+	Skipped  bool // the root node was skipped by `when`
 	// Stdout is the composition's output; the caller closes it.
 	Stdout *Buffer
 	// Failure describes what failed the composition (Code != 0).
@@ -122,6 +125,7 @@ const branchStderrMax = 1000
 type outcome struct {
 	code     int
 	killed   bool
+	signaled bool // the command died of a signal (code 128+n)
 	skipped  bool
 	out      *Buffer
 	stderr   *Buffer
@@ -152,6 +156,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, stdin *Buffer) *Result {
 	res := &Result{
 		Code:        o.code,
 		Killed:      o.killed,
+		Signaled:    o.signaled,
 		Skipped:     o.skipped && o.path == plan.Root.Path,
 		Stdout:      o.out,
 		Commands:    x.commands,
@@ -449,7 +454,7 @@ func (x *run) join(ctx context.Context, s *Step, in *Buffer, outs []outcome) out
 		return outcome{out: out, path: s.Path}
 	}
 	if s.Failure >= ScopeBranch {
-		return outcome{code: first.code, killed: first.killed, out: out, stderr: first.stderr, command: first.command, path: first.path, escalate: s.Failure}
+		return outcome{code: first.code, killed: first.killed, signaled: first.signaled, out: out, stderr: first.stderr, command: first.command, path: first.path, escalate: s.Failure}
 	}
 	for _, o := range outs {
 		if o.code != 0 && !(o.killed && aborted) {

@@ -106,12 +106,13 @@ func floatField(k string, v any) (float64, error) {
 	return f, nil
 }
 
-// Wants reports whether an attempt that ended with code should restart.
-// on-abnormal (systemd's name) restarts only an attempt that a signal
-// ended (128+n) or a timeout stopped (124), not one that exited with its
-// own status: what a program that decides its own end needs (a workflow's
-// scheduler).
-func (r *Policy) Wants(code int) bool {
+// Wants reports whether an attempt that ended with code should restart;
+// abnormal is whether a signal ended it (128+n) or a timeout stopped it
+// (124) — the attempt's real cause, not inferred from the code.
+// on-abnormal (systemd's name) restarts only such an attempt, not one that
+// exited with its own status (255, 130 or 124 included): what a program
+// that decides its own end needs (a workflow's scheduler).
+func (r *Policy) Wants(code int, abnormal bool) bool {
 	if r == nil {
 		return false
 	}
@@ -121,7 +122,7 @@ func (r *Policy) Wants(code int) bool {
 	case "on-failure":
 		return code != 0
 	case "on-abnormal":
-		return code > 128 || code == 124
+		return abnormal
 	}
 	return false
 }
