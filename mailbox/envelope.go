@@ -48,7 +48,8 @@ type Envelope struct {
 // canonically; type must match ^[A-Za-z][A-Za-z0-9_.:-]*$;
 // correlation_id, reply_to and summary may be strings, numbers or booleans
 // and become strings; metadata must be an object; id, when present, must
-// be a token. Other keys (such as the tool-only "verbose") are ignored.
+// be a token or a copy id (a caller's is checked by CheckCallerID). Other
+// keys (such as the tool-only "verbose") are ignored.
 // Errors are *EnvelopeError (errors.Is ErrInvalid).
 func Normalize(raw map[string]any) (Envelope, error) {
 	if raw == nil {
@@ -146,7 +147,7 @@ func (e Envelope) Normalized() (Envelope, error) {
 		}
 		e.From = from.String()
 	}
-	if e.ID != "" && !validID(e.ID) {
+	if e.ID != "" && !validRecordID(e.ID) {
 		return Envelope{}, envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", e.ID)
 	}
 	if e.TTL < 0 {
@@ -306,6 +307,15 @@ func (e Envelope) object() (object, error) {
 		}
 	}
 	return o, nil
+}
+
+// CheckCallerID refuses an id a caller may not choose: anything but a
+// token (a copy id, with CopySep, is made by the routes alone).
+func CheckCallerID(id string) error {
+	if id = strings.TrimSpace(id); id != "" && !validID(id) {
+		return envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", id)
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes and normalizes a message (see ParseEnvelope).

@@ -228,7 +228,7 @@ func inboxObject(msg any) (object, string, error) {
 			continue
 		}
 		var s string
-		if err := json.Unmarshal(mem.val, &s); err != nil || !validID(strings.TrimSpace(s)) {
+		if err := json.Unmarshal(mem.val, &s); err != nil || !validRecordID(strings.TrimSpace(s)) {
 			return nil, "", envErr("id", nil, "message.id must be a token of letters, digits, '.', '_' and '-', got %s", mem.val)
 		}
 		id = strings.TrimSpace(s)
