@@ -210,6 +210,20 @@ func (e Envelope) CheckSize() error {
 	return nil
 }
 
+// MaxDoneErrorBytes bounds the error a consumer records when it finishes
+// a message (mailbox done error=…), as a summary is bounded.
+const MaxDoneErrorBytes = 4 << 10
+
+// CheckDoneMeta refuses what finishing a message may not record: an
+// error over MaxDoneErrorBytes (field error, *EnvelopeError with its
+// size and limit).
+func CheckDoneMeta(meta map[string]any) error {
+	if s, ok := meta["error"].(string); ok && len(s) > MaxDoneErrorBytes {
+		return sizeErr("error", len(s), MaxDoneErrorBytes, "mailbox done: error is %d bytes, more than %d (4 KiB): say why in a line or two and write the rest (a log, a trace) to a file whose path the error names", len(s), MaxDoneErrorBytes)
+	}
+	return nil
+}
+
 // sizeErr is a field larger than a message may carry.
 func sizeErr(field string, n, limit int, format string, args ...any) *EnvelopeError {
 	e := envErr(field, nil, format, args...)

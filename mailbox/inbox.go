@@ -294,6 +294,9 @@ func (in *Inbox) Done(id, status string, meta map[string]any) error {
 	if status != StatusHandled && status != StatusFailed {
 		return fmt.Errorf("%w: done status %q; use %s or %s", ErrTransition, status, StatusHandled, StatusFailed)
 	}
+	if err := CheckDoneMeta(meta); err != nil {
+		return err
+	}
 	return in.update(id, status, func(cur string) error {
 		if cur != StatusClaimed {
 			return fmt.Errorf("%w: inbox record %s is %s, not claimed; claim it before marking it %s", ErrTransition, id, cur, status)
