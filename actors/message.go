@@ -106,6 +106,13 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	if err := checkControlType(in, env.Type); err != nil {
 		return nil, err
 	}
+	switch env.Type {
+	case "control.archive", "control.prune": // each says what it does with an archived run
+	default:
+		if err := refuseArchived(in, env); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkWorkflowControl(in, env); err != nil {
 		return nil, err
 	}
@@ -359,6 +366,9 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseArchived(in, env); err != nil {
+		return nil, err
+	}
 	dir := in.Dir
 	if to.Kind == "session" && in.Meta.OwnerID != to.ID {
 		hint := fmt.Sprintf("message to=coordinator (or to=session:%s) from=run:%s", in.Meta.OwnerID, from.ID)
@@ -425,6 +435,33 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	return out, nil
 }
 
+// refuseArchived refuses a message for an archived run: its state
+// directory holds only the tombstone, where no view looks and which the
+// next spawn of the id clears, so nothing is written there (a dead
+// letter neither). The archive and prune controls are the run route's.
+func refuseArchived(in *runs.Info, env mailbox.Envelope) error {
+	if in.Status != runs.StatusArchived {
+		return nil
+	}
+	id := in.Meta.Run
+	if env.Type == "control.restart" {
+		return archivedRestartErr(id)
+	}
+	where := ""
+	if in.Archived != nil && in.Archived.ArchiveDir != "" {
+		where = " (in " + in.Archived.ArchiveDir + ")"
+	}
+	return &wire.Error{Code: "conflict", Exit: 75,
+		Message: fmt.Sprintf("run:%s is archived%s: message to %s (type %s) not sent, nothing written", id, where, env.To, env.Type),
+		Hint:    "spawn it again (pi-actors spawn as=run:" + id + " …) or message another run; an archived run takes only type=control.prune"}
+}
+
+// archivedRestartErr refuses a control.restart of an archived run.
+func archivedRestartErr(id string) error {
+	return &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is archived; it cannot be restarted", id),
+		Hint: "start a new run: pi-actors spawn as=run:" + id + " …, or prune the archive first"}
+}
+
 // restartEnded applies a control.restart to a run that is not running:
 // its command starts again on its state directory (logs, inbox and
 // events kept; the restart counted in run.json's resumes), with the
@@ -436,8 +473,7 @@ func (k *Kernel) restartEnded(req wire.Request, in *runs.Info, out *verbs.Delive
 	id := in.Meta.Run
 	switch {
 	case in.Status == runs.StatusArchived:
-		return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is archived; it cannot be restarted", id),
-			Hint: "start a new run: pi-actors spawn as=run:" + id + " …, or prune the archive first"}
+		return nil, archivedRestartErr(id)
 	case in.Meta.Workflow != nil:
 		return nil, &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is a workflow that ended (%s); restart reruns a single command", id, in.Status),
 			Hint: "rerun a node: message to=run:" + id + " type=control.retry body:='{\"node\":\"<node>\"}'"}

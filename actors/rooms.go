@@ -137,6 +137,9 @@ func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbo
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseArchived(in, env); err != nil {
+		return nil, err
+	}
 	d, err := rooms.SendBranch(string(in.Dir), env, parentDown(in))
 	if err != nil {
 		return nil, err
@@ -156,6 +159,9 @@ func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.
 	}
 	in, err := k.access(req, env, to.ID)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseArchived(in, env); err != nil {
 		return nil, err
 	}
 	p, err := rooms.Post(string(in.Dir), env, parentDown(in))

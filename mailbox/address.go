@@ -54,6 +54,48 @@ func validID(s string) bool {
 	return s != "." && s != ".." && tokenRe.MatchString(s)
 }
 
+// CopySep joins the parts of a derived copy id (a branch message's copy
+// in its run's inbox, a room entry's copy for a branch): it is outside the
+// token grammar, so no caller-chosen id is ever a copy id, and a copy can
+// never be taken for a duplicate of a caller's message.
+const CopySep = "@"
+
+// ForwardID is the id of a branch message's copy in its run's inbox:
+// <id>@<branch>. A copy id already (a room entry's copy) is its own.
+func ForwardID(id, branch string) string {
+	if id == "" || strings.Contains(id, CopySep) {
+		return id
+	}
+	return id + CopySep + branch
+}
+
+// MulticastID is the id of a room entry's copy for a branch:
+// <entry>@room@<branch>, apart from every ForwardID (one CopySep).
+func MulticastID(entry, branch string) string {
+	return entry + CopySep + "room" + CopySep + branch
+}
+
+// LegacyCopyID is the copy id written before CopySep (<id>.<branch>, an id
+// ending in .<branch> kept): a retry of a message stored then finds its
+// copy under it.
+func LegacyCopyID(id, branch string) string {
+	if id == "" || strings.HasSuffix(id, "."+branch) {
+		return id
+	}
+	return id + "." + branch
+}
+
+// validRecordID reports whether s is a record's id: a caller's token or a
+// copy id (tokens joined by CopySep).
+func validRecordID(s string) bool {
+	for _, part := range strings.Split(s, CopySep) {
+		if !validID(part) {
+			return false
+		}
+	}
+	return true
+}
+
 // Address is a parsed actor address. ID is the run id for run, branch and
 // room addresses, the session id, or the tool name; Branch is set only for
 // branch addresses. Coordinator and knowledge have neither.

@@ -48,7 +48,8 @@ type Envelope struct {
 // canonically; type must match ^[A-Za-z][A-Za-z0-9_.:-]*$;
 // correlation_id, reply_to and summary may be strings, numbers or booleans
 // and become strings; metadata must be an object; id, when present, must
-// be a token. Other keys (such as the tool-only "verbose") are ignored.
+// be a token or a copy id (a caller's is checked by CheckCallerID). Other
+// keys (such as the tool-only "verbose") are ignored.
 // Errors are *EnvelopeError (errors.Is ErrInvalid).
 func Normalize(raw map[string]any) (Envelope, error) {
 	if raw == nil {
@@ -146,7 +147,7 @@ func (e Envelope) Normalized() (Envelope, error) {
 		}
 		e.From = from.String()
 	}
-	if e.ID != "" && !validID(e.ID) {
+	if e.ID != "" && !validRecordID(e.ID) {
 		return Envelope{}, envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", e.ID)
 	}
 	if e.TTL < 0 {
@@ -205,6 +206,20 @@ func (e Envelope) CheckSize() error {
 		} else if n > MaxBodyBytes {
 			return sizeErr("body", n, MaxBodyBytes, "message.body is %d bytes as JSON, more than a message carries (%d, 1 MiB): write the content to a file (an artifact of the run) and send its path instead, e.g. body:='{\"path\":\"/abs/path/report.json\"}'", n, MaxBodyBytes)
 		}
+	}
+	return nil
+}
+
+// MaxDoneErrorBytes bounds the error a consumer records when it finishes
+// a message (mailbox done error=…), as a summary is bounded.
+const MaxDoneErrorBytes = 4 << 10
+
+// CheckDoneMeta refuses what finishing a message may not record: an
+// error over MaxDoneErrorBytes (field error, *EnvelopeError with its
+// size and limit).
+func CheckDoneMeta(meta map[string]any) error {
+	if s, ok := meta["error"].(string); ok && len(s) > MaxDoneErrorBytes {
+		return sizeErr("error", len(s), MaxDoneErrorBytes, "mailbox done: error is %d bytes, more than %d (4 KiB): say why in a line or two and write the rest (a log, a trace) to a file whose path the error names", len(s), MaxDoneErrorBytes)
 	}
 	return nil
 }
@@ -306,6 +321,15 @@ func (e Envelope) object() (object, error) {
 		}
 	}
 	return o, nil
+}
+
+// CheckCallerID refuses an id a caller may not choose: anything but a
+// token (a copy id, with CopySep, is made by the routes alone).
+func CheckCallerID(id string) error {
+	if id = strings.TrimSpace(id); id != "" && !validID(id) {
+		return envErr("id", nil, "message.id contains unsupported characters: %q; use letters, digits, '.', '_' and '-'", id)
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes and normalizes a message (see ParseEnvelope).

@@ -228,7 +228,7 @@ func inboxObject(msg any) (object, string, error) {
 			continue
 		}
 		var s string
-		if err := json.Unmarshal(mem.val, &s); err != nil || !validID(strings.TrimSpace(s)) {
+		if err := json.Unmarshal(mem.val, &s); err != nil || !validRecordID(strings.TrimSpace(s)) {
 			return nil, "", envErr("id", nil, "message.id must be a token of letters, digits, '.', '_' and '-', got %s", mem.val)
 		}
 		id = strings.TrimSpace(s)
@@ -293,6 +293,9 @@ func (in *Inbox) Sent(id string, meta map[string]any) error {
 func (in *Inbox) Done(id, status string, meta map[string]any) error {
 	if status != StatusHandled && status != StatusFailed {
 		return fmt.Errorf("%w: done status %q; use %s or %s", ErrTransition, status, StatusHandled, StatusFailed)
+	}
+	if err := CheckDoneMeta(meta); err != nil {
+		return err
 	}
 	return in.update(id, status, func(cur string) error {
 		if cur != StatusClaimed {

@@ -294,6 +294,9 @@ func (q *Queue) DoneBy(id, owner, status string, meta map[string]any) error {
 	if status != StatusHandled && status != StatusFailed {
 		return fmt.Errorf("%w: done status %q; use %s or %s", ErrTransition, status, StatusHandled, StatusFailed)
 	}
+	if err := CheckDoneMeta(meta); err != nil {
+		return err
+	}
 	id = strings.TrimSpace(id)
 	return q.locked(false, func(st *queueState) error {
 		i, ok := st.byID[id]

@@ -83,8 +83,15 @@ func Post(dir string, env mailbox.Envelope, parent error) (*Posting, error) {
 	}
 	for _, r := range recips {
 		cp := env
-		cp.To, cp.ID = r.String(), p.Append.Entry.ID+"."+r.Branch
-		d, err := deliverBranch(dir, r, cp, env.From, parent, env.ID == "")
+		cp.To, cp.ID = r.String(), mailbox.MulticastID(p.Append.Entry.ID, r.Branch)
+		if p.Append.Duplicate {
+			// A retry of a post stored before copy ids had their own
+			// namespace: its copies are under the old id.
+			if legacy := mailbox.LegacyCopyID(p.Append.Entry.ID, r.Branch); inBranch(dir, r, legacy) {
+				cp.ID = legacy
+			}
+		}
+		d, err := deliverBranch(dir, r, cp, env.From, parent, env.ID == "", cp.ID)
 		if err != nil {
 			return nil, fmt.Errorf("room:%s multicast to %s (the room entry %s is stored; retry with id=%s): %w", run, r, p.Append.Entry.ID, p.Append.Entry.ID, err)
 		}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -29,13 +31,103 @@ type Member struct {
 	Parent   string   `json:"parent,omitempty"`
 	Role     string   `json:"role,omitempty"`
 	Status   string   `json:"status,omitempty"`
+	// Cut says, per field, what the roster limits cut of the value a
+	// post set and where the whole is (its timeline entry).
+	Cut map[string]string `json:"cut,omitempty"`
 }
 
 // sameBut reports whether m and o differ at most in LastSeen.
 func (m Member) sameBut(o Member) bool {
 	m.LastSeen = o.LastSeen
 	return m.Address == o.Address && slices.Equal(m.Caps, o.Caps) && m.Claim == o.Claim && m.Display == o.Display &&
-		m.JoinedAt == o.JoinedAt && m.Parent == o.Parent && m.Role == o.Role && m.Status == o.Status
+		m.JoinedAt == o.JoinedAt && m.Parent == o.Parent && m.Role == o.Role && m.Status == o.Status && maps.Equal(m.Cut, o.Cut)
+}
+
+// The roster's limits: what a post's body sets for its sender is cut to
+// them when the roster stores it (the whole stays in the post's timeline
+// entry, which Member.Cut names), so roster.json, the roster and
+// contacts views and every communication snapshot stay small whatever a
+// post carries.
+const (
+	MaxCaps         = 64   // caps entries kept
+	MaxCapBytes     = 128  // bytes of one cap
+	MaxClaimBytes   = 1024 // claim (an object's compact JSON)
+	MaxDisplayBytes = 1024 // display
+	MaxFieldBytes   = 128  // role, status, parent
+)
+
+// fieldLimit is the byte limit of each string field of a member.
+var fieldLimit = map[string]int{"claim": MaxClaimBytes, "display": MaxDisplayBytes, "parent": MaxFieldBytes, "role": MaxFieldBytes, "status": MaxFieldBytes}
+
+// cutString cuts s to at most limit bytes at a rune boundary, ending in
+// "…"; it reports what was cut ("" when s fits).
+func cutString(s *string, limit int) string {
+	n := len(*s)
+	if n <= limit {
+		return ""
+	}
+	end := limit - len("…")
+	for end > 0 && !utf8.RuneStart((*s)[end]) {
+		end--
+	}
+	*s = (*s)[:end] + "…"
+	return fmt.Sprintf("%d bytes, %d kept", n, limit)
+}
+
+// cutCaps bounds caps to MaxCaps entries of MaxCapBytes; it reports what
+// was cut ("" when nothing).
+func cutCaps(c *[]string) string {
+	var notes []string
+	if n := len(*c); n > MaxCaps {
+		*c = slices.Clip((*c)[:MaxCaps])
+		notes = append(notes, fmt.Sprintf("%d entries, %d kept", n, MaxCaps))
+	}
+	long := 0
+	for i := range *c {
+		if cutString(&(*c)[i], MaxCapBytes) != "" {
+			long++
+		}
+	}
+	if long > 0 {
+		notes = append(notes, fmt.Sprintf("%d cut to %d bytes", long, MaxCapBytes))
+	}
+	return strings.Join(notes, ", ")
+}
+
+// noteCut records (or, for a value that fits, forgets) what the limits
+// cut of field, whose whole is in where. m.Cut is copied first: m's
+// maps are shared with the roster it came from.
+func (m *Member) noteCut(field, what, where string) {
+	if what == "" && m.Cut[field] == "" {
+		return
+	}
+	m.Cut = maps.Clone(m.Cut)
+	if what == "" {
+		delete(m.Cut, field)
+		if len(m.Cut) == 0 {
+			m.Cut = nil
+		}
+		return
+	}
+	if m.Cut == nil {
+		m.Cut = map[string]string{}
+	}
+	m.Cut[field] = what + "; whole in " + where
+}
+
+// bounded is m with every field within the roster limits: a member
+// stored before them (the whole stays in where).
+func (m Member) bounded(where string) Member {
+	if len(m.Caps) > MaxCaps || slices.ContainsFunc(m.Caps, func(c string) bool { return len(c) > MaxCapBytes }) {
+		m.Caps = slices.Clone(m.Caps)
+		m.noteCut("caps", cutCaps(&m.Caps), where)
+	}
+	for key, dst := range map[string]*string{"claim": &m.Claim, "display": &m.Display, "parent": &m.Parent, "role": &m.Role, "status": &m.Status} {
+		if what := cutString(dst, fieldLimit[key]); what != "" {
+			m.noteCut(key, what, where)
+		}
+	}
+	return m
 }
 
 // Roster is a room's members in the order they joined. Leaving keeps a
@@ -73,13 +165,16 @@ func (r Roster) apply(e Entry) (out Roster, changed bool) {
 	old := m
 	m.LastSeen = e.ReceivedAt
 	body, _ := e.Body.(map[string]any)
+	where := "the room timeline, id " + e.ID
 	if e.Type != TypeLeave && body != nil {
 		if v, ok := body["caps"]; ok {
 			m.Caps = caps(v)
+			m.noteCut("caps", cutCaps(&m.Caps), where)
 		}
 		for key, dst := range map[string]*string{"claim": &m.Claim, "display": &m.Display, "parent": &m.Parent, "role": &m.Role} {
 			if v, ok := body[key]; ok {
 				*dst = scalar(v, key == "claim")
+				m.noteCut(key, cutString(dst, fieldLimit[key]), where)
 			}
 		}
 	}
@@ -88,6 +183,7 @@ func (r Roster) apply(e Entry) (out Roster, changed bool) {
 	}
 	if s := scalar(body["status"], false); s != "" {
 		m.Status = s
+		m.noteCut("status", cutString(&m.Status, MaxFieldBytes), where)
 	} else if e.Type == TypeLeave {
 		m.Status = "left"
 	} else if m.Status == "" {
@@ -301,7 +397,7 @@ func SeedDefaultRoom(dir, run string) error {
 	if err != nil {
 		return err
 	}
-	snap, err := fsutil.MarshalIndent(NewSnapshot(run, self, r, now))
+	snap, err := fsutil.MarshalIndent(NewSnapshot(dir, run, self, r, now))
 	if err != nil {
 		return fmt.Errorf("encode communication snapshot: %w", err)
 	}

@@ -41,7 +41,7 @@ func SendBranch(dir string, env mailbox.Envelope, parent error) (*Delivery, erro
 	if expired, why := env.ExpiredAt(time.Now(), time.Now()); expired && !inBranch(dir, to, env.ID) {
 		return deadDelivery(dir, to, env, why)
 	}
-	d, err := deliverBranch(dir, to, env, env.From, parent, false)
+	d, err := deliverBranch(dir, to, env, env.From, parent, false, mailbox.ForwardID(env.ID, to.Branch))
 	if err != nil {
 		return nil, fmt.Errorf("deliver to %s: %w", env.To, err)
 	}
@@ -92,8 +92,9 @@ func inBranch(dir string, to mailbox.Address, id string) bool {
 //
 // freshID says env.ID, when set, was made by this package from a new uuid
 // (a multicast copy of a room entry whose id was generated), so no other
-// record can have it.
-func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender string, parent error, freshID bool) (*Delivery, error) {
+// record can have it. fwdID is the id of the copy for the run's inbox
+// (mailbox.ForwardID, a multicast copy's own id), "" for a new one.
+func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender string, parent error, freshID bool, fwdID string) (*Delivery, error) {
 	run, self := to.ID, to.String()
 	from, _ := mailbox.Parse(sender)
 	fromBranch := from.Kind == mailbox.KindBranch && from.ID == run && from.String() != self
@@ -129,6 +130,16 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 	}
 	d.Inbox, d.InboxID, d.Duplicate, d.Record = q.Path, rec.ID(), dup, rec
 	forwardErr := parent
+	runInbox := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
+	if dup && parent == nil && fwdID != "" && !strings.Contains(env.ID, mailbox.CopySep) {
+		// A retry of a message stored before copy ids had their own
+		// namespace: its copy is under the old id.
+		if legacy := mailbox.LegacyCopyID(env.ID, to.Branch); legacy != fwdID {
+			if old, err := runInbox.Find(legacy); err == nil && old != nil {
+				fwdID = legacy
+			}
+		}
+	}
 	err = mailbox.Update(filepath.Join(dir, WakeFile), func(tx *mailbox.Tx) error {
 		var wakes []mailbox.Wake
 		if !dup {
@@ -140,30 +151,32 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 		}
 		if parent == nil {
 			// The copy keeps to = the branch: the run's consumer sees whom
-			// it was for. Its id is the branch's, qualified by the branch
-			// (<id>.<branch>, as a room entry's copy for a branch already
-			// is): the run's inbox holds the run's own messages too, and a
-			// caller may use one id for a run message and a branch message,
-			// or for two branches. The qualified id may be there already
-			// (this message's earlier forward), so the inbox is searched
-			// for it — unless the id was made here from a fresh uuid and
-			// this is its first record.
+			// it was for. Its id is a copy id (mailbox.ForwardID,
+			// <id>@<branch>, or a room entry's copy's own): the run's inbox
+			// holds the run's own messages too, and a caller may use one id
+			// for a run message and a branch message, or for two branches,
+			// while no caller id can take a copy's. The copy may be there
+			// already (this message's earlier forward), so the inbox is
+			// searched for it — unless the id was made here from a fresh
+			// uuid and this is its first record.
 			fwd := env
-			if fwd.ID != "" && !strings.HasSuffix(fwd.ID, "."+to.Branch) {
-				fwd.ID += "." + to.Branch
-			}
-			in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
+			fwd.ID = fwdID
 			var cp mailbox.Record
 			var fdup bool
 			var err error
 			if freshID && !dup {
-				cp, err = in.AppendNewIn(tx, fwd)
+				cp, err = runInbox.AppendNewIn(tx, fwd)
 			} else {
-				cp, fdup, err = in.AppendIn(tx, fwd)
+				cp, fdup, err = runInbox.AppendIn(tx, fwd)
 			}
 			switch {
 			case err != nil:
 				forwardErr = fmt.Errorf("forward to run:%s: %w", run, err)
+			case fdup && !dup:
+				// Never said forwarded for a copy not written: a new
+				// message whose copy id is taken (it cannot be, but by
+				// a hand-written line).
+				forwardErr = fmt.Errorf("forward to run:%s: its inbox holds another record with the copy's id %s; the message is in the branch inbox only", run, fwdID)
 			case !fdup:
 				wakes = append(wakes, mailbox.Wake{Actor: "run:" + run, Reason: mailbox.WakeRunMessage, StateDir: dir,
 					Metadata: map[string]any{"inbox_id": cp.ID(), "type": env.Type, "to": env.To}})

@@ -89,10 +89,10 @@ func TestMulticast(t *testing.T) {
 	if len(p.Deliveries) != 2 {
 		t.Fatalf("%d deliveries", len(p.Deliveries))
 	}
-	// The copies in the run's own inbox: to = the branch, id = <entry>.<branch>.
+	// The copies in the run's own inbox: to = the branch, id = <entry>@room@<branch>.
 	fwd, _ := readLines(t, filepath.Join(dir, RunInboxFile))
 	for i, d := range p.Deliveries {
-		if d.InboxID != "t1."+d.Branch || len(fwd) != 2 || fwd[i]["to"] != d.To || fwd[i]["id"] != "t1."+d.Branch || fwd[i]["from"] != "branch:r/lead" {
+		if d.InboxID != "t1@room@"+d.Branch || len(fwd) != 2 || fwd[i]["to"] != d.To || fwd[i]["id"] != "t1@room@"+d.Branch || fwd[i]["from"] != "branch:r/lead" {
 			t.Fatalf("delivery %+v forwards %v", d, fwd)
 		}
 	}
@@ -133,7 +133,7 @@ func TestMulticast(t *testing.T) {
 	}
 	for _, b := range []string{"a", "b"} {
 		in, _ := readLines(t, BranchInboxPath(dir, b))
-		if len(in) != 1 || in[0]["to"] != "branch:r/"+b || in[0]["status"] != "queued" || in[0]["id"] != "t1."+b {
+		if len(in) != 1 || in[0]["to"] != "branch:r/"+b || in[0]["status"] != "queued" || in[0]["id"] != "t1@room@"+b {
 			t.Fatalf("inbox %s: %v", b, in)
 		}
 	}
@@ -282,9 +282,9 @@ func TestForwardKeepsCallerIDsUnique(t *testing.T) {
 		ids[r["id"].(string)]++
 	}
 	// Every message reaches the run's inbox once, under an id of its own:
-	// a branch's copy is <id>.<branch> (a room entry's copy is so already).
+	// a branch's copy is <id>@<branch>, a room entry's <entry>@room@<branch>.
 	entry := p.Append.Entry.ID
-	if len(recs) != 6 || ids["same.a"] != 1 || ids["same.b"] != 1 || ids["direct"] != 1 || ids["direct.a"] != 1 || ids[entry+".a"] != 1 || ids[entry+".b"] != 1 {
+	if len(recs) != 6 || ids["same@a"] != 1 || ids["same@b"] != 1 || ids["direct"] != 1 || ids["direct@a"] != 1 || ids[entry+"@room@a"] != 1 || ids[entry+"@room@b"] != 1 {
 		t.Fatalf("run inbox ids: %v", ids)
 	}
 	// A retried branch message is not forwarded twice.
@@ -293,6 +293,102 @@ func TestForwardKeepsCallerIDsUnique(t *testing.T) {
 	}
 	if recs, _ := readLines(t, filepath.Join(dir, RunInboxFile)); len(recs) != 6 {
 		t.Fatalf("after a retry the run inbox has %d records, want 6", len(recs))
+	}
+}
+
+// A copy id is in a namespace no caller id can take: a caller id that
+// looks like another message's copy (job.w1 beside job to w1, t8.w1 to
+// the run after t8 to w1, a room entry's id beside a branch message's) is
+// a message of its own, stored and forwarded; a retry still forwards
+// nothing twice.
+func TestCopyIDsNeverClashWithCallerIDs(t *testing.T) {
+	dir := t.TempDir()
+	send := func(id, body string) BranchResult {
+		t.Helper()
+		d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r1/w1", From: "run:r1", Type: "task.assign", ID: id, Body: body}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Result()
+	}
+	if r := send("job.w1", "first"); r.Duplicate || r.Reason != ReasonForwarded {
+		t.Fatalf("first: %+v", r)
+	}
+	if r := send("job", "second"); r.Duplicate || r.Reason != ReasonForwarded {
+		t.Fatalf("second: %+v", r)
+	}
+	send("t8", "A")
+	in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
+	if _, dup, err := in.Append(mailbox.Envelope{To: "run:r1", Type: "task.other", ID: "t8.w1", Body: "B"}); err != nil || dup {
+		t.Fatalf("run message t8.w1: dup=%v %v", dup, err)
+	}
+	// A room entry with a caller id, multicast to w1, beside the branch
+	// message of that id.
+	if _, err := Post(dir, mailbox.Envelope{To: "room:r1", From: "run:r1", Type: "t", ID: "job", Body: "post",
+		Metadata: map[string]any{"recipients": []any{"branch:r1/w1"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string]string{}
+	recs, _ := readLines(t, filepath.Join(dir, RunInboxFile))
+	for _, r := range recs {
+		b, _ := r["body"].(string)
+		bodies[r["id"].(string)] = b
+	}
+	want := map[string]string{"job.w1@w1": "first", "job@w1": "second", "t8@w1": "A", "t8.w1": "B", "job@room@w1": "post"}
+	if len(recs) != len(want) {
+		t.Fatalf("run inbox: %v, want %v", bodies, want)
+	}
+	for id, b := range want {
+		if bodies[id] != b {
+			t.Fatalf("run inbox %s = %q, want %q (all: %v)", id, bodies[id], b, bodies)
+		}
+	}
+	// Retries: duplicates, nothing written twice.
+	if r := send("job", "second"); !r.Duplicate || r.Reason != ReasonForwarded {
+		t.Fatalf("retry: %+v", r)
+	}
+	if recs, _ := readLines(t, filepath.Join(dir, RunInboxFile)); len(recs) != len(want) {
+		t.Fatalf("after a retry the run inbox has %d records, want %d", len(recs), len(want))
+	}
+}
+
+// A retry of a message stored with the old copy ids (<id>.<branch>) finds
+// its copies under them and writes none again.
+func TestLegacyCopyIDsStillDeduplicate(t *testing.T) {
+	dir := t.TempDir()
+	q, err := BranchInbox(dir, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
+	// What an older version wrote: the branch message old-1 and its copy
+	// old-1.w1; a room entry's copy e1.w1 in the branch and the run inbox.
+	for _, id := range []string{"old-1", "e1.w1"} {
+		if _, _, err := q.Append(mailbox.Envelope{To: "branch:r1/w1", Type: "t", ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"old-1.w1", "e1.w1"} {
+		if _, _, err := in.Append(mailbox.Envelope{To: "branch:r1/w1", Type: "t", ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Append(dir, mailbox.Envelope{To: "room:r1", From: "run:r1", Type: "t", ID: "e1"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r1/w1", Type: "t", ID: "old-1"}, nil)
+	if err != nil || !d.Duplicate {
+		t.Fatalf("retry of old-1: %+v %v", d, err)
+	}
+	if _, err := Post(dir, mailbox.Envelope{To: "room:r1", From: "run:r1", Type: "t", ID: "e1",
+		Metadata: map[string]any{"recipients": []any{"branch:r1/w1"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := readLines(t, filepath.Join(dir, RunInboxFile)); len(recs) != 2 {
+		t.Fatalf("run inbox: %v", recs)
+	}
+	if recs, _ := readLines(t, q.Path); len(recs) != 2 {
+		t.Fatalf("branch inbox: %v", recs)
 	}
 }
 

@@ -26,6 +26,9 @@ type Snapshot struct {
 	Self      string         `json:"self"`
 	Rooms     []SnapshotRoom `json:"rooms"`
 	UpdatedAt string         `json:"updated_at"`
+	// ContactsTotal is the contacts there are when Contacts holds only
+	// the newest SnapshotMembers of them.
+	ContactsTotal int `json:"contacts_total,omitempty"`
 }
 
 // SnapshotRoom is one room of a snapshot (a run has one, main).
@@ -33,7 +36,15 @@ type SnapshotRoom struct {
 	Address string   `json:"address"`
 	Members []Member `json:"members,omitempty"`
 	Name    string   `json:"name"`
+	// MembersTotal and Note, when Members holds only the newest
+	// SnapshotMembers: how many there are and where the whole roster is.
+	MembersTotal int    `json:"members_total,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
+
+// SnapshotMembers bounds the members (and the contacts) a communication
+// snapshot carries: the newest to join; the whole roster is roster.json.
+const SnapshotMembers = 100
 
 // Contact is a roster member as another actor sees it.
 type Contact struct {
@@ -58,10 +69,32 @@ func (r Roster) Contacts(self string) []Contact {
 }
 
 // NewSnapshot builds the snapshot of self (run:<run> or
-// branch:<run>/<b>) from a roster.
-func NewSnapshot(run, self string, r Roster, now time.Time) Snapshot {
-	s := Snapshot{Contacts: r.Contacts(self), Root: "run:" + run, Self: self,
-		Rooms: []SnapshotRoom{{Address: "room:" + run, Members: slices.Clone(r), Name: Name}}, UpdatedAt: formatTime(now)}
+// branch:<run>/<b>) from the roster of the room in dir: at most
+// SnapshotMembers members and contacts (the newest to join), each within
+// the roster limits, and a note naming the whole roster when there are
+// more.
+func NewSnapshot(dir, run, self string, r Roster, now time.Time) Snapshot {
+	rosterPath := filepath.Join(RoomDir(dir), RosterFile)
+	room := SnapshotRoom{Address: "room:" + run, Name: Name}
+	members := r
+	if len(r) > SnapshotMembers {
+		members = r[len(r)-SnapshotMembers:]
+		room.MembersTotal = len(r)
+		room.Note = fmt.Sprintf("members: the newest %d of %d; the whole roster is %s (pi-actors inspect target=room:%s view=roster lines=%d)",
+			SnapshotMembers, len(r), rosterPath, run, len(r))
+	}
+	room.Members = make([]Member, len(members))
+	for i, m := range members {
+		room.Members[i] = m.bounded(rosterPath)
+	}
+	contacts := Roster(room.Members).Contacts(self)
+	s := Snapshot{Contacts: contacts, Root: "run:" + run, Self: self, Rooms: []SnapshotRoom{room}, UpdatedAt: formatTime(now)}
+	if len(r) > SnapshotMembers {
+		s.ContactsTotal = len(r)
+		if r.Find(self) >= 0 {
+			s.ContactsTotal--
+		}
+	}
 	if a, err := mailbox.Parse(self); err == nil && a.Kind == mailbox.KindBranch {
 		s.Parent = "run:" + run
 	}
@@ -114,7 +147,7 @@ func (rt *roomTx) writeSnapshot(self string) error {
 		return err
 	}
 	now := time.Now()
-	s := NewSnapshot(rt.run, self, rt.roster, now)
+	s := NewSnapshot(rt.dir, rt.run, self, rt.roster, now)
 	sig := snapshotSig(s)
 	if id, ok := statID(path); ok && now.Sub(id.mtime) < rt.lim.SnapshotMin {
 		if known, ok := rt.st.snaps[path]; ok && known.id == id {
@@ -193,7 +226,7 @@ func roomCurrent(dir, run string, members, selves []string) bool {
 			return false
 		}
 		if known.roster != st.rosterID {
-			if known.sig != snapshotSig(NewSnapshot(run, self, st.roster, now)) {
+			if known.sig != snapshotSig(NewSnapshot(dir, run, self, st.roster, now)) {
 				return false
 			}
 			known.roster = st.rosterID
@@ -201,4 +234,31 @@ func roomCurrent(dir, run string, members, selves []string) bool {
 		}
 	}
 	return true
+}
+
+// bounded is a snapshot read from a file as NewSnapshot would have
+// written it: one written before the limits may carry every member, each
+// whole; the whole roster is roster.json beside it.
+func (s Snapshot) bounded(rosterPath string) Snapshot {
+	if n := len(s.Contacts); n > SnapshotMembers {
+		s.Contacts, s.ContactsTotal = s.Contacts[n-SnapshotMembers:], n
+	}
+	for i, c := range s.Contacts {
+		m := Member{Caps: c.Caps, Claim: c.Claim, Parent: c.Parent, Role: c.Role, Status: c.Status}.bounded(rosterPath)
+		s.Contacts[i] = Contact{Address: c.Address, Caps: m.Caps, Claim: m.Claim, Parent: m.Parent, Role: m.Role, Status: m.Status}
+	}
+	s.Rooms = slices.Clone(s.Rooms)
+	for i := range s.Rooms {
+		room := &s.Rooms[i]
+		if n := len(room.Members); n > SnapshotMembers {
+			room.Members, room.MembersTotal = room.Members[n-SnapshotMembers:], n
+			room.Note = fmt.Sprintf("members: the newest %d of %d; the whole roster is %s", SnapshotMembers, n, rosterPath)
+		}
+		members := make([]Member, len(room.Members))
+		for j, m := range room.Members {
+			members[j] = m.bounded(rosterPath)
+		}
+		room.Members = members
+	}
+	return s
 }

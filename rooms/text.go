@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/mailbox"
 )
 
@@ -22,16 +23,18 @@ const (
 var spaces = lazyre.New(`\s+`)
 
 // compactPreview makes a value one token of a text line: whitespace runs
-// become "_", and past CompactChars it is cut to 159 characters and "…".
+// become "_", every other control character is escaped
+// (termtext.Visible: \x1b, \u2028), and past CompactChars it is cut to
+// 159 characters and "…".
 func compactPreview(s string) string {
-	return cut(spaces.ReplaceAllString(s, "_"), CompactChars)
+	return cut(termtext.Visible(spaces.ReplaceAllString(s, "_")), CompactChars)
 }
 
 // bodyPreview is a body as one line: a string as is, anything else as
-// JSON, whitespace collapsed to single spaces and trimmed, cut past
-// PreviewChars.
+// JSON, whitespace collapsed to single spaces and trimmed, control
+// characters escaped, cut past PreviewChars.
 func bodyPreview(body any) string {
-	return cut(strings.TrimSpace(spaces.ReplaceAllString(bodyString(body), " ")), PreviewChars)
+	return cut(termtext.Visible(strings.TrimSpace(spaces.ReplaceAllString(bodyString(body), " "))), PreviewChars)
 }
 
 // bodyString is a body as text: a string as is, anything else as compact

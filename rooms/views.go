@@ -184,15 +184,22 @@ func (v PreviewsView) Text() string {
 // RosterView is the room roster view.
 type RosterView struct {
 	Roster Roster `json:"roster"`
+	Total  int    `json:"total"` // the room's members; Roster holds the newest
+	File   string `json:"file"`  // roster.json
 }
 
-// RosterOf reads the roster view of a run's room.
-func RosterOf(dir string) (RosterView, error) {
+// RosterOf reads the roster view of a run's room: the newest lines
+// members to join (DefaultLines when lines is 0).
+func RosterOf(dir string, lines int) (RosterView, error) {
 	r, err := LoadRoster(dir)
 	if r == nil {
 		r = Roster{}
 	}
-	return RosterView{Roster: r}, err
+	total := len(r)
+	if n := defaultLines(lines); len(r) > n {
+		r = r[len(r)-n:]
+	}
+	return RosterView{Roster: r, Total: total, File: filepath.Join(RoomDir(dir), RosterFile)}, err
 }
 
 // Text renders one line per member: address= role= [parent=] [caps=]
@@ -213,23 +220,30 @@ func (v RosterView) Text() string {
 	if len(out) == 0 {
 		return "(no room members)"
 	}
-	return strings.Join(out, "\n")
+	return JoinWithMore(out, len(v.Roster), v.Total, v.File)
 }
 
 // ContactsView is the room contacts view.
 type ContactsView struct {
 	Contacts []Contact `json:"contacts"`
+	Total    int       `json:"total"` // self's contacts; Contacts holds the newest
+	File     string    `json:"file"`  // roster.json
 }
 
 // ContactsOf reads the contacts of self in a run's room (every member
-// when self is "").
-func ContactsOf(dir, self string) (ContactsView, error) {
+// when self is ""): the newest lines to join (DefaultLines when lines is
+// 0).
+func ContactsOf(dir, self string, lines int) (ContactsView, error) {
 	r, err := LoadRoster(dir)
 	c := r.Contacts(self)
 	if c == nil {
 		c = []Contact{}
 	}
-	return ContactsView{Contacts: c}, err
+	total := len(c)
+	if n := defaultLines(lines); len(c) > n {
+		c = c[len(c)-n:]
+	}
+	return ContactsView{Contacts: c, Total: total, File: filepath.Join(RoomDir(dir), RosterFile)}, err
 }
 
 // Text renders one line per contact: address=[ role=][ parent=][ caps=]
@@ -248,7 +262,7 @@ func (v ContactsView) Text() string {
 	if len(out) == 0 {
 		return "(no room contacts)"
 	}
-	return strings.Join(out, "\n")
+	return JoinWithMore(out, len(v.Contacts), v.Total, v.File)
 }
 
 // MailboxView is the branch mailbox view.
@@ -335,6 +349,10 @@ func Communication(dir, self string) (CommunicationView, error) {
 	s, err := LoadSnapshot(path)
 	if errors.Is(err, ErrCorrupt) {
 		return CommunicationView{Corrupt: true, File: path}, nil
+	}
+	if s != nil {
+		b := s.bounded(filepath.Join(RoomDir(dir), RosterFile))
+		s = &b
 	}
 	return CommunicationView{Communication: s, File: path}, err
 }

@@ -25,8 +25,8 @@ func TestEmptyViews(t *testing.T) {
 	}
 	m, _ := Messages(dir, 0)
 	p, _ := Previews(dir, 0)
-	r, _ := RosterOf(dir)
-	c, _ := ContactsOf(dir, "")
+	r, _ := RosterOf(dir, 0)
+	c, _ := ContactsOf(dir, "", 0)
 	mb, _ := BranchMailbox(dir, "branch:r/w", 0)
 	cm, _ := Communication(dir, "")
 	dl, _ := DeadLetters(filepath.Join(dir, DeadLettersFile), 0)
@@ -83,11 +83,11 @@ func TestRoomViewsText(t *testing.T) {
 	if pl[2] != fmt.Sprintf("(last 2 of 3 lines; lines=3 shows more; all in %s)", TimelinePath(dir)) {
 		t.Fatalf("previews trailer: %q", pl[2])
 	}
-	r, _ := RosterOf(dir)
+	r, _ := RosterOf(dir, 0)
 	if got := scrub(r.Text()); got != "address=run:r role=run    status=present last_seen=T\naddress=branch:r/a role=reviewer  caps=go,sql claim=lint_x status=present last_seen=T" {
 		t.Fatalf("roster:\n%s", got)
 	}
-	c, _ := ContactsOf(dir, "run:r")
+	c, _ := ContactsOf(dir, "run:r", 0)
 	if got := c.Text(); got != "address=branch:r/a role=reviewer caps=go,sql claim=lint_x status=present" {
 		t.Fatalf("contacts: %q", got)
 	}
@@ -96,7 +96,7 @@ func TestRoomViewsText(t *testing.T) {
 		t.Fatalf("communication: %q", got)
 	}
 	b, _ := json.Marshal(c)
-	if string(b) != `{"contacts":[{"address":"branch:r/a","caps":["go","sql"],"claim":"lint x","role":"reviewer","status":"present"}]}` {
+	if string(b) != `{"contacts":[{"address":"branch:r/a","caps":["go","sql"],"claim":"lint x","role":"reviewer","status":"present"}],"total":1,"file":"`+filepath.Join(RoomDir(dir), RosterFile)+`"}` {
 		t.Fatalf("contacts details: %s", b)
 	}
 }

@@ -145,9 +145,22 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		// finishing, sees another instance and leaves the directory
 		// alone — and the directory is never without a run.json. Then the
 		// previous run's other files go (rooms/, branches/ and
-		// communication.json stay).
+		// communication.json stay) — but for an archived previous run:
+		// its room and branches went to the archive with it, and whatever
+		// is beside its tombstone was never its (a message written there
+		// before archived runs refused messages), so the new run starts
+		// with none of it.
+		var tomb Tombstone
+		archived := dir.ReadJSON(TombstoneFile, &tomb) == nil && tomb.Archived
 		if err := writeRecord(dir, meta, false, nil); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrStateDir, err)
+		}
+		if archived {
+			for _, f := range []string{"rooms", "branches", "communication.json"} {
+				if err := os.RemoveAll(dir.Path(f)); err != nil {
+					return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+				}
+			}
 		}
 		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
 			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {

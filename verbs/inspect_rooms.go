@@ -90,9 +90,13 @@ func inspectRoom(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, 
 		p, err = rooms.Previews(dir, q.lines)
 		v, details = p, boundedPreviews{Previews: boundRecords(p.Previews, func(rooms.Preview) cutWhere { return cutWhere{File: p.File} }), Total: p.Total, File: p.File}
 	case "roster":
-		v, err = rooms.RosterOf(dir)
+		var r rooms.RosterView
+		r, err = rooms.RosterOf(dir, q.lines)
+		v, details = r, boundedRoster{Roster: boundRecords(r.Roster, func(m rooms.Member) cutWhere { return cutWhere{File: r.File} }), Total: r.Total, File: r.File}
 	case "contacts":
-		v, err = rooms.ContactsOf(dir, "")
+		var c rooms.ContactsView
+		c, err = rooms.ContactsOf(dir, "", q.lines)
+		v, details = c, boundedContacts{Contacts: boundRecords(c.Contacts, func(rooms.Contact) cutWhere { return cutWhere{File: c.File} }), Total: c.Total, File: c.File}
 	}
 	if err != nil {
 		return nil, err
@@ -112,6 +116,16 @@ type (
 		Corrupted int    `json:"corrupted,omitempty"`
 		Total     int    `json:"total"`
 		File      string `json:"file"`
+	}
+	boundedRoster struct {
+		Roster []any  `json:"roster"`
+		Total  int    `json:"total"`
+		File   string `json:"file"`
+	}
+	boundedContacts struct {
+		Contacts []any  `json:"contacts"`
+		Total    int    `json:"total"`
+		File     string `json:"file"`
 	}
 	boundedPreviews struct {
 		Previews []any  `json:"previews"`

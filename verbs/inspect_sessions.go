@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
@@ -189,7 +190,7 @@ func coordinatorFollowups(env *Env, session string, lines int) (*inspectOutput, 
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		text = strings.TrimRight(text, "\n")
+		text = termtext.VisibleLines(strings.TrimRight(text, "\n"))
 		if r := []rune(text); len(r) > followupTextChars {
 			text = string(r[:followupTextChars]) + "…" + followupWhere(f.Run, f.Kind, f.ID, f.StateDir).note(len(text))
 		}

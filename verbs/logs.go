@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 )
@@ -210,7 +210,7 @@ func logsText(in *runs.Info, q *logsQuery, got map[string][]string, cut map[stri
 			b.WriteString("\n(empty)")
 		}
 		for _, l := range got[name] {
-			b.WriteString("\n" + cutLine(visible(l), tailLineChars))
+			b.WriteString("\n" + cutLine(termtext.Visible(l), tailLineChars))
 		}
 		if cut[name] {
 			fmt.Fprintf(&b, "\n(%d of %d lines: a tail reads at most 1 MiB back from the end of a log; the earlier lines are in %s)", len(got[name]), q.lines, d.Path(name))
@@ -231,48 +231,12 @@ func jsonSafe(lines []string) []string {
 		if out == nil {
 			out = slices.Clone(lines)
 		}
-		out[i] = visible(l)
+		out[i] = termtext.Visible(l)
 	}
 	if out == nil {
 		return lines
 	}
 	return out
-}
-
-// visible is a log line as text shows it: control characters (but tab,
-// and the \r of a CRLF line end, dropped) and bytes that are not UTF-8
-// written as \xNN, so a binary or escape
-// sequence in a run's output reaches no terminal or agent raw (the JSON
-// encoding escapes them itself).
-func visible(s string) string {
-	s = strings.TrimSuffix(s, "\r") // a CRLF line's end
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || r != '\t' && unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1, r < 0x80 && r != '\t' && unicode.IsControl(r):
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-			n = 1
-		case r != '\t' && unicode.IsControl(r): // C1 controls
-			for _, c := range []byte(s[i : i+n]) {
-				fmt.Fprintf(&b, "\\x%02x", c)
-			}
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 // cutLines is lines, each cut by cutLine (never nil: a JSON list).

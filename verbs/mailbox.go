@@ -53,7 +53,7 @@ func (m *Mailbox) Validate() error {
 		if m.ID == "" || (m.Status != mailbox.StatusHandled && m.Status != mailbox.StatusFailed) {
 			return Usagef("mailbox done needs id=<inbox id> and status=handled|failed")
 		}
-		return nil
+		return doneSizeError(mailbox.CheckDoneMeta(doneMeta(m)))
 	case "renew":
 		if m.ID == "" || m.Address == "" {
 			return Usagef("mailbox renew needs address=branch:<run>/<branch> and id=<inbox id> (a claim on a run's own inbox has no lease to renew)")
@@ -207,6 +207,18 @@ func claimPid(env *Env) int {
 		p = st.PPid
 	}
 	return pid
+}
+
+// doneSizeError is an error= larger than a finished message records:
+// 65, invalid_envelope, naming the field, its size and the limit.
+func doneSizeError(err error) error {
+	var ee *mailbox.EnvelopeError
+	if !errors.As(err, &ee) || ee.Limit == 0 {
+		return err
+	}
+	return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: ee.Msg,
+		Hint:    fmt.Sprintf("keep error= to %d bytes (4 KiB) — why it failed, in a line or two; write the rest to a file and name its path in the error (docs/messages.md, Size limits)", ee.Limit),
+		Details: map[string]any{"field": ee.Field, "bytes": ee.Bytes, "limit": ee.Limit}}
 }
 
 func doneMeta(m *Mailbox) map[string]any {

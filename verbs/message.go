@@ -65,6 +65,10 @@ func (m *Message) Envelope() (mailbox.Envelope, error) {
 	if err != nil {
 		return mailbox.Envelope{}, err
 	}
+	// A caller's id is a token: copy ids (<id>@<branch>) are the routes'.
+	if err := mailbox.CheckCallerID(env.ID); err != nil {
+		return mailbox.Envelope{}, err
+	}
 	// What one message carries is bounded where it is sent: the CLI and
 	// MCP (Validate) and the kernel (actors.message) all come here. A
 	// knowledge operation is not a stored message: its own limits apply

@@ -6,14 +6,16 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/internal/lazyre"
+	"github.com/pi-actors/pi-actors/internal/termtext"
 )
 
 var spaces = lazyre.New(`\s+`)
 
-// preview writes whitespace runs as _ and cuts to max characters (the last
-// one …): the compact form of a value inside a key=value line.
+// preview writes whitespace runs as _, escapes every other control
+// character (termtext.Visible) and cuts to max characters (the last one
+// …): the compact form of a value inside a key=value line.
 func preview(s string, max int) string {
-	c := spaces.ReplaceAllString(s, "_")
+	c := termtext.Visible(spaces.ReplaceAllString(s, "_"))
 	if r := []rune(c); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}
