@@ -294,7 +294,7 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 }
 
 // spawnLimits checks nesting depth, the id, a custom state directory
-// (runs.CheckStateDir: new, empty or the run's own) and that no live run
+// (runs.CheckStateDirUse: new, empty or the run's own) and that no live run
 // uses the state directory (the session's live runs: reserveLive); it
 // returns the new run's depth.
 func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error) {
@@ -308,7 +308,11 @@ func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error)
 	}
 	dir := runs.StateDirFor(k.cfg.AgentDir, id)
 	if stateDir != "" {
-		if err := runs.CheckStateDir(k.cfg.AgentDir, id, stateDir); err != nil {
+		// Whose it is; whether it can be made was checked before the
+		// spawn (the CLI, a workflow's nodes up front), and runs.Start
+		// makes it: no trial directory beside it here, where a workflow
+		// node's spawn runs after its workflow's answer.
+		if err := runs.CheckStateDirUse(k.cfg.AgentDir, id, stateDir); err != nil {
 			return 0, err
 		}
 		dir = runs.Dir(stateDir)

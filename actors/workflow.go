@@ -231,8 +231,15 @@ func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows
 	// the session's live-run count is left to the real start.
 	child.Session = ""
 	child.Env = append(append([]string{}, req.Env...), "PI_ACTORS_RUN_ID="+run, "PI_ACTORS_DEPTH="+strconv.Itoa(depth))
-	if _, _, err := k.prepareSpec(child, sp); err != nil {
+	spec, _, err := k.prepareSpec(child, sp)
+	if err != nil {
 		return nodeErr(n.ID, err)
+	}
+	if sp.StateDir != "" {
+		// Whether it can be made, up front: the node's spawn comes later.
+		if err := runs.CheckStateDir(k.cfg.AgentDir, spec.ID, spec.StateDir); err != nil {
+			return nodeErr(n.ID, err)
+		}
 	}
 	return nil
 }
