@@ -123,6 +123,23 @@ func (c *client) call(name string, args map[string]any) *mcp.CallToolResult {
 	return res
 }
 
+// inputSchema is the listed input schema of tool name, as JSON ("" when
+// it is not listed).
+func (c *client) inputSchema(name string) string {
+	c.t.Helper()
+	tools, err := c.session.ListTools(context.Background(), nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == name {
+			raw, _ := json.Marshal(tool.InputSchema)
+			return string(raw)
+		}
+	}
+	return ""
+}
+
 func text(r *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range r.Content {

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -159,18 +158,8 @@ func rawServer(t *testing.T, environ []string) (in io.WriteCloser, lines <-chan 
 func TestCallRefusesStdin(t *testing.T) {
 	agent := t.TempDir()
 	c := connect(t, agent)
-	tools, err := c.session.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range tools.Tools {
-		if tool.Name != "call" {
-			continue
-		}
-		raw, _ := json.Marshal(tool.InputSchema)
-		if strings.Contains(string(raw), `"stdin"`) {
-			t.Errorf("call's schema offers stdin: %s", raw)
-		}
+	if schema := c.inputSchema("call"); strings.Contains(schema, `"stdin"`) {
+		t.Errorf("call's schema offers stdin: %s", schema)
 	}
 	marker := filepath.Join(agent, "ran")
 	recipe := filepath.Join(agent, "touch.json")
