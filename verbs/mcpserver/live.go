@@ -35,8 +35,12 @@ func (s *Server) pumpFollowups() {
 			err := verbs.WatchFollowups(ctx, s.env, func(f verbs.Followup, bounded json.RawMessage) error {
 				return ss.Log(ctx, &mcp.LoggingMessageParams{Level: logLevel(f.Level), Logger: "pi-actors.followup", Data: bounded})
 			}, nil)
-			if ctx.Err() != nil {
+			// A session that is closing ends the watch (its Log fails) a
+			// moment before Wait returns: no warning for that.
+			select {
+			case <-ctx.Done():
 				return
+			case <-time.After(100 * time.Millisecond):
 			}
 			s.log.Warn("follow-up watch ended; reconnecting", "err", err)
 			select {
