@@ -11,12 +11,15 @@ import (
 
 // AtomLinker recomputes one atom's links to the code nodes of the same
 // store file inside tx (the atom's write transaction): it drops the
-// atom's links (unless created: a new atom has none), then, unless match is nil (a deleted atom), links every
-// code node whose path lies under root and matches (match gets the path
-// relative to root, slash-separated). scopes bound the lookup: each is a
+// atom's links (unless created: a new atom has none), then, unless target
+// is nil (a deleted atom), links every code node whose path lies under
+// the root target gives and matches (match gets the path relative to
+// root, slash-separated; root "" links nothing). target is called only
+// when the store has code nodes at all (atoms written before any ingest
+// cost one lookup each). scopes bound the lookup: each is a
 // path relative to root, a directory ending in "/" ("" for all of root)
 // or a file. Package knowledge sets the vector graph's (vector.LinkAtom).
-type AtomLinker func(ctx context.Context, tx *store.Tx, atomID string, created bool, root string, scopes []string, match func(rel string) bool) error
+type AtomLinker func(ctx context.Context, tx *store.Tx, atomID string, created bool, target func() (root string, scopes []string, match func(rel string) bool, err error)) error
 
 // SetAtomLinker makes every create, paths update and delete of an atom
 // recompute its links with l (nil: none).
@@ -40,23 +43,22 @@ func (s *Store) relinkAtom(ctx context.Context, tx *store.Tx, id string, a *grap
 		return nil
 	}
 	if a == nil {
-		return l(ctx, tx, id, created, "", nil, nil)
+		return l(ctx, tx, id, created, nil)
 	}
-	root, err := projectRoot(ctx, tx, a.ProjectID)
-	if err != nil {
-		return err
-	}
-	if root == "" {
-		return l(ctx, tx, id, created, "", nil, nil)
-	}
-	ix := newGlobIndex(0)
-	ix.add(id, a.Paths)
-	match := func(rel string) bool {
-		hit := false
-		ix.match(rel, func(int32) { hit = true })
-		return hit
-	}
-	return l(ctx, tx, id, created, root, patternScopes(a.Paths), match)
+	return l(ctx, tx, id, created, func() (string, []string, func(string) bool, error) {
+		root, err := projectRoot(ctx, tx, a.ProjectID)
+		if err != nil || root == "" {
+			return "", nil, nil, err
+		}
+		ix := newGlobIndex(0)
+		ix.add(id, a.Paths)
+		match := func(rel string) bool {
+			hit := false
+			ix.match(rel, func(int32) { hit = true })
+			return hit
+		}
+		return root, patternScopes(a.Paths), match, nil
+	})
 }
 
 // patternScopes is where files matching any of patterns can be: a

@@ -2,6 +2,8 @@ package vector
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -164,17 +166,31 @@ func (s *Store) syncIfLoaded(ctx context.Context) error {
 // LinkAtom recomputes one atom's links to the code nodes in tx, the
 // atom's own write transaction (package knowledge hands it to the
 // knowledge graph: graph.AtomLinker): it drops the atom's links (none
-// when it was just created), then,
-// unless match is nil (a deleted atom), links every code node (not
+// when it was just created), then, unless target is nil (a deleted atom)
+// or the store holds no code node, links every code node (not
 // package nodes, as ingest does) whose file lies under root in one of
 // scopes and whose path relative to root matches. Files are found by
 // the path index, one range per scope; the nodes of a matching file by
 // its path.
-func (s *Store) LinkAtom(ctx context.Context, tx *store.Tx, atomID string, created bool, root string, scopes []string, match func(rel string) bool) error {
+func (s *Store) LinkAtom(ctx context.Context, tx *store.Tx, atomID string, created bool, target func() (string, []string, func(string) bool, error)) error {
 	if !created { // a new atom has no links yet
 		if _, err := tx.ExecContext(ctx, `DELETE FROM vg_atom_links WHERE atom_id = ?`, atomID); err != nil {
 			return fmt.Errorf("unlink atom %s: %w", atomID, err)
 		}
+	}
+	if target == nil {
+		return nil
+	}
+	var any int
+	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM vg_nodes WHERE path != '' AND +domain = 'code' AND type != 'package' LIMIT 1`).Scan(&any); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil // no code ingested: nothing to link
+	case err != nil:
+		return fmt.Errorf("link atom %s: %w", atomID, err)
+	}
+	root, scopes, match, err := target()
+	if err != nil {
+		return fmt.Errorf("link atom %s: %w", atomID, err)
 	}
 	if match == nil || root == "" {
 		return nil
