@@ -45,8 +45,8 @@ func validToken(s string) bool {
 func ValidToken(s string) bool { return validToken(s) }
 
 // ValidRecordID reports whether s can be a record's id (a message or
-// follow-up id): the same characters, any length.
-func ValidRecordID(s string) bool { return validID(s) }
+// follow-up id, a copy's <id>@<branch> too): any length.
+func ValidRecordID(s string) bool { return validRecordID(s) }
 
 // validID reports whether s is a non-empty token of any length: a
 // record's id.

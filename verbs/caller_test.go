@@ -16,6 +16,10 @@ func TestCheckCaller(t *testing.T) {
 		bad     string
 	}{
 		{"s1", wire.Cause{Message: "q.1795820285671952729.done", ToolCall: "toolu_01", MCPRequest: "7"}, ""},
+		// A claimed branch message's copy in its run's inbox: <id>@<branch>.
+		{"s1", wire.Cause{Message: "job1@b1"}, ""},
+		{"s1", wire.Cause{Message: "e1@room@b1"}, ""},
+		{"s1", wire.Cause{Message: "a@"}, "cause"},
 		{"a\nsession=fake", wire.Cause{}, "session"},
 		{strings.Repeat("s", 129), wire.Cause{}, "session"},
 		{"s1", wire.Cause{Message: "a\nb"}, "cause"},
