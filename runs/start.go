@@ -104,9 +104,6 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("state_dir: %w", err)
 		}
-		if err := CheckStateDirUse(agentDir, spec.ID, abs); err != nil {
-			return nil, nil, err
-		}
 		dir = Dir(abs)
 	}
 	_, statErr := os.Stat(string(dir))
@@ -125,6 +122,13 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		return nil, nil, fmt.Errorf("%w: run state is already being started: %s; retry after the current start finishes", ErrBusy, dir)
 	}
 	defer starting.Delete(string(dir))
+	// Whose the directory is, under the guard: a start of another id into
+	// the same empty directory that finished meanwhile made it that run's.
+	if spec.StateDir != "" {
+		if err := CheckStateDirUse(agentDir, spec.ID, string(dir)); err != nil {
+			return nil, nil, err
+		}
+	}
 	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
 		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
 	}
