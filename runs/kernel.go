@@ -40,22 +40,23 @@ func kernelPid() int {
 // child subreaper (a foreground exec's strays). It returns how many it
 // signalled.
 func StopDescendants(grace time.Duration) int {
-	pids := DescendantsBut(os.Getpid(), kernelPid())
+	self, kernel := os.Getpid(), kernelPid()
+	left := func() []int { return DescendantsBut(self, kernel) }
+	// gone waits up to d for the signalled processes to go, reaping them.
+	gone := func(d time.Duration) {
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			reapOrphans()
+			if len(left()) == 0 {
+				return
+			}
+		}
+	}
+	pids := left()
 	if len(pids) > 0 {
 		KillAll(pids, syscall.SIGTERM)
-		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			reapOrphans()
-			if len(DescendantsBut(os.Getpid(), kernelPid())) == 0 {
-				break
-			}
-		}
-		KillAll(DescendantsBut(os.Getpid(), kernelPid()), syscall.SIGKILL)
-		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			reapOrphans()
-			if len(DescendantsBut(os.Getpid(), kernelPid())) == 0 {
-				break
-			}
-		}
+		gone(grace)
+		KillAll(left(), syscall.SIGKILL)
+		gone(time.Second)
 	}
 	reapOrphans()
 	return len(pids)

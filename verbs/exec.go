@@ -147,8 +147,11 @@ func (env *Env) planOutcome(plan *template.Plan, head map[string]any, tool strin
 	if len(lines) <= planHeadLines+planTailLines && !cutAny {
 		return &Outcome{Result: result, Text: text}
 	}
-	full, _ := json.Marshal(result)
-	dir, err := savePlan(filepath.Join(config.TmpDir(env.AgentDir), "outputs"), tool, text, full)
+	var dir string
+	full, err := json.Marshal(result)
+	if err == nil {
+		dir, err = savePlan(filepath.Join(config.TmpDir(env.AgentDir), "outputs"), tool, text, full)
+	}
 	note := "the whole plan could not be saved: " + fmt.Sprint(err)
 	if err == nil {
 		note = "the whole plan: " + filepath.Join(dir, "plan.txt") + " (JSON: plan.json beside it)"
