@@ -63,6 +63,12 @@ func TestPoolHandsOverRun(t *testing.T) {
 	}
 }
 
+// tasks counts the threads of pid still in /proc.
+func tasks(pid int) int {
+	ents, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	return len(ents)
+}
+
 // waitingSupervisors waits until n supervisors of this test process wait
 // for a run and returns their pids.
 func waitingSupervisors(t *testing.T, n int) []int {
@@ -102,7 +108,9 @@ func TestPoolDeadSupervisor(t *testing.T) {
 	defer pool.Close()
 	dead := waitingSupervisors(t, 1)[0]
 	syscall.Kill(dead, syscall.SIGKILL)
-	for deadline := time.Now().Add(10 * time.Second); runs.Alive(dead, 0); time.Sleep(5 * time.Millisecond) {
+	// Dead: its main thread a zombie and its other threads gone (until
+	// they are, they hold its end of the readiness pipe).
+	for deadline := time.Now().Add(10 * time.Second); runs.Alive(dead, 0) || tasks(dead) > 1; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the waiting supervisor did not die")
 		}

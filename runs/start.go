@@ -2,7 +2,6 @@ package runs
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -200,19 +199,24 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		return nil, false, errors.New("no supervisor command configured")
 	}
 	work := string(dir)
+	// seeded waits for spec.Seed, which fills the staging directory while
+	// the supervisor is taken and run.json is encoded: it is done before
+	// the directory is published or removed.
+	seeded := func() error { return nil }
 	if fresh {
 		if work, err = os.MkdirTemp(filepath.Dir(string(dir)), "."+filepath.Base(string(dir))+stagingInfix); err != nil {
 			return nil, false, fmt.Errorf("%w: %w", ErrStateDir, err)
 		}
 		defer func() {
+			seeded()
 			if !written {
 				os.RemoveAll(work)
 			}
 		}()
 		if spec.Seed != nil {
-			if err := spec.Seed(work); err != nil {
-				return nil, false, err
-			}
+			done := make(chan error, 1)
+			go func() { done <- spec.Seed(work) }()
+			seeded = sync.OnceValue(func() error { return <-done })
 		}
 	}
 	env := append(withoutPIEnv(spec.Env),
@@ -223,6 +227,9 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		"PI_ACTORS_DEPTH="+strconv.Itoa(meta.Depth),
 	)
 	sup := spec.Pool.take()
+	// The replacement starts once the supervisor said it is ready (its
+	// leaf started), or failed.
+	defer spec.Pool.fill()
 	if sup == nil {
 		if sup, err = startSupervisor(work, meta, spec, env); err != nil {
 			return nil, false, err
@@ -240,12 +247,12 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	// The supervisor waits for its run on stdin: run.json is on disk, with
 	// its pid, before it gets it.
 	meta.Pid, meta.PidStart = proc.Pid, sup.start
-	if spec.Published != nil {
-		// Before run.json: a supervisor whose kernel dies before the
-		// handover runs what run.json (naming it) says.
-		spec.Published(meta)
-	}
 	data, err := fsutil.MarshalIndent(meta)
+	if serr := seeded(); serr != nil {
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		proc.Wait()
+		return nil, false, serr
+	}
 	// The new directory's entry in its parent is made durable once the
 	// supervisor has its run (off the way to its leaf), or with the rest
 	// of the batch.
@@ -254,6 +261,11 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		dirs = &fsutil.DirSyncs{}
 	}
 	if err == nil {
+		if spec.Published != nil {
+			// Before run.json: a supervisor whose kernel dies before the
+			// handover runs what run.json (naming it) says.
+			spec.Published(meta)
+		}
 		if fresh {
 			err = publish(work, dir, data, dirs)
 		} else {
@@ -267,9 +279,7 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	hand := data
 	if sup.waiting {
 		// A waiting supervisor takes on the run's environment too.
-		if hand, err = json.Marshal(handover{Env: env, Run: data}); err != nil {
-			return fail(fmt.Errorf("encode the handover: %w", err))
-		}
+		hand = encodeHandover(env, data)
 	}
 	if _, err := sup.in.Write(hand); err != nil {
 		return fail(fmt.Errorf("hand over the run: %w", err))

@@ -54,6 +54,9 @@ type supervisor struct {
 	watchFiles    []string
 	readyReported bool
 
+	// ready tells the kernel the supervisor is set up (once; Supervise).
+	ready func()
+
 	// Suspension (suspend.go): the run's counted time, the restart held
 	// while suspended, the agent root and the session record last seen.
 	clock       *Clock
@@ -75,10 +78,11 @@ func Main(name string, args []string) int {
 	}
 	ready := os.NewFile(3, "ready")
 	dir, metaIn := Dir(args[0]), io.Reader(os.Stdin)
+	var decoded *Meta
 	if args[0] == WaitingDir {
 		// Started ahead of its run (Pool): wait for it.
 		warm()
-		d, run, err := awaitHandover(os.Stdin)
+		d, run, m, err := awaitHandover(os.Stdin)
 		if errors.Is(err, io.EOF) {
 			return 0 // the pool closed: no run
 		}
@@ -87,9 +91,9 @@ func Main(name string, args []string) int {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 			return 70
 		}
-		dir, metaIn = d, bytes.NewReader(run)
+		dir, metaIn, decoded = d, bytes.NewReader(run), m
 	}
-	if err := Supervise(context.Background(), dir, metaIn, ready); err != nil {
+	if err := supervise(context.Background(), dir, metaIn, decoded, ready); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 70
 	}
@@ -102,11 +106,18 @@ func Main(name string, args []string) int {
 // child subreaper), writes every state file but run.json (the kernel's),
 // applies the restart policy and control messages, and exits when the
 // run is terminal.
-// ready, if not nil, receives one line once the supervisor is set up.
+// ready, if not nil, receives one line once the supervisor is set up
+// ("ok" once its first leaf started, or readyWait after, or an error).
 func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) error {
+	return supervise(ctx, dir, metaIn, nil, ready)
+}
+
+// supervise is Supervise; decoded, if not nil, is metaIn already decoded
+// (a waiting supervisor's handover).
+func supervise(ctx context.Context, dir Dir, metaIn io.Reader, decoded *Meta, ready *os.File) error {
 	RestoreLeafEnv()
 	s := &supervisor{dir: dir, leaves: map[int]Leaf{}, wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), sid: os.Getpid(), clock: NewClock(), agentDir: agentRoot()}
-	if err := s.setup(metaIn); err != nil {
+	if err := s.setup(metaIn, decoded); err != nil {
 		if ready != nil {
 			fmt.Fprintln(ready, readyError(err))
 			ready.Close()
@@ -141,30 +152,56 @@ func Supervise(ctx context.Context, dir Dir, metaIn io.Reader, ready *os.File) e
 			s.request("term")
 		}
 	}()
-	// Ready as soon as run.json is written and control can reach us.
+	if stopAsked.Load() {
+		s.request("term") // it came before the handler above (warm)
+	}
+	// Control can reach us now. Ready is said once the first leaf has
+	// started (onCommand), the run waits or ends without one, or
+	// readyWait passed: the kernel then answers the spawn and starts the
+	// next waiting supervisor, and neither competes with the leaf's start
+	// for a CPU.
 	if ready != nil {
-		fmt.Fprintln(ready, "ok")
-		ready.Close()
+		var once sync.Once
+		s.ready = func() {
+			once.Do(func() {
+				fmt.Fprintln(ready, "ok")
+				ready.Close()
+			})
+		}
+		t := time.AfterFunc(readyWait, s.ready)
+		defer t.Stop()
 	}
 	s.appendEvent(map[string]any{"event": "run.start", "run": s.meta.Run, "pid": os.Getpid()})
 	s.checkSession(true) // a run of a suspended session starts suspended
 	s.control()          // controls queued before we started
 	res := s.loop(ctx)
+	s.sayReady()
 	s.finish(res)
 	return nil
 }
 
-// setup takes the run from metaIn — the run.json the kernel wrote, with
-// our pid, before it handed it over — or, when metaIn is nil or empty,
+// sayReady tells the kernel the supervisor is ready, if it has not yet.
+func (s *supervisor) sayReady() {
+	if s.ready != nil {
+		s.ready()
+	}
+}
+
+// readyWait bounds how long a supervisor that is set up waits for its
+// first leaf to start before it tells the kernel it is ready.
+const readyWait = 50 * time.Millisecond
+
+// setup takes the run from decoded or metaIn — the run.json the kernel
+// wrote, with our pid, before it handed it over — or, when both are nil
+// or metaIn is empty,
 // from run.json on disk. A run.json that names another pid is written
 // with ours (a caller that did not write it). With an empty metaIn the
 // run.json on disk must name us: the kernel died between starting us
 // and handing the run over, and whatever is on disk then (a previous
 // run of the same id) is not ours to run.
-func (s *supervisor) setup(metaIn io.Reader) error {
-	var m *Meta
-	handed := false
-	if metaIn != nil {
+func (s *supervisor) setup(metaIn io.Reader, decoded *Meta) error {
+	m, handed := decoded, decoded != nil
+	if m == nil && metaIn != nil {
 		data, err := io.ReadAll(metaIn)
 		if err != nil {
 			return fmt.Errorf("read run.json from the kernel: %w", err)
@@ -477,6 +514,9 @@ func (s *supervisor) onCommand(e template.Event) {
 		rec["start"] = start // with the pid, what identifies the leaf later
 	}
 	s.appendEvent(rec)
+	if e.Type == "command.start" {
+		s.sayReady() // the leaf is running: the kernel may answer now
+	}
 	select {
 	case s.dirty <- struct{}{}:
 	default: // a write is already pending; it will include this change

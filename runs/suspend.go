@@ -162,6 +162,9 @@ func (s *supervisor) ending() bool {
 // awaitRunning waits while the run is suspended, until it resumes or a
 // stop is asked for (the next attempt starts only then).
 func (s *supervisor) awaitRunning(ctx context.Context) {
+	if s.clock.Paused() {
+		s.sayReady() // no leaf starts until the run is resumed
+	}
 	for !s.clock.Running(ctx, s.wake) {
 		if ctx.Err() != nil || s.stopReason() != "" {
 			return
