@@ -23,10 +23,46 @@ func AppendEventIn(tx *mailbox.Tx, dir Dir, rec map[string]any) error {
 	return tx.AppendFile(dir.Path(EventsFile), rec)
 }
 
+// appendEvent appends rec to the run's events — after the run.start
+// record if that is still held (holdEvent): one locked write for both.
+// A record without a ts is stamped now.
 func (s *supervisor) appendEvent(rec map[string]any) {
-	if err := appendEvent(s.dir, rec); err != nil {
+	if _, ok := rec["ts"]; !ok {
+		rec["ts"] = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	recs := []any{rec}
+	if s.heldEvent != nil {
+		recs = []any{s.heldEvent, rec}
+		s.heldEvent = nil
+	}
+	if err := mailbox.Append(s.dir.Path(EventsFile), recs...); err != nil {
 		s.logf("append event: %v", err)
 	}
+}
+
+// holdEvent stamps rec now and keeps it for the next appendEvent (or
+// flushEvent): run.start goes out with the first leaf's command.start,
+// so the way to the leaf holds one append instead of two.
+func (s *supervisor) holdEvent(rec map[string]any) {
+	rec["ts"] = time.Now().UTC().Format(time.RFC3339Nano)
+	s.emu.Lock()
+	s.heldEvent = rec
+	s.emu.Unlock()
+}
+
+// flushEvent appends the held record, if any.
+func (s *supervisor) flushEvent() {
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	if s.heldEvent == nil {
+		return
+	}
+	if err := mailbox.Append(s.dir.Path(EventsFile), s.heldEvent); err != nil {
+		s.logf("append event: %v", err)
+	}
+	s.heldEvent = nil
 }
 
 func (s *supervisor) appendOutbox(rec map[string]any) {

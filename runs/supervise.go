@@ -56,6 +56,10 @@ type supervisor struct {
 
 	// ready tells the kernel the supervisor is set up (once; Supervise).
 	ready func()
+	// emu orders the run's event appends; heldEvent waits for the next
+	// (holdEvent).
+	emu       sync.Mutex
+	heldEvent map[string]any
 
 	// Suspension (suspend.go): the run's counted time, the restart held
 	// while suspended, the agent root and the session record last seen.
@@ -168,10 +172,10 @@ func supervise(ctx context.Context, dir Dir, metaIn io.Reader, decoded *Meta, re
 				ready.Close()
 			})
 		}
-		t := time.AfterFunc(readyWait, s.ready)
+		t := time.AfterFunc(readyWait, s.sayReady)
 		defer t.Stop()
 	}
-	s.appendEvent(map[string]any{"event": "run.start", "run": s.meta.Run, "pid": os.Getpid()})
+	s.holdEvent(map[string]any{"event": "run.start", "run": s.meta.Run, "pid": os.Getpid()})
 	s.checkSession(true) // a run of a suspended session starts suspended
 	s.control()          // controls queued before we started
 	res := s.loop(ctx)
@@ -180,8 +184,10 @@ func supervise(ctx context.Context, dir Dir, metaIn io.Reader, decoded *Meta, re
 	return nil
 }
 
-// sayReady tells the kernel the supervisor is ready, if it has not yet.
+// sayReady tells the kernel the supervisor is ready, if it has not yet,
+// run.start written first.
 func (s *supervisor) sayReady() {
+	s.flushEvent()
 	if s.ready != nil {
 		s.ready()
 	}
@@ -491,6 +497,7 @@ func joinCommands(cmds []string) string {
 // the live leaf groups, for cleanup after a crash) and, when one is done,
 // a command.done outbox record.
 func (s *supervisor) onCommand(e template.Event) {
+	at := time.Now() // when the runner saw it: the leaf's start time is read below
 	var start uint64
 	s.mu.Lock()
 	switch e.Type {
@@ -507,7 +514,7 @@ func (s *supervisor) onCommand(e template.Event) {
 	// live leaves rather than trusting the event's number.
 	s.progress.Active = len(s.leaves)
 	s.mu.Unlock()
-	rec := map[string]any{"event": e.Type, "activeSubagents": e.Active, "command": e.Command, "pid": e.Pid}
+	rec := map[string]any{"event": e.Type, "activeSubagents": e.Active, "command": e.Command, "pid": e.Pid, "ts": at.UTC().Format(time.RFC3339Nano)}
 	if e.Type == "command.done" {
 		rec["code"], rec["killed"] = e.Code, e.Killed
 	} else {

@@ -2,6 +2,8 @@ package runs
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 	"time"
@@ -30,12 +32,13 @@ import (
 type fileStamp struct {
 	ino, size int64
 	mod       time.Time
+	missing   bool // no such file
 }
 
 func stampOf(path string) fileStamp {
 	st, err := os.Stat(path)
 	if err != nil {
-		return fileStamp{}
+		return fileStamp{missing: errors.Is(err, fs.ErrNotExist)}
 	}
 	ino := int64(0)
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
@@ -68,10 +71,13 @@ func (s *supervisor) checkSession(force bool) {
 	if same && !force {
 		return
 	}
-	rec, err := sessions.Load(s.agentDir, s.meta.OwnerID)
-	if err != nil {
-		s.logf("session record: %v", err)
-		return
+	var rec *sessions.Record
+	if !st.missing {
+		var err error
+		if rec, err = sessions.Load(s.agentDir, s.meta.OwnerID); err != nil {
+			s.logf("session record: %v", err)
+			return
+		}
 	}
 	by := "session:" + s.meta.OwnerID
 	if rec != nil && rec.By != "" {
