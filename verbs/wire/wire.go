@@ -228,7 +228,7 @@ var ErrNoAnswer = errors.New("the request was sent; the kernel ended before it a
 func (c *Conn) Send(req Request) error {
 	c.next++
 	req.ID = c.next
-	b, err := json.Marshal(req)
+	b, err := appendRequest(make([]byte, 0, requestSize(&req)), &req)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (c *Conn) Read() (*Response, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	var resp Response
-	if err := json.Unmarshal(line, &resp); err != nil {
+	if err := decodeResponse(line, &resp); err != nil {
 		return nil, fmt.Errorf("kernel response: %w", err)
 	}
 	return &resp, nil
