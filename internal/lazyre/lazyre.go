@@ -14,6 +14,10 @@ type Regexp struct {
 	src  string
 	once sync.Once
 	re   *regexp.Regexp
+	// A whole-string character-class pattern (see parseClasses) is
+	// matched by MatchString without compiling.
+	classOnce sync.Once
+	classes   *classes
 }
 
 // New returns a lazily compiled pattern.
@@ -25,7 +29,13 @@ func (r *Regexp) get() *regexp.Regexp {
 }
 
 // MatchString is regexp.Regexp.MatchString.
-func (r *Regexp) MatchString(s string) bool { return r.get().MatchString(s) }
+func (r *Regexp) MatchString(s string) bool {
+	r.classOnce.Do(func() { r.classes = parseClasses(r.src) })
+	if r.classes != nil {
+		return r.classes.match(s)
+	}
+	return r.get().MatchString(s)
+}
 
 // FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
 func (r *Regexp) FindStringSubmatch(s string) []string { return r.get().FindStringSubmatch(s) }
