@@ -149,7 +149,7 @@ type field struct {
 	name     string
 	index    []int
 	typ      reflect.Type
-	desc     string
+	tag      reflect.StructTag // its description is the jsonschema key
 	required bool
 }
 
@@ -164,7 +164,7 @@ func fields(t reflect.Type) []field {
 		return f.([]field)
 	}
 	var out []field
-	for _, sf := range reflect.VisibleFields(t) {
+	for _, sf := range structFields(t) {
 		if !sf.IsExported() || sf.Anonymous {
 			continue
 		}
@@ -176,10 +176,22 @@ func fields(t reflect.Type) []field {
 		if name == "" {
 			name = sf.Name
 		}
-		out = append(out, field{name: name, index: sf.Index, typ: sf.Type, desc: sf.Tag.Get("jsonschema"),
+		out = append(out, field{name: name, index: sf.Index, typ: sf.Type, tag: sf.Tag,
 			required: !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero")})
 	}
 	fieldCache.Store(t, out)
+	return out
+}
+
+// structFields is reflect.VisibleFields(t), read directly when t embeds
+// nothing (most requests: the CLI reads one request type per run).
+func structFields(t reflect.Type) []reflect.StructField {
+	out := make([]reflect.StructField, t.NumField())
+	for i := range out {
+		if out[i] = t.Field(i); out[i].Anonymous {
+			return reflect.VisibleFields(t)
+		}
+	}
 	return out
 }
 
@@ -403,7 +415,7 @@ func (s *Spec) ParamHelp() string {
 		if slices.Contains(s.Internal, f.name) {
 			continue
 		}
-		desc := f.desc
+		desc := f.tag.Get("jsonschema")
 		if f.name == s.Word {
 			desc = "(or the " + map[bool]string{false: "first word", true: "words"}[s.Words] + ") " + desc
 		}
