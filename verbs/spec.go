@@ -3,6 +3,7 @@ package verbs
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -271,11 +272,112 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 			clean[s.Word] = words[0]
 		}
 	}
+	if req, ok := s.decodeFields(clean); ok {
+		return req, nil
+	}
 	b, err := json.Marshal(clean)
 	if err != nil {
 		return nil, Invalidf("%s parameters: %v", s.Name, err)
 	}
 	return s.decode(b)
+}
+
+// decodeFields is s.decode(json.Marshal(params)) without encoding/json's
+// table of the request type's fields (spawn's has 36: building it was a
+// twentieth of a spawn's CPU in the CLI, which decodes one request): each
+// parameter is marshalled and decoded into its field alone, as json
+// decodes it in the whole object. ok is false when the type is not
+// plainRequest, a parameter names no field, or a value does not decode
+// (s.decode then says why, as before).
+func (s *Spec) decodeFields(params map[string]any) (Request, bool) {
+	if s.Decode != nil {
+		return nil, false
+	}
+	req := s.New()
+	rv := reflect.ValueOf(req)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct || !plainRequest(rv.Elem().Type()) {
+		return nil, false
+	}
+	fs, sv := fields(rv.Type()), rv.Elem()
+	for k, v := range params {
+		i := slices.IndexFunc(fs, func(f field) bool { return f.name == k })
+		if i < 0 {
+			return nil, false
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(sv.FieldByIndex(fs[i].index).Addr().Interface()); err != nil {
+			return nil, false
+		}
+	}
+	return req, true
+}
+
+var plainTypes sync.Map // reflect.Type → bool
+
+// plainRequest reports whether json decodes an object into struct type t
+// field by field, each key into the field fields names so: t does not
+// decode itself, embeds nothing, and every exported field's json name is
+// its tag's (plain, unique) with no option but omitempty and omitzero.
+func plainRequest(t reflect.Type) bool {
+	if p, ok := plainTypes.Load(t); ok {
+		return p.(bool)
+	}
+	p := readPlain(t)
+	plainTypes.Store(t, p)
+	return p
+}
+
+func readPlain(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	if pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+		return false
+	}
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return false
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		if !plainJSONName(name) || seen[strings.ToLower(name)] {
+			return false
+		}
+		seen[strings.ToLower(name)] = true
+		for opts != "" {
+			var o string
+			if o, opts, _ = strings.Cut(opts, ","); o != "omitempty" && o != "omitzero" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainJSONName is a name json takes from a tag as it is, and that is
+// not "-" (json's name of a field tagged "-,").
+func plainJSONName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return s != "" && s != "-"
 }
 
 // DecodeJSON builds the typed request from one JSON object (an MCP tool

@@ -97,6 +97,10 @@ func (c *Cause) Empty() bool { return c == nil || *c == Cause{} }
 
 // Encode sets the request's parameters from a typed request.
 func (r *Request) Encode(params any) error {
+	if b, ok := marshalFlat(params); ok {
+		r.Params = b
+		return nil
+	}
 	b, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("encode %s parameters: %w", r.Op, err)

@@ -1,0 +1,105 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+type ptrMarshal struct{ n int }
+
+func (p *ptrMarshal) MarshalJSON() ([]byte, error) { return json.Marshal(p.n * 2) }
+
+type valMarshal string
+
+func (v valMarshal) MarshalJSON() ([]byte, error) { return json.Marshal("<" + string(v) + ">") }
+
+type zeroer struct{ A int }
+
+func (z zeroer) IsZero() bool { return z.A == 1 }
+
+type inner struct {
+	X int    `json:"x"`
+	Y string `json:"y,omitempty"`
+}
+
+type flatAll struct {
+	S        string            `json:"s,omitempty"`
+	T        string            `json:"t"`
+	NoTag    int               //
+	Skip     string            `json:"-"`
+	unexp    string            //nolint:unused
+	Any      any               `json:"any,omitempty"`
+	Map      map[string]any    `json:"map,omitempty"`
+	Slice    []string          `json:"slice,omitempty"`
+	Ptr      *inner            `json:"ptr,omitempty"`
+	Inner    inner             `json:"inner,omitempty"`
+	Zero     int               `json:"zero,omitzero"`
+	PM       ptrMarshal        `json:"pm"`
+	VM       valMarshal        `json:"vm,omitempty"`
+	Raw      json.RawMessage   `json:"raw,omitempty"`
+	F        float64           `json:"f,omitempty"`
+	B        bool              `json:"b,omitempty"`
+	Arr      [2]int            `json:"arr"`
+	M2       map[string]string `json:"m2"`
+	NameOnly string            `json:",omitempty"`
+}
+
+type notFlat1 struct {
+	inner
+	Z int `json:"z"`
+}
+
+type notFlat2 struct {
+	N int `json:"n,string"`
+}
+
+type ptrZeroer struct{ A int }
+
+func (z *ptrZeroer) IsZero() bool { return z.A == 5 }
+
+type notFlat3 struct {
+	Z *zeroer `json:"z,omitzero"`
+}
+
+type zeroers struct {
+	Z  zeroer    `json:"z,omitzero"`
+	PZ ptrZeroer `json:"pz,omitzero"`
+}
+
+type notFlat4 struct {
+	A int `json:"a b"`
+}
+
+type selfMarshal struct{ A int }
+
+func (selfMarshal) MarshalJSON() ([]byte, error) { return []byte(`"self"`), nil }
+
+func TestMarshalFlatIsMarshal(t *testing.T) {
+	values := []any{
+		&flatAll{},
+		&flatAll{S: "a<b>&\u2028\xff", T: "t", NoTag: 3, Skip: "x", unexp: "u", Any: map[string]any{"z": 1, "a": []any{"<", nil}},
+			Map: map[string]any{}, Slice: []string{"x"}, Ptr: &inner{X: 1}, Inner: inner{Y: "y"}, Zero: 2, PM: ptrMarshal{4}, VM: "v",
+			Raw: json.RawMessage(` { "a" : 1 } `), F: 1.5, B: true, Arr: [2]int{1, 2}, NameOnly: "n"},
+		&flatAll{Any: json.Number("12"), Map: map[string]any{"k": "v"}, Slice: []string{}},
+		&zeroers{}, &zeroers{Z: zeroer{1}, PZ: ptrZeroer{5}}, &zeroers{Z: zeroer{0}, PZ: ptrZeroer{0}},
+	}
+	for i, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := marshalFlat(v)
+		if !ok {
+			t.Fatalf("%d: not flat", i)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	for i, v := range []any{&notFlat1{}, &notFlat2{}, &notFlat3{}, &notFlat4{}, &selfMarshal{}, flatAll{}, (*flatAll)(nil), 3, map[string]any{},
+		&flatAll{Raw: json.RawMessage(`{`)}} {
+		if _, ok := marshalFlat(v); ok {
+			t.Errorf("%d: %T taken as flat", i, v)
+		}
+	}
+}
