@@ -154,34 +154,76 @@ type field struct {
 	required bool
 }
 
-var fieldCache sync.Map // reflect.Type → []field
+// requestType is what fields and plainRequest read of a request type.
+type requestType struct {
+	fields []field
+	plain  bool
+}
+
+var fieldCache sync.Map // reflect.Type → *requestType
 
 // fields lists a request type's parameters in declaration order.
-func fields(t reflect.Type) []field {
+func fields(t reflect.Type) []field { return readType(t).fields }
+
+// plainRequest reports whether json decodes an object into request type
+// t field by field, each key into the field fields names so: t does not
+// decode itself, embeds nothing, and every exported field's json name is
+// its tag's (plain, unique whatever the case) with no option but
+// omitempty and omitzero.
+func plainRequest(t reflect.Type) bool { return readType(t).plain }
+
+func readType(t reflect.Type) *requestType {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if f, ok := fieldCache.Load(t); ok {
-		return f.([]field)
+		return f.(*requestType)
 	}
-	var out []field
+	pt := reflect.PointerTo(t)
+	rt := &requestType{plain: !pt.Implements(reflect.TypeFor[json.Unmarshaler]()) && !pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())}
+	var seen map[string]bool
 	for _, sf := range structFields(t) {
+		if sf.Anonymous || len(sf.Index) > 1 {
+			rt.plain = false
+		}
 		if !sf.IsExported() || sf.Anonymous {
 			continue
 		}
 		tag := sf.Tag.Get("json")
 		name, opts, _ := strings.Cut(tag, ",")
 		if name == "-" {
+			if tag != "-" {
+				rt.plain = false // json names it "-"
+			}
 			continue
 		}
 		if name == "" {
 			name = sf.Name
 		}
-		out = append(out, field{name: name, index: sf.Index, typ: sf.Type, tag: sf.Tag,
+		if rt.plain {
+			rt.plain = plainOptions(opts) && plainJSONName(name) && !seen[strings.ToLower(name)]
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[strings.ToLower(name)] = true
+		}
+		rt.fields = append(rt.fields, field{name: name, index: sf.Index, typ: sf.Type, tag: sf.Tag,
 			required: !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero")})
 	}
-	fieldCache.Store(t, out)
-	return out
+	fieldCache.Store(t, rt)
+	return rt
+}
+
+// plainOptions are json tag options besides the name that decoding
+// ignores.
+func plainOptions(opts string) bool {
+	for opts != "" {
+		var o string
+		if o, opts, _ = strings.Cut(opts, ","); o != "omitempty" && o != "omitzero" {
+			return false
+		}
+	}
+	return true
 }
 
 // structFields is reflect.VisibleFields(t), read directly when t embeds
@@ -315,57 +357,6 @@ func (s *Spec) decodeFields(params map[string]any) (Request, bool) {
 		}
 	}
 	return req, true
-}
-
-var plainTypes sync.Map // reflect.Type → bool
-
-// plainRequest reports whether json decodes an object into struct type t
-// field by field, each key into the field fields names so: t does not
-// decode itself, embeds nothing, and every exported field's json name is
-// its tag's (plain, unique) with no option but omitempty and omitzero.
-func plainRequest(t reflect.Type) bool {
-	if p, ok := plainTypes.Load(t); ok {
-		return p.(bool)
-	}
-	p := readPlain(t)
-	plainTypes.Store(t, p)
-	return p
-}
-
-func readPlain(t reflect.Type) bool {
-	pt := reflect.PointerTo(t)
-	if pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
-		return false
-	}
-	seen := map[string]bool{}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Anonymous {
-			return false
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = sf.Name
-		}
-		if !plainJSONName(name) || seen[strings.ToLower(name)] {
-			return false
-		}
-		seen[strings.ToLower(name)] = true
-		for opts != "" {
-			var o string
-			if o, opts, _ = strings.Cut(opts, ","); o != "omitempty" && o != "omitzero" {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // plainJSONName is a name json takes from a tag as it is, and that is

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -101,5 +103,95 @@ func TestMarshalFlatIsMarshal(t *testing.T) {
 		if _, ok := marshalFlat(v); ok {
 			t.Errorf("%d: %T taken as flat", i, v)
 		}
+	}
+}
+
+type result struct {
+	Address string   `json:"address"`
+	Pid     int      `json:"pid"`
+	Warn    []string `json:"warnings,omitempty"`
+	Ready   *bool    `json:"ready,omitempty"`
+	Run     string   `json:"run"`
+	RunAlso string   `json:"Run"`
+	Details any      `json:"details,omitempty"`
+	M       map[string]int
+	PM      ptrMarshal `json:"pm"`
+}
+
+type selfUnmarshal struct{ A int }
+
+func (s *selfUnmarshal) UnmarshalJSON([]byte) error { s.A = 9; return nil }
+
+var flatResults = []string{
+	`{"address":"run:x","pid":12,"run":"x","warnings":["a"],"ready":true}`,
+	` { "ADDRESS" : "r" , "Pid":1, "RUN":"folded", "Run":"exact", "run":"lower", "unknown":{"a":[1]}, "details":{"n":1.5}, "M":{"a":1}, "m":{"b":2} } `,
+	`{"pid":"x"}`,
+	`{"pid":1.5,"run":"y"}`,
+	`{"ready":null,"warnings":null,"address":null}`,
+	`{"\u0061ddress":"escaped"}`,
+	`{"ſun":"non-ascii"}`,
+	`{"addreſs":"non-ascii fold"}`,
+	`{"run":"a","run":"b"}`,
+	`{"M":{"a":1},"M":{"b":2}}`,
+	`[]`, `null`, `"s"`, `{`, `{}`, `{"pm":3}`,
+}
+
+func TestUnmarshalFlatIsUnmarshal(t *testing.T) {
+	for _, data := range flatResults {
+		checkUnmarshalFlat(t, []byte(data))
+	}
+	var s selfUnmarshal
+	if unmarshalFlat([]byte(`{"A":1}`), &s) {
+		t.Error("a type with UnmarshalJSON decoded field by field")
+	}
+}
+
+func checkUnmarshalFlat(t *testing.T, data []byte) {
+	t.Helper()
+	for _, seed := range []func() *result{
+		func() *result { return &result{} },
+		func() *result { return &result{Address: "before", M: map[string]int{"z": 1}} },
+	} {
+		checkUnmarshalFlatInto(t, data, seed)
+	}
+}
+
+func checkUnmarshalFlatInto(t *testing.T, data []byte, seed func() *result) {
+	t.Helper()
+	want, got := seed(), seed()
+	wantErr := json.Unmarshal(data, want)
+	if unmarshalFlat(data, got) {
+		if wantErr != nil {
+			t.Fatalf("%s: decoded field by field; json.Unmarshal: %v", data, wantErr)
+		}
+	} else {
+		if !reflect.DeepEqual(got, seed()) {
+			t.Fatalf("%s: refused but changed to %#v", data, got)
+		}
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\n got %#v\nwant %#v", data, got, want)
+	}
+}
+
+func FuzzUnmarshalFlat(f *testing.F) {
+	for _, data := range flatResults {
+		f.Add([]byte(data))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkUnmarshalFlat(t, data) })
+}
+
+func TestMarshalFlatNoEscape(t *testing.T) {
+	v := &flatAll{S: "<a&b>\u2028", Any: map[string]any{"h": "<>"}, VM: "x", Raw: json.RawMessage(`"<&>"`)}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := MarshalFlat(v, false)
+	if !ok || string(got)+"\n" != buf.String() {
+		t.Fatalf("got %s (%v)\nwant %s", got, ok, buf.String())
 	}
 }

@@ -123,7 +123,7 @@ func (r *Response) Decode(v any) error {
 	if r.Error != nil {
 		return r.Error
 	}
-	if len(r.Result) == 0 {
+	if len(r.Result) == 0 || unmarshalFlat(r.Result, v) {
 		return nil
 	}
 	if err := json.Unmarshal(r.Result, v); err != nil {
