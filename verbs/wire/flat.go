@@ -191,7 +191,7 @@ func unmarshalFlat(data []byte, v any) bool {
 	ft := readFlatType(sv.Type())
 	// Only into a zero value, which a refusal restores (json merges into
 	// the maps of a value that holds some).
-	if !ft.decodes || !sv.IsZero() || !json.Valid(data) {
+	if len(data) > flatDecodeMax || !ft.decodes || !sv.IsZero() || !json.Valid(data) {
 		return false
 	}
 	b := skipSpace(data)
@@ -229,6 +229,11 @@ func unmarshalFlat(data []byte, v any) bool {
 	}
 	return true
 }
+
+// flatDecodeMax bounds what unmarshalFlat reads: it scans its input
+// twice before json does (json.Valid, then each value's end), which a
+// large listing would feel more than the field tables it saves.
+const flatDecodeMax = 16 << 10
 
 // field is the field json decodes key into: the one of that name, else
 // the first whose name equals it but for ASCII case.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -193,5 +194,18 @@ func TestMarshalFlatNoEscape(t *testing.T) {
 	got, ok := MarshalFlat(v, false)
 	if !ok || string(got)+"\n" != buf.String() {
 		t.Fatalf("got %s (%v)\nwant %s", got, ok, buf.String())
+	}
+}
+
+// A large result goes to json.Unmarshal whole.
+func TestUnmarshalFlatLeavesLargeResults(t *testing.T) {
+	big := []byte(`{"address":"` + strings.Repeat("a", flatDecodeMax) + `"}`)
+	var r result
+	if unmarshalFlat(big, &r) {
+		t.Fatal("a large result decoded field by field")
+	}
+	resp := Response{OK: true, Result: big}
+	if err := resp.Decode(&r); err != nil || len(r.Address) != flatDecodeMax {
+		t.Fatalf("Decode: %v, %d bytes", err, len(r.Address))
 	}
 }
