@@ -159,11 +159,13 @@ func supervise(ctx context.Context, dir Dir, metaIn io.Reader, decoded *Meta, re
 	if stopAsked.Load() {
 		s.request("term") // it came before the handler above (warm)
 	}
-	// Control can reach us now. Ready is said once the first leaf has
-	// started (onCommand), the run waits or ends without one, or
-	// readyWait passed: the kernel then answers the spawn and starts the
-	// next waiting supervisor, and neither competes with the leaf's start
-	// for a CPU.
+	// Control can reach us now. A supervisor that was waiting for its run
+	// (a single spawn's) says ready once the first leaf has started
+	// (onCommand), the run waits or ends without one, or readyWait
+	// passed: the kernel then answers the spawn and starts the next
+	// waiting supervisor, and neither competes with the leaf's start for
+	// a CPU. One started for its run (a batch's, mostly) says so now: the
+	// kernel's next start in the batch need not wait for this leaf.
 	if ready != nil {
 		var once sync.Once
 		s.ready = func() {
@@ -176,6 +178,9 @@ func supervise(ctx context.Context, dir Dir, metaIn io.Reader, decoded *Meta, re
 		defer t.Stop()
 	}
 	s.holdEvent(map[string]any{"event": "run.start", "run": s.meta.Run, "pid": os.Getpid()})
+	if decoded == nil {
+		s.sayReady()
+	}
 	s.checkSession(true) // a run of a suspended session starts suspended
 	s.control()          // controls queued before we started
 	res := s.loop(ctx)
