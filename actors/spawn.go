@@ -181,7 +181,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 		return spec, src, err
 	}
 	cfg := k.conf()
-	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: src.types}); err != nil {
+	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: src.types, NoLookup: true}); err != nil {
 		return spec, src, err
 	}
 	// Artifacts resolve once, at start.

@@ -62,6 +62,10 @@ type Options struct {
 	Types       map[string]Type
 	// CallerStdin says the first step reads the caller's stdin.
 	CallerStdin bool
+	// NoLookup leaves every Step.Exe empty: the plan only checks the
+	// template (the kernel's check of a spawn; its supervisor resolves
+	// the commands with the run's own PATH).
+	NoLookup bool
 }
 
 // DefaultMaxParallel is the default fan-out limit of a parallel node.
@@ -340,7 +344,9 @@ func (p *planner) leaf(s *Step, n *Node, sc *scope) error {
 		return errf(n.Path, "the command word of %q is empty after substitution", n.Leaf.Source)
 	}
 	s.Argv = argv
-	s.Exe = p.executable(argv[0])
+	if !p.opts.NoLookup {
+		s.Exe = p.executable(argv[0])
+	}
 	s.Risk, s.Warnings = RiskLabels(argv, s.Label)
 	for _, l := range s.Risk {
 		p.risk[l] = true

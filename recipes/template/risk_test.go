@@ -299,3 +299,26 @@ func TestRiskWrappedNoWarning(t *testing.T) {
 		t.Errorf("labels %q warnings %q, want shell+eval and no warning", labels, warnings)
 	}
 }
+
+// A plan built only to check a template (Options.NoLookup: the kernel's
+// check of a spawn) resolves no command — its supervisor does, with the
+// run's PATH — and still labels its risks.
+func TestNoLookupLeavesExeEmpty(t *testing.T) {
+	node, err := Parse("sh -c {cmd}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noLookup := range []bool{false, true} {
+		plan, err := NewPlan(node, Values{"cmd": "true"}, Options{NoLookup: noLookup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := plan.Root
+		if got := s.Exe != ""; got == noLookup {
+			t.Errorf("NoLookup %v: Exe %q", noLookup, s.Exe)
+		}
+		if !slices.Contains(s.Risk, shellL) {
+			t.Errorf("NoLookup %v: risk %v lacks %s", noLookup, s.Risk, shellL)
+		}
+	}
+}
