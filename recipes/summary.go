@@ -141,7 +141,7 @@ const (
 )
 
 // Remediation kinds, in rank order: the first is the most urgent.
-var remediationKinds = []string{"blocking_invalid", "invalid", "blocking_disabled", "unknown_field", "risky_shell_boundary", "disabled", "shadowed"}
+var remediationKinds = []string{"blocking_invalid", "invalid", "blocking_disabled", "reserved_name", "unknown_field", "risky_shell_boundary", "disabled", "shadowed"}
 
 // Remediation actions.
 const (
@@ -288,21 +288,12 @@ func Summarize(g *Registry, rv *Resolver) *Summary {
 		a, b := s.Recommendations[i], s.Recommendations[j]
 		return a.ID < b.ID || a.ID == b.ID && a.Path < b.Path
 	})
-	sort.SliceStable(s.Remediations, func(i, j int) bool {
-		a, b := s.Remediations[i], s.Remediations[j]
-		if ra, rb := remediationRank(a.Kind), remediationRank(b.Kind); ra != rb {
-			return ra < rb
-		}
-		return a.ID < b.ID || a.ID == b.ID && a.Path < b.Path
-	})
+	sortRemediations(s.Remediations)
 	sort.SliceStable(s.IntegrityManifest, func(i, j int) bool {
 		a, b := s.IntegrityManifest[i], s.IntegrityManifest[j]
 		return a.ID < b.ID || a.ID == b.ID && a.Path < b.Path
 	})
-	if len(s.Remediations) > 0 {
-		top := s.Remediations[0]
-		s.TopAction = &top
-	}
+	s.setTop()
 	s.RiskSummary = riskSummary(all)
 	s.Drafts = draftsWithRisk(rv, g.ListDrafts())
 	s.NextActions = s.NextActionsFor("summary")
@@ -565,6 +556,55 @@ func remediate(se *sumEntry) (Remediation, bool) {
 		return r, false
 	}
 	return r, true
+}
+
+// sortRemediations orders remediations by kind (remediationKinds), then
+// id and path.
+func sortRemediations(rs []Remediation) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if ra, rb := remediationRank(a.Kind), remediationRank(b.Kind); ra != rb {
+			return ra < rb
+		}
+		return a.ID < b.ID || a.ID == b.ID && a.Path < b.Path
+	})
+}
+
+// setTop makes the first remediation the top action.
+func (s *Summary) setTop() {
+	s.TopAction = nil
+	if len(s.Remediations) > 0 {
+		top := s.Remediations[0]
+		s.TopAction = &top
+	}
+}
+
+// FlagReserved warns of each recipe that would be a tool under a name
+// reserved for something else (reserved: a pi-actors verb — MCP clients
+// and the pi extension list the verb under that name, never the recipe):
+// a diagnostic and a remediation each, the top action recomputed.
+func (s *Summary) FlagReserved(reserved func(name string) bool) {
+	var found []*sumEntry
+	for _, se := range s.entries {
+		if n := NormalizeName(se.e.ID); se.tool && n != "" && reserved(n) {
+			found = append(found, se)
+		}
+	}
+	if len(found) == 0 {
+		return
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].e.Path < found[j].e.Path })
+	for _, se := range found {
+		e, n := se.e, NormalizeName(se.e.ID)
+		msg := fmt.Sprintf("Recipe %s is named like the pi-actors verb %s: MCP clients and pi list the verb under that name, not this recipe", e.Path, n)
+		action := fmt.Sprintf("rename the file (e.g. to %s_tool%s) so it is offered as a tool", n, filepath.Ext(e.Path))
+		s.Diagnostics = append(s.Diagnostics, msg)
+		s.DiagnosticDetails = append(s.DiagnosticDetails, DiagnosticDetail{ID: e.ID, Path: e.Path, Action: action, Message: msg, Severity: SeverityWarning})
+		s.Remediations = append(s.Remediations, Remediation{ID: e.ID, Kind: "reserved_name", Severity: SeverityWarning, Path: e.Path,
+			Reason: "a pi-actors verb has this tool name: the recipe is not offered as a tool", Action: action})
+	}
+	sortRemediations(s.Remediations)
+	s.setTop()
 }
 
 func remediationRank(kind string) int {
