@@ -21,9 +21,21 @@ const stagingInfix = ".new-"
 // renames stage to dir. The new entry in dir's parent is made durable by
 // an fsync of the parent, now or, with dirs, once for the batch.
 func publish(stage string, dir Dir, data []byte, dirs *fsutil.DirSyncs) error {
-	if err := fsutil.CreateFile(filepath.Join(stage, RunFile), data, 0o600, true); err != nil {
+	if err := stageRecord(stage, data); err != nil {
 		return err
 	}
+	return commitStage(stage, dir, dirs)
+}
+
+// stageRecord is publish's first step: run.json written into stage and
+// fsynced.
+func stageRecord(stage string, data []byte) error {
+	return fsutil.CreateFile(filepath.Join(stage, RunFile), data, 0o600, true)
+}
+
+// commitStage is publish's second step: stage renamed to dir, the new
+// entry made durable (now, or with dirs once for the batch).
+func commitStage(stage string, dir Dir, dirs *fsutil.DirSyncs) error {
 	if err := os.Rename(stage, string(dir)); err != nil {
 		return fmt.Errorf("publish state dir: %w", err)
 	}

@@ -248,6 +248,11 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	// its pid, before it gets it.
 	meta.Pid, meta.PidStart = proc.Pid, sup.start
 	data, err := fsutil.MarshalIndent(meta)
+	if err == nil && fresh {
+		// Written and fsynced while the room is seeded beside it; not
+		// visible until the directory is renamed below.
+		err = stageRecord(work, data)
+	}
 	if serr := seeded(); serr != nil {
 		syscall.Kill(-proc.Pid, syscall.SIGKILL)
 		proc.Wait()
@@ -267,7 +272,7 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 			spec.Published(meta)
 		}
 		if fresh {
-			err = publish(work, dir, data, dirs)
+			err = commitStage(work, dir, dirs)
 		} else {
 			err = fsutil.WriteFile(dir.Path(RunFile), data, 0o600)
 		}
