@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
@@ -140,6 +142,9 @@ func (s *Spawn) Validate() error {
 		names := slices.Sorted(maps.Keys(c))
 		return &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("spawn: %s shape an inline template=; a recipe's template runs as the recipe writes it", strings.Join(names, ", ")),
 			Hint: "leave them out, or set them on the recipe's template (its file in <agent>/recipes)"}
+	}
+	if err := checkNumbers("values", s.Values); err != nil {
+		return err
 	}
 	if _, err := s.HealthSpec(); err != nil {
 		return err
@@ -357,3 +362,32 @@ func batchOutcome(verb string, resp interface{ Decode(any) error }) (*Outcome, e
 
 // trimmed reports a string parameter as given or "".
 func trimmed(s string) string { return strings.TrimSpace(s) }
+
+// checkNumbers refuses a number in v (a decoded JSON value, where) that
+// no float64 holds (1e400): run.json could not be read back, so the run
+// could never start or be inspected.
+func checkNumbers(where string, v any) error {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := strconv.ParseFloat(string(x), 64); err != nil {
+			return Invalidf("%s: the number %s is out of range (at most about 1.8e308); pass it as a string (%s=\"%s\") if it is text", where, x, where, x)
+		}
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return Invalidf("%s: %v is not a JSON number", where, x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := checkNumbers(where+"."+k, e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNumbers(fmt.Sprintf("%s[%d]", where, i), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
