@@ -30,16 +30,7 @@ func (s *supervisor) appendEvent(rec map[string]any) {
 	if _, ok := rec["ts"]; !ok {
 		rec["ts"] = time.Now().UTC().Format(time.RFC3339Nano)
 	}
-	s.emu.Lock()
-	defer s.emu.Unlock()
-	recs := []any{rec}
-	if s.heldEvent != nil {
-		recs = []any{s.heldEvent, rec}
-		s.heldEvent = nil
-	}
-	if err := mailbox.Append(s.dir.Path(EventsFile), recs...); err != nil {
-		s.logf("append event: %v", err)
-	}
+	s.writeEvents(rec)
 }
 
 // holdEvent stamps rec now and keeps it for the next appendEvent (or
@@ -53,16 +44,26 @@ func (s *supervisor) holdEvent(rec map[string]any) {
 }
 
 // flushEvent appends the held record, if any.
-func (s *supervisor) flushEvent() {
+func (s *supervisor) flushEvent() { s.writeEvents(nil) }
+
+// writeEvents appends the held record, if any, then rec, if not nil, in
+// one locked write.
+func (s *supervisor) writeEvents(rec map[string]any) {
 	s.emu.Lock()
 	defer s.emu.Unlock()
-	if s.heldEvent == nil {
+	var recs []any
+	if s.heldEvent != nil {
+		recs, s.heldEvent = append(recs, s.heldEvent), nil
+	}
+	if rec != nil {
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
 		return
 	}
-	if err := mailbox.Append(s.dir.Path(EventsFile), s.heldEvent); err != nil {
+	if err := mailbox.Append(s.dir.Path(EventsFile), recs...); err != nil {
 		s.logf("append event: %v", err)
 	}
-	s.heldEvent = nil
 }
 
 func (s *supervisor) appendOutbox(rec map[string]any) {

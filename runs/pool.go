@@ -269,25 +269,24 @@ var (
 // awaitHandover is the waiting mode of a supervisor (Main with
 // WaitingDir): it reads its run on stdin, takes on the run's environment,
 // working directory and stderr.log (as its own fd 2, where a crash's
-// report lands), and returns the run's state directory, its run.json and
-// the run decoded. With nothing on stdin (the pool closed) it returns
-// io.EOF.
-func awaitHandover(in io.Reader) (Dir, []byte, *Meta, error) {
+// report lands), and returns the run's state directory and the run
+// decoded. With nothing on stdin (the pool closed) it returns io.EOF.
+func awaitHandover(in io.Reader) (Dir, *Meta, error) {
 	data, err := readAll(in, handoverBuf)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("read the run from the kernel: %w", err)
+		return "", nil, fmt.Errorf("read the run from the kernel: %w", err)
 	}
 	handed.Store(true)
 	if len(data) == 0 {
-		return "", nil, nil, io.EOF
+		return "", nil, io.EOF
 	}
 	env, run, err := decodeHandover(data)
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	m := &Meta{}
 	if err := json.Unmarshal(run, m); err != nil || m.StateDir == "" {
-		return "", nil, nil, fmt.Errorf("the run from the kernel has no state_dir: %v", err)
+		return "", nil, fmt.Errorf("the run from the kernel has no state_dir: %v", err)
 	}
 	os.Clearenv()
 	for _, kv := range env {
@@ -297,20 +296,20 @@ func awaitHandover(in io.Reader) (Dir, []byte, *Meta, error) {
 	}
 	if m.Cwd != "" {
 		if err := os.Chdir(m.Cwd); err != nil {
-			return "", nil, nil, fmt.Errorf("chdir %s: %w", m.Cwd, err)
+			return "", nil, fmt.Errorf("chdir %s: %w", m.Cwd, err)
 		}
 	}
 	dir := Dir(m.StateDir)
 	f, err := os.OpenFile(dir.Path(StderrLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("supervisor log: %w", err)
+		return "", nil, fmt.Errorf("supervisor log: %w", err)
 	}
 	err = unix.Dup3(int(f.Fd()), 2, 0)
 	f.Close()
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("supervisor log: %w", err)
+		return "", nil, fmt.Errorf("supervisor log: %w", err)
 	}
-	return dir, run, m, nil
+	return dir, m, nil
 }
 
 // readAll reads r to its end into buf, growing it past its length.

@@ -239,9 +239,12 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 	defer sup.in.Close()
 	proc = sup.proc
 	// fail keeps the cause's errno (a full disk: 73; no descriptor: 74).
-	fail := func(cause error) (*os.Process, bool, error) {
+	stop := func() {
 		syscall.Kill(-proc.Pid, syscall.SIGKILL)
 		proc.Wait()
+	}
+	fail := func(cause error) (*os.Process, bool, error) {
+		stop()
 		return nil, written, fmt.Errorf("start supervisor: %w", cause)
 	}
 	// The supervisor waits for its run on stdin: run.json is on disk, with
@@ -254,8 +257,7 @@ func launch(dir Dir, meta *Meta, spec Spec, fresh bool) (proc *os.Process, writt
 		err = stageRecord(work, data)
 	}
 	if serr := seeded(); serr != nil {
-		syscall.Kill(-proc.Pid, syscall.SIGKILL)
-		proc.Wait()
+		stop()
 		return nil, false, serr
 	}
 	// The new directory's entry in its parent is made durable once the

@@ -86,7 +86,7 @@ func Main(name string, args []string) int {
 	if args[0] == WaitingDir {
 		// Started ahead of its run (Pool): wait for it.
 		warm()
-		d, run, m, err := awaitHandover(os.Stdin)
+		d, m, err := awaitHandover(os.Stdin)
 		if errors.Is(err, io.EOF) {
 			return 0 // the pool closed: no run
 		}
@@ -95,7 +95,7 @@ func Main(name string, args []string) int {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 			return 70
 		}
-		dir, metaIn, decoded = d, bytes.NewReader(run), m
+		dir, metaIn, decoded = d, nil, m
 	}
 	if err := supervise(context.Background(), dir, metaIn, decoded, ready); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
