@@ -370,7 +370,7 @@ func checkNumbers(where string, v any) error {
 	switch x := v.(type) {
 	case json.Number:
 		if _, err := strconv.ParseFloat(string(x), 64); err != nil {
-			return Invalidf("%s: the number %s is out of range (at most about 1.8e308); pass it as a string (%s=\"%s\") if it is text", where, x, where, x)
+			return Invalidf("%s: the number %s is out of range (at most about 1.8e308); if it is text, give it as a JSON string (\"%s\")", where, x, x)
 		}
 	case float64:
 		if math.IsInf(x, 0) || math.IsNaN(x) {
