@@ -264,6 +264,10 @@ var (
 	handoverBuf []byte      // warm: what awaitHandover reads into
 	handed      atomic.Bool // a waiting supervisor has its run
 	stopAsked   atomic.Bool // TERM, INT or HUP came once it had
+
+	// afterHandover, if set (tests only), runs between the handover and
+	// Supervise's own signal handler: the window stopAsked covers.
+	afterHandover func()
 )
 
 // awaitHandover is the waiting mode of a supervisor (Main with

@@ -129,3 +129,39 @@ func TestPoolDeadSupervisor(t *testing.T) {
 		t.Fatalf("the pool started more after one died waiting: %v", pids)
 	}
 }
+
+// A TERM that reaches a waiting supervisor after it has its run but before
+// Supervise handles signals is not lost: the run stops as a terminated
+// supervisor's does (exited, supervisor_terminated, so its owner hears of
+// it) rather than running on with its stop swallowed, and its leaf does
+// not outlive it.
+func TestPoolTermDuringHandover(t *testing.T) {
+	t.Setenv(testproc.EnvVar, "1")
+	t.Setenv("PI_RUNS_TEST_TERM_AT_HANDOVER", "1")
+	agent := t.TempDir()
+	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
+	defer pool.Close()
+	waiting := waitingSupervisors(t, 1)
+	for deadline := time.Now().Add(10 * time.Second); pool.Idle() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool holds no waiting supervisor")
+		}
+	}
+	pidFile := filepath.Join(t.TempDir(), "leaf.pid")
+	sp := spec(agent, "termed", "{bin} sleep-forever {p}", map[string]any{"p": pidFile})
+	sp.Pool = pool
+	r := start(t, agent, sp)
+	if r.meta.Pid != waiting[0] {
+		t.Fatalf("run.json pid %d, the waiting supervisor was %d", r.meta.Pid, waiting[0])
+	}
+	res := r.wait(15 * time.Second)
+	if res.Status != runs.StatusExited || res.Reason != "supervisor_terminated" {
+		t.Fatalf("result %+v, want exited (supervisor_terminated); stderr: %s", res, r.read(runs.StderrLog))
+	}
+	if b, err := os.ReadFile(pidFile); err == nil {
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && runs.Alive(pid, 0) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("leaf %d outlived its stopped run", pid)
+		}
+	}
+}

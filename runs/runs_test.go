@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	testproc.NoRaceExitSleep()
 	if os.Getenv(testproc.EnvVar) != "" {
 		if len(os.Args) == 3 && os.Args[1] == "supervise" {
+			if os.Getenv("PI_RUNS_TEST_TERM_AT_HANDOVER") == "1" {
+				runs.TermAtHandover()
+			}
 			os.Exit(runs.Main("supervise", os.Args[2:]))
 		}
 		testproc.Main(os.Args[1:])

@@ -96,6 +96,9 @@ func Main(name string, args []string) int {
 			return 70
 		}
 		dir, metaIn, decoded = d, nil, m
+		if afterHandover != nil {
+			afterHandover()
+		}
 	}
 	if err := supervise(context.Background(), dir, metaIn, decoded, ready); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
