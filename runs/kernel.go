@@ -1,9 +1,12 @@
 package runs
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -41,11 +44,37 @@ func kernelPid() int {
 // signalled.
 func StopDescendants(grace time.Duration) int {
 	self, kernel := os.Getpid(), kernelPid()
-	left := func() []int { return DescendantsBut(self, kernel) }
-	// gone waits up to d for the signalled processes to go, reaping them.
+	return stopAll(func() []int { return DescendantsBut(self, kernel) }, grace, true)
+}
+
+// CallEnv marks the processes of one foreground call in a long-lived front
+// door (the MCP server, the pi bridge): its leaves get CallEnv=<id> and
+// pass it on to what they start, so a process that left its leaf's group
+// and session (setsid) is still found when the call ends (StopMarked).
+// Runs and kernels started from a call do not carry it (withoutPIEnv).
+const CallEnv = "PI_ACTORS_CALL"
+
+// StopMarked stops the live processes, other than this one and the agent
+// root's kernel and what it started, whose environment holds entry (a
+// KEY=value of CallEnv): SIGTERM, up to grace, SIGKILL. A process that
+// dropped the entry from its environment, or another user's, is not
+// found. It reaps nothing: a front door's other calls wait for their own
+// children. It returns how many it signalled.
+func StopMarked(entry string, grace time.Duration) int {
+	return stopAll(func() []int { return marked(entry) }, grace, false)
+}
+
+// stopAll sends SIGTERM to what left lists, waits up to grace for it to
+// go, SIGKILLs what is left and waits up to a second more; reap collects
+// this process's exited children meanwhile (a subreaper's adopted
+// orphans). It returns how many it signalled.
+func stopAll(left func() []int, grace time.Duration, reap bool) int {
+	// gone waits up to d for the signalled processes to go.
 	gone := func(d time.Duration) {
 		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			reapOrphans()
+			if reap {
+				reapOrphans()
+			}
 			if len(left()) == 0 {
 				return
 			}
@@ -58,8 +87,61 @@ func StopDescendants(grace time.Duration) int {
 		KillAll(left(), syscall.SIGKILL)
 		gone(time.Second)
 	}
-	reapOrphans()
+	if reap {
+		reapOrphans()
+	}
 	return len(pids)
+}
+
+// marked lists the live processes whose environment (as they were
+// started) holds entry, this process and the kernel's tree left out.
+func marked(entry string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !hasEnvEntry(env, entry) {
+			continue
+		}
+		if st, err := Stat(pid); err == nil && st.State != "Z" && st.State != "X" {
+			out = append(out, pid)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if k := kernelPid(); k > 0 {
+		skip := map[int]bool{k: true}
+		for _, p := range Descendants(k) {
+			skip[p] = true
+		}
+		out = slices.DeleteFunc(out, func(p int) bool { return skip[p] })
+	}
+	return out
+}
+
+// hasEnvEntry reports whether environ (NUL-separated KEY=value entries,
+// as /proc/<pid>/environ) holds entry exactly.
+func hasEnvEntry(environ []byte, entry string) bool {
+	for len(environ) > 0 {
+		i := bytes.IndexByte(environ, 0)
+		if i < 0 {
+			i = len(environ)
+		}
+		if string(environ[:i]) == entry {
+			return true
+		}
+		environ = environ[min(i+1, len(environ)):]
+	}
+	return false
 }
 
 // reapOrphans collects this process's exited children. Only for a process

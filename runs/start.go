@@ -526,7 +526,7 @@ func realPath(p string) string {
 }
 
 // withoutPIEnv drops inherited PI_ACTORS_* run identity so a child run
-// gets its own.
+// gets its own, and the mark of a front door's call (CallEnv).
 func withoutPIEnv(env []string) []string {
 	env = lastWins(env)
 	out := make([]string, 0, len(env)+7)
@@ -534,7 +534,8 @@ func withoutPIEnv(env []string) []string {
 		switch {
 		case strings.HasPrefix(e, "PI_ACTORS_RUN_ID="), strings.HasPrefix(e, "PI_ACTORS_ADDRESS="), strings.HasPrefix(e, sessions.RemoteRunEnv+"="),
 			strings.HasPrefix(e, "PI_ACTORS_STATE_DIR="), strings.HasPrefix(e, "PI_ACTORS_SESSION="),
-			strings.HasPrefix(e, "PI_ACTORS_DEPTH="), strings.HasPrefix(e, leafGOMAXPROCS+"="):
+			strings.HasPrefix(e, "PI_ACTORS_DEPTH="), strings.HasPrefix(e, leafGOMAXPROCS+"="),
+			strings.HasPrefix(e, CallEnv+"="): // a run outlives the call that spawned it
 			continue
 		case strings.HasPrefix(e, "GOMAXPROCS="):
 			out = append(out, leafGOMAXPROCS+"="+strings.TrimPrefix(e, "GOMAXPROCS="))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/config"
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -292,10 +293,11 @@ func startKernel(bin, agentDir string) (<-chan int, error) {
 	}
 	defer errf.Close()
 	// The agent root as resolved (absolute: the kernel runs in /) and no
-	// run identity of the caller. Dropped, not overridden: a Go process
+	// run identity of the caller, nor the mark of a front door's call (a
+	// kernel outlives the call that started it). Dropped, not overridden: a Go process
 	// reads the first of two entries of one name, os.StartProcess keeps
 	// both (a relative PI_CODING_AGENT_DIR made the kernel serve /<it>).
-	env := append(withoutEnv(kernelEnv(os.Environ()), "PI_CODING_AGENT_DIR", "PI_ACTORS_SESSION", "PI_ACTORS_RUN_ID", "PI_ACTORS_STATE_DIR", "PI_ACTORS_ADDRESS"),
+	env := append(withoutEnv(kernelEnv(os.Environ()), "PI_CODING_AGENT_DIR", "PI_ACTORS_SESSION", "PI_ACTORS_RUN_ID", "PI_ACTORS_STATE_DIR", "PI_ACTORS_ADDRESS", runs.CallEnv),
 		"PI_CODING_AGENT_DIR="+agentDir)
 	if self, err := os.Executable(); err == nil && os.Getenv("PI_ACTORS_BIN") == "" && filepath.Base(self) == "pi-actors" {
 		env = append(env, "PI_ACTORS_BIN="+self)

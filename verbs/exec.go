@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -336,6 +337,15 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 	return &Outcome{Result: &res, Text: res.Text()}, nil
 }
 
+// calls numbers this process's foreground calls (callMark).
+var calls atomic.Uint64
+
+// callMark names one foreground call uniquely on this machine: this
+// process, its start and the call's number.
+func callMark() string {
+	return strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(runs.StartTime(os.Getpid()), 10) + "-" + strconv.FormatUint(calls.Add(1), 10)
+}
+
 // runPlan executes a plan in the foreground: the output byte for byte to
 // env.Stream, or a bounded tail in the result.
 func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, stdin bool, hook func(*template.Step, []string) []string) (*Outcome, error) {
@@ -364,12 +374,22 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 		}
 		defer in.Close()
 	}
+	// A process that leaves the leaf's group (setsid) is still ours to
+	// stop when the composition ends: the CLI adopts it (a subreaper);
+	// a front door, running calls side by side, marks this call's
+	// processes and stops the marked ones.
 	if env.Reaper {
-		// A process that leaves the leaf's group (setsid) is still ours
-		// to stop when the composition ends.
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
 			defer runs.StopDescendants(runner.KillGrace)
 		}
+	} else {
+		mark := runs.CallEnv + "=" + callMark()
+		base := runner.Env
+		if base == nil {
+			base = os.Environ()
+		}
+		runner.Env = append(slices.Clip(base), mark)
+		defer runs.StopMarked(mark, runner.KillGrace)
 	}
 	res := runner.Run(ctx, plan, in)
 	defer res.Stdout.Close()
