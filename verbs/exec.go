@@ -388,7 +388,7 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 		if base == nil {
 			base = os.Environ()
 		}
-		runner.Env = append(slices.Clip(base), mark)
+		runner.Env = append(withoutEnv(base, runs.CallEnv), mark) // one mark: this call's
 		defer runs.StopMarked(mark, runner.KillGrace)
 	}
 	res := runner.Run(ctx, plan, in)
