@@ -259,19 +259,19 @@ func (k *Kernel) runExists(id string) bool {
 // storeOpenError explains a store that cannot be opened (a foreign or
 // damaged file, a newer schema: the file is left untouched).
 func storeOpenError(err error) error {
-	code := ""
+	code, hint := "", "the file was not modified; move it away (knowledge init, or the next use of the personal store, creates a new one)"
 	switch {
 	case errors.Is(err, store.ErrNotStore):
 		code = "not_a_store"
 	case errors.Is(err, store.ErrCorrupt):
 		code = "store_damaged"
 	case errors.Is(err, store.ErrTooNew):
-		code = "store_too_new"
+		// A newer pi-actors wrote it: it holds knowledge, keep it.
+		code, hint = "store_too_new", "the file was not modified; a newer pi-actors migrated it: use that version (pi-actors version names this one)"
 	default:
 		return err
 	}
-	return &verbs.Error{Exit: verbs.ExitDataErr, Code: code, Message: err.Error(),
-		Hint: "the file was not modified; move it away (knowledge init, or the next use of the personal store, creates a new one)"}
+	return &verbs.Error{Exit: verbs.ExitDataErr, Code: code, Message: err.Error(), Hint: hint}
 }
 
 // lease is the stores one operation uses (the caller's layers), held

@@ -121,10 +121,12 @@ END;
 `,
 	// 2: the vector graph (schema_vectors.go).
 	migrationVectors,
+	// 3: nodes by member name (schema_vectors.go).
+	migrationMembers,
 }
 
 // SchemaVersion is the schema version this binary creates and knows.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 func init() {
 	if len(migrations) != SchemaVersion {

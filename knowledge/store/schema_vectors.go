@@ -122,3 +122,12 @@ CREATE TRIGGER vg_vectors_ad AFTER DELETE ON vg_vectors BEGIN
     ON CONFLICT(key) DO UPDATE SET value = value + 1;
 END;
 `
+
+// migrationMembers is schema version 3: an index of the vector graph's
+// nodes by the part of their name after its first '.' — a method's own
+// name (Pool.fill) — so a search for the bare name finds it by index as
+// it finds a name by its start (vg_nodes_name). Queries repeat the
+// expression and the partial index's condition exactly.
+const migrationMembers = `
+CREATE INDEX vg_nodes_member ON vg_nodes(domain, lower(substr(name, instr(name, '.') + 1))) WHERE instr(name, '.') > 0;
+`

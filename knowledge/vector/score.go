@@ -32,6 +32,9 @@ type scored struct {
 	// byName: the node's name holds the query (nameMatches; ranked
 	// before the hits by similarity alone).
 	byName bool
+	// exact: the name, or its member name (a method's), is the query
+	// (nameExact; ranked before the other hits by name).
+	exact bool
 }
 
 // rowCols are the columns a hit is scored from.

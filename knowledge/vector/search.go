@@ -38,13 +38,27 @@ func nameMatches(name, phrase string) bool {
 	return phrase != "" && strings.Contains(namePhrase(name), phrase)
 }
 
+// nameExact reports whether name is phrase (case-insensitive), or its
+// member name is: the part after the first '.' of a name whose first
+// part is an identifier (a method's Recv.name; not a file's path.ext).
+func nameExact(name, phrase string) bool {
+	n := namePhrase(name)
+	if n == phrase {
+		return phrase != ""
+	}
+	i := strings.IndexByte(n, '.')
+	return i > 0 && !strings.ContainsAny(n[:i], "/ ") && n[i+1:] == phrase
+}
+
 // byName finds, through indexes, the nodes of domains (and of type typ,
 // when set) asked for by name, which vector similarity can miss (a run's
-// id among 40 lines of its output): runs whose id is a word of the query
-// as given or in lower case (vg_nodes_run) and nodes whose name starts with the query
-// (vg_nodes_name), at most nameLookupMax per lookup, as candidates with
-// their cosine similarity to q (0 without a vector of this embedder).
-// The caller keeps those whose name holds the query (nameMatches).
+// id among 40 lines of its output, a method among thousands): runs whose
+// id is a word of the query as given or in lower case (vg_nodes_run),
+// nodes whose name starts with the query (vg_nodes_name) and nodes whose
+// member name does (vg_nodes_member: Pool.fill for fill), at most
+// nameLookupMax per lookup, as candidates with their cosine similarity
+// to q (0 without a vector of this embedder). The caller keeps those
+// whose name holds the query (nameMatches).
 func (s *Store) byName(ctx context.Context, g *mirror, query string, domains []string, typ string, q []float32) ([]cand, error) {
 	const cols = `SELECT n.seq, n.domain, n.type, v.vec FROM vg_nodes n
 		LEFT JOIN vg_vectors v ON v.seq = n.seq AND v.embedder = ? WHERE `
@@ -89,8 +103,12 @@ func (s *Store) byName(ctx context.Context, g *mirror, query string, domains []s
 	if lo == "" {
 		return out, nil
 	}
+	const member = `lower(substr(n.name, instr(n.name, '.') + 1))`
 	for _, d := range domains {
 		if err := read(`n.domain = ? AND lower(n.name) >= ? AND lower(n.name) < ?`, d, lo, lo+"\U0010FFFF"); err != nil {
+			return nil, err
+		}
+		if err := read(`n.domain = ? AND instr(n.name, '.') > 0 AND `+member+` >= ? AND `+member+` < ?`, d, lo, lo+"\U0010FFFF"); err != nil {
 			return nil, err
 		}
 	}
@@ -161,6 +179,7 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 	}
 	for _, h := range hs {
 		h.byName = (typ == "" || h.Type == typ) && slices.Contains(live, h.Domain) && nameMatches(h.Name, phrase)
+		h.exact = h.byName && nameExact(h.Name, phrase)
 		if h.byName || h.Similarity >= minSimilarity {
 			per[h.Domain] = append(per[h.Domain], h)
 		}
@@ -173,10 +192,17 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 }
 
 // sortScored orders hits whose name holds the query first (a
-// run id, a file path, a decision's name: asked for by name), then by
-// score.
+// run id, a file path, a decision's name: asked for by name) — those
+// named exactly so (or whose member name is: a method) before those
+// whose name only holds it — then by score.
 func sortScored(l []scored) {
 	slices.SortStableFunc(l, func(a, b scored) int {
+		if a.exact != b.exact {
+			if a.exact {
+				return -1
+			}
+			return 1
+		}
 		if a.byName != b.byName {
 			if a.byName {
 				return -1
