@@ -23,24 +23,15 @@ func TestPoolHandsOverRun(t *testing.T) {
 	t.Setenv(testproc.EnvVar, "1")
 	t.Setenv("PI_POOL_TEST", "kernel")
 	agent := t.TempDir()
-	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
-	defer pool.Close()
-	waiting := waitingSupervisors(t, 1)
-	// The process shows in /proc before the pool has it (it is still
-	// being started): a spawn before then starts its own supervisor.
-	for deadline := time.Now().Add(10 * time.Second); pool.Idle() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the pool holds no waiting supervisor")
-		}
-	}
+	pool, waiting := readyPool(t)
 
 	cwd := t.TempDir()
 	sp := spec(agent, "pooled", []any{"{bin} print-env PI_POOL_TEST PI_ACTORS_RUN_ID", "pwd"}, nil)
 	sp.Cwd, sp.Pool = cwd, pool
 	sp.Env = append(sp.Env, "PI_POOL_TEST=run")
 	r := start(t, agent, sp)
-	if r.meta.Pid != waiting[0] {
-		t.Fatalf("run.json pid %d, the waiting supervisor was %d", r.meta.Pid, waiting[0])
+	if r.meta.Pid != waiting {
+		t.Fatalf("run.json pid %d, the waiting supervisor was %d", r.meta.Pid, waiting)
 	}
 	if res := r.wait(10 * time.Second); res.Status != runs.StatusDone {
 		t.Fatalf("result %+v; stderr: %s", res, r.read(runs.StderrLog))
@@ -52,7 +43,7 @@ func TestPoolHandsOverRun(t *testing.T) {
 		}
 	}
 	// A replacement waits for the next run.
-	if next := waitingSupervisors(t, 1); next[0] == waiting[0] {
+	if next := waitingSupervisors(t, 1); next[0] == waiting {
 		t.Fatalf("no new supervisor waits (still %d)", next[0])
 	}
 	pool.Close()
@@ -61,6 +52,23 @@ func TestPoolHandsOverRun(t *testing.T) {
 			t.Fatalf("waiting supervisors left after Close: %v", waitingPids())
 		}
 	}
+}
+
+// readyPool starts a pool of one waiting supervisor (this binary's
+// supervise entry) and returns it once the pool holds it, with its pid.
+// The process shows in /proc before the pool has it (it is still being
+// started): a spawn before then starts its own supervisor.
+func readyPool(t *testing.T) (*runs.Pool, int) {
+	t.Helper()
+	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
+	t.Cleanup(pool.Close)
+	waiting := waitingSupervisors(t, 1)
+	for deadline := time.Now().Add(10 * time.Second); pool.Idle() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool holds no waiting supervisor")
+		}
+	}
+	return pool, waiting[0]
 }
 
 // tasks counts the threads of pid still in /proc.
@@ -139,20 +147,13 @@ func TestPoolTermDuringHandover(t *testing.T) {
 	t.Setenv(testproc.EnvVar, "1")
 	t.Setenv("PI_RUNS_TEST_TERM_AT_HANDOVER", "1")
 	agent := t.TempDir()
-	pool := runs.NewPool([]string{bin(), "supervise"}, 1)
-	defer pool.Close()
-	waiting := waitingSupervisors(t, 1)
-	for deadline := time.Now().Add(10 * time.Second); pool.Idle() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the pool holds no waiting supervisor")
-		}
-	}
+	pool, waiting := readyPool(t)
 	pidFile := filepath.Join(t.TempDir(), "leaf.pid")
 	sp := spec(agent, "termed", "{bin} sleep-forever {p}", map[string]any{"p": pidFile})
 	sp.Pool = pool
 	r := start(t, agent, sp)
-	if r.meta.Pid != waiting[0] {
-		t.Fatalf("run.json pid %d, the waiting supervisor was %d", r.meta.Pid, waiting[0])
+	if r.meta.Pid != waiting {
+		t.Fatalf("run.json pid %d, the waiting supervisor was %d", r.meta.Pid, waiting)
 	}
 	res := r.wait(15 * time.Second)
 	if res.Status != runs.StatusExited || res.Reason != "supervisor_terminated" {
