@@ -111,6 +111,7 @@ func classify(err error) *Error {
 	}
 	var me *mailbox.AddressError
 	var ee *mailbox.EnvelopeError
+	var cfgEnv *config.EnvError
 	switch {
 	case errors.Is(err, wire.ErrNoAnswer):
 		return &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: err.Error(),
@@ -123,6 +124,8 @@ func classify(err error) *Error {
 			field = ee.Field
 		}
 		return &Error{Exit: ExitDataErr, Code: "invalid_envelope", Message: err.Error(), Hint: envelopeHint(field)}
+	case errors.As(err, &cfgEnv):
+		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix or unset $" + cfgEnv.Name + " (it overrides pi-actors.toml)"}
 	case errors.Is(err, config.ErrInvalid):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
 	case errors.As(err, new(*url.Error)) && !errors.Is(err, context.Canceled):

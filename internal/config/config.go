@@ -112,6 +112,18 @@ func Defaults() Config {
 // ErrInvalid marks a config file that cannot be used.
 var ErrInvalid = errors.New("invalid config")
 
+// EnvError is a bad value of an environment variable that overrides the
+// config (Name), not of pi-actors.toml: the fix is in the environment.
+// It is an ErrInvalid.
+type EnvError struct {
+	Name string // the variable
+	Msg  string // what is wrong, naming it
+}
+
+func (e *EnvError) Error() string { return ErrInvalid.Error() + ": " + e.Msg }
+
+func (e *EnvError) Unwrap() error { return ErrInvalid }
+
 // AgentDir returns the agent root: $PI_CODING_AGENT_DIR (a leading ~/ is
 // the home directory, as pi reads it) or ~/.pi/agent.
 func AgentDir() (string, error) {
@@ -152,11 +164,13 @@ func Load(agentDir string) (Config, error) {
 	if v := os.Getenv("PI_ACTORS_MAX_PARALLEL_BRANCHES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return c, fmt.Errorf("%w: PI_ACTORS_MAX_PARALLEL_BRANCHES must be a positive integer (got %q)", ErrInvalid, v)
+			return c, &EnvError{Name: "PI_ACTORS_MAX_PARALLEL_BRANCHES", Msg: fmt.Sprintf("PI_ACTORS_MAX_PARALLEL_BRANCHES must be a positive integer (got %q)", v)}
 		}
 		c.Exec.MaxParallelBranches = n
 	}
-	c.Pi.applyEnv()
+	if err := c.Pi.applyEnv(); err != nil {
+		return c, err
+	}
 	if err := c.check(path); err != nil {
 		return c, err
 	}

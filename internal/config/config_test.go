@@ -146,8 +146,10 @@ func TestPiSection(t *testing.T) {
 		t.Fatalf("PI_ACTORS_PI_TOOLS: %+v, %v", c.Pi, err)
 	}
 	t.Setenv("PI_ACTORS_PI_TOOLS", "recall,bad name")
-	if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `pi.tools entry "bad name"`) {
-		t.Fatalf("a bad PI_ACTORS_PI_TOOLS entry: %v", err)
+	var envErr *EnvError
+	if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !errors.As(err, &envErr) || envErr.Name != "PI_ACTORS_PI_TOOLS" ||
+		!strings.Contains(err.Error(), `PI_ACTORS_PI_TOOLS entry "bad name"`) || strings.Contains(err.Error(), "pi-actors.toml") {
+		t.Fatalf("a bad PI_ACTORS_PI_TOOLS entry is the variable's error, not the file's: %v", err)
 	}
 	t.Setenv("PI_ACTORS_PI_TOOLS", "")
 	for body, want := range map[string]string{

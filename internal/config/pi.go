@@ -33,18 +33,28 @@ const maxKnowledgeBudget = 50000
 
 func piDefaults() Pi { return Pi{KnowledgeBudget: 1500} }
 
-// applyEnv applies $PI_ACTORS_PI_TOOLS.
-func (p *Pi) applyEnv() {
+// toolPatternForm says what a pi.tools entry may be.
+const toolPatternForm = `a tool name or glob (letters, digits, _ - . * ?, an optional leading !; e.g. "recall", "utility-*", "!manage_*")`
+
+// applyEnv applies $PI_ACTORS_PI_TOOLS; an entry that is no tool pattern
+// is the variable's error (EnvError), not the file's.
+func (p *Pi) applyEnv() error {
 	v, ok := os.LookupEnv("PI_ACTORS_PI_TOOLS")
 	if !ok || strings.TrimSpace(v) == "" {
-		return
+		return nil
 	}
-	p.Tools = nil
+	var tools []string
 	for _, w := range strings.Split(v, ",") {
-		if w = strings.TrimSpace(w); w != "" {
-			p.Tools = append(p.Tools, w)
+		if w = strings.TrimSpace(w); w == "" {
+			continue
 		}
+		if !toolPattern(w) {
+			return &EnvError{Name: "PI_ACTORS_PI_TOOLS", Msg: fmt.Sprintf("PI_ACTORS_PI_TOOLS entry %q is not %s", w, toolPatternForm)}
+		}
+		tools = append(tools, w)
 	}
+	p.Tools = tools
+	return nil
 }
 
 func (p Pi) check(path string) error {
@@ -53,7 +63,7 @@ func (p Pi) check(path string) error {
 	}
 	for _, t := range p.Tools {
 		if !toolPattern(t) {
-			return fmt.Errorf("%w: %s: pi.tools entry %q is not a tool name or glob (letters, digits, _ - . * ?, an optional leading !; e.g. \"recall\", \"utility-*\", \"!manage_*\")", ErrInvalid, path, t)
+			return fmt.Errorf("%w: %s: pi.tools entry %q is not %s", ErrInvalid, path, t, toolPatternForm)
 		}
 	}
 	return nil
