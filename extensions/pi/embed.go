@@ -9,6 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 //go:embed *.ts
@@ -28,6 +33,17 @@ const (
 	uninstallStage = ".pi-actors-uninstall-"
 	staleAfter     = time.Hour
 )
+
+// lockInstall serialises installs and uninstalls of one agent root (two
+// at once raced: one failed with "file exists"). The lock file is in
+// pi-actors' own scratch directory, not where pi looks for extensions.
+func lockInstall(agentDir string) (unlock func(), err error) {
+	tmp := config.TmpDir(agentDir)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	return fsutil.Lock(filepath.Join(tmp, "pi-extension.lock"))
+}
 
 // ErrForeign reports that <agent>/extensions/pi-actors exists but was not
 // written by Install, so it is neither replaced nor removed.
@@ -59,6 +75,11 @@ func Install(agentDir string) (dir string, err error) {
 	if err := os.MkdirAll(ext, 0o755); err != nil {
 		return "", fmt.Errorf("install pi extension: %w", err)
 	}
+	unlock, err := lockInstall(agentDir)
+	if err != nil {
+		return "", fmt.Errorf("install pi extension: %w", err)
+	}
+	defer unlock()
 	removeStale(ext)
 	if _, err := owned(dir); err != nil {
 		return "", fmt.Errorf("install pi extension %s: %w", dir, err)
@@ -72,19 +93,7 @@ func Install(agentDir string) (dir string, err error) {
 	if err := writeTree(next); err != nil {
 		return "", fmt.Errorf("install pi extension: %w", err)
 	}
-	// Swap: the old directory moves into the stage (removed with it), the
-	// new one into place; if that fails the old one goes back.
-	old := filepath.Join(stage, "old")
-	hadOld := true
-	if err := os.Rename(dir, old); errors.Is(err, fs.ErrNotExist) {
-		hadOld = false
-	} else if err != nil {
-		return "", fmt.Errorf("install pi extension %s: %w", dir, err)
-	}
-	if err := os.Rename(next, dir); err != nil {
-		if hadOld {
-			os.Rename(old, dir)
-		}
+	if err := swapIn(next, dir, filepath.Join(stage, "old")); err != nil {
 		return "", fmt.Errorf("install pi extension %s: %w", dir, err)
 	}
 	if err := syncDir(ext); err != nil {
@@ -102,6 +111,11 @@ func Uninstall(agentDir string) (removed bool, err error) {
 	}
 	ext := filepath.Join(agentDir, "extensions")
 	dir := Dir(agentDir)
+	unlock, err := lockInstall(agentDir)
+	if err != nil {
+		return false, fmt.Errorf("uninstall pi extension: %w", err)
+	}
+	defer unlock()
 	exists, err := owned(dir)
 	if err != nil {
 		return false, fmt.Errorf("uninstall pi extension %s: %w", dir, err)
@@ -122,6 +136,36 @@ func Uninstall(agentDir string) (removed bool, err error) {
 		return true, fmt.Errorf("uninstall pi extension: %w", err)
 	}
 	return true, nil
+}
+
+// swapIn puts the directory next in place of dir at once: an atomic
+// exchange when dir exists (pi never sees no extension), the old one
+// left at next; a rename when it does not. Where the exchange is not
+// supported the old one moves to old first (put back if the second
+// rename fails).
+func swapIn(next, dir, old string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ENOENT):
+		return os.Rename(next, dir)
+	case !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS):
+		return err
+	}
+	hadOld := true
+	if err := os.Rename(dir, old); errors.Is(err, fs.ErrNotExist) {
+		hadOld = false
+	} else if err != nil {
+		return err
+	}
+	if err := os.Rename(next, dir); err != nil {
+		if hadOld {
+			os.Rename(old, dir)
+		}
+		return err
+	}
+	return nil
 }
 
 // owned reports whether dir exists; an existing dir without the marker (or

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -169,5 +170,82 @@ func TestEmptyAgentDirIsAnError(t *testing.T) {
 	}
 	if _, err := Uninstall(""); err == nil {
 		t.Fatal("Uninstall(\"\") succeeded")
+	}
+}
+
+// Installs and uninstalls at once do not fail each other ("file exists"
+// from one's swap meeting another's), and while installs replace an
+// installed extension pi never finds it missing (an atomic exchange).
+func TestInstallConcurrent(t *testing.T) {
+	agent := t.TempDir()
+	if _, err := Install(agent); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(Dir(agent), "index.ts")
+	stop := make(chan struct{})
+	missing := make(chan string, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				close(missing)
+				return
+			default:
+			}
+			if _, err := os.Stat(index); err != nil {
+				missing <- err.Error()
+				close(missing)
+				return
+			}
+		}
+	}()
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if _, err := Install(agent); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent install: %v", err)
+	}
+	if m, ok := <-missing; ok {
+		t.Errorf("the extension was missing during a reinstall: %s", m)
+	}
+	if names := extEntries(t, agent); !slices.Equal(names, []string{"pi-actors"}) {
+		t.Fatalf("extensions/ holds %v", names)
+	}
+	var wg2 sync.WaitGroup
+	removed := make(chan bool, 4)
+	for range 4 {
+		wg2.Add(1)
+		go func() {
+			defer wg2.Done()
+			r, err := Uninstall(agent)
+			if err != nil {
+				t.Errorf("concurrent uninstall: %v", err)
+			}
+			removed <- r
+		}()
+	}
+	wg2.Wait()
+	close(removed)
+	n := 0
+	for r := range removed {
+		if r {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d uninstalls removed the extension, want 1", n)
 	}
 }
