@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/signal"
+	"syscall"
 
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
@@ -28,6 +30,12 @@ func runWorkflow(ctx context.Context, a *app, r *request) int {
 	if len(r.words) != 2 || r.words[0] != "run" {
 		return a.fail(r, usagef("usage: pi-actors workflow run <state_dir> (started by the kernel for spawn workflow=…)"))
 	}
+	// The scheduler stops its workflow on SIGTERM (its supervisor's stop)
+	// and SIGINT, never on SIGHUP: that comes when its supervisor died
+	// while the session was suspended (its process group orphaned with
+	// stopped members), and the kernel resumes the workflow then — its
+	// nodes run on under their own supervisors.
+	signal.Ignore(syscall.SIGHUP)
 	env, err := verbs.NewEnv()
 	if err != nil {
 		return a.fail(r, err)
