@@ -60,7 +60,7 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out,
 		Failed: func(n *workflows.NodeState) { nodeFailed(dir, meta, n, out) },
 		Ended:  func(n *workflows.NodeState) { nodeEnded(dir, n, out) },
-		Paused: dir.PausedMS, Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}
+		Paused: pausedMS(dir), Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}
 	in := &workflowInbox{dir: dir, owner: meta.Address, out: out}
 	// control.retry sent while no scheduler ran (it woke this one up).
 	in.drain(func(node string) error { return e.Apply(node) })
@@ -266,4 +266,22 @@ func RetryNode(body any) (string, error) {
 		return "", Invalidf("control.retry: body must be {\"node\": \"<id>\"} naming the node to run again")
 	}
 	return node, nil
+}
+
+// pausedMS reads how long the run was suspended (progress.json's
+// paused_ms) for the scheduler, which asks at every tick: the file is
+// decoded again only when it changed (another inode, size or time).
+func pausedMS(dir runs.Dir) func() int64 {
+	var last os.FileInfo
+	var v int64
+	return func() int64 {
+		fi, err := os.Stat(dir.Path(runs.ProgressFile))
+		if err != nil {
+			return dir.PausedMS()
+		}
+		if last == nil || !os.SameFile(fi, last) || !fi.ModTime().Equal(last.ModTime()) || fi.Size() != last.Size() {
+			last, v = fi, dir.PausedMS()
+		}
+		return v
+	}
 }

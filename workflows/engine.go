@@ -177,9 +177,9 @@ func (e *Engine) logf(format string, args ...any) {
 // step is one round: observe, decide, start, stop, finish.
 func (e *Engine) step(ctx context.Context) {
 	now := time.Now()
-	if e.due(now) {
-		e.syncPause()
-	}
+	// Every tick: a node's took= leaves out the time it was suspended
+	// whether or not a clock of it falls due.
+	e.syncPause()
 	var stops []string
 	for i := range e.St.Nodes {
 		n := &e.St.Nodes[i]
@@ -372,28 +372,6 @@ func (e *Engine) upstream(id string) Upstream {
 // suspended aside.
 func (e *Engine) elapsed(n *NodeState, now time.Time) time.Duration {
 	return now.Sub(n.StartedAt) - time.Duration(n.PausedMS)*time.Millisecond
-}
-
-// due reports whether a clock-driven transition falls due now: a
-// running node's timeout, a retry's or a deferred start's time.
-func (e *Engine) due(now time.Time) bool {
-	if e.Paused == nil {
-		return false
-	}
-	for i := range e.St.Nodes {
-		n := &e.St.Nodes[i]
-		switch n.Status {
-		case NodeRunning:
-			if to := e.W.Node(n.ID).TimeoutMS; to > 0 && e.elapsed(n, now) > time.Duration(to)*time.Millisecond {
-				return true
-			}
-		case NodeBackoff, NodeStarting:
-			if !n.NextAt.IsZero() && !now.Before(n.NextAt) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // syncPause learns how long the workflow was suspended since it last
