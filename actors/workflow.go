@@ -484,7 +484,12 @@ func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), 
 			k.log.Warn("kill workflow node", "run", id, "err", err)
 		}
 	}
-	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second); err != nil {
+	ended := func(n *workflows.NodeState) {
+		if err := runs.AppendEvent(in.Dir, verbs.NodeEndEvent(n)); err != nil {
+			k.log.Warn("record workflow node end", "run", in.Meta.Run, "node", n.ID, "err", err)
+		}
+	}
+	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second, ended); err != nil {
 		k.log.Warn("record workflow end", "run", in.Meta.Run, "status", status, "err", err)
 	}
 }

@@ -135,6 +135,14 @@ func exitOf(st *workflows.State) int {
 // state directory, so this is where the trace finds why a node ran again
 // or did not run.
 func nodeEnded(dir runs.Dir, n *workflows.NodeState, out io.Writer) {
+	if err := runs.AppendEvent(dir, NodeEndEvent(n)); err != nil {
+		fmt.Fprintf(out, "node %s: record its end in events.jsonl: %v\n", n.ID, err)
+	}
+}
+
+// NodeEndEvent is the workflow.node event of a node attempt that ended
+// (or a node skipped), for the workflow run's events.jsonl.
+func NodeEndEvent(n *workflows.NodeState) map[string]any {
 	ev := map[string]any{"event": "workflow.node", "node": n.ID, "status": n.Status, "attempt": n.Attempts}
 	if n.Run != "" && n.Status != workflows.NodeSkipped {
 		ev["run"] = n.Run
@@ -151,9 +159,7 @@ func nodeEnded(dir runs.Dir, n *workflows.NodeState, out io.Writer) {
 	if n.Status == workflows.NodeBackoff && !n.NextAt.IsZero() {
 		ev["retry_at"] = n.NextAt.UTC().Format(time.RFC3339Nano)
 	}
-	if err := runs.AppendEvent(dir, ev); err != nil {
-		fmt.Fprintf(out, "node %s: record its end in events.jsonl: %v\n", n.ID, err)
-	}
+	return ev
 }
 
 func nodeFailed(dir runs.Dir, meta *runs.Meta, n *workflows.NodeState, out io.Writer) {

@@ -207,10 +207,11 @@ func Open(dir string, w *Workflow, run, instance string) (*State, error) {
 // ended for good with its workflow still running: cancelled while its
 // scheduler could not answer, its scheduler's restart limit reached):
 // nodes that were running are killed, nodes that had not started are
-// cancelled, and the workflow gets status (killed or failed) and reason.
+// cancelled, and the workflow gets status (killed or failed) and reason;
+// ended, if not nil, is told of each attempt it ended (once recorded).
 // A workflow that ended already is left as it is. It takes the
 // workflow's lock, so it waits for a scheduler still letting go.
-func Finish(dir, status, reason string, timeout time.Duration) error {
+func Finish(dir, status, reason string, timeout time.Duration, ended func(*NodeState)) error {
 	if _, err := os.Stat(filepath.Join(dir, StateFile)); err != nil {
 		return nil // nothing was recorded yet: nothing to finish
 	}
@@ -227,15 +228,25 @@ func Finish(dir, status, reason string, timeout time.Duration) error {
 		return nil
 	}
 	now := time.Now().UTC()
+	var killed []*NodeState
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
 		switch n.Status {
 		case NodeRunning, NodeStarting:
 			n.Status, n.Reason, n.EndedAt, n.Stopping = NodeKilled, reason, now, ""
+			killed = append(killed, n)
 		case NodePending, NodeBackoff:
 			n.Status, n.Reason, n.NextAt = NodeCancelled, reason, time.Time{}
 		}
 	}
 	st.Status, st.Reason, st.EndedAt = status, reason, now
-	return st.Save(dir)
+	if err := st.Save(dir); err != nil {
+		return err
+	}
+	for _, n := range killed {
+		if ended != nil {
+			ended(n) // an attempt this stop ended
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +24,14 @@ func TestFinishRecordsHowTheWorkflowEnded(t *testing.T) {
 	if err := st.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := workflows.Finish(dir, workflows.StatusFailed, "start_limit", time.Second); err != nil {
+	var ended []string
+	if err := workflows.Finish(dir, workflows.StatusFailed, "start_limit", time.Second, func(n *workflows.NodeState) {
+		ended = append(ended, n.ID+" "+n.Status)
+	}); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Join(ended, ",") != "a killed" {
+		t.Errorf("attempts told ended: %v, want the killed a only", ended)
 	}
 	got, err := workflows.Load(dir)
 	if err != nil {
@@ -38,7 +45,9 @@ func TestFinishRecordsHowTheWorkflowEnded(t *testing.T) {
 		t.Errorf("node a reason %q", r)
 	}
 	// Ended already: a later Finish changes nothing.
-	if err := workflows.Finish(dir, workflows.StatusKilled, "control.kill", time.Second); err != nil {
+	if err := workflows.Finish(dir, workflows.StatusKilled, "control.kill", time.Second, func(n *workflows.NodeState) {
+		t.Errorf("a Finish of an ended workflow told %s ended", n.ID)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := workflows.Load(dir); again.Status != workflows.StatusFailed || again.Reason != "start_limit" {

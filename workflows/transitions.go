@@ -157,6 +157,7 @@ func (e *Engine) killAll(ctx context.Context, reason string) {
 		case n.Stopping == "kill":
 			stops = append(stops, n.Run)
 			n.Status, n.Reason, n.Stopping, n.EndedAt = NodeKilled, reason, "", now
+			e.noteEnd(n)
 		case n.Status == NodeCancelled && n.Reason == "kill":
 			n.Reason = reason
 		}
