@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -408,6 +409,13 @@ func checkRetry(in *runs.Info, env mailbox.Envelope) error {
 	if !workflows.Retryable(n.Status) {
 		return &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("control.retry: node %s of run:%s is %s; only failed, killed, cancelled or skipped nodes run again", node, in.Meta.Run, n.Status),
 			Hint: "inspect target=run:" + in.Meta.Run + " view=dag"}
+	}
+	if w, err := workflows.Parse(in.Meta.Workflow, verbs.WorkflowOptions(in.Meta.Run)); err == nil {
+		if b := workflows.RetryBlockers(w, st, node); len(b) > 0 {
+			return &wire.Error{Code: "conflict", Exit: 75,
+				Message: fmt.Sprintf("control.retry: node %s of run:%s depends on %s, which ended badly: it would only be skipped again", node, in.Meta.Run, strings.Join(b, ", ")),
+				Hint:    fmt.Sprintf(`pi-actors message to=run:%s type=control.retry body:='{"node":%q}' (its skipped dependents, %s included, run again with it)`, in.Meta.Run, workflows.RetryFirst(w, st, node), node)}
+		}
 	}
 	return nil
 }

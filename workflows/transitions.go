@@ -278,6 +278,9 @@ func (e *Engine) retry(id string) error {
 	if !Retryable(n.Status) {
 		return fmt.Errorf("%w: node %s is %s; only failed, killed, cancelled or skipped nodes run again", ErrNotRetryable, id, n.Status)
 	}
+	if b := RetryBlockers(e.W, e.St, id); len(b) > 0 {
+		return fmt.Errorf("%w: node %s depends on %s, which ended badly: it would be skipped again; retry %s (its skipped dependents run again with it)", ErrNotRetryable, id, strings.Join(b, ", "), RetryFirst(e.W, e.St, id))
+	}
 	deps := e.W.Dependents(e.W.Node(id))
 	again := map[string]bool{}
 	for i := range e.St.Nodes {
@@ -312,6 +315,50 @@ func (e *Engine) retry(id string) error {
 	e.St.Status, e.St.Reason, e.St.EndedAt, e.dirty = StatusRunning, "", time.Time{}, true
 	e.logf("node %s: control.retry: it runs again with its skipped dependents", id)
 	return nil
+}
+
+// RetryBlockers lists the dependencies of node id that a control.retry
+// of it would leave ended badly (failed, skipped, cancelled or killed —
+// not by fail_fast, whose nodes that retry runs again): the node would
+// only be skipped again, so they are the ones to retry.
+func RetryBlockers(w *Workflow, st *State, id string) []string {
+	wn := w.Node(id)
+	if wn == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range wn.Deps {
+		ds := st.Node(d.Node)
+		if ds == nil {
+			continue
+		}
+		switch ds.Status {
+		case NodeFailed, NodeSkipped, NodeCancelled, NodeKilled:
+			if ds.Reason == "fail_fast" && ds.Status != NodeFailed && ds.Status != NodeSkipped {
+				continue
+			}
+			out = append(out, d.Node)
+		}
+	}
+	return out
+}
+
+// RetryFirst is the node to retry so that node id runs again: id itself
+// when nothing blocks it, else the first blocker, followed up through
+// skipped ones to the one that ended badly itself (skipped dependents run
+// again with it).
+func RetryFirst(w *Workflow, st *State, id string) string {
+	for range len(st.Nodes) {
+		b := RetryBlockers(w, st, id)
+		if len(b) == 0 {
+			return id
+		}
+		id = b[0]
+		if n := st.Node(id); n == nil || n.Status != NodeSkipped {
+			return id
+		}
+	}
+	return id
 }
 
 // unexcused reports whether a node failed for good since the last
