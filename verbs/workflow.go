@@ -122,5 +122,5 @@ func ReadWorkflow(path, cwd string) (map[string]any, error) {
 func workflowError(we *workflows.Error) *Error {
 	return &Error{Exit: ExitDataErr, Code: "invalid_workflow", Message: we.Error(),
 		Hint:    "fix the node and field named above; docs/workflows.md has the schema",
-		Details: map[string]any{"node": we.Node, "field": we.Field}}
+		Details: map[string]any{"node": cutLine(we.Node, previewChars), "field": cutLine(we.Field, previewChars)}} // bounded as the message
 }
