@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/rooms"
 	"github.com/pi-actors/pi-actors/runs"
+	"github.com/pi-actors/pi-actors/workflows"
 )
 
 // The run:<id> views read the run's state files directly, so they work
@@ -60,7 +62,43 @@ func inspectRun(_ context.Context, env *Env, q *inspectQuery) (*inspectOutput, e
 // loadInspectRun finds run:<id>, derives its status now and checks that
 // the calling session may see it.
 func loadInspectRun(env *Env, id string) (*runs.Info, error) {
-	return runs.Access(env.AgentDir, id, env.Session)
+	in, err := runs.Access(env.AgentDir, id, env.Session)
+	if errors.Is(err, runs.ErrNotFound) {
+		if e := nodeNotRun(env, id); e != nil {
+			return nil, e
+		}
+	}
+	return in, err
+}
+
+// nodeNotRun explains a missing run:<wf>-<node> whose workflow <wf> (one
+// the session may see) has a node <node> that has not run yet: skipped or
+// waiting, it has no run until it starts. Nil when id is no such node.
+func nodeNotRun(env *Env, id string) *Error {
+	for i := strings.LastIndexByte(id, '-'); i > 0; i = strings.LastIndexByte(id[:i], '-') {
+		wf, node := id[:i], id[i+1:]
+		in, err := runs.Access(env.AgentDir, wf, env.Session)
+		if err != nil {
+			continue
+		}
+		st, err := workflows.Load(string(in.FilesDir()))
+		if err != nil {
+			continue
+		}
+		n := st.Node(node)
+		if n == nil || n.Run != "" && n.Run != id {
+			continue
+		}
+		why := n.Status
+		if n.Reason != "" {
+			why += " (" + n.Reason + ")"
+		}
+		return &Error{Exit: ExitNoInput, Code: "not_found",
+			Message: fmt.Sprintf("run:%s has not run: it is node %s of workflow run:%s, which is %s", id, node, wf, why),
+			Hint:    "inspect target=run:" + wf + " view=dag (view=trace says why)",
+			Details: map[string]any{"workflow": "run:" + wf, "node": node, "node_status": n.Status}}
+	}
+	return nil
 }
 
 // inspectConfig is the agent root's config; a broken config file does not

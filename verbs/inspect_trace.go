@@ -360,7 +360,11 @@ func runEvents(in *runs.Info, keep func(ev map[string]any) bool) []TraceEntry {
 		case "run.control":
 			e.Kind, e.Text = "control", fmt.Sprintf("control run:%s %v from %v", r, ev["type"], orDash(ev["from"]))
 		case "workflow.node":
-			e.Kind, e.Text = "node", fmt.Sprintf("node %v attempt %v %v%s", ev["node"], ev["attempt"], ev["status"], eventDetail(ev, "run", "code", "reason", "error", "retry_at"))
+			attempt := fmt.Sprintf(" attempt %v", ev["attempt"])
+			if n, _ := ev["attempt"].(float64); n == 0 {
+				attempt = "" // skipped before it ran
+			}
+			e.Kind, e.Text = "node", fmt.Sprintf("node %v%s %v%s", ev["node"], attempt, ev["status"], eventDetail(ev, "run", "code", "reason", "error", "retry_at"))
 		case "run.done", "run.failed", "run.exited", "run.kill", "run.cancel":
 			status := map[string]string{"run.done": "done", "run.failed": "failed", "run.exited": "exited", "run.kill": "killed", "run.cancel": "cancelled"}[name]
 			e.Kind, e.Text = "exit", fmt.Sprintf("exit run:%s %s%s", r, status, eventDetail(ev, "code", "reason", "type"))

@@ -405,7 +405,7 @@ func intOf(v any) (int, bool) {
 }
 
 func kindOf(v any) string {
-	switch v.(type) {
+	switch v := v.(type) {
 	case nil:
 		return "null"
 	case string:
@@ -413,6 +413,9 @@ func kindOf(v any) string {
 	case bool:
 		return "a boolean"
 	case []any:
+		if len(v) == 0 {
+			return "an empty array"
+		}
 		return "an array"
 	case map[string]any:
 		return "an object"

@@ -46,6 +46,8 @@ func TestParseRejects(t *testing.T) {
 			"b", "execution_order", "before or beside its dependency a"},
 		{"order misses node", `{"nodes":[{"id":"a","template":"true"},{"id":"b","template":"true"}],"execution_order":[["a"]]}`, "b", "execution_order", "in no layer"},
 		{"order unknown node", `{"nodes":[{"id":"a","template":"true"}],"execution_order":[["a"],["x"]]}`, "", "execution_order[1]", "unknown node x"},
+		{"order empty", `{"nodes":[{"id":"a","template":"true"}],"execution_order":[]}`, "", "execution_order", "got an empty array"},
+		{"order layer empty", `{"nodes":[{"id":"a","template":"true"}],"execution_order":[["a"],[]]}`, "", "execution_order[1]", "got an empty array"},
 		{"order twice", `{"nodes":[{"id":"a","template":"true"}],"execution_order":[["a"],["a"]]}`, "a", "execution_order", "layer 0 and layer 1"},
 		{"negative retry", `{"nodes":[{"id":"a","template":"true","metadata":{"retry":{"max":-1}}}]}`, "a", "metadata.retry.max", "from 0 to 100"},
 		{"fractional retry", `{"nodes":[{"id":"a","template":"true","metadata":{"retry":{"max":1.5}}}]}`, "a", "metadata.retry.max", "integer"},
