@@ -105,7 +105,14 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.killAll(context.WithoutCancel(ctx), "control.cancel")
 			return errors.Join(e.save(), ctx.Err())
 		case c := <-e.cmds:
-			c.reply <- e.apply(c)
+			// Saved before the answer: the sender marks the message
+			// handled on it, and a scheduler that died before the next
+			// tick's save would lose the retry.
+			err := e.apply(c)
+			if err == nil {
+				err = e.save()
+			}
+			c.reply <- err
 		case <-t.C:
 		}
 	}

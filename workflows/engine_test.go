@@ -455,3 +455,60 @@ func TestEngineTimeoutSkipsSuspendedTime(t *testing.T) {
 		t.Errorf("without a pause: node %s (%s); want failed by its timeout", n.Status, n.Reason)
 	}
 }
+
+// gatedHost holds the start of node gate's later attempts until release
+// is closed: the scheduler is stuck inside Start, as when a kernel is slow.
+type gatedHost struct {
+	*procHost
+	gate    string
+	release chan struct{}
+}
+
+func (g *gatedHost) Start(ctx context.Context, reqs []workflows.StartRequest) []workflows.StartResult {
+	for _, r := range reqs {
+		if r.Node == g.gate && r.Attempt > 1 {
+			<-g.release
+		}
+	}
+	return g.procHost.Start(ctx, reqs)
+}
+
+// TestEngineRetryIsSavedBeforeItIsAnswered: a control.retry the running
+// scheduler accepted is in workflow.json when Retry returns — the inbox
+// marks the message handled then, so a scheduler that dies before its
+// next save must not lose it.
+func TestEngineRetryIsSavedBeforeItIsAnswered(t *testing.T) {
+	e, h, _ := engine(t, `{"nodes":[{"id":"bad","template":"exit 1"},{"id":"long","template":"sleep-forever"}]}`)
+	g := &gatedHost{procHost: h, gate: "bad", release: make(chan struct{})}
+	e.Host = g
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	defer close(g.release)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := workflows.Load(e.Dir)
+		if err == nil && st.Node("bad").Status == workflows.NodeFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node bad did not fail within 20 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.Retry(ctx, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := workflows.Load(e.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pending, or starting when the next tick already saved its start
+	if s := st.Node("bad").Status; s != workflows.NodePending && s != workflows.NodeStarting {
+		t.Errorf("workflow.json says node bad is %s once Retry returned; want pending or starting (the retry saved)", s)
+	}
+}
