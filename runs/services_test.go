@@ -180,7 +180,9 @@ func TestExecProbeKilledOnTimeout(t *testing.T) {
 	agent := t.TempDir()
 	pf := filepath.Join(agent, "probe.pid")
 	sp := spec(agent, "hang", "{bin} sleep-forever", map[string]any{"pf": pf})
-	sp.Health = health(t, runs.HealthParams{Ready: "exec:{bin} fork-grandchild {pf}", ReadyTimeout: "800ms"})
+	// first: the pid file keeps the first try's grandchild — a slow test
+	// reading it after the next try (5 s later) sees that one, still alive.
+	sp.Health = health(t, runs.HealthParams{Ready: "exec:{bin} fork-grandchild {pf} first", ReadyTimeout: "800ms"})
 	r := start(t, agent, sp)
 	st := r.waitReadyState(20*time.Second, runs.ReadyTimedOut)
 	if !strings.Contains(st.ReadyError, "killed") {

@@ -34,8 +34,10 @@ const Usage = `helpers:
                            "got-term" to FILE and exit 0
   sleep-forever [PIDFILE]  write pid (optional), sleep forever
   sleep MS                 sleep MS milliseconds, then exit 0
-  fork-grandchild PIDFILE [exit]  start a grandchild in the same process group,
-                           write its pid, then sleep forever (or exit at once)
+  fork-grandchild PIDFILE [exit|first]
+                           start a grandchild in the same process group,
+                           write its pid (first: unless the file exists),
+                           then sleep forever (or exit at once)
   kill-self SIGNAL         die from SIGNAL (a number)
   flaky FILE N             count calls in FILE; fail until the Nth call
   print-env NAME...        print NAME=value lines
@@ -110,7 +112,11 @@ func run(name string, args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		writePid(arg(args, 0, ""), c.Process.Pid)
+		if arg(args, 1, "") == "first" {
+			writeFirstPid(arg(args, 0, ""), c.Process.Pid)
+		} else {
+			writePid(arg(args, 0, ""), c.Process.Pid)
+		}
 		fmt.Println("forked", c.Process.Pid)
 		if arg(args, 1, "") == "exit" {
 			return 0
@@ -180,6 +186,17 @@ func writePid(file string, pid int) {
 	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+"\n"), 0o644); err == nil {
 		os.Rename(tmp, file)
 	}
+}
+
+// writeFirstPid writes pid to file unless an earlier process did: the
+// first of several tries (a probe that runs again) keeps its pid there.
+func writeFirstPid(file string, pid int) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.WriteString(strconv.Itoa(pid) + "\n")
 }
 
 // Alive reports whether pid is a live (non-zombie) process.
