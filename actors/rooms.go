@@ -125,19 +125,30 @@ func deadDelivery(env mailbox.Envelope, run, dir, id, why string, dup bool) *ver
 		DeadLetter: why, NextActions: []string{next}}
 }
 
-// messageBranch is the branch route: from checked before any write, the
-// session, then the branch inbox (roster join, snapshots, doorbell) and
-// the forward of the envelope to the parent run's own inbox when it is
-// running.
-func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
-	if err := rooms.CheckBranch(env); err != nil {
-		return nil, err // refused before anything is written, dead letters included
+// roomRun is the run behind a room or branch address, once the envelope
+// passed check (refused before anything is written, dead letters
+// included), the session may use the run and it is not archived.
+func (k *Kernel) roomRun(req wire.Request, env mailbox.Envelope, to mailbox.Address, check func(mailbox.Envelope) error) (*runs.Info, error) {
+	if err := check(env); err != nil {
+		return nil, err
 	}
 	in, err := k.access(req, env, to.ID)
 	if err != nil {
 		return nil, err
 	}
 	if err := refuseArchived(in, env); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// messageBranch is the branch route: from checked before any write, the
+// session, then the branch inbox (roster join, snapshots, doorbell) and
+// the forward of the envelope to the parent run's own inbox when it is
+// running.
+func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
+	in, err := k.roomRun(req, env, to, rooms.CheckBranch)
+	if err != nil {
 		return nil, err
 	}
 	d, err := rooms.SendBranch(string(in.Dir), env, parentDown(in))
@@ -154,14 +165,8 @@ func (k *Kernel) messageBranch(req wire.Request, env mailbox.Envelope, to mailbo
 // metadata.recipients validated before any write, the session, the
 // timeline append, then each recipient's branch delivery and forward.
 func (k *Kernel) messageRoom(req wire.Request, env mailbox.Envelope, to mailbox.Address) (*verbs.Delivery, error) {
-	if err := rooms.CheckPost(env); err != nil {
-		return nil, err // refused before anything is written, dead letters included
-	}
-	in, err := k.access(req, env, to.ID)
+	in, err := k.roomRun(req, env, to, rooms.CheckPost)
 	if err != nil {
-		return nil, err
-	}
-	if err := refuseArchived(in, env); err != nil {
 		return nil, err
 	}
 	p, err := rooms.Post(string(in.Dir), env, parentDown(in))
