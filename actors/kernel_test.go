@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testproc.EnvVar) != "" {
 		testproc.Main(os.Args[1:])
 	}
+	testproc.Watchdog()
 	dir, err := os.MkdirTemp("", "pa-kernel-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

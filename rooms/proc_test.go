@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testproc.Watchdog()
 	os.Exit(m.Run())
 }
 

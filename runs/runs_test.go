@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		}
 		testproc.Main(os.Args[1:])
 	}
+	testproc.Watchdog()
 	os.Exit(m.Run())
 }
 

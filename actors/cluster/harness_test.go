@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"os"
 
 	"testing"
@@ -16,6 +17,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	testproc.Watchdog()
 	dir, err := os.MkdirTemp("", "pa-cluster-bin")
 	if err != nil {
 		panic(err)

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.parallel"); f != nil {
 		f.Value.Set("6")
 	}
+	if strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
+		testproc.Watchdog() // the test binary, not one of the commands below
+	}
 	testscript.Main(m, map[string]func(){
 		// As the binary runs (its signals cancel the context).
 		"pi-actors": func() { os.Exit(mainArgs(os.Args[1:])) },
@@ -74,6 +77,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PI_ACTORS_SESSION", "")
 			env.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+			env.Setenv(testproc.OwnerVar, os.Getenv(testproc.OwnerVar))
 			// Runs are supervised by pi-actors-supervise (this test binary):
 			// the kernel finds it beside the CLI only when both are
 			// installed, which the test binary is not.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,7 @@ func binaries(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	testproc.Watchdog()
 	code := m.Run()
 	if builtBin != "" {
 		os.RemoveAll(builtBin)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(helperEnv); name != "" {
 		os.Exit(helper(name, os.Args[1:]))
 	}
+	testproc.Watchdog()
 	os.Exit(m.Run())
 }
 

@@ -19,6 +19,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testproc.EnvVar) != "" {
 		os.Exit(helperMain(os.Args[1:]))
 	}
+	testproc.Watchdog()
 	os.Exit(m.Run())
 }
 

@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testproc.EnvVar) != "" {
 		testproc.Main(os.Args[1:])
 	}
+	testproc.Watchdog()
 	os.Exit(m.Run())
 }
 

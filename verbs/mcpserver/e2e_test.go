@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	testproc.Watchdog()
 	dir, err := os.MkdirTemp("", "pi-actors-mcp-bin-")
 	if err != nil {
 		panic(err)
