@@ -20,9 +20,11 @@ var ErrConflict = errors.New("tool already registered")
 // RegisterParams are the parameters register_tool accepts.
 var RegisterParams = []string{"name", "description", "template", "args", "defaults", "async", "state_dir", "values", "update", "draft"}
 
-// ReservedNames are tool names register_tool refuses: the host's core
-// tools and the pi-actors verbs. (pi-actors normalises to pi_actors.)
-var ReservedNames = []string{"read", "write", "edit", "bash", "find", "grep", "ls", "register_tool", "message", "spawn", "inspect", "call", "exec", "pi-actors", "pi_actors"}
+// ReservedNames are tool names register_tool refuses: pi's own tools
+// (PiBuiltins) and the pi-actors verbs the MCP server and pi offer most.
+// (pi-actors normalises to pi_actors.) The verb refuses every other verb
+// too (ShadowOf).
+var ReservedNames = append(append([]string{}, PiBuiltins...), "register_tool", "message", "spawn", "inspect", "call", "exec", "pi-actors", "pi_actors")
 
 // MaxNameLength bounds a normalised tool name.
 const MaxNameLength = 64

@@ -579,29 +579,49 @@ func (s *Summary) setTop() {
 	}
 }
 
-// FlagReserved warns of each recipe that would be a tool under a name
-// reserved for something else (reserved: a pi-actors verb — MCP clients
-// and the pi extension list the verb under that name, never the recipe):
-// a diagnostic and a remediation each, the top action recomputed.
-func (s *Summary) FlagReserved(reserved func(name string) bool) {
-	var found []*sumEntry
+// FlagReserved warns of each user recipe that would be a tool under a
+// name spelt like something else's (ShadowOf; verbs are the pi-actors
+// verbs): like a verb, MCP clients and pi list the verb under that name,
+// never the recipe; like one of pi's own tools, pi leaves the recipe out.
+// A diagnostic and a reserved_name remediation each, naming the fix
+// (rename the file: its name is the tool name); the top action is
+// recomputed.
+func (s *Summary) FlagReserved(verbs []string) {
+	type flagged struct {
+		se *sumEntry
+		sh Shadow
+	}
+	var found []flagged
 	for _, se := range s.entries {
-		if n := NormalizeName(se.e.ID); se.tool && n != "" && reserved(n) {
-			found = append(found, se)
+		if !se.tool {
+			continue
+		}
+		if sh, ok := ShadowOf(se.e.ID, verbs); ok {
+			found = append(found, flagged{se, sh})
 		}
 	}
 	if len(found) == 0 {
 		return
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].e.Path < found[j].e.Path })
-	for _, se := range found {
-		e, n := se.e, NormalizeName(se.e.ID)
-		msg := fmt.Sprintf("Recipe %s is named like the pi-actors verb %s: MCP clients and pi list the verb under that name, not this recipe", e.Path, n)
-		action := fmt.Sprintf("rename the file (e.g. to %s_tool%s) so it is offered as a tool", n, filepath.Ext(e.Path))
+	sort.Slice(found, func(i, j int) bool { return found[i].se.e.Path < found[j].se.e.Path })
+	for _, f := range found {
+		e := f.se.e
+		suggest := NormalizeName(e.ID) + "_tool" + filepath.Ext(e.Path)
+		var msg, reason, action string
+		switch f.sh.Kind {
+		case ShadowVerb:
+			msg = fmt.Sprintf("Recipe %s is named like the pi-actors verb %s: MCP clients and pi list the verb under that name, not this recipe (its file name is its tool name)", e.Path, f.sh.Name)
+			reason = "a pi-actors verb has this tool name: the recipe is not offered as a tool"
+			action = fmt.Sprintf("rename the file (e.g. to %s) so it is offered as a tool", suggest)
+		default:
+			msg = fmt.Sprintf("Recipe %s is named like pi's built-in tool %s: pi offers its own %s, not this recipe; MCP clients list it (its file name is its tool name)", e.Path, f.sh.Name, f.sh.Name)
+			reason = "pi has a built-in tool of this name: pi does not offer the recipe"
+			action = fmt.Sprintf("rename the file (e.g. to %s) so pi offers it as a tool", suggest)
+		}
 		s.Diagnostics = append(s.Diagnostics, msg)
 		s.DiagnosticDetails = append(s.DiagnosticDetails, DiagnosticDetail{ID: e.ID, Path: e.Path, Action: action, Message: msg, Severity: SeverityWarning})
 		s.Remediations = append(s.Remediations, Remediation{ID: e.ID, Kind: "reserved_name", Severity: SeverityWarning, Path: e.Path,
-			Reason: "a pi-actors verb has this tool name: the recipe is not offered as a tool", Action: action})
+			Reason: reason, Action: action})
 	}
 	sortRemediations(s.Remediations)
 	s.setTop()

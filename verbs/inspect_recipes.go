@@ -33,7 +33,7 @@ func inspectRecipes(_ context.Context, env *Env, q *inspectQuery) (*inspectOutpu
 		return nil, err
 	}
 	s := recipes.Summarize(g, env.resolver())
-	s.FlagReserved(func(name string) bool { return Find(name) != nil })
+	s.FlagReserved(Names())
 	s.NextActions = s.NextActionsFor(q.view)
 	var text string
 	switch q.view {

@@ -113,7 +113,7 @@ func runRegister(_ context.Context, env *Env, req Request) (*Outcome, error) {
 	if name, ok := params["name"].(string); ok {
 		// The verbs are tools of the MCP server and the pi extension: a
 		// recipe tool of the same name was listed under neither.
-		if n := recipes.NormalizeName(name); n != "" && Find(n) != nil {
+		if n := recipes.NormalizeName(name); n != "" && recipes.SpeltLikeVerb(n, Names()) {
 			return nil, &Error{Exit: ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf("reserved tool name: %s is a pi-actors verb (pi-actors help lists them)", n),
 				Hint: fmt.Sprintf("choose another name, e.g. name=%s_tool", n)}
 		}

@@ -135,6 +135,17 @@ func All() []*Spec {
 	return slices.Clone(registry)
 }
 
+// Names returns the names of the registered verbs, in registration
+// order: what a recipe tool must not be spelt like (recipes.ShadowOf).
+func Names() []string {
+	all := All()
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.Name
+	}
+	return out
+}
+
 // Find returns the verb named name, or nil.
 func Find(name string) *Spec {
 	for _, s := range All() {

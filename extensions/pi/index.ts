@@ -34,7 +34,7 @@ import { selectTools, type ToolSpec } from "./select.ts";
 import { delivered, type Followup, levelOf, parseFollowup, remember, Watcher } from "./watch.ts";
 
 export { fetchSchema, toolArgs } from "./cli.ts";
-export { DEFAULT_TOOLS, nameKey, selectTools, type ToolSpec } from "./select.ts";
+export { DEFAULT_TOOLS, nameKey, selectTools, shadowsPiBuiltin, type ToolSpec } from "./select.ts";
 export { formatContext } from "./render.ts";
 
 /** The most pi start-up waits for the bridge's hello (it usually takes a few ms). */

@@ -25,7 +25,10 @@ export const DEFAULT_TOOLS: readonly string[] = [
 	"search_all",
 	"recall",
 ];
-/** pi's own tool names: nothing of ours shadows them. */
+/**
+ * pi's own tool names (recipes.PiBuiltins in Go): nothing of ours spelt
+ * like one of them (nameKey: Bash is bash) is registered.
+ */
 export const PI_BUILTINS = new Set(["read", "bash", "edit", "write", "grep", "find", "ls"]);
 /** Tool names every model provider accepts. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -40,17 +43,18 @@ export interface Selection {
  * Selects the tools: patterns are tool names or globs (* and ?), spelt
  * either way (my-tool selects my_tool), "default" for the default set,
  * "!pattern" to leave tools out; no positive pattern means the default
- * set. A recipe whose name is one of pi's tools or a verb
- * is never registered. Names without a glob that match no tool are
- * reported in unknown (and otherwise ignored).
+ * set. Nothing spelt like one of pi's tools (nameKey: Bash is bash) is
+ * registered, nor a recipe spelt like a verb (the verb wins). Names
+ * without a glob that match no tool are reported in unknown (and
+ * otherwise ignored).
  */
 export function selectTools(specs: ToolSpec[], patterns: readonly string[] | null | undefined): Selection {
 	const usable: ToolSpec[] = [];
 	const seen = new Set<string>();
-	const verbs = new Set(specs.filter((s) => !s.recipe).map((s) => s.name));
+	const verbs = new Set(specs.filter((s) => !s.recipe).map((s) => nameKey(s.name)));
 	for (const s of specs) {
-		if (!TOOL_NAME.test(s.name) || PI_BUILTINS.has(s.name) || seen.has(s.name)) continue;
-		if (s.recipe && verbs.has(s.name)) continue;
+		if (!TOOL_NAME.test(s.name) || shadowsPiBuiltin(s.name) || seen.has(s.name)) continue;
+		if (s.recipe && verbs.has(nameKey(s.name))) continue;
 		seen.add(s.name);
 		usable.push(s);
 	}
@@ -77,6 +81,11 @@ export function selectTools(specs: ToolSpec[], patterns: readonly string[] | nul
  */
 export function nameKey(name: string): string {
 	return name.trim().toLowerCase().replace(/-/g, "_");
+}
+
+/** Whether a tool name is spelt like one of pi's own tools. */
+export function shadowsPiBuiltin(name: string): boolean {
+	return PI_BUILTINS.has(nameKey(name));
 }
 
 /** A predicate matching tool names against a glob (* any run, ? one character), spelt either way. */

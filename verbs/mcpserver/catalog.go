@@ -143,7 +143,10 @@ var toolNameRe = lazyre.New(`[^A-Za-z0-9_-]+`)
 
 // RecipeTools describes every active user and packaged recipe as a tool
 // (the schema of its typed args; calling it is `call <recipe>`), sorted by
-// name. A recipe whose name would clash with a core tool is left out.
+// name. A recipe whose tool name is spelt like a verb — any verb, tool or
+// not, in any case, - or _ (recipes.ShadowOf) — is left out: the verb
+// wins. One spelt like a pi built-in only (Bash) stays: nothing here has
+// that name (the pi extension leaves it out).
 func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 	g, err := recipes.Discover(env.AgentDir)
 	if err != nil {
@@ -152,9 +155,7 @@ func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 	rv := verbs.Resolver(env)
 	var out []ToolDef
 	seen := map[string]bool{}
-	for _, name := range toolVerbs() {
-		seen[name] = true
-	}
+	verbNames := verbs.Names()
 	ids := make([]string, 0, len(g.Active))
 	for id := range g.Active {
 		ids = append(ids, id)
@@ -173,7 +174,7 @@ func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 		if len(name) > 64 {
 			name = name[:64]
 		}
-		if seen[name] {
+		if seen[name] || recipes.SpeltLikeVerb(name, verbNames) {
 			continue
 		}
 		seen[name] = true

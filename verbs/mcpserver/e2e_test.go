@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-actors/pi-actors/verbs"
 )
 
 // bin is a directory with the real pi-actors, pi-actors-kernel, pi-actors-front and pi-actors-supervise
@@ -388,5 +390,43 @@ func TestMCPToolSpellings(t *testing.T) {
 	}
 	if _, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "no-such-tool"}); err == nil || !strings.Contains(err.Error(), `unknown tool "no-such-tool"`) {
 		t.Errorf("an unknown tool: %v", err)
+	}
+}
+
+// TestMCPRecipeSpeltLikeVerb: tools/list leaves out a user recipe spelt
+// like a verb — any verb, tool or not, in any case, - or _ — and keeps one
+// spelt like a pi built-in only (Bash: nothing in MCP has that name).
+func TestMCPRecipeSpeltLikeVerb(t *testing.T) {
+	agent := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(agent, "recipes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"Logs", "stop", "Spawn", "Query-Graph", "Bash", "notes"} {
+		recipe := `{"description": "recipe ` + id + `", "template": "echo hi"}`
+		if err := os.WriteFile(filepath.Join(agent, "recipes", id+".json"), []byte(recipe), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := connect(t, agent)
+	tools, err := c.session.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, tool := range tools.Tools {
+		listed[tool.Name] = tool.Description
+	}
+	for _, name := range []string{"Logs", "stop", "Spawn", "Query-Graph"} {
+		if _, ok := listed[name]; ok {
+			t.Errorf("recipe %s spelt like a verb is listed", name)
+		}
+	}
+	for name, desc := range map[string]string{"Bash": "recipe Bash", "notes": "recipe notes"} {
+		if listed[name] != desc {
+			t.Errorf("%s: listed %q, want the recipe (%q)", name, listed[name], desc)
+		}
+	}
+	if !strings.HasPrefix(listed["spawn"], verbs.Find("spawn").Summary) || !strings.HasPrefix(listed["query_graph"], verbs.Find("query_graph").Summary) {
+		t.Errorf("the verbs spawn and query_graph are not listed as verbs: %q, %q", listed["spawn"], listed["query_graph"])
 	}
 }

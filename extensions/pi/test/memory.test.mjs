@@ -70,6 +70,27 @@ test("selectTools: a name or glob spelt either way (my-tool selects my_tool)", (
 	assert.equal(mod.nameKey(" My-Tool "), "my_tool");
 });
 
+test("selectTools: nothing spelt like a pi built-in or a verb in another case or with - for _", () => {
+	const cat = [
+		...catalogue,
+		recipe("Bash"), // pi's bash
+		recipe("READ"),
+		recipe("Ls"),
+		recipe("Spawn"), // the verb spawn
+		recipe("Query-Graph"), // the verb query_graph
+		recipe("MAILBOX"), // a verb pi does not offer by default
+		recipe("bashful"), // only starts like one
+	];
+	const all = names(mod.selectTools(cat, ["*"]));
+	for (const n of ["Bash", "READ", "Ls", "Spawn", "Query-Graph", "MAILBOX"]) assert.ok(!all.includes(n), `${n} registered: ${all}`);
+	assert.ok(all.includes("bashful"));
+	assert.ok(all.includes("spawn") && all.includes("query_graph") && all.includes("mailbox"), "the verbs stay");
+	const sel = mod.selectTools(cat, ["Bash", "bashful"]);
+	assert.deepEqual(names(sel), ["bashful"]);
+	assert.deepEqual(sel.unknown, ["Bash"]);
+	assert.ok(mod.shadowsPiBuiltin("BASH") && mod.shadowsPiBuiltin(" find ") && !mod.shadowsPiBuiltin("finder"));
+});
+
 const ctxResult = (knowledge = "K".repeat(50)) => ({
 	molecules: [{ id: "m1", name: "Payments", knowledge: "molecule knowledge", atoms: [{ id: "a1", name: "Webhooks", knowledge, matchedPaths: ["src/pay/w.ts"], changelog: [{ summary: "split the handler", createdAt: "2026-11-01T00:00:00Z" }] }] }],
 	orphanAtoms: [{ id: "a2", name: "Retry", knowledge: "retry knowledge" }],
