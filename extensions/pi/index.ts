@@ -15,7 +15,8 @@
  * (cli.ts). Tool schemas come from `pi-actors schema --json`, fetched at
  * load and again on every session start. Knowledge lookups go through the
  * same bridge (memory.ts), follow-ups through
- * one `pi-actors watch --json` per session (watch.ts). The binary is
+ * one `pi-actors watch --json` per session (watch.ts); those held while
+ * the agent works go in as one message of bounded text (held.ts). The binary is
  * $PI_ACTORS_BIN, else `pi-actors` on PATH. Runtime dependencies: node
  * built-ins only (pi's API is used through types and the `pi` object pi
  * hands to the factory). The extension logs to
@@ -28,6 +29,7 @@ import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } 
 
 import { Bridge, DEFAULT_SETTINGS, UnavailableError, within, type Hello } from "./bridge.ts";
 import { binary, boundError, boundResult, callCli, fetchSchema, toolArgs, toolCall, unwrap, type Reply } from "./cli.ts";
+import { composeFollowups, heldDetails } from "./held.ts";
 import { agentDir, Log } from "./log.ts";
 import { Memory, sessionOf, textOf } from "./memory.ts";
 import { selectTools, type ToolSpec } from "./select.ts";
@@ -35,6 +37,7 @@ import { delivered, type Followup, levelOf, parseFollowup, remember, Watcher } f
 
 export { fetchSchema, toolArgs } from "./cli.ts";
 export { DEFAULT_TOOLS, nameKey, selectTools, shadowsPiBuiltin, type ToolSpec } from "./select.ts";
+export { composeFollowups, heldDetails, MAX_HELD_TEXT, RUN_ENDS } from "./held.ts";
 export { formatContext } from "./render.ts";
 
 /** The most pi start-up waits for the bridge's hello (it usually takes a few ms). */
@@ -244,7 +247,10 @@ class Extension {
 	 * comes while the agent works is held: pi would queue it as a
 	 * follow-up and run a turn for it. It is added to the session once the
 	 * agent is idle, or goes with the next follow-up that starts a turn,
-	 * whichever is first; it is acknowledged then.
+	 * whichever is first; it is acknowledged then. Held follow-ups go in
+	 * as one message whose text is bounded (composeFollowups: a run's many
+	 * cut to its first and last, the whole text saved to a file the
+	 * message names).
 	 */
 	private deliver(line: string, ack: () => void): void {
 		const f = parseFollowup(line);
@@ -275,11 +281,12 @@ class Extension {
 			this.settleHeld();
 			return;
 		}
-		let details: Followup & { earlier?: Followup[] } = f;
+		let details: unknown = f;
 		const held = turn ? this.held.splice(0) : [];
 		if (held.length > 0) {
-			text = [...held.map((h) => h.text), text].join("\n\n");
-			details = { ...f, earlier: held.map((h) => h.f) };
+			const c = composeFollowups([...held, { text, f }], this.agentRoot());
+			text = c.text;
+			details = heldDetails(f, held.map((h) => h.f), c);
 		}
 		if (this.send(f, text, details, turn)) {
 			ack();
@@ -311,11 +318,28 @@ class Extension {
 		for (const a of h.acks) a();
 	}
 
-	/** Adds the held follow-ups to the session now (silently: no turn); one pi refuses is dropped unacknowledged, left queued. */
+	/**
+	 * Adds the held follow-ups to the session now (silently: no turn), as
+	 * one message with a bounded text (composeFollowups); what pi refuses
+	 * is dropped unacknowledged, left queued.
+	 */
 	private flushHeld(): void {
-		for (const h of this.held.splice(0)) {
-			if (this.send(h.f, h.text, h.f, false)) this.taken(h);
+		const held = this.held.splice(0);
+		if (held.length === 0) return;
+		const last = held[held.length - 1];
+		let text = last.text;
+		let details: unknown = last.f;
+		if (held.length > 1) {
+			const c = composeFollowups(held, this.agentRoot());
+			text = c.text;
+			details = heldDetails(last.f, held.slice(0, -1).map((h) => h.f), c);
 		}
+		if (this.send(last.f, text, details, false)) for (const h of held) this.taken(h);
+	}
+
+	/** The agent root: the bridge's (hello), else pi's. */
+	private agentRoot(): string {
+		return this.memory.agentDir || agentDir();
 	}
 
 	/** Adds the held follow-ups to the session once the agent is idle (checked every 50 ms). */

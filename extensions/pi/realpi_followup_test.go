@@ -1,6 +1,7 @@
 package piext
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -78,4 +79,76 @@ func TestRealPiCommandDoneWaitsForTheNextTurn(t *testing.T) {
 		t.Errorf("the command's end is not in the session:\n%s", b)
 	}
 	r.cli("message", "to=run:par", "type=control.kill")
+}
+
+// TestRealPiHeldCommandEndsBounded: 400 ends of runs' commands come while
+// the agent works (the model "thinks"), then a run's end that starts a
+// turn: pi sends the model one message with all of them, within the bound
+// (52 KiB), a run's many cut to its first and last 3 with a line saying
+// how many were left out, and a first line naming the file that holds the
+// whole text. pi-actors is the fake CLI (testdata/fake-pi-actors.mjs,
+// $FAKE_HELD_*): the kernel queues no follow-ups that fast.
+func TestRealPiHeldCommandEndsBounded(t *testing.T) {
+	r := newRealPi(t,
+		pitest.Step{Text: "working on it", DelayMS: 6000}.On("^go$"),
+		pitest.Text("seen them").On(`Command step-`),
+	)
+	fake, state := t.TempDir(), t.TempDir()
+	copyFile(t, filepath.Join("testdata", "fake-pi-actors.mjs"), filepath.Join(fake, "pi-actors"))
+	if err := os.Chmod(filepath.Join(fake, "pi-actors"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.run("go",
+		"PATH="+fake+string(os.PathListSeparator)+filepath.Dir(r.node)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FAKE_LOG="+filepath.Join(state, "calls.jsonl"), "FAKE_STATE="+state,
+		// 200 of run:busy, 200 of runs of their own, 300 bytes of padding each (~140 KB in all).
+		"FAKE_HELD_COUNT=400", "FAKE_HELD_BUSY=200", "FAKE_HELD_PAD=300", "FAKE_HELD_DELAY_MS=1500")
+
+	reqs := r.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2:\n%s\nlog:\n%s", len(reqs), firstN(r.dump(), 4000), r.extLog())
+	}
+	var composed string
+	steps := 0
+	for _, m := range reqs[1].Messages {
+		if strings.Contains(m.Text, "Command step-") {
+			steps++
+		}
+		if strings.Contains(m.Text, "follow-ups came while you worked") {
+			composed = m.Text
+		}
+	}
+	if steps != 1 {
+		t.Fatalf("the model did not read the commands' ends in one message (%d messages name one):\n%s", steps, firstN(r.dump(), 4000))
+	}
+	for _, m := range reqs[1].Messages {
+		if len(m.Text) > 52*1024 {
+			t.Errorf("the model read %d bytes of follow-ups in one message, want at most 52 KiB", len(m.Text))
+		}
+	}
+	m := regexp.MustCompile(`^\[pi-actors: 401 follow-ups came while you worked; (\d+) of them are left out or cut below \(a run with many keeps its first 3 and last 3\)\. All 401 are in (\S+) \(\d+ bytes; pi's read takes offset and limit\)\.\]\n`).FindStringSubmatch(composed)
+	if m == nil {
+		t.Fatalf("the message does not start with the line naming the file:\n%s", firstN(composed, 600))
+	}
+	if !strings.HasPrefix(m[2], filepath.Join(state, "agent", "tmp", "pi-actors", "followups-")) {
+		t.Errorf("the file %s is not under the agent root's tmp/pi-actors", m[2])
+	}
+	whole, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 400 {
+		if !strings.Contains(string(whole), fmt.Sprintf("Command step-%03d completed", i)) {
+			t.Fatalf("step %d is not in the file", i)
+		}
+	}
+	for _, want := range []string{"Command step-000 ", "Command step-002 ", "[… 195 more follow-ups of run:busy left out here]", "Command step-199 ", "Command step-399 ", "more follow-ups cut here"} {
+		if !strings.Contains(composed, want) {
+			t.Errorf("the model did not read %q", want)
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(composed), "run:busy completed successfully.") {
+		t.Errorf("the run's end is not last:\n…%s", lastN(composed, 300))
+	}
+	t.Logf("the model read %d bytes of 401 follow-ups (%d bytes in %s; %s left out or cut)", len(composed), len(whole), m[2], m[1])
 }

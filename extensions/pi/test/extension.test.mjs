@@ -320,6 +320,81 @@ test("a command's end while the agent works costs no turn: it goes with the next
 	delete process.env.FAKE_FOLLOWUP_ID;
 });
 
+/** Sets the fake watcher's held follow-ups ($FAKE_HELD_*) for one test; the returned function unsets them. */
+function heldEnv(vars) {
+	for (const [k, v] of Object.entries(vars)) process.env[`FAKE_HELD_${k}`] = String(v);
+	return () => {
+		for (const k of Object.keys(vars)) delete process.env[`FAKE_HELD_${k}`];
+	};
+}
+
+/** The file the composed text's first line names, with what it holds. */
+function heldFile(text) {
+	const m = /^\[pi-actors: (\d+) follow-ups came while you worked; (\d+) of them are left out or cut below .*All \d+ are in (\S+) \(\d+ bytes; pi's read takes offset and limit\)\.\]\n/.exec(text);
+	assert.ok(m, `no first line naming the file:\n${text.slice(0, 400)}`);
+	return { count: Number(m[1]), left: Number(m[2]), path: m[3], whole: readFileSync(m[3], "utf8") };
+}
+
+test("hundreds of commands' ends held while the agent works go with the run's end as one bounded message naming the file with all of them", async () => {
+	const unset = heldEnv({ COUNT: 400, BUSY: 200, PAD: 300, ID: "h1" });
+	try {
+		const pi = await load();
+		const ctx = stubCtx("sess-held");
+		ctx.isIdle = () => false;
+		await pi.emit("session_start", { type: "session_start", reason: "startup" }, ctx);
+		const m = await until("the run's end", () => pi.messages.find((x) => x.message.details.id === "h1.end"));
+		assert.equal(pi.messages.length, 1, "one message for all of them");
+		assert.deepEqual(m.options, { deliverAs: "followUp", triggerTurn: true });
+		const text = m.message.content;
+		assert.ok(Buffer.byteLength(text) <= 52 * 1024, `${Buffer.byteLength(text)} bytes`);
+		const f = heldFile(text);
+		assert.equal(f.count, 401);
+		assert.ok(f.path.startsWith(join(state, "agent", "tmp", "pi-actors", "followups-")), f.path);
+		for (const i of [0, 123, 250, 399]) assert.ok(f.whole.includes(`Command step-${String(i).padStart(3, "0")} completed`), `step ${i} not in the file`);
+		assert.ok(text.includes("[… 195 more follow-ups of run:busy left out here]"));
+		assert.ok(text.includes("Command step-000 ") && text.includes("Command step-399 "), "the first and the newest");
+		assert.ok(text.endsWith("run:busy completed successfully."));
+		const d = m.message.details;
+		assert.ok(Buffer.byteLength(JSON.stringify(d)) <= 16 * 1024, "bounded details");
+		assert.equal(d.earlier_count, 400);
+		assert.equal(d.followups_file, f.path);
+		// Every one of them is acknowledged once pi took the message.
+		await until("401 acknowledgements", () => new Set(calls().filter((c) => c.ack?.startsWith("h1.")).map((c) => c.ack)).size === 401);
+	} finally {
+		unset();
+	}
+});
+
+test("hundreds of held commands' ends go in as one bounded message (no turn) once the agent is idle", async () => {
+	const unset = heldEnv({ COUNT: 400, PAD: 300, END: 0, ID: "h2" });
+	try {
+		const pi = await load();
+		const ctx = stubCtx("sess-held-idle");
+		let busy = true;
+		ctx.isIdle = () => !busy;
+		const before = calls().length;
+		await pi.emit("session_start", { type: "session_start", reason: "startup" }, ctx);
+		await until("the watcher", () => calls().slice(before).some((c) => c.argv[0] === "watch" && c.session === "sess-held-idle"));
+		await new Promise((r) => setTimeout(r, 500));
+		assert.equal(pi.messages.length, 0, "held while busy");
+		busy = false;
+		const m = await until("the held ones", () => pi.messages[0]);
+		await new Promise((r) => setTimeout(r, 200));
+		assert.equal(pi.messages.length, 1, "one message, not 400");
+		assert.deepEqual(m.options, { deliverAs: "followUp", triggerTurn: false });
+		assert.equal(m.message.details.id, "h2.399");
+		const text = m.message.content;
+		assert.ok(Buffer.byteLength(text) <= 52 * 1024, `${Buffer.byteLength(text)} bytes`);
+		const f = heldFile(text);
+		assert.equal(f.count, 400);
+		assert.equal(f.left, 394);
+		assert.ok(text.includes("[… 394 more follow-ups of run:busy left out here]"));
+		await until("400 acknowledgements", () => new Set(calls().filter((c) => c.ack?.startsWith("h2.")).map((c) => c.ack)).size === 400);
+	} finally {
+		unset();
+	}
+});
+
 test("a follow-up pi did not take is not acknowledged: it stays queued for the next reader", async () => {
 	process.env.FAKE_FOLLOWUP_ID = "demo.9.done";
 	const pi = await load();

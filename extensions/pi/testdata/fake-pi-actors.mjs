@@ -50,6 +50,46 @@ function schema() {
 	return { ok: true, result: { tools } };
 }
 
+// $FAKE_HELD_COUNT=N: the watcher prints N ends of commands (command.done,
+// no turn of their own: held while the agent works), after
+// $FAKE_HELD_DELAY_MS; the first $FAKE_HELD_BUSY of them (default all) are
+// of run:busy, each other one of a run of its own; each text is padded
+// with $FAKE_HELD_PAD bytes. Then, unless $FAKE_HELD_END=0, run:busy's end
+// (a turn). Their ids are <$FAKE_HELD_ID or held>.<i> and <…>.end. It
+// prints them once per session and stays up, logging acks.
+function heldWatch(n) {
+	const count = Number(process.env.FAKE_HELD_COUNT);
+	const busy = Number(process.env.FAKE_HELD_BUSY ?? count);
+	const pad = "p".repeat(Number(process.env.FAKE_HELD_PAD ?? 0));
+	const id = process.env.FAKE_HELD_ID ?? "held";
+	const print = () => {
+		const lines = [];
+		for (let i = 0; i < count; i++) {
+			const run = i < busy ? "busy" : `r${i}`;
+			const text = `run:${run}: Command step-${String(i).padStart(3, "0")} completed with code 0${pad ? " " + pad : ""}`;
+			lines.push(JSON.stringify({ id: `${id}.${i}`, kind: "message", event: "command.done", run, level: "info", delivery: "followup", summary: `Command step-${i} completed with code 0`, text }));
+		}
+		if (process.env.FAKE_HELD_END !== "0") {
+			lines.push(JSON.stringify({ id: `${id}.end`, kind: "transition", run: "busy", address: "run:busy", status: "done", level: "info", delivery: "followup", summary: "run:busy completed successfully", text: "run:busy completed successfully." }));
+		}
+		process.stdout.write(lines.join("\n") + "\n");
+	};
+	if (n === 1) setTimeout(print, Number(process.env.FAKE_HELD_DELAY_MS ?? 0));
+	let buf = "";
+	process.stdin.setEncoding("utf8");
+	process.stdin.on("data", (chunk) => {
+		buf += chunk;
+		let i;
+		while ((i = buf.indexOf("\n")) >= 0) {
+			const ack = buf.slice(0, i);
+			buf = buf.slice(i + 1);
+			if (ack) log({ ack });
+		}
+	});
+	process.on("SIGTERM", () => process.exit(0));
+	setInterval(() => {}, 1000);
+}
+
 function watch() {
 	const countFile = join(state, `watch-count-${session}`);
 	const n = (existsSync(countFile) ? Number(readFileSync(countFile, "utf8")) : 0) + 1;
@@ -57,6 +97,10 @@ function watch() {
 	// Logged before anything is printed: a test that saw this watcher's
 	// output finds its call in the log.
 	log({ watch: n });
+	if (process.env.FAKE_HELD_COUNT) {
+		heldWatch(n);
+		return;
+	}
 	const id = process.env.FAKE_FOLLOWUP_ID ?? "demo.1.done";
 	const line = JSON.stringify({
 		id,
