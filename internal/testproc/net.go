@@ -81,6 +81,15 @@ func CleanEnv() []string {
 // AgentProcesses lists the processes (this one aside) whose environment
 // names an agent root that is dir or under it.
 func AgentProcesses(dir string) []int {
+	return withEnv(func(kv []byte) bool {
+		root, ok := bytes.CutPrefix(kv, []byte("PI_CODING_AGENT_DIR="))
+		return ok && (string(root) == dir || strings.HasPrefix(string(root), dir+"/"))
+	})
+}
+
+// withEnv lists the processes (this one aside) with an environment entry
+// that match takes.
+func withEnv(match func(kv []byte) bool) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -93,7 +102,7 @@ func AgentProcesses(dir string) []int {
 			continue
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
-			if root, ok := bytes.CutPrefix(kv, []byte("PI_CODING_AGENT_DIR=")); ok && (string(root) == dir || strings.HasPrefix(string(root), dir+"/")) {
+			if match(kv) {
 				out = append(out, pid)
 				break
 			}

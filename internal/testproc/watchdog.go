@@ -6,8 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -81,23 +80,6 @@ func watch(mark string) int {
 // holds OwnerVar=mark.
 func marked(mark string) []int {
 	want := []byte(OwnerVar + "=" + mark)
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !Alive(pid) {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(withEnv(func(kv []byte) bool { return bytes.Equal(kv, want) }),
+		func(pid int) bool { return !Alive(pid) })
 }

@@ -75,6 +75,12 @@ function heldWatch(n) {
 		process.stdout.write(lines.join("\n") + "\n");
 	};
 	if (n === 1) setTimeout(print, Number(process.env.FAKE_HELD_DELAY_MS ?? 0));
+	logAcks();
+}
+
+// logAcks logs each id the extension acknowledges on stdin (acks=stdin)
+// and keeps the watcher alive until SIGTERM.
+function logAcks() {
 	let buf = "";
 	process.stdin.setEncoding("utf8");
 	process.stdin.on("data", (chunk) => {
@@ -121,20 +127,7 @@ function watch() {
 		process.stdout.write(JSON.stringify({ id: `${id}.marker.${n}`, kind: "message", run: "demo", level: "warning", delivery: "followup", summary: "marker", text: "marker" }) + "\n");
 	}
 	if (n === 1) process.exit(3); // the first watcher dies: the extension restarts it
-	// acks=stdin: log each id the extension acknowledges.
-	let buf = "";
-	process.stdin.setEncoding("utf8");
-	process.stdin.on("data", (chunk) => {
-		buf += chunk;
-		let i;
-		while ((i = buf.indexOf("\n")) >= 0) {
-			const ack = buf.slice(0, i);
-			buf = buf.slice(i + 1);
-			if (ack) log({ ack });
-		}
-	});
-	process.on("SIGTERM", () => process.exit(0));
-	setInterval(() => {}, 1000);
+	logAcks();
 }
 
 function verb(name, recipe) {
