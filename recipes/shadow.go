@@ -61,8 +61,3 @@ func SpeltLikeVerb(name string, verbs []string) bool {
 	s, ok := ShadowOf(name, verbs)
 	return ok && s.Kind == ShadowVerb
 }
-
-// IsPiBuiltin reports whether name is spelt like one of pi's own tools.
-func IsPiBuiltin(name string) bool {
-	return contains(PiBuiltins, NameKey(name))
-}
