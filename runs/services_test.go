@@ -246,7 +246,9 @@ func TestMaxRSSRestarts(t *testing.T) {
 	t.Parallel()
 	agent := t.TempDir()
 	count := filepath.Join(agent, "starts")
-	sp := spec(agent, "hog", map[string]any{"template": []any{"{bin} count-starts {count}", "{bin} alloc 96"}, "parallel": true}, map[string]any{"count": count})
+	// The leaf that passes max_rss counts its own starts (a second leaf
+	// counting them could be killed with the tree before it wrote).
+	sp := spec(agent, "hog", "{bin} alloc 96 {pid} {count}", map[string]any{"count": count, "pid": filepath.Join(agent, "hog.pid")})
 	sp.Health = health(t, runs.HealthParams{MaxRSS: "48M"})
 	sp.Restart = policy("on-failure", func(r *runs.Restart) { r.BackoffMS, r.Burst = 20, 3 })
 	r := start(t, agent, sp)

@@ -45,6 +45,10 @@ type nodeState struct {
 	// answered a ping from: only a member that answered this member id
 	// and stopped can have blocked it.
 	answered string
+	// leftMember is the member id that said goodbye: a pong of it that
+	// was on its way when it left does not make it up again (a new start
+	// of the node comes under a new id).
+	leftMember string
 }
 
 // directory is this node's view of the other members (see the package
@@ -275,6 +279,14 @@ func (d *directory) ping(eng *engine, node, addr string) {
 	if err == nil {
 		p = e.Info
 	}
+	if d.answered(eng.id, node, addr, p, err) {
+		d.fetchDigest(eng, node, addr, p.Digest)
+	}
+}
+
+// answered applies a ping's outcome (p nil when it failed with err) to
+// the node; fetch says its runs changed and are to be read.
+func (d *directory) answered(engID, node, addr string, p *pong, err error) (fetch bool) {
 	d.mu.Lock()
 	n := d.nodes[node]
 	if n == nil {
@@ -299,28 +311,34 @@ func (d *directory) ping(eng *engine, node, addr string) {
 		d.mu.Unlock()
 		return
 	}
+	if n.Status == statusLeft && p.MemberID == n.leftMember {
+		d.mu.Unlock()
+		return
+	}
 	if n.Status != statusUp {
 		d.s.log.Info("member up", "node", node, "address", addr, "member", p.MemberID)
 		d.dirty = true
 	}
 	n.setStatus(statusUp)
-	n.failures, n.stuckFrom, n.answered = 0, time.Time{}, eng.id
+	n.failures, n.stuckFrom, n.answered = 0, time.Time{}, engID
 	n.LiveRuns, n.Load, n.Version, n.StartedAt = p.LiveRuns, p.Load1, p.Version, p.StartedAt
 	if p.Manage != "" && p.Manage != n.Manage {
 		n.Manage, d.dirty = p.Manage, true
 	}
 	n.LastSeen, n.lastPong = time.Now().UTC(), time.Now()
-	fetch := p.Digest != n.Digest && !n.fetching
+	fetch = p.Digest != n.Digest && !n.fetching
 	if fetch {
 		n.fetching = true
 	}
 	d.mu.Unlock()
-	if fetch {
-		d.fetchDigest(eng, node, addr, p.Digest)
-	}
+	return fetch
 }
 
 const pingTimeout = time.Second
+
+// byeTimeout bounds each goodbye; members are told at once, so a kernel
+// stop waits at most this long for them.
+const byeTimeout = time.Second
 
 // fetchDigest reads a member's runs.
 func (d *directory) fetchDigest(eng *engine, node, addr, version string) {
@@ -380,6 +398,7 @@ func (d *directory) left(node string) {
 	defer d.mu.Unlock()
 	if n := d.nodes[node]; n != nil {
 		n.setStatus(statusLeft)
+		n.leftMember = n.MemberID
 		d.dirty = true
 	}
 }
@@ -399,7 +418,7 @@ func (d *directory) goodbye(eng *engine) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eng.request(a, &envelope{Kind: kindBye, From: d.s.node}, 300*time.Millisecond)
+			eng.request(a, &envelope{Kind: kindBye, From: d.s.node}, byeTimeout)
 		}()
 	}
 	wg.Wait()

@@ -20,7 +20,8 @@ const ServiceUsage = `service helpers:
   say-after DELAY TEXT [PIDFILE]   wait DELAY, print TEXT, sleep forever
   touch-after DELAY FILE [PIDFILE] wait DELAY, create FILE, sleep forever
   exists FILE              exit 0 when FILE exists, else 1
-  alloc MIB [PIDFILE]      allocate and touch MIB MiB, print "allocated", sleep
+  alloc MIB [PIDFILE [STARTS]]  append "start PID" to STARTS, then allocate and
+                           touch MIB MiB, print "allocated", sleep
   count-starts FILE [PIDFILE]  append a line to FILE, print "start <n>", sleep
   http-get PORT            GET / from 127.0.0.1:PORT: exit 0 on a 2xx answer, else 1
   busy-loop [PIDFILE]      spin on the CPU for ever (its CPU time grows while it runs)`
@@ -52,6 +53,12 @@ func runService(name string, args []string) (code int, ok bool) {
 	case "alloc":
 		n, _ := strconv.Atoi(arg(args, 0, "64"))
 		writePid(arg(args, 1, ""), os.Getpid())
+		if starts := arg(args, 2, ""); starts != "" {
+			if err := appendLine(starts, fmt.Sprint("start ", os.Getpid())); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1, true
+			}
+		}
 		mem := make([]byte, n<<20)
 		for i := 0; i < len(mem); i += 4096 {
 			mem[i] = 1 // touched: resident, not only reserved
@@ -73,13 +80,10 @@ func runService(name string, args []string) (code int, ok bool) {
 	case "count-starts":
 		file := arg(args, 0, "")
 		writePid(arg(args, 1, ""), os.Getpid())
-		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
+		if err := appendLine(file, fmt.Sprint("start ", os.Getpid())); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1, true
 		}
-		fmt.Fprintln(f, "start", os.Getpid())
-		f.Close()
 		data, _ := os.ReadFile(file)
 		fmt.Println("start", strings.Count(string(data), "\n"))
 		sleepForever()
@@ -149,4 +153,17 @@ func duration(s string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// appendLine appends one line to file.
+func appendLine(file, line string) error {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
