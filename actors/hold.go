@@ -168,7 +168,7 @@ func (k *Kernel) release(session string) int {
 			if err != nil {
 				k.log.Warn("release held message", "session", session, "id", rec.ID, "to", rec.To, "err", err)
 			} else {
-				k.traceMessage(req, &verbs.Message{ID: rec.ID, From: rec.Message.From}, res, session)
+				k.traceMessage(req, &verbs.Message{ID: rec.ID, From: rec.Message.From}, res, session, time.Time{})
 			}
 			ids = append(ids, rec.ID)
 			n++

@@ -85,9 +85,9 @@ type Kernel struct {
 	// run is not in live yet (reserveLive): a batch's spawns run
 	// concurrently and each must see the others.
 	starting map[string]int
-	watched  map[string]*actor.PID      // run dir → its run actor
-	polled   map[string]bool            // run dirs inotify does not watch (unavailable, or its limit reached): only the poll sees them
-	killing  map[runs.Dir]chan struct{} // control.kill applied, result not yet written
+	watched  map[string]*actor.PID   // run dir → its run actor
+	polled   map[string]bool         // run dirs inotify does not watch (unavailable, or its limit reached): only the poll sees them
+	killing  map[runs.Dir]*killState // control.kill applied, result not yet written
 
 	know  knowledgeHub // open knowledge stores (knowledge.go)
 	hints hintCache    // graph hints' project roots per store (hints.go)
@@ -134,7 +134,7 @@ type liveRun struct {
 // listens on the unix socket (mode 0600, peer uid checked), rebuilds its
 // run actors from the runs index and cleans up stale temp state.
 func Run(ctx context.Context, cfg Config) error {
-	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, polled: map[string]bool{}, killing: map[runs.Dir]chan struct{}{},
+	k := &Kernel{cfg: cfg, tmp: wire.TmpDir(cfg.AgentDir), live: map[string]*liveRun{}, watched: map[string]*actor.PID{}, polled: map[string]bool{}, killing: map[runs.Dir]*killState{},
 		stopped: make(chan struct{}), started: time.Now(), index: runs.NewIndex(cfg.AgentDir), settings: newLiveSettings(cfg.AgentDir, cfg.Settings)}
 	if cfg.Cluster != nil && cfg.Settings.Cluster.Enabled() {
 		// Known before anything runs: follow-ups queued at rebuild for a
@@ -241,20 +241,32 @@ func (k *Kernel) addLive(lr *liveRun) {
 	k.mu.Unlock()
 }
 
-// beginKill records that the kernel is killing the run in dir; the
-// returned func, called once its result is written, ends that.
-func (k *Kernel) beginKill(dir runs.Dir) func() {
-	ch := make(chan struct{})
+// killState is a control.kill the kernel is applying to one run.
+type killState struct {
+	tree     chan struct{} // closed once its tree is killed (or found gone)
+	recorded chan struct{} // closed once its result is written
+	killed   bool          // set before tree closes: the tree was alive and is killed
+}
+
+// beginKill records that the kernel is killing the run in dir: the
+// caller kills it, closes ks.tree, and calls done once its result is
+// written. When a kill of it is under way already, done is nil and ks is
+// that kill's.
+func (k *Kernel) beginKill(dir runs.Dir) (ks *killState, done func()) {
 	k.mu.Lock()
-	k.killing[dir] = ch
-	k.mu.Unlock()
-	return func() {
+	defer k.mu.Unlock()
+	if ks := k.killing[dir]; ks != nil {
+		return ks, nil
+	}
+	ks = &killState{tree: make(chan struct{}), recorded: make(chan struct{})}
+	k.killing[dir] = ks
+	return ks, func() {
 		k.mu.Lock()
-		if k.killing[dir] == ch {
+		if k.killing[dir] == ks {
 			delete(k.killing, dir)
 		}
 		k.mu.Unlock()
-		close(ch)
+		close(ks.recorded)
 	}
 }
 
@@ -262,13 +274,13 @@ func (k *Kernel) beginKill(dir runs.Dir) func() {
 // recorded, so the supervisor's exit is not mistaken for a lost run.
 func (k *Kernel) awaitKill(dir runs.Dir, limit time.Duration) {
 	k.mu.Lock()
-	ch := k.killing[dir]
+	ks := k.killing[dir]
 	k.mu.Unlock()
-	if ch == nil {
+	if ks == nil {
 		return
 	}
 	select {
-	case <-ch:
+	case <-ks.recorded:
 	case <-time.After(limit):
 	}
 }

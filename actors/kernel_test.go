@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -599,6 +600,63 @@ func TestRespawnDuringBatchKill(t *testing.T) {
 		k.call("message", "s1", map[string]any{"to": "run:" + last, "type": "control.kill"})
 		k.waitIdle()
 	}
+}
+
+// Kills of one run that meet (a workflow's nodes are killed by its kill
+// and by its end; a batch may name a run twice) are one kill: its events
+// hold one run.kill, and a kill that came while another was under way is
+// told the run is stopped and is handled with it. A kill after the run
+// ended is a message to an ended run, as ever.
+func TestConcurrentKillsAreOneKill(t *testing.T) {
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	check := func(id string, answers []*wire.Response) {
+		t.Helper()
+		dir := runs.StateDirFor(agent, id)
+		inbox, _ := os.ReadFile(dir.Path(runs.InboxFile))
+		for _, r := range answers {
+			if r.Error != nil {
+				t.Fatalf("kill run:%s: %+v", id, r.Error)
+			}
+			m := resultMap(t, r)
+			applied := m["reason"] == "control_applied" && m["stopped"] == true
+			if ended := m["reason"] == "run_not_running" && m["status"] == runs.StatusKilled; !applied && !ended {
+				t.Fatalf("kill run:%s answered %v, want control_applied stopped (or run_not_running after it ended)", id, m)
+			}
+			handled := regexp.MustCompile(fmt.Sprintf(`"id":"%s"[^\n]*"status":"handled"`, m["inbox_id"])).Match(inbox)
+			if applied != handled {
+				t.Fatalf("kill run:%s answered %v; its inbox record handled=%v:\n%s", id, m, handled, inbox)
+			}
+		}
+		ev, _ := os.ReadFile(dir.Path(runs.EventsFile))
+		if n := strings.Count(string(ev), `"event":"run.kill"`); n != 1 {
+			t.Fatalf("run:%s has %d run.kill events, want 1:\n%s", id, n, ev)
+		}
+		if in, err := runs.Load(dir); err != nil || in.Status != runs.StatusKilled {
+			t.Fatalf("run:%s: %v %v", id, in, err)
+		}
+	}
+	for round := range 3 {
+		id := fmt.Sprintf("many%d", round)
+		k.spawn("s1", id, "sleep-forever", nil)
+		answers := make([]*wire.Response, 4)
+		var wg sync.WaitGroup
+		for i := range answers {
+			wg.Go(func() {
+				answers[i] = k.call("message", "s1", map[string]any{"to": "run:" + id, "type": "control.kill"})
+			})
+		}
+		wg.Wait()
+		check(id, answers)
+	}
+
+	k.spawn("s1", "twice", "sleep-forever", nil)
+	kill := map[string]any{"to": "run:twice", "type": "control.kill"}
+	resp := k.call("message", "s1", nil, kill, kill)
+	if resp.Error != nil || len(resp.Results) != 2 {
+		t.Fatalf("batch: %+v", resp)
+	}
+	check("twice", []*wire.Response{&resp.Results[0], &resp.Results[1]})
 }
 
 // A run's environment names the agent root of the kernel that supervises

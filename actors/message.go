@@ -190,30 +190,56 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		// trip (it works on a hung supervisor too) — and recorded after
 		// (in a batch, after every run of the batch is killed).
 		k.runCache.Delete(id)
-		done := k.beginKill(dir)
-		if runs.KillTree(in, inboxID) {
-			record := func() {
-				defer done()
-				if err := runs.RecordKill(in, inboxID); err != nil {
-					k.log.Warn("record kill", "run", id, "err", err)
-					out.Warnings = []string{fmt.Sprintf("run:%s was killed, but its result could not be recorded: %v", id, err)}
+		ks, done := k.beginKill(dir)
+		if done == nil {
+			// Another kill of this run is under way (a workflow's nodes
+			// are killed by its kill and by its end): one kill, one
+			// run.kill event. Once its tree is killed, this one is
+			// handled with it.
+			select {
+			case <-ks.tree:
+				if ks.killed {
+					if err := runs.RecordKilledAlready(dir, inboxID); err != nil {
+						return nil, fmt.Errorf("record control.kill of run:%s: %w", id, err)
+					}
+					out.Delivered, out.Consumer, out.Reason, out.Stopped = verbs.Ptr(true), "run-control", "control_applied", true
+					return out, nil
 				}
+				// That kill found the run gone: so does this one.
+			case <-time.After(controlWait):
 			}
-			if later != nil {
-				later(record)
-			} else {
-				record()
+			if cur, err := runs.Load(dir); err == nil {
+				in = cur
 			}
+			runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
+		} else {
+			alive := runs.KillTree(in, inboxID)
+			ks.killed = alive
+			close(ks.tree)
+			if alive {
+				record := func() {
+					defer done()
+					if err := runs.RecordKill(in, inboxID); err != nil {
+						k.log.Warn("record kill", "run", id, "err", err)
+						out.Warnings = []string{fmt.Sprintf("run:%s was killed, but its result could not be recorded: %v", id, err)}
+					}
+				}
+				if later != nil {
+					later(record)
+				} else {
+					record()
+				}
+				if in.Meta.Workflow != nil {
+					k.killWorkflow(req, in, later) // its scheduler is dead: now its nodes
+				}
+				out.Delivered, out.Consumer, out.Reason, out.Stopped = verbs.Ptr(true), "run-control", "control_applied", true
+				return out, nil
+			}
+			done() // its supervisor is already gone: the run actor settles it
+			runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 			if in.Meta.Workflow != nil {
-				k.killWorkflow(req, in, later) // its scheduler is dead: now its nodes
+				k.killWorkflow(req, in, later)
 			}
-			out.Delivered, out.Consumer, out.Reason, out.Stopped = verbs.Ptr(true), "run-control", "control_applied", true
-			return out, nil
-		}
-		done() // its supervisor is already gone: the run actor settles it
-		runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
-		if in.Meta.Workflow != nil {
-			k.killWorkflow(req, in, later)
 		}
 	}
 	if rw := in.Meta.Mailbox; rw != nil && !runtimeControl[env.Type] {

@@ -339,8 +339,9 @@ func (k *Kernel) one(req wire.Request, later func(func()), dirs *fsutil.DirSyncs
 	case "message":
 		var m *verbs.Message
 		if m, err = decodeParams[*verbs.Message](req); err == nil {
+			at := time.Now().UTC() // the trace's time: before what it causes
 			if result, err = k.message(req, m, later); err == nil {
-				k.traceMessage(req, m, result, "")
+				k.traceMessage(req, m, result, "", at)
 			}
 		}
 	case "followups":

@@ -616,9 +616,12 @@ func contains(list []string, s string) bool {
 }
 
 // envString is the value of key in env ("" when absent).
+// envString is key's value in env; of two, the last, as exec gives a
+// process (a workflow node's check appends the depth and run id the
+// scheduler will have to the caller's own).
 func envString(env []string, key string) string {
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, key+"="); ok {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
 			return v
 		}
 	}
@@ -626,11 +629,6 @@ func envString(env []string, key string) string {
 }
 
 func envInt(env []string, key string) int {
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, key+"="); ok {
-			n, _ := strconv.Atoi(v)
-			return n
-		}
-	}
-	return 0
+	n, _ := strconv.Atoi(envString(env, key))
+	return n
 }

@@ -93,13 +93,16 @@ func (k *Kernel) traceSpawn(req wire.Request, meta *runs.Meta) {
 	case detail == "":
 		detail = "template"
 	}
-	k.trace.add(meta.OwnerID, sessions.Item{ID: fmt.Sprintf("spawn:%s@%d", meta.Run, meta.CreatedAt.UnixMilli()), Kind: sessions.KindSpawn,
+	// At the run's creation, before its leaf ran: a run that ends at once
+	// is not listed ending before it was spawned.
+	k.trace.add(meta.OwnerID, sessions.Item{TS: meta.CreatedAt.UTC(), ID: fmt.Sprintf("spawn:%s@%d", meta.Run, meta.CreatedAt.UnixMilli()), Kind: sessions.KindSpawn,
 		Run: meta.Run, StateDir: meta.StateDir, Cause: meta.Cause, Detail: detail})
 }
 
 // traceMessage records a message the kernel accepted (delivered, queued,
-// held or dead-lettered).
-func (k *Kernel) traceMessage(req wire.Request, m *verbs.Message, result any, owner string) {
+// held or dead-lettered), at the time it arrived (at; zero: now), so the
+// trace lists it before what it caused (a kill's exit, a retry's resume).
+func (k *Kernel) traceMessage(req wire.Request, m *verbs.Message, result any, owner string, at time.Time) {
 	d, ok := result.(*verbs.Delivery)
 	if !ok || d == nil {
 		return
@@ -119,7 +122,7 @@ func (k *Kernel) traceMessage(req wire.Request, m *verbs.Message, result any, ow
 		session = k.ownerOf(result) // a caller without a session: the log of the run's owner
 	}
 	c := causeOf(req)
-	k.trace.add(session, sessions.Item{ID: id, Kind: sessions.KindMessage, To: d.To, Type: d.Type, From: m.From, Outcome: d.Reason, Cause: c})
+	k.trace.add(session, sessions.Item{TS: at, ID: id, Kind: sessions.KindMessage, To: d.To, Type: d.Type, From: m.From, Outcome: d.Reason, Cause: c})
 }
 
 // spawnCause is what made a spawn happen: the request's cause and the

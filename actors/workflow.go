@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,10 +188,21 @@ func (k *Kernel) prepareWorkflow(req wire.Request, p *verbs.Spawn, rec *recipes.
 	if err != nil {
 		return spec, err
 	}
+	// Each node's state_dir is its own: two runs in one directory clear
+	// and overwrite each other's files.
+	dirs := map[string]string{filepath.Clean(string(dir)): "the workflow run"}
 	for _, n := range w.Nodes {
-		if err := k.checkNode(req, w, n, id, depth); err != nil {
+		nd, err := k.checkNode(req, w, n, id, depth)
+		if err != nil {
 			return spec, err
 		}
+		if nd == "" {
+			continue
+		}
+		if other, ok := dirs[nd]; ok {
+			return spec, nodeErr(n.ID, fmt.Errorf("%w: state_dir=%s is %s's state directory too; give each node its own, or leave state_dir out for <agent>/tmp/pi-actors/runs/<id>", runs.ErrStateDir, nd, other))
+		}
+		dirs[nd] = "node " + n.ID
 	}
 	cfg := k.conf()
 	spec.ID, spec.Cwd, spec.Owner, spec.Depth, spec.Env = id, req.Cwd, req.Session, depth, k.runEnv(req.Env)
@@ -208,24 +220,25 @@ func (k *Kernel) prepareWorkflow(req wire.Request, p *verbs.Spawn, rec *recipes.
 
 // checkNode checks a node's spawn as its scheduler will send it (no
 // upstream output yet): its recipe is found, its template plans, its
-// values fit, its restart policy parses, its depth is allowed.
-func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows.Node, run string, depth int) error {
+// values fit, its restart policy parses, its depth is allowed. It
+// returns the node's state_dir (absolute), "" when it has none of its own.
+func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows.Node, run string, depth int) (string, error) {
 	params := w.SpawnParams(n, run, func(string) workflows.Upstream { return workflows.Upstream{} })
 	params["workflow_node"] = runs.NodeRef{Workflow: run, Node: n.ID}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return fmt.Errorf("workflow node %s: %w", n.ID, err)
+		return "", fmt.Errorf("workflow node %s: %w", n.ID, err)
 	}
 	r, err := verbs.Find("spawn").DecodeJSON(b)
 	if err == nil {
 		err = r.Validate()
 	}
 	if err != nil {
-		return nodeErr(n.ID, err)
+		return "", nodeErr(n.ID, err)
 	}
 	sp := r.(*verbs.Spawn)
 	if (sp.Node != "" || sp.Placement == "spread") && k.cluster == nil {
-		return nodeErr(n.ID, k.errNotClustered("node= or placement=spread"))
+		return "", nodeErr(n.ID, k.errNotClustered("node= or placement=spread"))
 	}
 	child := req
 	// As the scheduler asks: from inside the workflow run. No session, so
@@ -234,15 +247,16 @@ func (k *Kernel) checkNode(req wire.Request, w *workflows.Workflow, n *workflows
 	child.Env = append(append([]string{}, req.Env...), "PI_ACTORS_RUN_ID="+run, "PI_ACTORS_DEPTH="+strconv.Itoa(depth))
 	spec, _, err := k.prepareSpec(child, sp)
 	if err != nil {
-		return nodeErr(n.ID, err)
+		return "", nodeErr(n.ID, err)
 	}
-	if sp.StateDir != "" {
-		// Whether it can be made, up front: the node's spawn comes later.
-		if err := runs.CheckStateDir(k.cfg.AgentDir, spec.ID, spec.StateDir); err != nil {
-			return nodeErr(n.ID, err)
-		}
+	if sp.StateDir == "" {
+		return "", nil
 	}
-	return nil
+	// Whether it can be made, up front: the node's spawn comes later.
+	if err := runs.CheckStateDir(k.cfg.AgentDir, spec.ID, spec.StateDir); err != nil {
+		return "", nodeErr(n.ID, err)
+	}
+	return filepath.Clean(string(runs.Dir(spec.StateDir))), nil
 }
 
 // nodeErr names the node in an error, keeping its exit code.
@@ -384,6 +398,11 @@ func checkWorkflowControl(in *runs.Info, env mailbox.Envelope) error {
 	case env.Type == "control.retry":
 		return &wire.Error{Code: "invalid_envelope", Exit: 65, Message: fmt.Sprintf("control.retry re-runs a node of a workflow run; run:%s is not a workflow", id),
 			Hint: "restart a run's command: message to=run:" + id + " type=control.restart (pi-actors restart " + id + ")"}
+	case in.Meta.Workflow != nil && (env.Type == "control.stop" || env.Type == "control.reply" || env.Type == "control.revise"):
+		// The packaged recipes' vocabulary: a workflow's scheduler reads
+		// none of it, so it would sit queued for ever.
+		return &wire.Error{Code: "invalid_envelope", Exit: 65, Message: fmt.Sprintf("type=%s is no control message a workflow run knows: run:%s's scheduler takes control.retry, control.kill and control.cancel", env.Type, id),
+			Hint: "stop it: message to=run:" + id + " type=control.cancel (pi-actors stop " + id + "); a node's own run takes what its recipe accepts"}
 	case env.Type == "control.restart" && in.Meta.Workflow != nil && in.Live():
 		return &wire.Error{Code: "conflict", Exit: 75, Message: fmt.Sprintf("run:%s is a running workflow; restart reruns a single command (its scheduler's restart would end the workflow killed)", id),
 			Hint: "rerun a node that failed: message to=run:" + id + " type=control.retry body:='{\"node\":\"<node>\"}'; or stop it and spawn it again"}

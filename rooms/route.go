@@ -129,6 +129,11 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 		return nil, err
 	}
 	d.Inbox, d.InboxID, d.Duplicate, d.Record = q.Path, rec.ID(), dup, rec
+	if fwdID == "" && !dup {
+		// No caller id: the branch record's id was made here from a new
+		// uuid, and its copy is <that id>@<branch> like every other.
+		fwdID, freshID = mailbox.ForwardID(rec.ID(), to.Branch), true
+	}
 	forwardErr := parent
 	runInbox := mailbox.NewInbox(filepath.Join(dir, RunInboxFile))
 	if dup && parent == nil && fwdID != "" && !strings.Contains(env.ID, mailbox.CopySep) {

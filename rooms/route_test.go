@@ -352,6 +352,24 @@ func TestCopyIDsNeverClashWithCallerIDs(t *testing.T) {
 	}
 }
 
+// A branch message sent without an id gets one (a new uuid), and its
+// copy in the run's inbox is <that id>@<branch>, as with a caller's id.
+func TestCopyOfMessageWithoutIDNamedAfterIt(t *testing.T) {
+	dir := t.TempDir()
+	d, err := SendBranch(dir, mailbox.Envelope{To: "branch:r1/w1", From: "run:r1", Type: "task.assign", Body: "no id"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.Result()
+	if r.InboxID == "" || r.Reason != ReasonForwarded {
+		t.Fatalf("result: %+v", r)
+	}
+	recs, _ := readLines(t, filepath.Join(dir, RunInboxFile))
+	if len(recs) != 1 || recs[0]["id"] != r.InboxID+"@w1" || recs[0]["body"] != "no id" {
+		t.Fatalf("run inbox: %v, want one copy with id %s@w1", recs, r.InboxID)
+	}
+}
+
 // A retry of a message stored with the old copy ids (<id>.<branch>) finds
 // its copies under them and writes none again.
 func TestLegacyCopyIDsStillDeduplicate(t *testing.T) {

@@ -230,6 +230,13 @@ func RecordKill(in *Info, inboxID string) error {
 	return markHandled(in.Dir.Path(InboxFile), inboxID, "kernel")
 }
 
+// RecordKilledAlready marks handled a control.kill that arrived while
+// another kill of the run was under way: that kill did what it asks (no
+// second run.kill event, no second result).
+func RecordKilledAlready(dir Dir, inboxID string) error {
+	return markHandled(dir.Path(InboxFile), inboxID, "kernel")
+}
+
 // markHandled records that a control message was applied (claimed and
 // handled at once). A consumer that claimed it first keeps it.
 func markHandled(path, id, by string) error {

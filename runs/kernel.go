@@ -102,12 +102,16 @@ func marked(entry string) []int {
 	}
 	self := os.Getpid()
 	var out []int
+	budget := environWait
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && len(env) == 0 {
+			env = settledEnviron(pid, &budget)
+		}
 		if err != nil || !hasEnvEntry(env, entry) {
 			continue
 		}
@@ -126,6 +130,50 @@ func marked(entry string) []int {
 		out = slices.DeleteFunc(out, func(p int) bool { return skip[p] })
 	}
 	return out
+}
+
+// environWait bounds the waits for processes in the middle of an execve
+// in one scan (a loaded machine may leave one there for milliseconds).
+const environWait = 100 * time.Millisecond
+
+// settledEnviron re-reads the environ of a process that read as empty:
+// one in the middle of an execve has neither an environment nor a command
+// line for a moment (its new memory is mapped before they are copied in —
+// a setsid child exec'ing as the call ended was missed so). A zombie, a
+// kernel thread (a child of kthreadd, pid 2) or a process that has a
+// command line and no environment (env -i) has none for good; one in an
+// execve is read again, backing off from 100 µs, until it has one or the
+// scan's wait (budget) is spent.
+func settledEnviron(pid int, budget *time.Duration) []byte {
+	if *budget <= 0 {
+		return nil
+	}
+	if st, err := Stat(pid); err != nil || st.State == "Z" || st.State == "X" || pid == 2 || st.PPid == 2 {
+		return nil
+	}
+	dir := "/proc/" + strconv.Itoa(pid)
+	empty := 0
+	for step := 100 * time.Microsecond; *budget > 0; step = min(2*step, 5*time.Millisecond) {
+		d := min(step, *budget)
+		time.Sleep(d)
+		*budget -= d
+		// The command line first: read after it, an environment still
+		// empty is one the process does not have — or the start of its
+		// next execve, so twice.
+		cmd, err := os.ReadFile(dir + "/cmdline")
+		if err != nil {
+			return nil // gone
+		}
+		if env, _ := os.ReadFile(dir + "/environ"); len(env) > 0 {
+			return env
+		}
+		if len(cmd) > 0 {
+			if empty++; empty == 2 {
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // hasEnvEntry reports whether environ (NUL-separated KEY=value entries,

@@ -76,15 +76,20 @@ func GroupMembers(pgid int) []int {
 // subreaper that kept them as descendants, is gone — a process that moved
 // to a session of its own included. Only this user's processes are read
 // (another's environ is not readable); one that cleared its environment
-// is not found.
+// is not found; one in the middle of an execve is read again
+// (settledEnviron).
 func EnvMembers(dir Dir) []int {
 	want := []byte("PI_ACTORS_STATE_DIR=" + string(dir) + "\x00")
 	self := os.Getpid()
+	budget := environWait
 	return scanProc(func(pid int, _ ProcStat) bool {
 		if pid == self {
 			return false
 		}
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err == nil && len(env) == 0 {
+			env = settledEnviron(pid, &budget)
+		}
 		return err == nil && (bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...)))
 	})
 }

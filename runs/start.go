@@ -165,9 +165,20 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 				}
 			}
 		}
-		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, StderrLog, StdoutLog, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
+		for _, f := range []string{EventsFile, InboxFile, OutboxFile, ProgressFile, ResultFile, HandledFile, NotifiedFile, WakeFile, TombstoneFile} {
 			if err := os.Remove(dir.Path(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, nil, fmt.Errorf("clear %s: %w", dir.Path(f), err)
+			}
+		}
+		// The logs, their rotated files and the marks of each: logs would
+		// show the previous run's output before the new run's.
+		for _, log := range []string{StdoutLog, StderrLog} {
+			for _, f := range append(LogFiles(dir.Path(log)), dir.Path(log)) {
+				for _, p := range []string{f, f + MarksSuffix} {
+					if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+						return nil, nil, fmt.Errorf("clear %s: %w", p, err)
+					}
+				}
 			}
 		}
 		os.RemoveAll(dir.Path("tmp"))

@@ -49,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-(cd "$root" && go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./cmd/pi-actors-supervise)
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./cmd/pi-actors-supervise)
 mkdir -p "$repo/.git" "$PI_CODING_AGENT_DIR"
 cd "$repo"
 

@@ -44,7 +44,7 @@ export PI_ACTORS_SESSION=""
 export PATH="$tmp/bin:$PATH"
 repo="$tmp/repo"
 
-(cd "$root" && go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./cmd/pi-actors-front ./cmd/pi-actors-supervise ./scripts/pibench)
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/pi-actors ./cmd/pi-actors-kernel ./cmd/pi-actors-front ./cmd/pi-actors-supervise ./scripts/pibench)
 mkdir -p "$repo/.git" "$PI_CODING_AGENT_DIR"
 cd "$repo"
 pi-actors install pi >/dev/null

@@ -200,6 +200,9 @@ func (c *coordinator) say(text string) {
 // timeout passes.
 func (c *coordinator) await(ctx context.Context, cur *rooms.Cursor) Summary {
 	sum := Summary{Tasks: len(c.tasks), ByWorker: map[string]int{}, Duplicates: []string{}, Missing: []string{}}
+	for i := 1; i <= c.workers; i++ {
+		sum.ByWorker[fmt.Sprintf("w%d", i)] = 0 // a worker that did nothing shows as w3=0
+	}
 	seen := map[string]bool{}
 	fw := watcher(rooms.RoomDir(string(c.dir)))
 	if fw != nil {

@@ -253,6 +253,7 @@ func (t *tracer) traceRun(in *runs.Info, depth int) TraceRun {
 // scope's runs, oldest first.
 func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 	in := func(r string) bool { return scope == nil || scope[r] }
+	from, until := t.lifetime(scope)
 	var out []TraceEntry
 	spawnSeen := map[string]bool{}
 	for _, it := range t.items {
@@ -286,6 +287,9 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 			out = append(out, TraceEntry{TS: it.TS, Kind: it.Kind, Run: target, ID: it.ID, To: it.To, Type: it.Type, Direction: dir, Cause: it.Cause,
 				Text: strings.TrimSpace(text) + causeText(it.Cause)})
 		case sessions.KindSuspend, sessions.KindResume:
+			if scope != nil && (from.IsZero() || it.TS.Before(from) || !until.IsZero() && it.TS.After(until)) {
+				continue // the session's, while none of scope's runs existed
+			}
 			out = append(out, TraceEntry{TS: it.TS, Kind: it.Kind, ID: it.ID, Cause: it.Cause, Text: fmt.Sprintf("session %s %s: %s", t.session, it.Kind, it.Detail)})
 		}
 	}
@@ -327,6 +331,32 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 	}
 	slices.SortStableFunc(out, func(a, b TraceEntry) int { return a.TS.Compare(b.TS) })
 	return out
+}
+
+// lifetime is when scope's runs existed: from the first one's creation
+// until the last one ended (zero while one is live); zero from when none
+// of them can be read.
+func (t *tracer) lifetime(scope map[string]bool) (from, until time.Time) {
+	live := false
+	for r := range scope {
+		info := t.load(r)
+		if info == nil {
+			continue
+		}
+		if from.IsZero() || info.Meta.CreatedAt.Before(from) {
+			from = info.Meta.CreatedAt
+		}
+		switch {
+		case info.Result == nil || info.Live():
+			live = true
+		case info.Result.CompletedAt.After(until):
+			until = info.Result.CompletedAt
+		}
+	}
+	if live {
+		until = time.Time{}
+	}
+	return from, until
 }
 
 // runEvents are the trace entries of a run's own events: restarts,

@@ -26,7 +26,8 @@ func ToolParams(body any) map[string]any {
 
 // ResolveTool is the id of the user-root recipe tool a tool:<name>
 // message reaches: its exact id, else its id spelt differently
-// (tool:my-tool reaches my_tool); 66 not_found when there is none.
+// (tool:my-tool reaches my_tool); 66 not_found when there is none, with
+// why a recipe of that name is not one (invalid, disabled, packaged).
 func ResolveTool(env *Env, name string) (string, error) {
 	g, err := recipes.Discover(env.AgentDir)
 	if err != nil {
@@ -37,8 +38,9 @@ func ResolveTool(env *Env, name string) (string, error) {
 		return "", err
 	}
 	if id == "" {
-		return "", &Error{Exit: ExitNoInput, Code: "not_found", Message: "tool actor not found or not executable: " + name,
-			Hint: fmt.Sprintf("tools are the recipes in %s; inspect target=recipes view=summary lists them", g.UserRoot)}
+		// As inspect target=tool: says it, with why a recipe of that
+		// name is no tool (invalid, disabled, packaged).
+		return "", toolNotFound(g, name, g.Active[name])
 	}
 	return id, nil
 }

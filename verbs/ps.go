@@ -105,19 +105,21 @@ func runPs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	list = treeOrder(orderRuns(list))
 	session := strings.TrimSpace(env.Session)
 	if session == "" {
 		session = "all"
 	}
 	res := &PsResult{Session: session, Filter: filter, Runs: []RunRow{}}
-	now := time.Now()
-	for _, in := range list {
+	// The page: the newest lines runs, each ended one read whole (the
+	// index holds neither its parent nor when it started), then each
+	// run's child runs put under it.
+	page := make([]*runs.Info, 0, min(len(list), lines))
+	for _, in := range treeOrder(orderRuns(list)) {
 		if session != "all" && in.Meta.OwnerID != session {
 			continue
 		}
 		res.Count++
-		if len(res.Runs) == lines {
+		if len(page) == lines {
 			res.More++
 			continue
 		}
@@ -127,6 +129,10 @@ func runPs(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 				in = full
 			}
 		}
+		page = append(page, in)
+	}
+	now := time.Now()
+	for _, in := range treeOrder(page) {
 		row := RowOf(in, now, 0, false)
 		if in.Live() && in.Meta.Pid > 0 {
 			u := runs.TreeUsage(in.Meta.Pid)

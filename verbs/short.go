@@ -128,7 +128,7 @@ instead. A live run is refused (exit 75): stop or kill it first.
 For one run, the same as (output and exit code):
   pi-actors message to=run:<run> type=control.archive   (--prune: type=control.prune)
 
-` + fmt.Sprintf(shortManyUsage, "rm", "ended (not yet archived)", " --all") + `
+` + fmt.Sprintf(shortManyUsage, "rm", "ended (not yet archived; with --prune, archived too)", " --all") + `
 
 Examples:
   pi-actors rm web

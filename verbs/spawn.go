@@ -25,7 +25,7 @@ type Spawn struct {
 	Values    map[string]any `json:"values,omitempty" jsonschema:"placeholder values (name → value)"`
 	Artifacts map[string]any `json:"artifacts,omitempty" jsonschema:"named artifact paths (name → path or {path, kind, media_type, required})"`
 	StateDir  string         `json:"state_dir,omitempty" jsonschema:"the run's state directory (default <agent>/tmp/pi-actors/runs/<id>)"`
-	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
+	Restart   any            `json:"restart,omitempty" jsonschema:"restart policy: never|on-failure|on-abnormal|always, or {policy, backoff_ms, max_backoff_ms, jitter, reset_after_ms, burst, window_ms}"`
 	RunID     string         `json:"run_id,omitempty" jsonschema:"the run id (as as=run:<id>)"`
 	// Where the run starts on a clustered kernel (docs/cluster.md).
 	Node      string `json:"node,omitempty" jsonschema:"clustered kernels: the node whose kernel starts and supervises the run (default: this one)"`
@@ -45,8 +45,8 @@ type Spawn struct {
 	Parallel any `json:"parallel,omitempty" jsonschema:"inline template: run the sequence in parallel"`
 	Label    any `json:"label,omitempty" jsonschema:"inline template: the node's label"`
 	When     any `json:"when,omitempty" jsonschema:"inline template: run only when this condition holds"`
-	Timeout  any `json:"timeout,omitempty" jsonschema:"inline template: time limit (e.g. 30s)"`
-	Delay    any `json:"delay,omitempty" jsonschema:"inline template: wait before starting (e.g. 2s)"`
+	Timeout  any `json:"timeout,omitempty" jsonschema:"inline template: time limit in milliseconds (e.g. 30000)"`
+	Delay    any `json:"delay,omitempty" jsonschema:"inline template: wait before starting, in milliseconds (e.g. 2000)"`
 	Output   any `json:"output,omitempty" jsonschema:"inline template: the output value or path to select"`
 	Retry    any `json:"retry,omitempty" jsonschema:"inline template: retry count or {count, delay}"`
 	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (stop|continue|branch)"`

@@ -192,12 +192,18 @@ func (h *workflowHost) ours(m *runs.Meta, c workflows.Child) bool {
 }
 
 // Stop kills child runs through the kernel (control.kill from the
-// workflow run), in one batch; a run that is already gone is no error.
-func (h *workflowHost) Stop(ctx context.Context, ids []string) error {
+// workflow run) — or, gently, cancels them (control.cancel: the
+// supervisor's SIGTERM, grace, SIGKILL) — in one batch; a run that is
+// already gone is no error.
+func (h *workflowHost) Stop(ctx context.Context, ids []string, gently bool) error {
 	spec := Find("message")
+	typ := "control.kill"
+	if gently {
+		typ = "control.cancel"
+	}
 	batch := make([]Request, len(ids))
 	for i, id := range ids {
-		batch[i] = &Message{To: "run:" + id, Type: "control.kill", From: "run:" + h.run}
+		batch[i] = &Message{To: "run:" + id, Type: typ, From: "run:" + h.run}
 	}
 	_, errs, err := RunBatch(h.env, spec, batch)
 	if err != nil {

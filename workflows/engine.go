@@ -187,7 +187,7 @@ func (e *Engine) step(ctx context.Context) {
 	// Every tick: a node's took= leaves out the time it was suspended
 	// whether or not a clock of it falls due.
 	e.syncPause()
-	var stops []string
+	stops := map[bool][]string{} // gently (a service the nodes that needed it are done with) or not
 	for i := range e.St.Nodes {
 		n := &e.St.Nodes[i]
 		if n.Status == NodeStarting || n.Status == NodeRunning {
@@ -215,7 +215,8 @@ func (e *Engine) step(ctx context.Context) {
 		}
 		if now.Sub(e.lastStop[n.ID]) >= stopResend {
 			e.lastStop[n.ID] = now
-			stops = append(stops, n.Run)
+			gently := n.Stopping == "services_done"
+			stops[gently] = append(stops[gently], n.Run)
 		}
 		if n.Status == NodeStarting {
 			// Stopped before its run was up: it is not asked for again (the
@@ -225,9 +226,11 @@ func (e *Engine) step(ctx context.Context) {
 		}
 	}
 	e.start(ctx, now)
-	if len(stops) > 0 {
-		if err := e.Host.Stop(ctx, stops); err != nil {
-			e.logf("stop %v: %v (sent again in %s)", stops, err, stopResend)
+	for _, gently := range []bool{false, true} {
+		if runs := stops[gently]; len(runs) > 0 {
+			if err := e.Host.Stop(ctx, runs, gently); err != nil {
+				e.logf("stop %v: %v (sent again in %s)", runs, err, stopResend)
+			}
 		}
 	}
 	e.finish(now)

@@ -13,8 +13,11 @@ type Host interface {
 	Start(ctx context.Context, reqs []StartRequest) []StartResult
 	// Observe reads the child run of an attempt now.
 	Observe(c Child) Observation
-	// Stop kills child runs (their whole trees), at once.
-	Stop(ctx context.Context, runs []string) error
+	// Stop stops child runs at once: kills them (their whole trees), or
+	// — gently, as a service is once the nodes that needed it ended —
+	// cancels them (SIGTERM, the kill grace, SIGKILL), so a server or a
+	// database shuts down cleanly.
+	Stop(ctx context.Context, runs []string, gently bool) error
 }
 
 // StartRequest asks for the child run of one attempt of a node.

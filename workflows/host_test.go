@@ -129,13 +129,17 @@ func (h *procHost) Observe(c workflows.Child) workflows.Observation {
 	return obs
 }
 
-func (h *procHost) Stop(_ context.Context, runs []string) error {
+func (h *procHost) Stop(_ context.Context, runs []string, gently bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	sig := syscall.SIGKILL
+	if gently {
+		sig = syscall.SIGTERM
+	}
 	for _, r := range runs {
 		if p := h.procs[r]; p != nil && !p.done {
 			p.killed = true
-			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			syscall.Kill(-p.cmd.Process.Pid, sig)
 		}
 	}
 	return nil

@@ -163,7 +163,7 @@ func (e *Engine) killAll(ctx context.Context, reason string) {
 		}
 	}
 	if len(stops) > 0 {
-		if err := e.Host.Stop(ctx, stops); err != nil {
+		if err := e.Host.Stop(ctx, stops, false); err != nil {
 			e.logf("stop %v: %v", stops, err)
 		}
 	}

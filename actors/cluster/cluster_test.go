@@ -22,6 +22,7 @@ import (
 // nodes have is refused with both candidates; its follow-ups reach the
 // spawning session's node exactly once.
 func TestClusterRoutes(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b", "c")
 
 	out := c.Run("a", "spawn", "as=run:w1", "node=b", "template=sh -c 'echo hello from $PI_ACTORS_RUN_ID; sleep 60'")
@@ -152,6 +153,7 @@ func TestClusterRoutes(t *testing.T) {
 // killed while the run on another node ends; the follow-up waits in that
 // node's durable queue and reaches the restarted kernel exactly once.
 func TestClusterFollowupsAcrossHomeRestart(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	c.Run("a", "spawn", "as=run:job", "node=b", "template=sh -c 'sleep 2; exit 0'")
 	syscall.Kill(c.KernelPid("a"), syscall.SIGKILL)
@@ -190,6 +192,7 @@ func TestClusterFollowupsAcrossHomeRestart(t *testing.T) {
 // TestClusterSpreadPlacement: 30 runs spawned with placement=spread land on
 // every node, none with more than half.
 func TestClusterSpreadPlacement(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b", "c")
 	var items []string
 	for i := range 30 {
@@ -286,6 +289,7 @@ func TestClusterSpreadPlacement(t *testing.T) {
 // 10 s. A kernel stopped with SIGSTOP is treated the same and rejoins
 // after SIGCONT (under a new member id: the engine blocks the old one).
 func TestClusterMemberLoss(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b", "c")
 	c.Run("a", "spawn", "as=run:keep", "node=b", "template=sleep 120")
 	clustertest.Eventually(t, 10*time.Second, "a knows run:keep", func() bool {
@@ -382,6 +386,7 @@ func TestClusterMemberLoss(t *testing.T) {
 // it can neither spawn on nor message a member, and kernel status on each
 // side names the peer refused at the handshake and why.
 func TestClusterForeignCertificate(t *testing.T) {
+	t.Parallel()
 	c := clustertest.WithCA(t, bin)
 	other := filepath.Join(c.Dir, "other-ca")
 	c.Run("", "cluster", "ca", "dir="+other)
@@ -433,6 +438,7 @@ func TestClusterForeignCertificate(t *testing.T) {
 // its own machine; kernel status says why the cluster side is down, and
 // calls that need the cluster exit 78 (config) or 69 (unavailable).
 func TestClusterBadConfig(t *testing.T) {
+	t.Parallel()
 	c := clustertest.WithCA(t, bin)
 	c.Add("a", nil)
 	// A certificate for another node name.
@@ -489,6 +495,7 @@ func TestClusterBadConfig(t *testing.T) {
 // TestClusterDuplicateNode: a second kernel with a member's node name
 // leaves the cluster (the first one stays).
 func TestClusterDuplicateNode(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	dup := c.Add("b2", func(m *clustertest.Member) {
 		m.Config = strings.Replace(m.Config, "node = \"b2\"", "node = \"b\"", 1)
@@ -539,6 +546,7 @@ func TestClusterDuplicateNode(t *testing.T) {
 // message, posts a result), watches that room live from b, and a run's
 // logs on b are followed from a until it ends.
 func TestClusterRoomsAndStreams(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	c.Run("a", "spawn", "as=run:coord", "template=sleep 120")
 	c.Run("a", "message", "to=branch:coord/w1", "type=task.assign", "body:={\"task\":7}")
@@ -605,6 +613,7 @@ func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(
 // while that member does not list it, is refused there (69, nothing
 // started): the run's follow-ups could never go back to it.
 func TestClusterNonMemberRefused(t *testing.T) {
+	t.Parallel()
 	c := clustertest.WithCA(t, bin)
 	c.Add("a", nil)
 	c.Add("b", nil)

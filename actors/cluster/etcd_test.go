@@ -82,6 +82,7 @@ func startEtcd(t *testing.T) (client string, kill func()) {
 // gone, a kernel still stops (the provider's deregistration waits for
 // etcd for ever).
 func TestClusterEtcd(t *testing.T) {
+	t.Parallel()
 	endpoint, killEtcd := startEtcd(t)
 	c := clustertest.WithCA(t, bin)
 	for _, n := range []string{"a", "b", "c"} {

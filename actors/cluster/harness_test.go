@@ -18,6 +18,7 @@ var bin string
 
 func TestMain(m *testing.M) {
 	testproc.Watchdog()
+	testproc.Parallel(4) // each test waits on kernels of its own
 	dir, err := os.MkdirTemp("", "pa-cluster-bin")
 	if err != nil {
 		panic(err)

@@ -16,6 +16,7 @@ import (
 // (text and --json), although they name the run's own addresses; the
 // answer's own addresses name the node.
 func TestClusterRoutedContentIntact(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	c.Run("a", "spawn", "as=run:q1", "node=b", `template=sh -c 'echo literal: run:q1 room:q1 branch:q1/w; echo addr=$PI_ACTORS_ADDRESS; sleep 60'`)
 	line := "literal: run:q1 room:q1 branch:q1/w"

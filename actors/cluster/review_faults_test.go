@@ -36,6 +36,7 @@ func followupRuns(c *clustertest.Cluster, node string) []string {
 // message past its size limit would be dropped, and the same batch held
 // the session's follow-ups back for good).
 func TestClusterLargeFollowupsReachTheirHome(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	script := `import json, os, sys
 addr = os.environ["PI_ACTORS_ADDRESS"]
@@ -95,6 +96,7 @@ for i in range(6):
 // its own home node (one per session name was overwritten by the last
 // spawner).
 func TestClusterFollowupsGoToTheSpawningNode(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b", "c")
 	c.Run("a", "spawn", "as=run:ja", "node=c", "template=sh -c 'sleep 4; exit 0'")
 	c.Run("b", "spawn", "as=run:jb", "node=c", "template=sleep 60")
@@ -114,6 +116,7 @@ func TestClusterFollowupsGoToTheSpawningNode(t *testing.T) {
 // runs whichever node they are on (sorted by node name, the first node's
 // older runs filled the table).
 func TestClusterPsNewestFirst(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	for i := range 3 {
 		c.Run("a", "spawn", fmt.Sprintf("as=run:old%d", i), "template=sleep 60")
@@ -137,6 +140,7 @@ func TestClusterPsNewestFirst(t *testing.T) {
 // written nowhere (docs/cluster.md, Faults), not handled on a as a
 // message to a run that does not exist (a dead letter).
 func TestClusterBareAddressOfLeftNode(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	c.Run("a", "spawn", "as=run:w", "node=b", "template=sleep 120")
 	clustertest.Eventually(t, 10*time.Second, "a resolves bare run:w", func() bool {
@@ -166,6 +170,7 @@ func TestClusterBareAddressOfLeftNode(t *testing.T) {
 // took it for a member that blocked their member id and restarted every
 // few seconds, ending streams and failing requests).
 func TestClusterForeignPeerLeavesMembersAlone(t *testing.T) {
+	t.Parallel()
 	c := clustertest.WithCA(t, bin)
 	other := filepath.Join(c.Dir, "other-ca")
 	c.Run("", "cluster", "ca", "dir="+other)
@@ -221,6 +226,7 @@ func lastLines(s string, n int) string {
 // 40,000 ended runs — an answer of about 10 MB, past gRPC's default
 // 4 MiB, which was dropped and reported as "did not answer".
 func TestClusterRoutedPsPastFourMiB(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	idx := filepath.Join(c.Root("b"), "tmp", "pi-actors", "runs", "index.jsonl")
 	os.MkdirAll(filepath.Dir(idx), 0o700)
@@ -250,6 +256,7 @@ func TestClusterRoutedPsPastFourMiB(t *testing.T) {
 // new config: they forget c (kept in nodes.json, it was listed as left
 // for good, and every kill|stop all exited 69 naming it).
 func TestClusterForgetsNodeTakenOutOfPeers(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b", "c")
 	c.Run("c", "kernel", "stop")
 	c.WaitStatus("a", 10*time.Second, "left", "c")
@@ -278,6 +285,7 @@ func TestClusterForgetsNodeTakenOutOfPeers(t *testing.T) {
 // the request ends as soon as a sees the new member (it waited out wait=
 // and the 15 s forward timeout).
 func TestClusterRequestAcrossQuickRestart(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	c.Run("b", "spawn", "as=run:coord", "template=sleep 120")
 	clustertest.Eventually(t, 10*time.Second, "a knows run:coord@b", func() bool {
@@ -303,6 +311,7 @@ func TestClusterRequestAcrossQuickRestart(t *testing.T) {
 // most 4 MiB (as one request past gRPC's 4 MiB it never arrived, and
 // every item failed with 69 after the 15 s forward timeout).
 func TestClusterLargeSpawnBatchToNode(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, bin, "a", "b")
 	prompt := strings.Repeat("p", 100000)
 	var items []string

@@ -1,6 +1,7 @@
 package piext
 
 import (
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -84,13 +85,28 @@ func TestRealPiPathKnowledgeEmptyStores(t *testing.T) {
 		t.Fatalf("log:\n%s", log)
 	}
 	r.cli("knowledge", "init")
-	r.script(read("src/pay/webhook.ts").On("^two$"), pitest.Text("ok").On("export const webhook"))
-	r.run("two")
-	if strings.Contains(r.dump(), "pi-actors knowledge") {
-		t.Fatalf("knowledge added from an empty store:\n%s", r.dump())
-	}
-	if log := r.extLog(); strings.Contains(log, "path knowledge") {
-		t.Fatalf("log:\n%s", log)
+	// The kernel opens the store on its first query (as the atoms of the
+	// other tests do); a loaded machine may still let a lookup pass its
+	// 200 ms, which is logged as a skip and proves nothing: try again.
+	r.cli("knowledge", "query_graph", "operation=context", `paths:=["src/pay/webhook.ts"]`)
+	const skip = "path knowledge for src/pay/webhook.ts skipped: no answer within 200 ms"
+	for try := 1; ; try++ {
+		before := len(r.extLog())
+		prompt := fmt.Sprintf("two-%d", try)
+		r.script(read("src/pay/webhook.ts").On("^"+prompt+"$"), pitest.Text("ok").On("export const webhook"))
+		r.run(prompt)
+		if strings.Contains(r.dump(), "pi-actors knowledge") {
+			t.Fatalf("knowledge added from an empty store:\n%s", r.dump())
+		}
+		log := r.extLog()[before:]
+		if strings.Contains(log, skip) && try < 3 {
+			t.Logf("try %d: the lookup was not answered within 200 ms (a loaded machine); again", try)
+			continue
+		}
+		if strings.Contains(log, "path knowledge") {
+			t.Fatalf("log:\n%s", log)
+		}
+		return
 	}
 }
 
