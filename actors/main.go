@@ -23,6 +23,9 @@ func Main(version string) int { return MainWith(version, nil) }
 // MainWith is Main with a cluster side (the pi-actors-cluster binary's
 // body); it is started when pi-actors.toml has [cluster].
 func MainWith(version string, cl Cluster) int {
+	if len(os.Args) > 1 {
+		return kernelArgs(os.Args[1:], version)
+	}
 	verbs.RestoreKernelEnv()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,6 +54,23 @@ func MainWith(version string, cl Cluster) int {
 		return 70
 	}
 	return 0
+}
+
+// kernelArgs answers a kernel binary given arguments: it takes none (the
+// CLI starts it), so only version and help are answered; anything else is
+// a usage error (64) and no kernel starts.
+func kernelArgs(args []string, version string) int {
+	prog := filepath.Base(os.Args[0])
+	switch args[0] {
+	case "version", "--version":
+		fmt.Println(prog, version)
+		return 0
+	case "help", "--help", "-h":
+		fmt.Printf("usage: %s (no arguments)\nThe pi-actors kernel of the agent root ($PI_CODING_AGENT_DIR, default ~/.pi/agent). Start it with `pi-actors kernel start`, or let any verb that needs it start it.\n", prog)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "%s: unexpected argument %q: the kernel takes no arguments; start it with `pi-actors kernel start` (see `pi-actors help kernel`)\n", prog, args[0])
+	return 64
 }
 
 // supervisorCommand finds the pi-actors CLI (what templates get as
