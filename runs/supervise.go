@@ -102,6 +102,9 @@ func Main(name string, args []string) int {
 	}
 	if err := supervise(context.Background(), dir, metaIn, decoded, ready); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		if errors.Is(err, ErrNotFound) {
+			return 66 // no run in that state dir: the argument is wrong
+		}
 		return 70
 	}
 	return 0
