@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -79,9 +81,19 @@ func ValidID(id string) error {
 		return fmt.Errorf("%w: %q: run ids may contain only letters, digits, '.', '_' and '-' (and are not . or ..)", ErrInvalidID, id)
 	case len(id) > 128:
 		return fmt.Errorf("%w: %q is longer than 128 bytes", ErrInvalidID, id)
+	case strings.HasPrefix(id, "."):
+		// .<id>.new-<n> is a run being created: the next kernel removes it.
+		return fmt.Errorf("%w: %q starts with '.', which names a run still being created; start the id with a letter, digit, '_' or '-'", ErrInvalidID, id)
+	case slices.Contains(reservedIDs, id):
+		return fmt.Errorf("%w: %q is reserved (the runs directory keeps its archives, index and lock under these names: %s); pick another id", ErrInvalidID, id, strings.Join(reservedIDs, ", "))
 	}
 	return nil
 }
+
+// reservedIDs are the names the runs root (Root) holds besides run
+// directories: the archives (retention.go), the index and its lock, and
+// tmp, which the index scan passes over.
+var reservedIDs = []string{"archived", "tmp", "index.jsonl", "index.jsonl.lock"}
 
 // Root returns <agent>/tmp/pi-actors/runs.
 func Root(agentDir string) string {
