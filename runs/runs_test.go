@@ -213,12 +213,12 @@ func assertGone(t *testing.T, what string, pid int) {
 }
 
 func TestValidIDRejectsPathTraversal(t *testing.T) {
-	for _, id := range []string{"", ".", "..", "../x", "a/b", "/abs", "a b", "a\x00b", "ü", strings.Repeat("a", 129), "a\nb"} {
+	for _, id := range []string{"", ".", "..", "../x", "a/b", "/abs", "a b", "a\x00b", "ü", strings.Repeat("a", 129), "a\nb", "..a", ".x.new-5", "archived", "tmp", "index.jsonl", "index.jsonl.lock"} {
 		if err := runs.ValidID(id); !errors.Is(err, runs.ErrInvalidID) {
 			t.Errorf("ValidID(%q) = %v, want ErrInvalidID", id, err)
 		}
 	}
-	for _, id := range []string{"a", "A-1_b.c", "..a", "a..", strings.Repeat("a", 128)} {
+	for _, id := range []string{"a", "A-1_b.c", "a..", "x.new-5", "archived-1", "my-tmp", strings.Repeat("a", 128)} {
 		if err := runs.ValidID(id); err != nil {
 			t.Errorf("ValidID(%q) = %v, want ok", id, err)
 		}
