@@ -85,12 +85,19 @@ func decode(spec *verbs.Spec, r *request, env *verbs.Env) (verbs.Request, error)
 		return nil, err
 	}
 	if r.verbose && slices.Contains(spec.Params(), "verbose") {
+		if _, given := params["verbose"]; given {
+			return nil, usagef("parameter verbose is given twice (-v and verbose=); give it once")
+		}
 		params["verbose"] = true
 	}
 	for flag, param := range spec.Flags {
-		if r.flags[flag] {
-			params[param] = true
+		if !r.flags[flag] {
+			continue
 		}
+		if _, given := params[param]; given {
+			return nil, usagef("parameter %s is given twice (%s and %s=); give it once", param, flag, param)
+		}
+		params[param] = true
 	}
 	req, err := spec.DecodeCLI(r.words, params)
 	if err != nil {
