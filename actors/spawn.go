@@ -182,7 +182,7 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	}
 	cfg := k.conf()
 	if _, err := template.NewPlan(node, values, template.Options{Dir: req.Cwd, MaxParallel: cfg.Exec.MaxParallelBranches, MaxLeaves: cfg.Exec.MaxLeaves, Types: src.types, NoLookup: true}); err != nil {
-		return spec, src, err
+		return spec, src, spawnValueErr(err)
 	}
 	// Artifacts resolve once, at start.
 	arts := map[string]any{}
@@ -331,6 +331,18 @@ func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error)
 		}
 	}
 	return depth, nil
+}
+
+// spawnValueErr words a missing placeholder's fix for spawn, which takes
+// values in values= (a name=value word is not a spawn parameter).
+func spawnValueErr(err error) error {
+	var te *template.Error
+	if !errors.As(err, &te) || te.Missing == "" {
+		return err
+	}
+	e := *te
+	e.Msg = strings.Replace(e.Msg, "pass "+te.Missing+"=<value>", fmt.Sprintf("spawn takes it in values, e.g. values:='{\"%s\":…}',", te.Missing), 1)
+	return &e
 }
 
 // runDirsOf is every state dir run id may be live in: the default one,

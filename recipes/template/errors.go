@@ -13,6 +13,9 @@ type Error struct {
 	Path  string
 	Msg   string
 	Limit bool // a configured limit was exceeded (errors.Is(err, ErrLimit))
+	// Missing is the value a missing placeholder needs (its name), for a
+	// caller that takes values another way than name=value (spawn).
+	Missing string
 }
 
 // Is makes errors.Is(err, ErrLimit) true for limit errors.

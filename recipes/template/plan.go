@@ -379,7 +379,9 @@ func placeErr(path string, err error) error {
 		} else if m := indexRe.FindStringSubmatch(name); m != nil {
 			return errf(path, "missing value for placeholder {%s}: %s must be an array with that index", clip(miss.content), clip(m[1]))
 		}
-		return errf(path, "missing value for placeholder {%s}: pass %s=<value> or give it a default", clip(miss.content), clip(name))
+		e := errf(path, "missing value for placeholder {%s}: pass %s=<value> or give it a default", clip(miss.content), clip(name))
+		e.Missing = name
+		return e
 	}
 	var te *Error
 	if errors.As(err, &te) {
