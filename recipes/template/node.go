@@ -348,6 +348,10 @@ func checkControlNumber(key, s, path string) error {
 	return nil
 }
 
+// maxControlMS bounds timeout and delay: about 31 years, well inside
+// what a time.Duration holds (its nanoseconds overflow past 9.2e12 ms).
+const maxControlMS = 1e12
+
 // controlValue parses the text of a control value: milliseconds for
 // timeout and delay (0 or "" = none), a positive integer for retry and
 // repeat.
@@ -359,8 +363,8 @@ func controlValue(key, s string) (float64, error) {
 			return 0, nil
 		}
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 0 || f != f || f > 1e15 {
-			return 0, fmt.Errorf("%s must be a non-negative number of milliseconds (got %q)", key, s)
+		if err != nil || f < 0 || f != f || f > maxControlMS {
+			return 0, fmt.Errorf("%s must be a non-negative number of milliseconds, at most %g (got %q)", key, float64(maxControlMS), s)
 		}
 		return f, nil
 	default: // retry, repeat

@@ -90,10 +90,19 @@ func (r Policy) check() error {
 	return nil
 }
 
+// maxField bounds the integer fields: milliseconds up to about 31 years
+// (a time.Duration overflows past 9.2e12 ms).
+const maxField = 1e12
+
 func intField(k string, v any) (int, error) {
 	f, err := floatField(k, v)
 	if err != nil || f != math.Trunc(f) {
 		return 0, fmt.Errorf("restart.%s must be an integer", k)
+	}
+	if math.Abs(f) > maxField {
+		// int(f) of a larger float is undefined (it read 1e30 as the
+		// smallest int), and a time.Duration of it overflows.
+		return 0, fmt.Errorf("restart.%s must be at most %g (got %g)", k, float64(maxField), f)
 	}
 	return int(f), nil
 }

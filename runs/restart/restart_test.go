@@ -1,6 +1,7 @@
 package restart_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pi-actors/pi-actors/runs/restart"
@@ -32,5 +33,20 @@ func TestParse(t *testing.T) {
 		if r, err := restart.Parse(bad); err == nil {
 			t.Errorf("Parse(%v) = %+v, want an error", bad, r)
 		}
+	}
+}
+
+// A number past what an int and a time.Duration hold is refused as too
+// large, naming the value given (1e30 read as the smallest int, and the
+// error said "at least 1 (got -9223372036854775808)").
+func TestParseTooLarge(t *testing.T) {
+	for field, v := range map[string]float64{"window_ms": 1e30, "backoff_ms": 1e20, "reset_after_ms": -1e30, "burst": 1e13} {
+		_, err := restart.Parse(map[string]any{"policy": "always", field: v})
+		if err == nil || !strings.Contains(err.Error(), "restart."+field+" must be at most 1e+12") {
+			t.Errorf("%s=%g: %v, want at most 1e+12", field, v, err)
+		}
+	}
+	if r, err := restart.Parse(map[string]any{"policy": "always", "window_ms": 1e12}); err != nil || r.WindowMS != 1e12 {
+		t.Errorf("window_ms=1e12: %+v %v, want accepted", r, err)
 	}
 }
