@@ -444,6 +444,9 @@ func (a *app) fail(r *request, err error) int {
 	if r.verb != "" {
 		prefix += " " + r.verb
 	}
+	if r.item > 0 {
+		prefix += fmt.Sprintf(" (item %d)", r.item)
+	}
 	fmt.Fprintf(a.io.err, "%s: %s\n", prefix, ce.Message)
 	if ce.Hint != "" {
 		fmt.Fprintf(a.io.err, "hint: %s\n", ce.Hint)

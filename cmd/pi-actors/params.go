@@ -29,6 +29,9 @@ type request struct {
 	flags map[string]bool
 	// stdinKeys are the parameters the stdin object gave.
 	stdinKeys map[string]bool
+	// item is a batch item's place in its batch, from 1 (0: no batch):
+	// an item's error in text names it.
+	item int
 }
 
 var keyRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
@@ -256,6 +259,7 @@ func (r *request) single() []*request {
 		for k, v := range obj {
 			c.set(k, v)
 		}
+		c.item = i + 1
 		out[i] = &c
 	}
 	return out
