@@ -315,6 +315,11 @@ func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error)
 		if err := runs.CheckStateDirUse(k.cfg.AgentDir, id, stateDir); err != nil {
 			return 0, err
 		}
+		// An ended run of this id in its default dir is what logs, rm and
+		// inspect find first: a new run elsewhere would be split from it.
+		if def := dir; runs.Dir(stateDir) != def && (def.Exists(runs.RunFile) || def.Exists(runs.TombstoneFile)) {
+			return 0, fmt.Errorf("%w: state_dir=%s: run:%s has a state dir already (%s), which its verbs read; leave state_dir out to start it there again, or rm %s --prune first, or give this run another id", runs.ErrStateDir, stateDir, id, def, id)
+		}
 		dir = runs.Dir(stateDir)
 	}
 	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
