@@ -315,11 +315,6 @@ func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error)
 		if err := runs.CheckStateDirUse(k.cfg.AgentDir, id, stateDir); err != nil {
 			return 0, err
 		}
-		// An ended run of this id in its default dir is what logs, rm and
-		// inspect find first: a new run elsewhere would be split from it.
-		if def := dir; runs.Dir(stateDir) != def && (def.Exists(runs.RunFile) || def.Exists(runs.TombstoneFile)) {
-			return 0, fmt.Errorf("%w: state_dir=%s: run:%s has a state dir already (%s), which its verbs read; leave state_dir out to start it there again, or rm %s --prune first, or give this run another id", runs.ErrStateDir, stateDir, id, def, id)
-		}
 		dir = runs.Dir(stateDir)
 	}
 	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
@@ -334,6 +329,11 @@ func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error)
 		if in, err := runs.Load(d); err == nil && in.Meta.Run == id && !runs.Terminal(in.Status) {
 			return 0, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running in state dir %s; stop it (message to=run:%s type=control.kill) before starting run:%s again, or give this run another id", id, d, id, id)}
 		}
+	}
+	// An ended run of this id in its default dir is what logs, rm and
+	// inspect find first: a new run elsewhere would be split from it.
+	if def := runs.StateDirFor(k.cfg.AgentDir, id); dir != def && (def.Exists(runs.RunFile) || def.Exists(runs.TombstoneFile)) {
+		return 0, fmt.Errorf("%w: state_dir=%s: run:%s has a state dir already (%s), which its verbs read; leave state_dir out to start it there again, or rm %s --prune first, or give this run another id", runs.ErrStateDir, stateDir, id, def, id)
 	}
 	return depth, nil
 }
