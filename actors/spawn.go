@@ -160,6 +160,13 @@ func (k *Kernel) prepareSpec(req wire.Request, p *verbs.Spawn) (runs.Spec, spawn
 	if spec.StateDir != "" {
 		dir = runs.Dir(spec.StateDir)
 	}
+	if rec != nil && rec.Workflow != nil && p.Template == nil && p.WorkflowNode != nil {
+		// A node is one run: its scheduler would wait on a workflow's
+		// start that waits on the scheduler's kernel (and a kill on both).
+		return spec, src, &wire.Error{Code: "invalid_data", Exit: 65,
+			Message: fmt.Sprintf("recipe %s is a workflow, and a workflow node runs one run: workflows do not nest", rec.ID),
+			Hint:    "put its nodes in this workflow, or give the node a template that spawns it (pi-actors spawn recipe=" + rec.ID + ")"}
+	}
 	if err := p.CheckRecipeValues(src.rec, src.tool); err != nil {
 		return spec, src, err
 	}

@@ -82,7 +82,10 @@ func (s *Spawn) Controls() map[string]any {
 // workflow recipe, take what they are given. rec and tool are nil for an
 // inline template.
 func (s *Spawn) CheckRecipeValues(rec *recipes.Recipe, tool *recipes.Tool) error {
-	if tool == nil || s.Template != nil || rec.Workflow != nil {
+	if rec != nil && rec.Workflow != nil && s.Template == nil {
+		return s.CheckWorkflowParams("recipe " + rec.ID + " (a workflow)")
+	}
+	if tool == nil || s.Template != nil {
 		return nil
 	}
 	if _, err := tool.Values(s.Values); err != nil {

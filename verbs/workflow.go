@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
@@ -35,11 +36,8 @@ func (s *Spawn) validateWorkflow() error {
 	if s.Recipe != "" || s.File != "" || s.Template != nil {
 		return Usagef("spawn: workflow= runs a workflow; it takes no recipe, file or template (a recipe whose file holds a workflow is spawned with recipe=<name>)")
 	}
-	if s.Restart != nil {
-		return Usagef("spawn: workflow= takes no restart: the workflow's scheduler restarts itself; give nodes their own restart")
-	}
-	if len(s.Values) > 0 || len(s.Artifacts) > 0 || len(s.Controls()) > 0 {
-		return Usagef("spawn: workflow= takes no values, artifacts or template controls; put them on the nodes that need them")
+	if err := s.CheckWorkflowParams("workflow="); err != nil {
+		return err
 	}
 	switch w := s.Workflow.(type) {
 	case string:
@@ -52,6 +50,31 @@ func (s *Spawn) validateWorkflow() error {
 		return err
 	}
 	return Invalidf("spawn: workflow must be a workflow object (workflow:='{\"nodes\":[…]}') or a JSON file path (workflow=plan.json), got %s", template.CompactJSON(s.Workflow))
+}
+
+// CheckWorkflowParams refuses the spawn parameters a workflow does not
+// take (they would be dropped): what starts it is what (workflow= or a
+// workflow recipe) for the message.
+func (s *Spawn) CheckWorkflowParams(what string) error {
+	if s.Restart != nil {
+		return Usagef("spawn: %s takes no restart: the workflow's scheduler restarts itself; give nodes their own restart", what)
+	}
+	if len(s.Values) > 0 || len(s.Artifacts) > 0 || len(s.Controls()) > 0 {
+		return Usagef("spawn: %s takes no values, artifacts or template controls; put them on the nodes that need them", what)
+	}
+	var health []string
+	for name, given := range map[string]bool{"ready": s.Ready != "", "ready_timeout": s.ReadyTimeout != "", "wait": s.Wait != "",
+		"liveness": s.Liveness != "", "liveness_every": s.LivenessEvery != "", "liveness_failures": s.LivenessFailures.Set,
+		"max_rss": s.MaxRSS != "", "watch": len(s.Watch) > 0} {
+		if given {
+			health = append(health, name)
+		}
+	}
+	if len(health) > 0 {
+		slices.Sort(health)
+		return Usagef("spawn: %s takes no %s: a workflow is ready and healthy through its nodes; give a service node its ready condition (docs/workflows.md)", what, strings.Join(health, ", "))
+	}
+	return nil
 }
 
 // readWorkflow reads a workflow given as a file path and checks it whole
