@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/sessions"
@@ -34,6 +35,9 @@ func (s *Session) Validate() error {
 	}
 	if s.Action == "list" && s.Session != "" {
 		return Usagef("session list lists every session; session= is for suspend and resume (inspect target=session:<id> view=runs shows one session's runs)")
+	}
+	if s.Session != "" && !mailbox.ValidToken(s.Session) {
+		return callerError("session", s.Session, mailbox.MaxToken, "pass session=<token>: the session id as PI_ACTORS_SESSION holds it")
 	}
 	_, err := lines(s.Lines)
 	return err
