@@ -511,5 +511,8 @@ func (k *Kernel) restartEnded(req wire.Request, in *runs.Info, out *verbs.Delive
 		return nil, fmt.Errorf("restart run:%s: %w", id, err)
 	}
 	out.Delivered, out.Consumer, out.Reason, out.Status = verbs.Ptr(true), "kernel", "restarted", runs.StatusRunning
+	if k.held(in.Meta.OwnerID) {
+		out.Status = runs.StatusSuspended // it starts stopped, until the resume
+	}
 	return out, nil
 }
