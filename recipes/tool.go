@@ -69,7 +69,9 @@ func params(node *template.Node, r *Recipe) []Param {
 	declared, rootDefaults := node.Declared()
 	var out []Param
 	index := map[string]int{}
-	skip := map[string]bool{}
+	// {pi_actors} is given to every call, foreground ones too; the rest
+	// of Injected to runs (an async recipe's call starts one).
+	skip := map[string]bool{"pi_actors": true}
 	if r.Async {
 		for _, n := range Injected {
 			skip[n] = true
@@ -247,6 +249,9 @@ func (t *Tool) Values(params map[string]any) (template.Values, error) {
 	}
 	types := t.Types()
 	for k, v := range vals {
+		if v == nil {
+			continue // null: given empty, the argument dropped (the plan does it)
+		}
 		if ty, ok := types[k]; ok {
 			nv, err := ty.Normalize(k, v)
 			if err != nil {
