@@ -66,12 +66,37 @@ var ownPlaceholderRe = lazyre.New(`missing value for placeholder \{([A-Za-z0-9_.
 // start and its end.
 func Classify(err error) *Error {
 	e := classify(err)
-	if len(e.Message) <= maxMessageBytes {
+	hint := ""
+	if e.Hint == "" {
+		hint = knowledgeHint(e.Code)
+	}
+	if len(e.Message) <= maxMessageBytes && hint == "" {
 		return e
 	}
 	c := *e
-	c.Message = clipMessage(e.Message)
+	if len(c.Message) > maxMessageBytes {
+		c.Message = clipMessage(c.Message)
+	}
+	if hint != "" {
+		c.Hint = hint
+	}
 	return &c
+}
+
+// knowledgeHint is the hint of a knowledge error (seed 003's codes) that
+// brings none, the same through every front door ("" for another code).
+func knowledgeHint(code string) string {
+	switch code {
+	case "VALIDATION_ERROR":
+		return "details.field names the parameter; pi-actors knowledge <operation> --help lists the operation's parameters"
+	case "NOT_FOUND":
+		return "pi-actors knowledge query_graph operation=search query=<words> finds an entity's id"
+	case "CONFLICT":
+		return "read it again (query_graph operation=get) and retry with the version it has"
+	case "INVARIANT_VIOLATION":
+		return "the message names the rule the change would break; pi-actors help knowledge"
+	}
+	return ""
 }
 
 // maxMessageBytes bounds an error's message; a failed command's (its

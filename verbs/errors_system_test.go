@@ -73,3 +73,22 @@ func TestOwnParameterPlaceholderHint(t *testing.T) {
 		}
 	}
 }
+
+// A knowledge error that reaches any front door (the CLI, MCP, pi) as the
+// kernel's answer carries the hint of its code: MCP's had none.
+func TestKnowledgeErrorsHaveHints(t *testing.T) {
+	for code, want := range map[string]string{
+		"VALIDATION_ERROR":    "pi-actors knowledge <operation> --help lists the operation's parameters",
+		"NOT_FOUND":           "finds an entity's id",
+		"CONFLICT":            "retry with the version it has",
+		"INVARIANT_VIOLATION": "names the rule",
+	} {
+		e := Classify(&wire.Error{Code: code, Exit: 65, Message: "m"})
+		if !strings.Contains(e.Hint, want) || e.Message != "m" {
+			t.Errorf("%s: %+v, want a hint with %q", code, e, want)
+		}
+	}
+	if e := Classify(&wire.Error{Code: "NOT_FOUND", Exit: 66, Message: "m", Hint: "own"}); e.Hint != "own" {
+		t.Errorf("an error's own hint was replaced: %q", e.Hint)
+	}
+}

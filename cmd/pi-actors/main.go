@@ -401,34 +401,15 @@ func fallbackHint(verb string, exit int) string {
 	return help
 }
 
-// knowledgeHint is the hint of a knowledge error by its code ("" for
-// another error).
-func knowledgeHint(code string) string {
-	switch code {
-	case "VALIDATION_ERROR":
-		return "details.field names the parameter; pi-actors help knowledge lists each operation's"
-	case "NOT_FOUND":
-		return "pi-actors knowledge query_graph operation=search query=<words> finds an entity's id"
-	case "CONFLICT":
-		return "read it again (query_graph operation=get) and retry with the version it has"
-	case "INVARIANT_VIOLATION":
-		return "the message names the rule the change would break; pi-actors help knowledge"
-	}
-	return ""
-}
-
 // fail prints an error and returns its exit code. In --json mode the
 // envelope goes to stdout; otherwise the message and hint go to stderr.
 func (a *app) fail(r *request, err error) int {
 	ce := verbs.Classify(err)
 	if ce.Hint == "" {
 		// Every error says where to look next (CLI.md's error shape);
-		// knowledge errors keep seed 003's code, message and details
-		// naming the field, and get a hint by their code.
+		// knowledge errors got a hint by their code in Classify.
 		c := *ce
-		if c.Hint = knowledgeHint(ce.Code); c.Hint == "" {
-			c.Hint = fallbackHint(r.verb, ce.Exit)
-		}
+		c.Hint = fallbackHint(r.verb, ce.Exit)
 		ce = &c
 	}
 	if r.json {

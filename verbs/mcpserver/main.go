@@ -25,7 +25,17 @@ func Main(version string) int {
 	if err == nil {
 		err = env.LoadConfig()
 	}
+	if err == nil {
+		// $PI_ACTORS_SESSION names the connection's session: a value no
+		// request would accept is refused before serving any.
+		err = verbs.CheckCaller(env.Session, nil)
+	}
 	if err != nil {
+		if e := verbs.Classify(err); e.Hint != "" {
+			fmt.Fprintln(os.Stderr, "pi-actors mcp:", e.Message)
+			fmt.Fprintln(os.Stderr, "hint:", e.Hint)
+			return e.Exit
+		}
 		fmt.Fprintln(os.Stderr, "pi-actors mcp:", err)
 		return verbs.Classify(err).Exit
 	}
