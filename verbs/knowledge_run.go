@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
@@ -168,7 +169,8 @@ func KnowledgeOutcome(req op.Request, raw json.RawMessage) (*Outcome, error) {
 	if h, ok := typed.(*graphop.HistoryResult); ok {
 		fixHistoryState(h)
 	}
-	out := &Outcome{Result: raw, Text: api.Text(typed)}
+	// What an agent stored reaches no terminal as a control sequence.
+	out := &Outcome{Result: raw, Text: termtext.VisibleLines(api.Text(typed))}
 	if v, ok := typed.(*graphop.VerifyResult); ok && !v.OK {
 		n := 0
 		for _, s := range v.Stores {
