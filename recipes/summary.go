@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -693,17 +694,23 @@ func riskSummary(all []*sumEntry) []RiskCount {
 	return out
 }
 
-// draftsWithRisk copies the drafts, adding the risk labels of each valid
-// one.
+// draftsWithRisk copies the drafts, checking each that parses as a
+// tool would be (its template and arguments resolve: a draft that does
+// not is invalid, with the reason) and adding its risk labels.
 func draftsWithRisk(rv *Resolver, drafts []*Draft) []*Draft {
 	out := make([]*Draft, 0, len(drafts))
 	for _, d := range drafts {
 		c := *d
 		if c.Valid {
-			if r, err := Load(c.Path); err == nil {
-				if labels, _, err := rv.Risk(r); err == nil {
-					c.RiskLabels = labels
-				}
+			r, err := Load(c.Path)
+			if err == nil && r.Workflow == nil {
+				_, err = rv.Tool(r)
+			}
+			if err != nil {
+				c.Valid = false
+				c.Diagnostics = append(slices.Clone(c.Diagnostics), reason(c.Path, err))
+			} else if labels, _, err := rv.Risk(r); err == nil {
+				c.RiskLabels = labels
 			}
 		}
 		out = append(out, &c)
@@ -724,7 +731,10 @@ func (s *Summary) NextActionsFor(view string) []string {
 		actions = append(actions, s.TopAction.Action)
 	}
 	if len(s.Drafts) > 0 {
-		actions = append(actions, "inspect target=recipes view=summary verbose=true", "spawn file="+s.Drafts[0].Path)
+		actions = append(actions, "inspect target=recipes view=summary verbose=true")
+		if i := slices.IndexFunc(s.Drafts, func(d *Draft) bool { return d.Valid }); i >= 0 {
+			actions = append(actions, "spawn file="+s.Drafts[i].Path)
+		}
 	}
 	out := []string{}
 	seen := map[string]bool{}
