@@ -512,8 +512,11 @@ func TestSummaryDraftsAndNextActions(t *testing.T) {
 	if len(s.Drafts) != 2 {
 		t.Fatalf("drafts = %+v", s.Drafts)
 	}
-	first := s.Drafts[0]
+	var firstValid *Draft // next= replays a draft that can run
 	for _, d := range s.Drafts {
+		if firstValid == nil && d.Valid {
+			firstValid = d
+		}
 		if d.ID == "run-a" && (!reflect.DeepEqual(d.RiskLabels, []string{"risk.destructive_fs", "risk.long_running"}) || d.SourceRun != "run-a") {
 			t.Errorf("draft run-a = %+v", d)
 		}
@@ -525,7 +528,10 @@ func TestSummaryDraftsAndNextActions(t *testing.T) {
 	if a := sumActive(s, "run-a"); a != nil {
 		t.Errorf("a draft became active: %+v", a)
 	}
-	want := []string{"inspect target=recipes view=summary verbose=true", "spawn file=" + first.Path}
+	if firstValid == nil || firstValid.ID != "run-a" {
+		t.Fatalf("first valid draft = %+v, want run-a", firstValid)
+	}
+	want := []string{"inspect target=recipes view=summary verbose=true", "spawn file=" + firstValid.Path}
 	if !reflect.DeepEqual(s.NextActions, want) {
 		t.Errorf("next actions = %v, want %v", s.NextActions, want)
 	}
