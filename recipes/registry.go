@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -611,6 +612,13 @@ func (rg *Registrar) check(out *Registered, data []byte, field string) error {
 		return regErr(field, ErrInvalid, hint, "%s: %s", what, cleanReason(err, out.Path))
 	}
 	types := tool.Types()
+	for _, k := range slices.Sorted(maps.Keys(tool.Node.Defaults)) {
+		if ty, ok := types[k]; ok {
+			if _, err := ty.Normalize(k, tool.Node.Defaults[k]); err != nil {
+				return regErr("defaults", ErrInvalid, fmt.Sprintf("give %s a default that fits its type", k), "defaults.%s: %v", k, err)
+			}
+		}
+	}
 	for _, k := range sortedObjectKeys(r.Values) {
 		if ty, ok := types[k]; ok {
 			if _, err := ty.Normalize(k, r.Values[k]); err != nil {
