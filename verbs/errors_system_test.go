@@ -14,8 +14,8 @@ import (
 )
 
 // What the system refused classifies by its errno however deeply it is
-// wrapped: a full disk 73, no descriptor left 74, another user's files
-// or kernel 77.
+// wrapped: a full disk 73, no descriptor left or a file where a
+// directory belongs 74, another user's files or kernel 77.
 func TestClassifySystem(t *testing.T) {
 	pathErr := func(errno syscall.Errno) error {
 		return fmt.Errorf("append x: %w", &fs.PathError{Op: "write", Path: "/x/inbox.jsonl", Err: errno})
@@ -30,6 +30,7 @@ func TestClassifySystem(t *testing.T) {
 		{fmt.Errorf("commit: database or disk is full (13) (%w)", syscall.ENOSPC), ExitCantCreate, "no_space"},
 		{pathErr(syscall.EMFILE), ExitIOErr, "too_many_open_files"},
 		{pathErr(syscall.ENFILE), ExitIOErr, "too_many_open_files"},
+		{fmt.Errorf("list recipes in /a/recipes: %w", &fs.PathError{Op: "open", Path: "/a/recipes", Err: syscall.ENOTDIR}), ExitIOErr, "not_a_directory"},
 		{pathErr(syscall.EACCES), ExitNoPerm, "denied"},
 		{fmt.Errorf("run:x: %w", &os.PathError{Op: "stat", Path: "/r/x", Err: syscall.EACCES}), ExitNoPerm, "denied"},
 		{fmt.Errorf("%w: the process listening runs as uid 1", wire.ErrDenied), ExitNoPerm, "denied"},
