@@ -314,6 +314,10 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 			return nil, Usagef("%s takes parameters, not words (got %q): %s", s.Name, words[0], s.example())
 		}
 		if len(words) > 1 && !s.Words {
+			if k, _, ok := strings.Cut(words[1], "="); ok && k != "" {
+				// key=value whose key is no parameter name (wörd=1).
+				return nil, Usagef("%q is not a parameter: a name is ASCII letters, digits, '_', '.' and '-', starting with a letter or '_' (got %q)", words[1], strings.TrimSuffix(k, ":"))
+			}
 			return nil, Usagef("%s takes one word before its parameters; got extra word %q — quote a value with spaces, or write it as key=value", s.Name, words[1])
 		}
 		if _, dup := clean[s.Word]; dup {
