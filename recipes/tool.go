@@ -69,9 +69,7 @@ func params(node *template.Node, r *Recipe) []Param {
 	declared, rootDefaults := node.Declared()
 	var out []Param
 	index := map[string]int{}
-	// {pi_actors} is given to every call, foreground ones too; the rest
-	// of Injected to runs (an async recipe's call starts one).
-	skip := map[string]bool{"pi_actors": true}
+	skip := map[string]bool{}
 	if r.Async {
 		for _, n := range Injected {
 			skip[n] = true
@@ -134,7 +132,9 @@ func params(node *template.Node, r *Recipe) []Param {
 		if !p.HasDefault && node.HasDefaultAnywhere(p.Name) {
 			p.HasDefault = true
 		}
-		p.Required = !p.HasDefault
+		// {pi_actors} is given to every call, foreground ones too: a
+		// caller may set it (docs/recipes.md), never has to.
+		p.Required = !p.HasDefault && p.Name != "pi_actors"
 	}
 	return out
 }
