@@ -199,7 +199,8 @@ func classifyRuns(err error) *Error {
 	case errors.Is(err, runs.ErrNotPreservable):
 		return &Error{Exit: ExitDataErr, Code: "artifact_not_preservable", Message: err.Error(),
 			Hint: "prune without preserve_artifacts, or copy what you need first"}
-	case errors.Is(err, runs.ErrStateDir) && classifySystem(err) == nil:
+	case errors.Is(err, runs.ErrStateDir) && (classifySystem(err) == nil || errors.Is(err, syscall.ENOTDIR)):
+		// A state_dir under a file is the caller's path, not the agent's.
 		return &Error{Exit: ExitDataErr, Code: "invalid_state_dir", Message: err.Error(),
 			Hint: "state_dir must be a new or empty directory this user can create (under an existing, writable directory), or the run's own state dir; leave it out for <agent>/tmp/pi-actors/runs/<id>"}
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/recipes/template"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
 )
 
@@ -31,6 +32,8 @@ func TestClassifySystem(t *testing.T) {
 		{pathErr(syscall.EMFILE), ExitIOErr, "too_many_open_files"},
 		{pathErr(syscall.ENFILE), ExitIOErr, "too_many_open_files"},
 		{fmt.Errorf("list recipes in /a/recipes: %w", &fs.PathError{Op: "open", Path: "/a/recipes", Err: syscall.ENOTDIR}), ExitIOErr, "not_a_directory"},
+		// A state_dir under a file is the caller's bad path (65).
+		{fmt.Errorf("%w: %w", runs.ErrStateDir, &fs.PathError{Op: "stat", Path: "/w/file/sub", Err: syscall.ENOTDIR}), ExitDataErr, "invalid_state_dir"},
 		{pathErr(syscall.EACCES), ExitNoPerm, "denied"},
 		{fmt.Errorf("run:x: %w", &os.PathError{Op: "stat", Path: "/r/x", Err: syscall.EACCES}), ExitNoPerm, "denied"},
 		{fmt.Errorf("%w: the process listening runs as uid 1", wire.ErrDenied), ExitNoPerm, "denied"},
