@@ -187,21 +187,21 @@ func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 			return nil, err
 		}
 		defer c.Close()
-		return kernelStatusOf(c)
+		return kernelStatusOf(env, c)
 	case "status":
 		c, err := env.Dial(false)
 		if err != nil {
 			return nil, &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: "kernel not running for " + env.AgentDir, Hint: "pi-actors kernel start (any verb that needs it also starts it)"}
 		}
 		defer c.Close()
-		return kernelStatusOf(c)
+		return kernelStatusOf(env, c)
 	}
 	c, err := env.Dial(false)
 	if err != nil {
 		return &Outcome{Text: "kernel running=false", Result: &KernelStatus{Running: Ptr(false)}}, nil
 	}
 	defer c.Close()
-	resp, err := c.Call(wire.Request{Op: "stop"})
+	resp, err := env.exchange(c, wire.Request{Op: "stop"}, nil) // a signal ends the wait
 	if err != nil {
 		return nil, err
 	}
@@ -216,8 +216,10 @@ func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	return &Outcome{Text: fmt.Sprintf("kernel stopped pid=%d", st.Pid), Result: map[string]any{"stopped": true, "pid": st.Pid}}, nil
 }
 
-func kernelStatusOf(c *wire.Conn) (*Outcome, error) {
-	resp, err := c.Call(wire.Request{Op: "status"})
+func kernelStatusOf(env *Env, c *wire.Conn) (*Outcome, error) {
+	// Through exchange: a stuck kernel (SIGSTOPped, busy) is waited on
+	// only until a signal, as every verb.
+	resp, err := env.exchange(c, wire.Request{Op: "status"}, nil)
 	if err != nil {
 		return nil, err
 	}
