@@ -21,8 +21,9 @@ import (
 // ended runs reads one file. coordinator view=followups is the one view
 // that asks the kernel (it drains the session's follow-up queue).
 
-// sessionFilters lists the status filters for errors.
-const sessionFilters = "all, active, terminal, running, backoff, done, failed, cancelled, killed, exited, archived"
+// StatusFilters lists the status filters of listings (runs.ValidFilter),
+// for errors and completion.
+const StatusFilters = "all, active, terminal, running, backoff, suspended, done, failed, cancelled, killed, exited, archived"
 
 // noCoordinatorSession is the PARITY message for coordinator without a
 // session.
@@ -78,7 +79,7 @@ func inspectCoordinator(ctx context.Context, env *Env, q *inspectQuery) (*inspec
 func sessionRuns(env *Env, q *inspectQuery, id string) (*inspectOutput, error) {
 	filter := strings.TrimSpace(q.status)
 	if !runs.ValidFilter(filter) {
-		return nil, Usagef("status filter %q is not one of: %s", filter, sessionFilters)
+		return nil, Usagef("status filter %q is not one of: %s", filter, StatusFilters)
 	}
 	if filter == "" {
 		filter = "all"

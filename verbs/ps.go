@@ -15,7 +15,7 @@ import (
 // first.
 type Ps struct {
 	All     Bool     `json:"all,omitempty" jsonschema:"list ended runs too, not only live ones (--all)"`
-	Status  string   `json:"status,omitempty" jsonschema:"only runs with this status: active, terminal, running, backoff, done, failed, cancelled, killed, exited, archived"`
+	Status  string   `json:"status,omitempty" jsonschema:"only runs with this status: active, terminal, running, backoff, suspended, done, failed, cancelled, killed, exited, archived"`
 	Lines   LooseInt `json:"lines,omitzero" jsonschema:"at most this many rows (default 100)"`
 	Cluster Bool     `json:"cluster,omitempty" jsonschema:"clustered kernels: every node's runs, with a NODE column (--cluster)"`
 }
@@ -32,7 +32,7 @@ func (p *Ps) Validate() error {
 func (p *Ps) query() (filter string, lines int, err error) {
 	filter, lines = strings.TrimSpace(p.Status), defaultPsLines
 	if !runs.ValidFilter(filter) {
-		return "", 0, Usagef("status filter %q is not one of: %s", filter, sessionFilters)
+		return "", 0, Usagef("status filter %q is not one of: %s", filter, StatusFilters)
 	}
 	if filter == "" || filter == "all" {
 		filter = "active"

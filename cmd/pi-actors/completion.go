@@ -221,15 +221,12 @@ func valuesOf(verb, key, prefix string) []string {
 			list = []string{"control.kill", "control.cancel", "control.restart", "control.archive", "control.prune"}
 		}
 	case "status":
-		list = strings.Split(strings.ReplaceAll(sessionFiltersList, " ", ""), ",")
+		list = strings.Split(strings.ReplaceAll(verbs.StatusFilters, " ", ""), ",")
 	case "verbose", "dry_run", "follow", "all", "stdout", "stderr", "prune", "async", "update":
 		list = []string{"true", "false"}
 	}
 	return withPrefix(list, prefix)
 }
-
-// sessionFiltersList are the status filters of listings.
-const sessionFiltersList = "all, active, terminal, running, backoff, done, failed, cancelled, killed, exited, archived"
 
 // completionAgent is the agent root, "" when it cannot be found.
 func completionAgent() string {

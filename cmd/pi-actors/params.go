@@ -72,7 +72,7 @@ func parseArgs(args []string, stdin io.Reader, verbFlags []string, word string) 
 				set(r)
 				continue
 			}
-			if slices.Contains(verbFlags, a) {
+			if slices.Contains(verbFlags, a) && !strings.HasSuffix(a, "=") {
 				r.flags[a] = true
 				continue
 			}
