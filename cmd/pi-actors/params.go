@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -184,6 +185,14 @@ func (r *request) readStdin(in io.Reader) error {
 		if err != nil {
 			return verbs.Invalidf("stdin: malformed JSON array: %v", err)
 		}
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) == nil {
+			for i, item := range items {
+				if k := duplicateKey(item); k != "" {
+					return usagef("stdin: batch item %d gives parameter %s twice; give it once", i, k)
+				}
+			}
+		}
 		for i, e := range v.([]any) {
 			obj, ok := e.(map[string]any)
 			if !ok {
@@ -205,6 +214,9 @@ func (r *request) readStdin(in io.Reader) error {
 		if !ok {
 			return verbs.Invalidf("stdin: expected a JSON object of parameters, got %s", template.CompactJSON(whole))
 		}
+		if k := duplicateKey(data); k != "" {
+			return usagef("stdin: parameter %s is given twice in the object; give it once", k)
+		}
 		objs = append(objs, obj)
 	} else {
 		line := 0
@@ -222,6 +234,9 @@ func (r *request) readStdin(in io.Reader) error {
 			if !ok {
 				return verbs.Invalidf("stdin line %d: expected a JSON object", line)
 			}
+			if k := duplicateKey(text); k != "" {
+				return usagef("stdin line %d: parameter %s is given twice; give it once", line, k)
+			}
 			objs = append(objs, obj)
 		}
 		if err := sc.Err(); err != nil {
@@ -238,6 +253,32 @@ func (r *request) readStdin(in io.Reader) error {
 	}
 	r.batch = objs
 	return nil
+}
+
+// duplicateKey is the first key a JSON object gives twice ("" when
+// none): decoding keeps the last, and the first would be dropped unseen.
+func duplicateKey(obj []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if seen[k] {
+			return k
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // single returns the requests this invocation stands for: itself, or one
