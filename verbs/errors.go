@@ -167,7 +167,7 @@ func classify(err error) *Error {
 
 // classifySystem names what the system refused: another user's files or
 // kernel (77), a full disk (73), no file descriptor left or a file where a
-// directory belongs (74). Whatever
+// directory belongs (74), a directory given where a file belongs (65). Whatever
 // failed wrote nothing half (atomic state files, whole JSONL lines, SQLite
 // transactions), so the same call works again once the cause is gone.
 func classifySystem(err error) *Error {
@@ -178,6 +178,8 @@ func classifySystem(err error) *Error {
 		return &Error{Exit: ExitCantCreate, Code: "no_space", Message: err.Error(), Hint: "the file system named above is full (or over quota): free space and retry; nothing was half-written"}
 	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
 		return &Error{Exit: ExitIOErr, Code: "too_many_open_files", Message: err.Error(), Hint: "the kernel ran out of file descriptors: raise its limit (ulimit -n before it starts) or end some runs, then retry; nothing was half-written"}
+	case errors.Is(err, syscall.EISDIR):
+		return &Error{Exit: ExitDataErr, Code: "is_a_directory", Message: err.Error(), Hint: "the path named above is a directory where a file is read or written: name a file"}
 	case errors.Is(err, syscall.ENOTDIR):
 		return &Error{Exit: ExitIOErr, Code: "not_a_directory", Message: err.Error(), Hint: "a file stands where pi-actors keeps a directory (the path named above, e.g. <agent>/recipes): move the file away, then retry"}
 	}

@@ -32,6 +32,7 @@ func TestClassifySystem(t *testing.T) {
 		{pathErr(syscall.EMFILE), ExitIOErr, "too_many_open_files"},
 		{pathErr(syscall.ENFILE), ExitIOErr, "too_many_open_files"},
 		{fmt.Errorf("list recipes in /a/recipes: %w", &fs.PathError{Op: "open", Path: "/a/recipes", Err: syscall.ENOTDIR}), ExitIOErr, "not_a_directory"},
+		{fmt.Errorf("read /tmp/x: %w", &fs.PathError{Op: "read", Path: "/tmp/x", Err: syscall.EISDIR}), ExitDataErr, "is_a_directory"},
 		// A state_dir under a file is the caller's bad path (65).
 		{fmt.Errorf("%w: %w", runs.ErrStateDir, &fs.PathError{Op: "stat", Path: "/w/file/sub", Err: syscall.ENOTDIR}), ExitDataErr, "invalid_state_dir"},
 		{pathErr(syscall.EACCES), ExitNoPerm, "denied"},

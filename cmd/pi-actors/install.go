@@ -237,7 +237,7 @@ func editMCPConfig(verb, path string, edit func(servers map[string]any) bool) (c
 			}
 		}
 	case !errors.Is(err, os.ErrNotExist):
-		return false, fmt.Errorf("%s mcp: read %s: %w", verb, path, err)
+		return false, fmt.Errorf("%s mcp: %w", verb, err) // err names the path
 	}
 	servers, _ := doc["mcpServers"].(map[string]any)
 	if servers == nil {

@@ -109,7 +109,7 @@ func installSystemd(a *app, r *request) int {
 	case err == nil && !bytes.HasPrefix(old, []byte(unitMarker)):
 		return a.fail(r, foreignUnit(path))
 	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return a.fail(r, fmt.Errorf("install systemd: read %s: %w", path, err))
+		return a.fail(r, fmt.Errorf("install systemd: %w", err)) // err names the path
 	}
 	changed := !bytes.Equal(old, want)
 	if changed {
@@ -137,7 +137,7 @@ func uninstallSystemd(a *app, r *request) int {
 		return a.ok(r, fmt.Sprintf("uninstalled=systemd unit=%s existed=false", path), map[string]any{"uninstalled": "systemd", "unit": path, "existed": false})
 	}
 	if err != nil {
-		return a.fail(r, fmt.Errorf("uninstall systemd: read %s: %w", path, err))
+		return a.fail(r, fmt.Errorf("uninstall systemd: %w", err))
 	}
 	if !bytes.HasPrefix(old, []byte(unitMarker)) {
 		return a.fail(r, foreignUnit(path))
