@@ -88,8 +88,14 @@ func installSystemd(a *app, r *request) int {
 	if err != nil {
 		return a.fail(r, err)
 	}
+	cfg, cerr := a.config()
+	if cerr != nil {
+		// The unit's kernel would exit 65 at every start, restarted in a
+		// loop: the file is fixed first.
+		return a.fail(r, cerr)
+	}
 	kernel, err := verbs.KernelBinary()
-	if cfg, cerr := a.config(); cerr == nil && cfg.Cluster.Enabled() {
+	if cfg.Cluster.Enabled() {
 		kernel, err = verbs.ClusterBinary() // [cluster]: the kernel with its cluster side
 	}
 	if err != nil {
