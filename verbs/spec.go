@@ -117,7 +117,9 @@ var (
 func Register(s *Spec) {
 	if run := s.Run; run != nil {
 		s.Run = func(ctx context.Context, env *Env, req Request) (*Outcome, error) {
-			if env != nil && env.Session != "" && env.AgentDir != "" && sessions.Caller(env.Environ) {
+			// Only a session the requests accept (a token): a bad one is
+			// refused by the call and leaves no activity file behind.
+			if env != nil && env.Session != "" && env.AgentDir != "" && sessions.Caller(env.Environ) && CheckCaller(env.Session, nil) == nil {
 				sessions.Touch(env.AgentDir, env.Session)
 			}
 			return run(ctx, env, req)
