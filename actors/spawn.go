@@ -264,7 +264,7 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 		}
 	}
 	rec := src.rec
-	inline, hasInline := p.Template, p.Template != nil
+	hasInline := p.Template != nil
 	if rec == nil && !hasInline {
 		return src, usageErr("spawn needs file=<recipe>, recipe=<name> or template=<template>")
 	}
@@ -281,15 +281,7 @@ func (k *Kernel) spawnSource(req wire.Request, p *verbs.Spawn, spec *runs.Spec) 
 		spec.Mailbox, spec.RetireWhen, spec.StateDir = rec.Mailbox, rec.RetireWhen, rec.StateDir
 	}
 	if hasInline {
-		node := map[string]any{"template": inline}
-		if obj, ok := inline.(map[string]any); ok {
-			node = copyMap(obj)
-		}
-		for key, v := range p.Controls() {
-			if _, set := node[key]; !set {
-				node[key] = v
-			}
-		}
+		node := p.InlineGraph()
 		if obj, ok := src.graph.(map[string]any); ok && rec != nil {
 			if marker, ok := obj["actorRecipeContext"]; ok {
 				node["actorRecipeContext"] = marker
@@ -620,14 +612,6 @@ func str(v any) string {
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func contains(list []string, s string) bool {

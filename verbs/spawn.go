@@ -13,6 +13,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 )
 
@@ -73,6 +74,21 @@ func (s *Spawn) Controls() map[string]any {
 		}
 	}
 	return out
+}
+
+// InlineGraph is the graph an inline template= runs: the template (an
+// object's own fields win) with the spawn's template controls merged in.
+func (s *Spawn) InlineGraph() map[string]any {
+	node := map[string]any{"template": s.Template}
+	if obj, ok := s.Template.(map[string]any); ok {
+		node = maps.Clone(obj)
+	}
+	for key, v := range s.Controls() {
+		if _, set := node[key]; !set {
+			node[key] = v
+		}
+	}
+	return node
 }
 
 // CheckRecipeValues refuses values a recipe does not take, as call does
@@ -148,6 +164,13 @@ func (s *Spawn) Validate() error {
 	}
 	if err := checkNumbers("values", s.Values); err != nil {
 		return err
+	}
+	if s.Template != nil {
+		// Its shape and controls, checked before a kernel is started for
+		// it (values and placeholders are the kernel's: they need the run).
+		if _, err := template.Parse(s.InlineGraph()); err != nil {
+			return err
+		}
 	}
 	if _, err := s.HealthSpec(); err != nil {
 		return err
