@@ -236,6 +236,12 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 				return out, nil
 			}
 			done() // its supervisor is already gone: the run actor settles it
+			// As it is now: a kill that ended it a moment ago wrote its
+			// result, and this one is answered run_not_running, not left
+			// queued for a supervisor that is gone.
+			if cur, err := runs.Load(dir); err == nil {
+				in = cur
+			}
 			runs.AppendEvent(dir, map[string]any{"event": "run.message", "inbox_id": inboxID, "type": env.Type})
 			if in.Meta.Workflow != nil {
 				k.killWorkflow(req, in, later)
