@@ -90,10 +90,19 @@ func ValidID(id string) error {
 	return nil
 }
 
+// archivedDir is the runs root's directory of archived runs (rm).
+const archivedDir = "archived"
+
 // reservedIDs are the names the runs root (Root) holds besides run
-// directories: the archives (retention.go), the index and its lock, and
-// tmp, which the index scan passes over.
-var reservedIDs = []string{"archived", "tmp", "index.jsonl", "index.jsonl.lock"}
+// directories: the archives, the index and its lock, and tmp, which the
+// index scan passes over.
+var reservedIDs = []string{archivedDir, "tmp", IndexFile, IndexFile + ".lock"}
+
+// runDirName reports whether a name in the runs root can be a run's
+// directory: not a reserved name, not a run being created (.<id>.new-<n>).
+func runDirName(n string) bool {
+	return !strings.HasPrefix(n, ".") && !slices.Contains(reservedIDs, n)
+}
 
 // Root returns <agent>/tmp/pi-actors/runs.
 func Root(agentDir string) string {

@@ -466,7 +466,7 @@ func runDirNames(root string) ([]string, error) {
 	}
 	names := make([]string, 0, len(des))
 	for _, d := range des {
-		if n := d.Name(); d.IsDir() && n != "archived" && n != "tmp" && !strings.HasPrefix(n, ".") {
+		if n := d.Name(); d.IsDir() && runDirName(n) {
 			names = append(names, n)
 		}
 	}

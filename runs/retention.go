@@ -22,7 +22,7 @@ import (
 func Archive(in *Info) (string, error) {
 	dir := string(in.Dir)
 	ts := time.Now().UTC()
-	dest := filepath.Join(filepath.Dir(dir), "archived", in.Meta.Run+"-"+strings.NewReplacer(":", "-", ".", "-").Replace(ts.Format(time.RFC3339Nano)))
+	dest := filepath.Join(filepath.Dir(dir), archivedDir, in.Meta.Run+"-"+strings.NewReplacer(":", "-", ".", "-").Replace(ts.Format(time.RFC3339Nano)))
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}

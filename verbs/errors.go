@@ -66,15 +66,15 @@ var ownPlaceholderRe = lazyre.New(`missing value for placeholder \{([A-Za-z0-9_.
 // start and its end.
 func Classify(err error) *Error {
 	e := classify(err)
-	hint := ""
+	long, hint := len(e.Message) > maxMessageBytes, ""
 	if e.Hint == "" {
 		hint = knowledgeHint(e.Code)
 	}
-	if len(e.Message) <= maxMessageBytes && hint == "" {
+	if !long && hint == "" {
 		return e
 	}
 	c := *e
-	if len(c.Message) > maxMessageBytes {
+	if long {
 		c.Message = clipMessage(c.Message)
 	}
 	if hint != "" {

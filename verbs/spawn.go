@@ -165,13 +165,6 @@ func (s *Spawn) Validate() error {
 	if err := checkNumbers("values", s.Values); err != nil {
 		return err
 	}
-	if s.Template != nil {
-		// Its shape and controls, checked before a kernel is started for
-		// it (values and placeholders are the kernel's: they need the run).
-		if _, err := template.Parse(s.InlineGraph()); err != nil {
-			return err
-		}
-	}
 	if _, err := s.HealthSpec(); err != nil {
 		return err
 	}
@@ -307,6 +300,13 @@ Examples:
 						sd = filepath.Join(env.Cwd, sd)
 					}
 					if err := runs.CheckStateDir(env.AgentDir, s.runID(), sd); err != nil {
+						return err
+					}
+				}
+				if s.Template != nil {
+					// Its shape and controls (the kernel plans it with
+					// the run's values).
+					if _, err := template.Parse(s.InlineGraph()); err != nil {
 						return err
 					}
 				}

@@ -181,22 +181,18 @@ func (r *request) readStdin(in io.Reader) error {
 		return verbs.Invalidf("stdin: expected a JSON object of parameters (or an array / JSON lines for a batch), got nothing")
 	}
 	if data[0] == '[' {
-		v, err := template.DecodeJSON(data)
-		if err != nil {
+		var items []json.RawMessage
+		if err := json.Unmarshal(data, &items); err != nil {
 			return verbs.Invalidf("stdin: malformed JSON array: %v", err)
 		}
-		var items []json.RawMessage
-		if json.Unmarshal(data, &items) == nil {
-			for i, item := range items {
-				if k := duplicateKey(item); k != "" {
-					return usagef("stdin: batch item %d gives parameter %s twice; give it once", i, k)
-				}
-			}
-		}
-		for i, e := range v.([]any) {
-			obj, ok := e.(map[string]any)
-			if !ok {
+		for i, item := range items {
+			v, err := template.DecodeJSON(item)
+			obj, ok := v.(map[string]any)
+			if err != nil || !ok {
 				return verbs.Invalidf("stdin: batch item %d is not a JSON object", i)
+			}
+			if k := duplicateKey(item); k != "" {
+				return usagef("stdin: batch item %d gives parameter %s twice; give it once", i, k)
 			}
 			r.batch = append(r.batch, obj)
 		}
