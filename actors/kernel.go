@@ -235,9 +235,14 @@ func (k *Kernel) Stop() { k.stop.Do(func() { close(k.stopped) }) }
 
 // live run bookkeeping, used for limits and lookups.
 
-func (k *Kernel) addLive(lr *liveRun) {
+// addLive counts a run live; slot, when set, is the reservation its
+// spawn took (reserveLive), handed over in the same step so the run is
+// never counted twice (a concurrent spawn would be refused a slot that
+// is free).
+func (k *Kernel) addLive(lr *liveRun, slot *liveSlot) {
 	k.mu.Lock()
 	k.live[string(lr.dir)] = lr
+	k.freeSlotLocked(slot)
 	k.mu.Unlock()
 }
 
@@ -307,14 +312,23 @@ func (k *Kernel) liveCountLocked(owner string) int {
 	return n
 }
 
+// liveSlot is one of a session's live-run slots held by a spawn whose
+// run is not in live yet (reserveLive); k.mu guards it.
+type liveSlot struct {
+	owner string
+	freed bool
+}
+
 // reserveLive takes one of the session's live-run slots
 // (runs.max_live_per_session) for a run about to start, or refuses with
-// liveLimitErr; release gives it back once the run is in live (or did
-// not start). The check and the count are one step: the concurrent
-// spawns of a batch cannot all pass a check made before any is counted.
-func (k *Kernel) reserveLive(owner string) (release func(), err error) {
+// liveLimitErr. The slot is given back by addLive once the run is live,
+// or by releaseLive if it did not start (releasing twice is harmless).
+// The check and the count are one step: the concurrent spawns of a
+// batch cannot all pass a check made before any is counted. A nil slot
+// (no session) counts nothing.
+func (k *Kernel) reserveLive(owner string) (*liveSlot, error) {
 	if owner == "" {
-		return func() {}, nil
+		return nil, nil
 	}
 	limit := k.conf().Runs.MaxLivePerSession
 	k.mu.Lock()
@@ -326,16 +340,24 @@ func (k *Kernel) reserveLive(owner string) (release func(), err error) {
 		k.starting = map[string]int{}
 	}
 	k.starting[owner]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			k.mu.Lock()
-			defer k.mu.Unlock()
-			if k.starting[owner]--; k.starting[owner] <= 0 {
-				delete(k.starting, owner)
-			}
-		})
-	}, nil
+	return &liveSlot{owner: owner}, nil
+}
+
+// releaseLive gives back a slot whose run did not become live.
+func (k *Kernel) releaseLive(slot *liveSlot) {
+	k.mu.Lock()
+	k.freeSlotLocked(slot)
+	k.mu.Unlock()
+}
+
+func (k *Kernel) freeSlotLocked(slot *liveSlot) {
+	if slot == nil || slot.freed {
+		return
+	}
+	slot.freed = true
+	if k.starting[slot.owner]--; k.starting[slot.owner] <= 0 {
+		delete(k.starting, slot.owner)
+	}
 }
 
 // liveLimitErr refuses a spawn: the session has n live runs, limit

@@ -22,6 +22,7 @@ type attachRun struct {
 	dir  runs.Dir
 	meta *runs.Meta
 	proc *os.Process // set when this kernel started the supervisor
+	slot *liveSlot   // the spawn's live-run slot, handed over to live
 }
 
 type attached struct{ pid *actor.PID }
@@ -32,7 +33,7 @@ func (a *runsActor) Receive(ctx actor.Context) {
 		pid := ctx.SpawnPrefix(props, "run:"+m.meta.Run+"#")
 		// Counted live before the answer goes back (the actor's Started
 		// runs asynchronously).
-		a.k.addLive(&liveRun{id: m.meta.Run, owner: m.meta.OwnerID, dir: m.dir, pid: pid})
+		a.k.addLive(&liveRun{id: m.meta.Run, owner: m.meta.OwnerID, dir: m.dir, pid: pid}, m.slot)
 		ctx.Respond(&attached{pid: pid})
 	}
 }

@@ -43,11 +43,12 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	}
 	// A slot of the session's live runs once the request is known good,
 	// before a draft recipe is captured: the spawns of a batch run at once.
-	release, err := k.reserveLive(req.Session)
+	slot, err := k.reserveLive(req.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer k.releaseLive(slot) // a run that did not start
+
 	var notes []string
 	dropDraft := func() {}
 	if src != nil {
@@ -87,11 +88,10 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 			notes = append(notes, "environment not kept for a resume: "+err.Error())
 		}
 	}
-	fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: meta, proc: proc}, 5*time.Second)
+	fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: meta, proc: proc, slot: slot}, 5*time.Second)
 	if _, err := fut.Result(); err != nil {
 		k.log.Warn("attach run actor", "run", meta.Run, "err", err)
 	}
-	release() // counted in live now
 	// The run joins its own room (never failing the spawn: the run is up).
 	if !seeded {
 		if _, err := rooms.EnsureDefaultRoom(meta.StateDir, meta.Run); err != nil {
