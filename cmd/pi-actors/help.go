@@ -21,6 +21,9 @@ func init() {
 }
 
 func runVersion(_ context.Context, a *app, r *request) int {
+	if extra := append(r.words, r.order...); len(extra) > 0 {
+		return a.fail(r, usagef("version takes no words or parameters (got %q)", extra))
+	}
 	commit := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -37,6 +40,9 @@ func runVersion(_ context.Context, a *app, r *request) int {
 }
 
 func runHelp(_ context.Context, a *app, r *request) int {
+	if len(r.words) > 1 || len(r.order) > 0 {
+		return a.fail(r, usagef("help takes at most one verb (got %q): pi-actors help <verb>", append(r.words, r.order...)))
+	}
 	if len(r.words) > 0 {
 		name := r.words[0]
 		if s := verbs.Find(name); s != nil {

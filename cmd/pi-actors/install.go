@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,7 +19,11 @@ import (
 
 // installTarget installs (or removes) one integration.
 type installTarget struct {
-	summary   string
+	summary string
+	// params are the parameters the target takes (--client= is client);
+	// write: install takes --write.
+	params    []string
+	write     bool
 	install   func(a *app, r *request) int
 	uninstall func(a *app, r *request) int
 }
@@ -27,7 +32,7 @@ type installTarget struct {
 // them: every target is here, none added later in an init).
 var installTargets = map[string]*installTarget{
 	"systemd": systemdTarget,
-	"mcp":     {summary: "print (or with --write merge into the client's config) the MCP server entry: --client=claude|cursor|generic [--config=PATH] (uninstall takes it out of the config)", install: installMCP, uninstall: uninstallMCP},
+	"mcp":     {summary: "print (or with --write merge into the client's config) the MCP server entry: --client=claude|cursor|generic [--config=PATH] (uninstall takes it out of the config)", params: []string{"client", "config"}, write: true, install: installMCP, uninstall: uninstallMCP},
 	"pi":      {summary: "write the pi extension into <agent>/extensions/pi-actors/ (uninstall removes it)", install: installPi, uninstall: uninstallPi},
 }
 
@@ -65,6 +70,9 @@ func runInstall(install bool) func(context.Context, *app, *request) int {
 		if t == nil || (!install && t.uninstall == nil) {
 			return a.fail(r, usagef("%s: unknown target %q (targets: %s)", verb, r.words[0], strings.Join(targetNames(install), ", ")))
 		}
+		if err := t.check(verb, r.words[0], r); err != nil {
+			return a.fail(r, err)
+		}
 		if _, err := a.config(); err != nil && !errors.Is(err, config.ErrInvalid) {
 			return a.fail(r, err)
 		}
@@ -80,6 +88,23 @@ func runInstall(install bool) func(context.Context, *app, *request) int {
 		}
 		return t.uninstall(a, r)
 	}
+}
+
+// check refuses a parameter or flag the target does not take (install pi
+// --client=claude would otherwise be taken as meant).
+func (t *installTarget) check(verb, name string, r *request) error {
+	for _, k := range r.order {
+		if !slices.Contains(t.params, k) {
+			if len(t.params) == 0 {
+				return usagef("%s %s takes no parameters (got %s)", verb, name, k)
+			}
+			return usagef("%s %s: unknown parameter %s (it takes --%s)", verb, name, k, strings.Join(t.params, "=, --")+"=")
+		}
+	}
+	if r.flags["--write"] && (verb != "install" || !t.write) {
+		return usagef("%s %s does not take --write (only install mcp does)", verb, name)
+	}
+	return nil
 }
 
 func targetNames(install bool) []string {
