@@ -26,6 +26,9 @@ import (
 // attached before the answer goes back. dirs, in a batch, takes the new
 // state directory's parent for one fsync after the batch (runs.Spec.Dirs).
 func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) (*verbs.SpawnResult, error) {
+	if err := verbs.CheckOwner("session", req.Session); err != nil {
+		return nil, err
+	}
 	if k.held(req.Session) {
 		return nil, &wire.Error{Code: "session_suspended", Exit: 75, Message: fmt.Sprintf("session %s is suspended: it starts no run until it is resumed", req.Session),
 			Hint: "pi-actors session resume session=" + req.Session}

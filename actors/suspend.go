@@ -46,6 +46,9 @@ func (k *Kernel) sessionOp(req wire.Request) (any, error) {
 	if target == "" {
 		return nil, &wire.Error{Code: "no_session", Exit: 64, Message: "session " + p.Action + " needs a session: yours ($PI_ACTORS_SESSION) or session=<id>", Hint: "pi-actors session list"}
 	}
+	if err := verbs.CheckOwner("session", target); err != nil {
+		return nil, err
+	}
 	if req.Session != "" && req.Session != target {
 		return nil, verbs.SessionDenied(p.Action, target, req.Session)
 	}

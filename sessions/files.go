@@ -143,7 +143,7 @@ func List(agentDir string) ([]*Record, error) {
 // modification time), creating the file if needed. Best effort: activity
 // only feeds auto_suspend_after and listings.
 func Touch(agentDir, session string) {
-	if session == "" {
+	if session == "" || session == "all" { // all: every session (ps session=all)
 		return
 	}
 	p := Path(agentDir, session, ActivitySuffix)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/pi-actors/pi-actors/mailbox"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -37,6 +38,22 @@ func CheckCaller(session string, cause *wire.Cause) error {
 		}
 	}
 	return nil
+}
+
+// AllSessions is the session word that means every session (ps
+// session=all, kill all session=all, inspect target=session:all): no
+// session has that name, so none owns a run or is suspended under it.
+const AllSessions = "all"
+
+// CheckOwner refuses a session that would own a run or be suspended or
+// resumed: AllSessions is every session's, never one's own.
+func CheckOwner(field, session string) error {
+	if strings.TrimSpace(session) != AllSessions {
+		return nil
+	}
+	return &Error{Exit: ExitDataErr, Code: "invalid_data",
+		Message: fmt.Sprintf("%s=all is no session of its own: all means every session (ps session=all, kill all session=all)", field),
+		Hint:    "name a session of your own: " + field + "=<token>, or leave it out"}
 }
 
 // maxCauseID bounds a cause's ids: record ids (a follow-up's is its run id
