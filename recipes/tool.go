@@ -69,7 +69,9 @@ func params(node *template.Node, r *Recipe) []Param {
 	declared, rootDefaults := node.Declared()
 	var out []Param
 	index := map[string]int{}
-	skip := map[string]bool{}
+	// run_id names the run an async call starts (call run_id=); a
+	// foreground call starts none, so {run_id} is never an argument.
+	skip := map[string]bool{"run_id": true}
 	if r.Async {
 		for _, n := range Injected {
 			skip[n] = true
@@ -293,6 +295,9 @@ func (t *Tool) ArgError(err error) error {
 			return err
 		}
 		msg = te.Msg
+		if te.Missing == "run_id" && !t.Recipe.Async {
+			msg = fmt.Sprintf("the template uses {run_id}, and %s runs in the foreground: it starts no run, so it has no run id (spawn it as a run: pi-actors spawn recipe=%s as=run:<id>, or make the recipe async)", t.Name, t.Name)
+		}
 	}
 	return &ArgError{Tool: t.Name, Msg: msg, Help: t.CallShape()}
 }
