@@ -251,9 +251,12 @@ func (k *Kernel) openStores() []verbs.KnowledgeOpenStore {
 }
 
 // runExists is the stores' RunExists: run:<id> task ids must name a run.
-func (k *Kernel) runExists(id string) bool {
+func (k *Kernel) runExists(id string) (bool, error) {
+	if err := runs.ValidID(id); err != nil {
+		return false, err
+	}
 	_, err := runs.Resolve(k.cfg.AgentDir, id)
-	return err == nil
+	return err == nil, nil
 }
 
 // storeOpenError explains a store that cannot be opened (a foreign or

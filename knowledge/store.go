@@ -16,9 +16,11 @@ import (
 
 // Options configure a Store.
 type Options struct {
-	// RunExists reports whether a run id exists; task ids of the form
-	// run:<id> must name one (NOT_FOUND otherwise). Nil accepts every run.
-	RunExists func(id string) bool
+	// RunExists reports whether a run id exists, or why it is no run id
+	// at all (the error); task ids of the form run:<id> must name one
+	// (INVALID for a malformed id, NOT_FOUND for one no run has). Nil
+	// accepts every run.
+	RunExists func(id string) (bool, error)
 	// Layer tags every item read from this store ("project" or "personal");
 	// empty leaves items untagged.
 	Layer string

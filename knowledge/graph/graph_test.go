@@ -78,7 +78,7 @@ func related(key, id string, n int) string {
 func TestTaskIDs(t *testing.T) {
 	e := newEnv(t)
 	runs := map[string]bool{"live": true}
-	e.g = openGraph(t, e.path, store.Options{Layer: op.StoreProject, RunExists: func(id string) bool { return runs[id] }})
+	e.g = openGraph(t, e.path, store.Options{Layer: op.StoreProject, RunExists: func(id string) (bool, error) { return runs[id], nil }})
 	e.caller.RunID = ""
 	e.Fail(op.CodeValidation, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a"}`)
 	e.Fail(op.CodeNotFound, "createdByTaskId", "manage_graph", `{"operation":"create","entityType":"molecule","name":"a","createdByTaskId":"run:gone"}`)

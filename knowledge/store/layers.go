@@ -31,8 +31,14 @@ func (s *DB) TaskID(field, given string, c Caller) (string, error) {
 	if e := op.CheckTaskID(field, id); e != nil {
 		return "", e
 	}
-	if run, ok := strings.CutPrefix(id, "run:"); ok && s.opts.RunExists != nil && !s.opts.RunExists(run) {
-		return "", op.NotFound(field, "run", run)
+	if run, ok := strings.CutPrefix(id, "run:"); ok && s.opts.RunExists != nil {
+		found, err := s.opts.RunExists(run)
+		if err != nil {
+			return "", op.Invalid(field, "%s %q names no run: %v", field, id, err)
+		}
+		if !found {
+			return "", op.NotFound(field, "run", run)
+		}
 	}
 	return id, nil
 }
