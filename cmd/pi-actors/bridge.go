@@ -271,6 +271,11 @@ func (b *bridge) call(ctx context.Context, req *bridgeRequest) (*verbs.Outcome, 
 	}
 	env.Stdin = bytes.NewReader(nil)
 	env.Cause.ToolCall, env.Cause.Message = verbs.CauseID(req.ToolCall), req.Cause
+	// Every verb, not only those that dial the kernel (ps, inspect and
+	// logs read the files): a session or cause no request accepts.
+	if err := verbs.CheckCaller(env.Session, &env.Cause); err != nil {
+		return nil, err
+	}
 	if err := env.LoadConfig(); err != nil && !lenientConfig[spec.Name] {
 		return nil, err
 	}
