@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -80,6 +81,12 @@ func Main(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "usage: %s <state_dir> (started by the kernel)\n", name)
 		return 64
 	}
+	// One P: a supervisor waits on its leaves, pipes and timers and never
+	// needs two CPUs, and one P starts fewer threads (GC workers, spare
+	// Ms). 200 runs started by one batch, tmpfs, A/B in one session:
+	// supervisor CPU per run 2.2-2.5 -> 2.0-2.1 ms, all running in
+	// 403-452 -> 368-406 ms.
+	runtime.GOMAXPROCS(1)
 	ready := os.NewFile(3, "ready")
 	dir, metaIn := Dir(args[0]), io.Reader(os.Stdin)
 	var decoded *Meta
