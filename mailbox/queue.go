@@ -271,6 +271,28 @@ func (q *Queue) Renew(id, owner string) error {
 	})
 }
 
+// Requeue gives a claimed record back to the queue (its claim's answer
+// never reached the consumer): it records requeued_at and status queued,
+// and the next Claim hands it out again. owner, when not empty, must be
+// the claim's; a record that is not claimed, or was taken over, is left
+// as it is (nil).
+func (q *Queue) Requeue(id, owner string) error {
+	id = strings.TrimSpace(id)
+	return q.locked(false, func(st *queueState) error {
+		i, ok := st.byID[id]
+		if !ok {
+			return fmt.Errorf("%w: %s in %s", ErrNotFound, id, q.Path)
+		}
+		if r := &st.recs[i]; r.status != StatusClaimed || owner != "" && r.by != owner {
+			return nil
+		}
+		set := object{}
+		set.set("requeued_at", timestamp())
+		set.set("status", StatusQueued)
+		return q.appendUpdate(st, i, set)
+	})
+}
+
 // processExists reports whether a process with pid exists (a zombie
 // counts until it is reaped).
 func processExists(pid int) bool {

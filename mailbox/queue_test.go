@@ -457,3 +457,35 @@ func TestQueueClaimPidReused(t *testing.T) {
 		t.Fatalf("not taken over from a reused pid: %v", again)
 	}
 }
+
+// Requeue gives a claim back only for its owner; the record is claimed
+// again first, ahead of later ones, by a fresh reader of the file too.
+func TestQueueRequeue(t *testing.T) {
+	q := newTestQueue(t)
+	first, _, err := q.Append(job(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.Append(job(1)); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := q.Claim("w1", 0); err != nil || rec.ID() != first.ID() {
+		t.Fatalf("claim: %v %v", rec, err)
+	}
+	if err := q.Requeue(first.ID(), "w2"); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := q.Lookup(first.ID()); err != nil || rec.Status() != StatusClaimed {
+		t.Fatalf("another owner's requeue changed the claim: %v %v", rec, err)
+	}
+	if err := q.Requeue(first.ID(), "w1"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := NewQueue(q.Path).Claim("w3", 0)
+	if err != nil || rec.ID() != first.ID() || rec["claimed_by"] != "w3" {
+		t.Fatalf("after the requeue the next claim got %v (%v), want %s", rec, err, first.ID())
+	}
+	if err := q.Requeue("nope", ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}

@@ -92,6 +92,20 @@ func ClaimBranch(dir, address, owner string, pid int) (mailbox.Record, error) {
 	}
 }
 
+// RequeueBranch gives back a message owner claimed from a branch inbox
+// whose claim's answer never reached it (mailbox claim's output failed).
+func RequeueBranch(dir, address, id, owner string) error {
+	a, err := branchAddress(address)
+	if err != nil {
+		return err
+	}
+	q, err := BranchInbox(dir, a.Branch)
+	if err != nil {
+		return err
+	}
+	return q.Requeue(id, owner)
+}
+
 // expire moves a claimed, expired message to the dead letters, then
 // marks it failed (a crash in between leaves it claimed, to be taken over
 // and expired again; the dead letter is written once per id).

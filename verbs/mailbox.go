@@ -134,7 +134,8 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		}
 		return doneOutcome(m), nil
 	}
-	return claimOutcome(ctx, m, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, []string{string(d)})
+	requeue := func(id string) error { return mailbox.NewInbox(d.Path(runs.InboxFile)).Requeue([]string{id}) }
+	return claimOutcome(ctx, m, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, requeue, []string{string(d)})
 }
 
 // branchMailbox claims from or finishes in a branch inbox: the run is
@@ -176,7 +177,8 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		pid = 0
 	}
 	claim := func() (mailbox.Record, error) { return rooms.ClaimBranch(dir, m.Address, owner, pid) }
-	return claimOutcome(ctx, m, claim, []string{dir, rooms.BranchDir(dir, a.Branch)})
+	requeue := func(id string) error { return rooms.RequeueBranch(dir, m.Address, id, owner) }
+	return claimOutcome(ctx, m, claim, requeue, []string{dir, rooms.BranchDir(dir, a.Branch)})
 }
 
 // claimPid is the process a branch claim belongs to by default: inside a
@@ -234,7 +236,7 @@ func doneOutcome(m *Mailbox) *Outcome {
 
 // claimOutcome waits up to m.Wait (default 10 s) for claim to hand out a
 // message; watch are the directories whose changes wake it.
-func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record, error), watch []string) (*Outcome, error) {
+func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record, error), requeue func(id string) error, watch []string) (*Outcome, error) {
 	wait := 10 * time.Second
 	if m.Wait != "" {
 		wait, _ = time.ParseDuration(m.Wait)
@@ -242,8 +244,15 @@ func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record,
 	rec, err := claimWait(ctx, claim, watch, wait)
 	if rec != nil {
 		// Claimed: the caller holds it now, so it hears of it, whatever
-		// came after (a stop, a doorbell that could not be rung).
-		return &Outcome{Result: rec, Text: compactJSON(rec)}, nil
+		// came after (a stop, a doorbell that could not be rung) — unless
+		// the answer cannot be passed on (stdout failed: 74): then the
+		// message goes back to the queue, for the retry the error asks for.
+		id := rec.ID()
+		return &Outcome{Result: rec, Text: compactJSON(rec), Settle: func(passedOn bool) {
+			if !passedOn {
+				requeue(id) // best effort: the claim's owner can still finish it
+			}
+		}}, nil
 	}
 	if ctx.Err() != nil {
 		// Stopped (control.cancel's SIGTERM, Ctrl-C) while waiting:
@@ -253,11 +262,8 @@ func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record,
 	if err != nil {
 		return nil, err
 	}
-	if rec == nil {
-		return nil, &Error{Exit: ExitNoInput, Code: "empty", Message: fmt.Sprintf("no message arrived within %s", wait),
-			Hint: "nothing was queued for this address: wait longer (wait=5m), or look at what is there: pi-actors inspect target=<address> view=mailbox"}
-	}
-	return &Outcome{Result: rec, Text: compactJSON(rec)}, nil
+	return nil, &Error{Exit: ExitNoInput, Code: "empty", Message: fmt.Sprintf("no message arrived within %s", wait),
+		Hint: "nothing was queued for this address: wait longer (wait=5m), or look at what is there: pi-actors inspect target=<address> view=mailbox"}
 }
 
 // ClaimRunMessage claims the next message of a run's own inbox for owner
