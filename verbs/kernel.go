@@ -277,6 +277,9 @@ func rejectedText(v any) string {
 // returned nil or, with acks, when its id comes on acks (the reader
 // behind the front door took it); one never acknowledged stays queued.
 func WatchFollowups(ctx context.Context, env *Env, emit func(f Followup, bounded json.RawMessage) error, acks <-chan string) error {
+	if err := CheckOwner("session", env.Session); err != nil {
+		return err // every session has no queue of its own to watch
+	}
 	return env.streamAcked(ctx, "watch", "", nil, func(resp *wire.Response) (bool, error) {
 		var f Followup
 		if err := resp.Decode(&f); err != nil {

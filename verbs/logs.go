@@ -169,16 +169,21 @@ func logLines(path string, q *logsQuery) (lines []string, cut bool) {
 	if !ok {
 		return nil, false
 	}
-	ring := make([]string, 0, q.lines)
+	// A ring of the last q.lines lines: lines= may be far more than the
+	// log holds, so it grows with what is read.
+	var ring []string
+	next := 0 // where the oldest line is once the ring is full
 	keep := func(b []byte) {
-		if len(ring) == q.lines {
-			ring = append(ring[:0], ring[1:]...)
+		if len(ring) < q.lines {
+			ring = append(ring, string(b))
+			return
 		}
-		ring = append(ring, string(b))
+		ring[next] = string(b)
+		next = (next + 1) % len(ring)
 	}
 	fl.Poll(keep)
 	fl.Flush(keep)
-	return ring, false
+	return append(ring[next:], ring[:next]...), false
 }
 
 // logsText renders the selected logs (view=tail and logs): a facts line,
@@ -272,9 +277,17 @@ func followLogs(ctx context.Context, env *Env, in *runs.Info, q *logsQuery) (*Ou
 			fl.Close()
 		}
 	}()
+	// A write that fails (stdout full or closed) ends the follow with 74,
+	// as any answer that could not be written.
+	var werr error
+	write := func(w io.Writer, s string) {
+		if werr == nil {
+			_, werr = io.WriteString(w, s)
+		}
+	}
 	text, _ := logsText(in, q, got, nil)
 	if q.lines > 0 || !q.since.IsZero() {
-		io.WriteString(env.Stream, text+"\n")
+		write(env.Stream, text+"\n")
 	}
 	outs := make([]io.Writer, len(q.streams))
 	for i, name := range q.streams {
@@ -283,11 +296,15 @@ func followLogs(ctx context.Context, env *Env, in *runs.Info, q *logsQuery) (*Ou
 			outs[i] = env.Stderr
 		}
 	}
+	// Each line as the first ones are shown: control characters visible,
+	// cut at tailLineChars (the whole line is in the log file).
+	line := func(w io.Writer) func([]byte) {
+		return func(b []byte) { write(w, cutLine(termtext.Visible(string(b)), tailLineChars)+"\n") }
+	}
 	poll := func() bool {
 		any := false
 		for i, fl := range followers {
-			w := outs[i]
-			got, _ := fl.Poll(func(b []byte) { w.Write(append(b, '\n')) })
+			got, _ := fl.Poll(line(outs[i]))
 			any = any || got
 		}
 		return any
@@ -295,7 +312,7 @@ func followLogs(ctx context.Context, env *Env, in *runs.Info, q *logsQuery) (*Ou
 	live := in.Live()
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
-	for live {
+	for live && werr == nil {
 		if poll() {
 			continue
 		}
@@ -309,11 +326,14 @@ func followLogs(ctx context.Context, env *Env, in *runs.Info, q *logsQuery) (*Ou
 		}
 	}
 	// Ended: what it wrote last, the unfinished last line included.
-	for poll() {
+	for werr == nil && poll() {
 	}
 	for i, fl := range followers {
-		w := outs[i]
-		fl.Flush(func(b []byte) { w.Write(append(b, '\n')) })
+		fl.Flush(line(outs[i]))
+	}
+	if werr != nil {
+		return nil, &Error{Exit: ExitIOErr, Code: "output_failed", Message: fmt.Sprintf("writing the run's log lines: %v", werr),
+			Hint: "the output did not take them (a full disk, a closed reader); nothing is lost: the lines are in " + d.Path(q.streams[0]) + ": run logs again once it can"}
 	}
 	return &Outcome{Streamed: true}, nil
 }

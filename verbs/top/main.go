@@ -89,6 +89,9 @@ func Main(args []string, stdout, stderr *os.File) int {
 	}
 	if o.hasSession {
 		env.Session = o.session
+		if strings.TrimSpace(o.session) == verbs.AllSessions {
+			env.Session = "" // every session's runs, as ps session=all
+		}
 	}
 	tty := term.IsTerminal(int(stdout.Fd()))
 	width, height := frameSize(stdout, tty)
@@ -163,7 +166,10 @@ func once(env *verbs.Env, stdout, stderr io.Writer, width, height int, cluster b
 			return fail(stderr, err)
 		}
 	}
-	fmt.Fprintln(stdout, m.Render())
+	if _, err := fmt.Fprintln(stdout, m.Render()); err != nil {
+		return fail(stderr, &verbs.Error{Exit: verbs.ExitIOErr, Code: "output_failed", Message: fmt.Sprintf("writing the frame to stdout: %v", err),
+			Hint: "stdout did not take the frame (a full disk, a closed reader): run it again once it can"})
+	}
 	return 0
 }
 
