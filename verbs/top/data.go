@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"strings"
 	"time"
 
@@ -81,15 +82,21 @@ func resultMap(o *verbs.Outcome) map[string]any {
 	return nil
 }
 
+// strs is a JSON list of strings, each with its control characters
+// visible (a run's output never reaches the terminal raw).
 func strs(v any) []string {
 	switch list := v.(type) {
 	case []string:
-		return list
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = termtext.Visible(s)
+		}
+		return out
 	case []any: // decoded JSON
 		out := make([]string, 0, len(list))
 		for _, s := range list {
 			if s, ok := s.(string); ok {
-				out = append(out, s)
+				out = append(out, termtext.Visible(s))
 			}
 		}
 		return out

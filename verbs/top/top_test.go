@@ -241,3 +241,24 @@ func TestReadinessStatusWord(t *testing.T) {
 		t.Errorf("detail title %q, want the readiness and its age", title)
 	}
 }
+
+// A run's output never reaches the terminal raw: its last line in the
+// list and the lines of the detail and log panes show control characters
+// as \xNN (a title escape and a screen clear came through as written).
+func TestRunOutputShownVisible(t *testing.T) {
+	m := newTest(t, "")
+	f := fixture()
+	f.Runs[0].LastLine = "\x1b]0;TITLE\x07\x1b[2Jcleared"
+	m.Update(frameMsg{f: f})
+	frame := m.Render()
+	if strings.Contains(frame, "\x1b]0;") || strings.Contains(frame, "\x1b[2J") {
+		t.Fatalf("the frame holds the run's escapes raw:\n%q", frame)
+	}
+	if !strings.Contains(frame, `\x1b]0;TITLE\x07`) {
+		t.Fatalf("the run's last line is not shown visible:\n%s", readable(frame))
+	}
+	got := strs([]any{"a\x1b[31mred", 7})
+	if len(got) != 1 || got[0] != `a\x1b[31mred` {
+		t.Fatalf("strs = %q", got)
+	}
+}

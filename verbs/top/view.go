@@ -2,6 +2,7 @@ package top
 
 import (
 	"fmt"
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"strconv"
 	"strings"
 
@@ -255,6 +256,7 @@ func (m *Model) listRows() []string {
 		if last == "" {
 			last = r.What()
 		}
+		last = termtext.Visible(last) // a run's output never reaches the terminal raw
 		word := statusWord(r)
 		var paint func(string) string
 		if st, ok := m.style.status[word]; ok && !m.style.plain && i != m.sel {
