@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -236,7 +237,8 @@ func agentRoot() string {
 }
 
 // DescendantsBut lists every live descendant of pid, depth first, but
-// skip and its own descendants (0 skips nothing).
+// skip and its own descendants (0 skips nothing), and never another run's
+// supervisor or a kernel, nor what they started (Runtime).
 func DescendantsBut(pid, skip int) []int {
 	var out []int
 	var walk func(int, int)
@@ -248,7 +250,11 @@ func DescendantsBut(pid, skip int) []int {
 			if c == skip {
 				continue
 			}
-			if st, err := Stat(c); err == nil && st.State != "Z" && st.State != "X" {
+			st, err := Stat(c)
+			if err == nil && Runtime(c, st) {
+				continue
+			}
+			if err == nil && st.State != "Z" && st.State != "X" {
 				out = append(out, c)
 			}
 			walk(c, depth+1)
@@ -256,4 +262,29 @@ func DescendantsBut(pid, skip int) []int {
 	}
 	walk(pid, 0)
 	return out
+}
+
+// Runtime reports whether a process is pi-actors' own — a run's
+// supervisor or a kernel — rather than a run's: each leads its own
+// session, started as pi-actors-supervise, pi-actors-kernel or
+// `pi-actors supervise`. A kernel that a run's process started is a
+// descendant of the run's supervisor (a subreaper), and when that kernel
+// dies the supervisors it started become the run's descendants too: none
+// of them is the run's to stop, freeze or kill.
+func Runtime(pid int, st ProcStat) bool {
+	if st.Sid != pid {
+		return false // a supervisor or kernel always leads its session
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	argv := bytes.Split(bytes.TrimRight(data, "\x00"), []byte{0})
+	switch name := filepath.Base(string(argv[0])); {
+	case name == "pi-actors-supervise" || name == "pi-actors-kernel":
+		return true
+	case strings.HasPrefix(name, "pi-actors") && len(argv) > 1 && string(argv[1]) == "supervise":
+		return true
+	}
+	return false
 }
