@@ -34,6 +34,19 @@ func (k *Kernel) rebuild() {
 			continue
 		}
 		if in.Result == nil && in.Status != runs.StatusArchived {
+			// A control.kill the last kernel accepted and died applying
+			// (its tree frozen, not killed; or killed, not recorded): it
+			// is finished now, and the run reads as ended below.
+			if id := runs.QueuedKill(dir); id != "" {
+				runs.KillTree(in, id)
+				if err := runs.RecordKill(in, id); err != nil {
+					k.log.Warn("finish kill", "run", in.Meta.Run, "err", err)
+				} else if now, err := runs.Load(dir); err == nil {
+					in = now
+				}
+			}
+		}
+		if in.Result == nil && in.Status != runs.StatusArchived {
 			// Live: re-attach. Dead without a result: the run actor sees
 			// the exit at once, kills the leftovers and records exited.
 			fut := k.system.Root.RequestFuture(k.runs, &attachRun{dir: dir, meta: in.Meta}, 5*time.Second)

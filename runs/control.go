@@ -55,6 +55,31 @@ func (s *supervisor) control() {
 	}
 }
 
+// QueuedKill is the id of a control.kill still queued in a live run's
+// inbox ("" when none): a kernel that died while applying one (between
+// freezing the run's tree and killing it, or before recording it) left it
+// there, and the next kernel finishes it.
+func QueuedKill(dir Dir) string {
+	path := dir.Path(InboxFile)
+	if !exists(path) {
+		return ""
+	}
+	lines, err := mailbox.Read(path)
+	if err != nil {
+		return ""
+	}
+	for _, l := range lines {
+		if l.Err != nil {
+			continue
+		}
+		r := mailbox.Record(l.Value)
+		if r.Status() == mailbox.StatusQueued && r.Type() == "control.kill" && appliedBySupervisor(r) {
+			return r.ID()
+		}
+	}
+	return ""
+}
+
 // claimControl takes the first queued control record: claimed and
 // handled by the supervisor at once.
 func claimControl(path string) (mailbox.Record, error) {
