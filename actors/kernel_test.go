@@ -754,3 +754,78 @@ func numbered(n int) string {
 	}
 	return b.String()
 }
+
+// watchFollowups connects a watcher of session s1 (ack: it acknowledges)
+// and streams the ids of the follow-ups it is handed.
+func watchFollowups(t *testing.T, agent string, ack bool) (*wire.Conn, <-chan string) {
+	t.Helper()
+	c, err := wire.Dial(agent, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Send(wire.Request{Op: "watch", Session: "s1", Ack: ack}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := c.Read(); err != nil || resp.Error != nil {
+		t.Fatalf("watch: %v %+v", err, resp)
+	}
+	got := make(chan string, 16)
+	go func() {
+		defer close(got)
+		for {
+			resp, err := c.Read()
+			if err != nil {
+				return
+			}
+			var f actors.Followup
+			if json.Unmarshal([]byte(resp.Result), &f) == nil && f.ID != "" {
+				got <- f.ID
+			}
+		}
+	}()
+	return c, got
+}
+
+func nextID(t *testing.T, got <-chan string, within time.Duration) string {
+	t.Helper()
+	select {
+	case id, ok := <-got:
+		if !ok {
+			t.Fatal("the watcher ended")
+		}
+		return id
+	case <-time.After(within):
+		t.Fatalf("no follow-up within %s", within)
+	}
+	return ""
+}
+
+// A follow-up handed to a watcher that acknowledges and never does goes
+// back to the queue after ackWait while the watcher stays connected, and
+// one given back (its watcher hung up) reaches a watcher that is already
+// connected: it was held until the watcher hung up, and then only a new
+// watcher got it.
+func TestUnacknowledgedFollowupsComeBack(t *testing.T) {
+	defer actors.SetAckWait(600 * time.Millisecond)()
+	agent := newAgent(t)
+	k := startKernel(t, agent, settings(nil))
+	a, fromA := watchFollowups(t, agent, true)
+	_, fromB := watchFollowups(t, agent, false)
+	k.spawn("s1", "w", "exit 0", nil)
+	first := nextID(t, fromA, 15*time.Second)
+	// Not acknowledged: after ackWait it comes again (the first watcher
+	// is the one the session hands follow-ups to).
+	if again := nextID(t, fromA, 5*time.Second); again != first {
+		t.Fatalf("after ackWait the watcher got %s, want %s again", again, first)
+	}
+	// It hangs up unacknowledged: the other watcher, connected all along,
+	// gets it at once.
+	a.Close()
+	if got := nextID(t, fromB, 5*time.Second); got != first {
+		t.Fatalf("the other watcher got %s, want %s", got, first)
+	}
+	if fs := k.followups("s1"); len(fs) != 0 {
+		t.Errorf("still queued after the second watcher took it: %v", fs)
+	}
+}

@@ -359,6 +359,9 @@ func (k *Kernel) settleAnswer(session string, ids []string, ok bool) {
 		k.markDelivered(session, ids, true)
 	}
 	k.answering.release(k.sessionFile(session), ids)
+	if !ok {
+		k.requeued(session) // held, not delivered: queued for a watcher again
+	}
 }
 
 // claimer is what this kernel writes as claimed_by: a claim by any other
@@ -437,6 +440,16 @@ func (k *Kernel) requeue(session string, ids ...string) {
 	if err := mailbox.NewInbox(k.sessionFile(session)).Requeue(ids); err != nil {
 		k.log.Warn("requeue follow-ups", "session", session, "ids", len(ids), "err", err)
 	}
+	k.requeued(session)
+}
+
+// requeued wakes the session's watchers for follow-ups that went back to
+// the queue: a watcher already connected gets them now, not only the
+// next one to connect.
+func (k *Kernel) requeued(session string) {
+	if k.system != nil {
+		k.queued(session)
+	}
 }
 
 // drain takes every queued follow-up of a session, oldest first, as
@@ -477,7 +490,7 @@ func init() {
 // ackWait bounds how long an answer's follow-ups wait for the client's
 // acknowledgement (wire.Request.Ack) while it stays connected; then they
 // go back to the queue (delivered twice rather than lost).
-const ackWait = 30 * time.Second
+var ackWait = 30 * time.Second
 
 // followupsAnswer is the answer of view=followups: the verb layer's
 // Followups and, when the queue holds malformed lines, how many and where.
@@ -596,12 +609,15 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 	ch := make(chan Followup, 256)
 	k.system.Root.Send(k.sess, &subscribe{session: req.Session, ch: ch})
 	var unwritten []string
-	pending := map[string]bool{} // written, not yet acknowledged (acks)
+	// pending: written, not yet acknowledged (acks), and since when; one
+	// not acknowledged within ackWait goes back to the queue while the
+	// watcher stays (delivered twice rather than held for ever).
+	pending := map[string]time.Time{}
 	// acked marks what the client acknowledged delivered, in one pass.
 	acked := func(ids []string) {
 		var known []string
 		for _, id := range ids {
-			if pending[id] {
+			if _, ok := pending[id]; ok {
 				delete(pending, id)
 				known = append(known, id)
 			}
@@ -622,8 +638,9 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 			k.delivered(req.Session, ids...)
 			return
 		}
+		now := time.Now()
 		for _, id := range ids {
-			pending[id] = true
+			pending[id] = now
 		}
 	}
 	if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": req.Session})}) != nil {
@@ -631,8 +648,19 @@ func (k *Kernel) watch(req wire.Request, write func(wire.Response) error, gone <
 	}
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
+	expire := time.NewTicker(ackWait / 6)
+	defer expire.Stop()
 	for {
 		select {
+		case now := <-expire.C:
+			var late []string
+			for id, at := range pending {
+				if now.Sub(at) >= ackWait {
+					delete(pending, id)
+					late = append(late, id)
+				}
+			}
+			k.requeue(req.Session, late...)
 		case f, ok := <-ch:
 			if !ok {
 				return
