@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
+	"github.com/pi-actors/pi-actors/internal/lazyre"
 )
 
 // Archive moves a terminal run's state directory to
@@ -37,6 +38,32 @@ func Archive(in *Info) (string, error) {
 		return "", err
 	}
 	return dest, nil
+}
+
+// archiveStamp is the suffix Archive gives an archive after "<run>-".
+var archiveStamp = lazyre.New(`^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(-\d+)?Z$`)
+
+// earlierArchives are the archives of run id that were the state
+// directory dir (their run.json says so): Archive's
+// <parent>/archived/<run>-<timestamp>.
+func earlierArchives(dir, id string) []string {
+	root := filepath.Join(filepath.Dir(dir), archivedDir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		stamp, ok := strings.CutPrefix(e.Name(), id+"-")
+		if !ok || !e.IsDir() || !archiveStamp.MatchString(stamp) {
+			continue
+		}
+		a := filepath.Join(root, e.Name())
+		if m, err := Dir(a).Meta(); err == nil && m.Run == id && filepath.Clean(m.StateDir) == filepath.Clean(dir) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // ErrNotPreservable is a declared artifact that prune cannot copy to
@@ -86,6 +113,11 @@ func Prune(in *Info, preserve bool) (map[string]string, error) {
 	target := string(in.Dir)
 	if in.Archived != nil {
 		os.RemoveAll(in.Archived.ArchiveDir)
+	}
+	// The archives of earlier runs of this id in this state directory
+	// (rm, spawned again, rm again): no tombstone names them any more.
+	for _, old := range earlierArchives(target, in.Meta.Run) {
+		os.RemoveAll(old)
 	}
 	// Rename first so a crash never leaves a half-deleted run that still
 	// looks like a run.
