@@ -253,7 +253,8 @@ func (k *Kernel) runVerb(req wire.Request) (any, error) {
 func init() { streamOps["verb_stream"] = (*Kernel).verbStream }
 
 // verbStream runs a routed verb that streams text (logs -f): each chunk it
-// writes is a frame {"chunk": …}; the last frame is {"outcome": …}.
+// writes is a frame {"chunk": …} ({"chunk": …, "stream": "stderr"} for
+// its stderr); the last frame is {"outcome": …}.
 func (k *Kernel) verbStream(req wire.Request, write func(wire.Response) error, gone <-chan struct{}) {
 	spec, r, env, err := k.verbRequest(req)
 	if err != nil {
@@ -271,6 +272,11 @@ func (k *Kernel) verbStream(req wire.Request, write func(wire.Response) error, g
 	}()
 	env.Stream = chunkWriter(func(p []byte) error {
 		return write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]string{"chunk": string(p)})})
+	})
+	// What the verb writes to stderr (logs -f: the run's stderr lines)
+	// goes to the caller's stderr: its frames say so.
+	env.Stderr = chunkWriter(func(p []byte) error {
+		return write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]string{"chunk": string(p), "stream": "stderr"})})
 	})
 	out, err := spec.Run(ctx, env, r)
 	if err != nil {

@@ -185,6 +185,7 @@ func (env *Env) streamNode(ctx context.Context, node, run string, params any) (*
 	err := env.stream(ctx, "verb_stream", node, params, func(resp *wire.Response) (bool, error) {
 		var frame struct {
 			Chunk   string         `json:"chunk"`
+			Stream  string         `json:"stream"` // "stderr": the verb's stderr
 			Outcome *RoutedOutcome `json:"outcome"`
 		}
 		if err := resp.Decode(&frame); err != nil {
@@ -194,7 +195,11 @@ func (env *Env) streamNode(ctx context.Context, node, run string, params any) (*
 			out = frame.Outcome.Qualified(run)
 			return true, nil
 		}
-		_, err := io.WriteString(env.Stream, frame.Chunk)
+		w := env.Stream
+		if frame.Stream == "stderr" && env.Stderr != nil {
+			w = env.Stderr
+		}
+		_, err := io.WriteString(w, frame.Chunk)
 		return err != nil, err
 	})
 	return out, err

@@ -187,33 +187,47 @@ func readyHealth(in *runs.Info) *runs.HealthState {
 // status, through that node's kernel, until the probe has decided.
 func awaitReadyOn(ctx context.Context, env *Env, res *SpawnResult) error {
 	hint := fmt.Sprintf("inspect target=%s view=status shows the probe's last error", res.Address)
-	deadline := time.Now().Add(runs.DefaultReadyTimeout + readyGrace)
-	for {
+	started := time.Now()
+	deadline := started.Add(runs.DefaultReadyTimeout + readyGrace)
+	for first := true; ; first = false {
 		var ro RoutedOutcome
 		in := &Inspect{Target: "run:" + res.Run, View: "status"}
 		if err := env.CallNode(res.Node, "verb", map[string]any{"verb": "inspect", "params": in}, &ro); err != nil {
 			return err
 		}
+		// view=status's details: run.json's health (the probe and its
+		// ready_timeout) and progress.json's (the probe's last error).
 		var st struct {
-			Status     string `json:"status"`
-			Ready      bool   `json:"ready"`
-			ReadyAt    string `json:"ready_at"`
-			ReadyState string `json:"ready_state"`
-			ProbeError string `json:"probe_error"`
-			Timeout    string `json:"ready_timeout"`
+			Status     string      `json:"status"`
+			Ready      bool        `json:"ready"`
+			ReadyAt    string      `json:"ready_at"`
+			ReadyState string      `json:"ready_state"`
+			Health     runs.Health `json:"health"`
+			Progress   struct {
+				Health struct {
+					ReadyError string `json:"ready_error"`
+				} `json:"health"`
+			} `json:"progress"`
 		}
 		json.Unmarshal(ro.Result, &st)
+		if first && st.Health.Ready != nil {
+			deadline = started.Add(st.Health.ReadyTimeout() + readyGrace) // the run's own, as a local wait
+		}
+		probe := ""
+		if e := st.Progress.Health.ReadyError; e != "" {
+			probe = ": " + e
+		}
 		switch {
 		case st.Ready:
 			b := true
 			res.Ready, res.ReadyAt = &b, st.ReadyAt
 			return nil
 		case st.ReadyState == runs.ReadyTimedOut:
-			return &Error{Exit: ExitTempFail, Code: "not_ready", Hint: hint, Message: fmt.Sprintf("%s is not ready after its ready_timeout: %s; the run keeps going", res.Address, st.ProbeError)}
+			return &Error{Exit: ExitTempFail, Code: "not_ready", Hint: hint, Message: fmt.Sprintf("%s is not ready after its ready_timeout (%s)%s; the run keeps going", res.Address, st.Health.ReadyTimeout(), probe)}
 		case st.Status != "" && st.Status != runs.StatusRunning && st.Status != runs.StatusBackoff:
 			return &Error{Exit: ExitUnavailable, Code: "run_ended", Hint: hint, Message: fmt.Sprintf("%s ended (%s) before it was ready", res.Address, st.Status)}
 		case time.Now().After(deadline):
-			return &Error{Exit: ExitTempFail, Code: "not_ready", Hint: hint, Message: fmt.Sprintf("%s is not ready yet; the run keeps going", res.Address)}
+			return &Error{Exit: ExitTempFail, Code: "not_ready", Hint: hint, Message: fmt.Sprintf("%s is not ready after %s%s; the run keeps going", res.Address, time.Since(started).Round(time.Second), probe)}
 		}
 		select {
 		case <-ctx.Done():

@@ -64,10 +64,25 @@ func TestClusterRoutes(t *testing.T) {
 		t.Fatalf("another session's kill: exit %d, want 77\n%s", code, o)
 	}
 
+	// logs -f of a run on another node: its stderr lines go to stderr, as
+	// locally (they came on stdout).
+	c.Run("a", "spawn", "as=run:lf", "node=c", "template=sh -c 'for i in 1 2 3; do echo out$i; echo err$i >&2; sleep 0.2; done'")
+	stdout, stderr, code := c.CLISplit("a", "logs", "lf@c", "-f")
+	if code != 0 || !strings.Contains(stdout, "out3") || strings.Contains(stdout, "err2") || !strings.Contains(stderr, "err3") {
+		t.Fatalf("logs lf@c -f: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// wait=ready on another node waits for the run's own ready_timeout and
+	// says what the probe saw (it waited the default 60 s + grace, and
+	// named no probe error).
+	o, code := c.CLI("a", "spawn", "as=run:rd", "node=b", "template=sleep 60", "ready=log:NEVER", "ready_timeout=1s", "wait=ready")
+	if code != 75 || !strings.Contains(o, "not ready after its ready_timeout (1s): no output line matched") {
+		t.Fatalf("spawn node=b wait=ready: exit %d\n%s", code, o)
+	}
+
 	// A bare id two nodes have.
 	c.Run("a", "spawn", "as=run:dup", "node=b", "template=sleep 60")
 	c.Run("a", "spawn", "as=run:dup", "node=c", "template=sleep 60")
-	o, code := c.CLI("a", "inspect", "target=run:dup", "view=status")
+	o, code = c.CLI("a", "inspect", "target=run:dup", "view=status")
 	if code != 64 || !strings.Contains(o, "run:dup@b") || !strings.Contains(o, "run:dup@c") {
 		t.Fatalf("ambiguous bare id: exit %d\n%s", code, o)
 	}

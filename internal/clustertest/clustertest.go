@@ -166,6 +166,20 @@ func (c *Cluster) CLIIn(name, session, stdin string, args ...string) (string, in
 	return out.String(), code
 }
 
+// CLISplit is CLI with stdout and stderr apart.
+func (c *Cluster) CLISplit(name string, args ...string) (stdout, stderr string, code int) {
+	cmd := c.command(name, "s1", args)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.T.Fatalf("pi-actors %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
 // command is pi-actors args as a client of member name, in its root.
 func (c *Cluster) command(name, session string, args []string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(c.Bin, "pi-actors"), args...)
