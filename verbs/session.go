@@ -2,8 +2,11 @@ package verbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +91,16 @@ type SessionResult struct {
 	// cluster (run:<id>@<node>): suspend and resume act on this node's
 	// runs only.
 	Elsewhere []string `json:"elsewhere,omitempty"`
+	// ElsewhereMore counts those past the first maxElsewhere (ps --cluster
+	// lists them all).
+	ElsewhereMore int `json:"elsewhere_more,omitempty"`
+	// Unreachable are the members that could not be asked (node → why):
+	// the session may have runs there too.
+	Unreachable map[string]string `json:"unreachable,omitempty"`
 }
+
+// maxElsewhere bounds the runs elsewhere an answer names.
+const maxElsewhere = 100
 
 func init() {
 	Register(&Spec{
@@ -154,26 +166,59 @@ func runSession(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, sessionDenied(s.Action, target, env.Session)
 	}
 	var res SessionResult
-	if err := env.Call("session", &Session{Action: s.Action, Session: target}, &res); err != nil {
+	err := env.Call("session", &Session{Action: s.Action, Session: target}, &res)
+	if !env.Config.Cluster.Enabled() {
+		if err != nil {
+			return nil, err
+		}
+		return &Outcome{Text: sessionResultText(s.Action, &res), Result: &res}, nil
+	}
+	elsewhere, unreachable := sessionElsewhere(ctx, env, target, s.Action)
+	var e *Error
+	if err != nil && errors.As(err, &e) && e.Exit == ExitNoInput && (len(elsewhere) > 0 || len(unreachable) > 0) {
+		// No run here, but the session has some elsewhere (or may have):
+		// say where, rather than that it has none.
+		msg := fmt.Sprintf("session %s has no runs on this node; %s acts on this node's runs only", target, s.Action)
+		if len(elsewhere) > 0 {
+			msg += "; its runs on other nodes: " + shortRuns(elsewhere, 10)
+		}
+		if len(unreachable) > 0 {
+			msg += "; nodes that could not be asked: " + strings.Join(slices.Sorted(maps.Keys(unreachable)), ", ")
+		}
+		return nil, &Error{Exit: ExitNoInput, Code: e.Code, Message: msg,
+			Hint:    "run pi-actors session " + s.Action + " on the node that has them (its agent root); pi-actors ps --cluster lists them",
+			Details: map[string]any{"elsewhere": boundedRuns(elsewhere), "unreachable": unreachable}}
+	}
+	if err != nil {
 		return nil, err
 	}
-	if env.Config.Cluster.Enabled() {
-		res.Elsewhere = sessionElsewhere(ctx, env, target)
-	}
+	res.Elsewhere, res.Unreachable = boundedRuns(elsewhere), unreachable
+	res.ElsewhereMore = len(elsewhere) - len(res.Elsewhere)
 	return &Outcome{Text: sessionResultText(s.Action, &res), Result: &res}, nil
 }
 
-// sessionElsewhere lists the session's live runs on the other members
-// (nil when none, or when the cluster cannot be asked).
-func sessionElsewhere(ctx context.Context, env *Env, session string) []string {
-	ids, _, err := runsElsewhere(ctx, env, "active", session, false)
+func boundedRuns(ids []string) []string { return ids[:min(len(ids), maxElsewhere)] }
+
+// sessionElsewhere lists the session's runs on the other members that
+// the action did not reach — for suspend the live ones not suspended, for
+// resume the suspended ones — and the members that could not be asked.
+func sessionElsewhere(ctx context.Context, env *Env, session, action string) ([]string, map[string]string) {
+	self := env.Config.Cluster.NodeName()
+	merged, _, err := ClusterPs(ctx, env, &Ps{Status: "active", Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, self)
 	if err != nil {
-		return nil
+		return nil, map[string]string{"cluster": Classify(err).Message}
 	}
-	for i, id := range ids {
-		ids[i] = "run:" + id
+	var ids []string
+	for _, r := range merged.Runs {
+		if r.Owner != session || r.Node == "" || r.Node == self || (r.Status == runs.StatusSuspended) != (action == "resume") {
+			continue
+		}
+		if id := "run:" + r.Run + "@" + r.Node; !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
 	}
-	return ids
+	sort.Strings(ids)
+	return ids, merged.Unreachable
 }
 
 // sessionDenied refuses a caller of another session.
@@ -348,6 +393,12 @@ func sessionResultText(action string, r *SessionResult) string {
 	if len(r.Elsewhere) > 0 {
 		done := map[string]string{"suspend": "suspended", "resume": "resumed"}[action]
 		fmt.Fprintf(&b, "\non other nodes, not %s (session %s acts on this node's runs; run it there too): %s", done, action, shortRuns(r.Elsewhere, 10))
+		if r.ElsewhereMore > 0 {
+			fmt.Fprintf(&b, " (and %d more: pi-actors ps --cluster)", r.ElsewhereMore)
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(r.Unreachable)) {
+		fmt.Fprintf(&b, "\nnode=%s could not be asked (the session may have runs there): %s", node, r.Unreachable[node])
 	}
 	return b.String()
 }

@@ -262,17 +262,25 @@ func TestClusterSpreadPlacement(t *testing.T) {
 		}
 	}
 	// session suspend/resume act on this node's runs and name the
-	// session's runs on the others.
-	for _, action := range []string{"suspend", "resume"} {
-		out, code := c.CLI("a", "session", action)
-		if code != 0 || !strings.Contains(out, "on other nodes, not "+action) || !strings.Contains(out, "@b") || !strings.Contains(out, "@c") {
-			t.Fatalf("session %s on a clustered kernel: exit %d\n%s", action, code, out)
-		}
+	// session's runs on the others they did not reach: suspend the live
+	// ones, resume the suspended ones (none here: b's and c's run on).
+	out, code = c.CLI("a", "session", "suspend")
+	if code != 0 || !strings.Contains(out, "on other nodes, not suspended") || !strings.Contains(out, "@b") || !strings.Contains(out, "@c") {
+		t.Fatalf("session suspend on a clustered kernel: exit %d\n%s", code, out)
+	}
+	out, code = c.CLI("a", "session", "resume")
+	if code != 0 || strings.Contains(out, "on other nodes") {
+		t.Fatalf("session resume on a clustered kernel: exit %d\n%s", code, out)
 	}
 	// kill all: the session's runs on every node, another session's
 	// left alone.
 	if out, code := c.CLIIn("a", "s2", "", "spawn", "as=run:other", "node=b", "template=sleep 60"); code != 0 {
 		t.Fatalf("spawn for s2: exit %d\n%s", code, out)
+	}
+	// A session with runs on other nodes only: suspend on a says where
+	// they are (it said the session had none).
+	if out, code := c.CLIIn("a", "s2", "", "session", "suspend"); code != 66 || !strings.Contains(out, "its runs on other nodes: run:other@b") {
+		t.Fatalf("session suspend with runs elsewhere only: exit %d\n%s", code, out)
 	}
 	out, code = c.CLI("a", "kill", "all")
 	if code != 0 || !strings.Contains(out, "run:s00") || !strings.Contains(out, "@b") || !strings.Contains(out, "@c") || strings.Contains(out, "other") {
@@ -295,6 +303,13 @@ func TestClusterSpreadPlacement(t *testing.T) {
 	if code != 69 || !strings.Contains(out, "node=c") || !strings.Contains(out, "run:late") {
 		t.Fatalf("kill all with c gone: exit %d, want 69 naming node c\n%s", code, out)
 	}
+	// Neither does session suspend.
+	c.Run("a", "spawn", "as=run:late2", "template=sleep 60")
+	out, code = c.CLI("a", "session", "suspend")
+	if code != 0 || !strings.Contains(out, "node=c could not be asked") {
+		t.Fatalf("session suspend with c gone: exit %d, want it to name node c\n%s", code, out)
+	}
+	c.Run("a", "session", "resume")
 }
 
 // TestClusterMemberLoss: a kernel killed with -9 is unreachable for the
