@@ -3,6 +3,7 @@ package verbs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -182,12 +183,21 @@ func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		if env.ConfigErr != nil {
 			return nil, env.ConfigErr
 		}
-		c, err := env.Dial(true)
-		if err != nil {
-			return nil, err
+		// A status is idempotent: a kernel that ended as it was asked (the
+		// socket of one killed a moment ago still took the connection)
+		// is asked again, and the dial starts a new one.
+		for attempt := 1; ; attempt++ {
+			c, err := env.Dial(true)
+			if err != nil {
+				return nil, err
+			}
+			out, err := kernelStatusOf(env, c)
+			c.Close()
+			if err == nil || !errors.Is(err, wire.ErrNoAnswer) || attempt == 3 {
+				return out, err
+			}
+			time.Sleep(lockRetry)
 		}
-		defer c.Close()
-		return kernelStatusOf(env, c)
 	case "status":
 		c, err := env.Dial(false)
 		if err != nil {

@@ -9,8 +9,10 @@
 package testproc
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -43,6 +45,9 @@ const Usage = `helpers:
   print-env NAME...        print NAME=value lines
   bytes N                  write N bytes of 'x' (newline every 100)
   tick INTERVAL            print "tick N" every INTERVAL (a Go duration), one write each, for ever
+  hangup-socket PATH READY a dying kernel: listen on the unix socket PATH,
+                           create READY, take one connection, read a line,
+                           hang up without an answer, remove PATH, exit
   default-signals CMD ARG...  exec CMD with SIGINT and SIGHUP at their
                            default action, even if they were ignored here
                            (a background job of sh, nohup)`
@@ -154,6 +159,8 @@ func run(name string, args []string) int {
 		}
 		fmt.Fprintln(os.Stderr, syscall.Exec(bin, args, os.Environ()))
 		return 126
+	case "hangup-socket":
+		return hangupSocket(arg(args, 0, ""), arg(args, 1, ""))
 	case "bytes":
 		n, _ := strconv.Atoi(arg(args, 0, "0"))
 		line := strings.Repeat("x", 99) + "\n"
@@ -237,4 +244,27 @@ func sleepForever() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// hangupSocket is the hangup-socket helper.
+func hangupSocket(path, ready string) int {
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(true)
+	defer l.Close()
+	if err := os.WriteFile(ready, nil, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c, err := l.Accept()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	bufio.NewReader(c).ReadString('\n')
+	c.Close()
+	return 0
 }
