@@ -180,7 +180,8 @@ func (s *Spawn) Validate() error {
 	}
 	if n := strings.TrimSpace(s.Node); n != "" {
 		if _, _, err := mailbox.SplitNode("run:x@" + n); err != nil {
-			return Usagef("spawn: node must be a node name (letters, digits, '.', '_', '-'; got %q)", s.Node)
+			return &Error{Exit: ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf("node must be a node name (letters, digits, '.', '_', '-'; got %q)", s.Node),
+				Hint: "pi-actors inspect target=cluster view=nodes lists the members"}
 		}
 		if strings.TrimSpace(s.Placement) == "spread" {
 			return Usagef("spawn: give node= or placement=spread, not both")

@@ -71,14 +71,14 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 			return certFail(stdout, stderr, asJSON, "usage", 64, "cluster cert needs node=<name> ca=<CA dir> out=<directory>")
 		}
 		if !config.ValidNode(node) {
-			return certFail(stdout, stderr, asJSON, "invalid_node", 64, fmt.Sprintf("node must be letters, digits, '.', '_' or '-' (got %q)", node))
+			return certFail(stdout, stderr, asJSON, "invalid_node", 65, fmt.Sprintf("node must be letters, digits, '.', '_' or '-' (got %q)", node))
 		}
 		var hosts []string
 		if h := params["hosts"]; h != "" {
 			for _, host := range strings.Split(h, ",") {
 				host = strings.TrimSpace(host)
 				if net.ParseIP(host) == nil && !dnsName(host) {
-					return certFail(stdout, stderr, asJSON, "invalid_host", 64, fmt.Sprintf("hosts: %q is neither an IP address nor a DNS name (letters, digits, '-' and '.')", host))
+					return certFail(stdout, stderr, asJSON, "invalid_host", 65, fmt.Sprintf("hosts: %q is neither an IP address nor a DNS name (letters, digits, '-' and '.')", host))
 				}
 				hosts = append(hosts, host)
 			}
@@ -95,12 +95,16 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, pki.ErrExists):
 		return certFail(stdout, stderr, asJSON, "exists", 75, err.Error())
+	case errors.Is(err, pki.ErrInvalid) && errors.Is(err, fs.ErrNotExist):
+		return certFail(stdout, stderr, asJSON, "ca_not_found", 66, err.Error())
 	case errors.Is(err, pki.ErrInvalid):
 		return certFail(stdout, stderr, asJSON, "invalid_ca", 65, err.Error())
 	case errors.Is(err, fs.ErrPermission):
 		return certFail(stdout, stderr, asJSON, "denied", 77, err.Error()+" (dir=/out= must be a directory this user can write)")
 	case errors.Is(err, syscall.ENOSPC):
 		return certFail(stdout, stderr, asJSON, "no_space", 73, err.Error())
+	case errors.Is(err, syscall.ENOTDIR):
+		return certFail(stdout, stderr, asJSON, "not_a_directory", 74, err.Error()+" (dir=/out= must be a directory, or a path where one can be created)")
 	case err != nil:
 		return certFail(stdout, stderr, asJSON, "invalid_dir", 65, err.Error()+" (dir=/out= must be a directory that can be created)")
 	}

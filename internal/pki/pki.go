@@ -224,7 +224,7 @@ func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	certPath, keyPath := CAFiles(dir)
 	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: CA in %s: %v (pi-actors cluster ca dir=%s writes one)", ErrInvalid, dir, err, dir)
+		return nil, nil, fmt.Errorf("%w: CA in %s: %w (pi-actors cluster ca dir=%s writes one)", ErrInvalid, dir, err, dir)
 	}
 	cert, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
