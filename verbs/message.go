@@ -263,7 +263,15 @@ A message that expires (ttl_ms, deadline) goes to a dead-letter log
 				}
 				return knowledgeMessageOutcome(m, raw)
 			}
-			if err := env.Call("message", m, &res); err != nil {
+			// A node-qualified address with no cluster starts no kernel
+			// to be refused by it (the kernel refuses it too).
+			check := func() error {
+				if _, node, err := SplitAddress(m.To); err == nil && node != "" && !env.Config.Cluster.Enabled() {
+					return env.notClustered(fmt.Sprintf("%s names a node, but this kernel is not in a cluster (no [cluster] in pi-actors.toml)", m.To), "drop the @<node>, or set up a cluster: docs/cluster.md")
+				}
+				return nil
+			}
+			if err := env.callChecked("message", m, &res, check); err != nil {
 				return nil, err
 			}
 			text := res.Text()

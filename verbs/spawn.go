@@ -295,6 +295,9 @@ Examples:
 			var res SpawnResult
 			check := func() error {
 				s := req.(*Spawn)
+				if (strings.TrimSpace(s.Node) != "" || strings.TrimSpace(s.Placement) == "spread") && !env.Config.Cluster.Enabled() {
+					return env.notClustered("spawn node=/placement=spread needs a cluster: this kernel has no [cluster] section in pi-actors.toml", "drop node=/placement=, or set up a cluster: docs/cluster.md")
+				}
 				if sd := strings.TrimSpace(s.StateDir); sd != "" && s.Node == "" && s.Placement == "" {
 					// The kernel checks again, with the run id it picks.
 					if !filepath.IsAbs(sd) {
