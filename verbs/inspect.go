@@ -3,6 +3,7 @@ package verbs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -184,6 +185,26 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 	}
 	t.kind, t.id = kind, id
 	return t, nil
+}
+
+// InspectViews are the views of a target (every view of every target
+// when target is empty or unknown), for shell completion.
+func InspectViews(target string) []string {
+	var views []string
+	if t, err := parseInspectTarget(target); err == nil {
+		r := inspectRoutes[t.raw]
+		if r == nil {
+			r = inspectRoutes[t.kind]
+		}
+		if r != nil {
+			return slices.Clone(r.views)
+		}
+	}
+	for _, r := range inspectRoutes {
+		views = append(views, r.views...)
+	}
+	slices.Sort(views)
+	return slices.Compact(views)
 }
 
 // inspectViewList renders views as "view=a, view=b, or view=c".

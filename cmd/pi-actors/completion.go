@@ -89,7 +89,7 @@ func complete(words []string) []string {
 			return nil
 		}
 		var out []string
-		for _, v := range valuesOf(verb, key, val) {
+		for _, v := range valuesIn(verb, key, val, before) {
 			out = append(out, key+"="+v)
 		}
 		return out
@@ -131,18 +131,18 @@ func withPrefix(list []string, prefix string) []string {
 	return out
 }
 
-// flagsOf lists a verb's flags with the common ones.
+// flagsOf lists a verb's flags with the common ones (every verb takes
+// --verbose and --help; all but top --json).
 func flagsOf(verb string) []string {
-	flags := []string{"--json", "--help", "--no-color"}
+	flags := []string{"--json", "--help", "--no-color", "--verbose"}
 	if s := verbs.Find(verb); s != nil {
 		flags = append(flags, specFlags(s)...)
-		if slices.Contains(s.Params(), "verbose") {
-			flags = append(flags, "--verbose")
-		}
 	} else if v := findLocal(verb); v != nil {
 		flags = append(flags, v.flags...)
 	}
-	flags = slices.DeleteFunc(flags, func(f string) bool { return f == "--text" || f == "-h" })
+	flags = slices.DeleteFunc(flags, func(f string) bool {
+		return f == "--text" || f == "-h" || f == "--json" && verb == "top"
+	})
 	sort.Strings(flags)
 	return slices.Compact(flags)
 }
@@ -150,12 +150,15 @@ func flagsOf(verb string) []string {
 // paramsOf lists a verb's parameter names (the verb layer's request
 // type), session included where the CLI takes it.
 func paramsOf(verb string) []string {
+	if verb == "top" {
+		return []string{"session"}
+	}
 	s := verbs.Find(verb)
 	if s == nil {
 		return nil
 	}
 	ps := s.Params()
-	if s.Rest == "" {
+	if s.Rest == "" && !slices.Contains(ps, "session") {
 		ps = append(ps, "session")
 	}
 	return ps
@@ -172,6 +175,10 @@ func wordsOf(verb string) []string {
 		return recipeNames()
 	case "kernel":
 		return []string{"start", "status", "stop"}
+	case "mailbox":
+		return []string{"claim", "done", "renew"}
+	case "session":
+		return []string{"list", "resume", "suspend"}
 	case "help":
 		return allNames()
 	case "completion":
@@ -182,8 +189,31 @@ func wordsOf(verb string) []string {
 	return nil
 }
 
-// inspectViews are inspect's views, for completion.
-var inspectViews = []string{"status", "tail", "events", "messages", "artifacts", "files", "mailbox", "runs", "followups", "doctor", "summary", "imports", "schema", "triage"}
+// valuesIn lists the values of parameter key that start with prefix,
+// given the words typed before (inspect's views follow its target=).
+func valuesIn(verb, key, prefix string, before []string) []string {
+	switch {
+	case verb == "inspect" && key == "view":
+		target := ""
+		for _, w := range before {
+			if t, ok := strings.CutPrefix(w, "target="); ok {
+				target = t
+			}
+		}
+		return withPrefix(verbs.InspectViews(target), prefix)
+	case verb == "watch" && key == "target":
+		var list []string
+		for _, id := range runIDs() {
+			list = append(list, "room:"+id)
+		}
+		return withPrefix(list, prefix)
+	case verb == "watch" && key == "acks":
+		return withPrefix([]string{"stdin"}, prefix)
+	case verb == "mailbox" && key == "status":
+		return withPrefix([]string{"failed", "handled"}, prefix)
+	}
+	return valuesOf(verb, key, prefix)
+}
 
 // valuesOf lists the values of parameter key that start with prefix.
 func valuesOf(verb, key, prefix string) []string {
@@ -196,7 +226,10 @@ func valuesOf(verb, key, prefix string) []string {
 		if key == "to" {
 			list = append(list, "coordinator")
 		} else {
-			list = append(list, "recipes", "coordinator", "session:all", "tool:pi-actors")
+			list = append(list, "recipes", "coordinator", "session:all", "tool:pi-actors", "knowledge", "cluster")
+			for _, id := range runIDs() {
+				list = append(list, "room:"+id)
+			}
 			for _, r := range recipeNames() {
 				list = append(list, "tool:"+r)
 			}
@@ -215,7 +248,7 @@ func valuesOf(verb, key, prefix string) []string {
 	case "session":
 		list = sessionIDs()
 	case "view":
-		list = inspectViews
+		list = verbs.InspectViews("")
 	case "type":
 		if verb == "message" {
 			list = []string{"control.kill", "control.cancel", "control.restart", "control.archive", "control.prune"}
