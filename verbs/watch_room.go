@@ -45,9 +45,15 @@ func (w *Watch) validateRoom() error {
 // is — the room's messages.jsonl and the entry id.
 func WatchRoom(ctx context.Context, env *Env, w *Watch, emit func(json.RawMessage) error) error {
 	timeline := watchedTimeline(env, w.Target)
-	return env.stream(ctx, "watch_room", "", w, func(resp *wire.Response) (bool, error) {
+	err := env.stream(ctx, "watch_room", "", w, func(resp *wire.Response) (bool, error) {
 		return false, emit(boundRoomEntry(resp.Result, timeline))
 	})
+	if a, node, perr := mailbox.ParseNode(w.Target); perr == nil && node != "" {
+		// Another node's answer names its run without the node (and its
+		// hint lists that node's runs): as logs, kill and mailbox say it.
+		return qualifyErr(err, a.ID, node)
+	}
+	return err
 }
 
 // watchedTimeline is the timeline file of a watched room of this node

@@ -612,6 +612,11 @@ func TestClusterRoomsAndStreams(t *testing.T) {
 	clustertest.Eventually(t, 10*time.Second, "b's watch of the bare room:coord shows the result", func() bool {
 		return strings.Contains(bout.String(), "task.result")
 	})
+	// A room of a run another node does not have: the error names the
+	// node (it said run:nope, as if it were this node's).
+	if o, code := c.CLI("b", "watch", "target=room:nope@a"); code != 66 || !strings.Contains(o, "run:nope@a") {
+		t.Fatalf("watch of a missing room on a: exit %d\n%s", code, o)
+	}
 	o := c.Run("a", "inspect", "target=branch:coord/w1", "view=mailbox")
 	if !strings.Contains(o, "handled") {
 		t.Fatalf("the branch message is not handled on a: %s", o)
