@@ -34,7 +34,12 @@ type nodeState struct {
 	Runs   []actors.RunDigest `json:"runs,omitempty"`
 	// Manage is its automanaged provider's address, as it reported it:
 	// a node no longer in cluster.peers is forgotten at the next start.
-	Manage    string `json:"manage,omitempty"`
+	Manage string `json:"manage,omitempty"`
+	// Cluster and Provider are the cluster it was a member of, as this
+	// node was configured when it saved the file: a node of another
+	// cluster (pi-actors.toml's [cluster] changed) is forgotten.
+	Cluster   string `json:"cluster,omitempty"`
+	Provider  string `json:"provider,omitempty"`
 	index     map[string]int
 	failures  int
 	inflight  bool
@@ -110,10 +115,14 @@ func (d *directory) load() {
 }
 
 // forgotten says why a node a previous kernel knew is no member any more
-// ("": it is kept): with the automanaged provider, its manage address is
-// not in cluster.peers (it was taken out of the cluster); with any, it
-// has not been up for forgetAfter.
+// ("": it is kept): it was a member of another cluster (another name or
+// provider); with the automanaged provider, its manage address is not in
+// cluster.peers (it was taken out of the cluster); with any, it has not
+// been up for forgetAfter.
 func (d *directory) forgotten(n *nodeState) string {
+	if n.Cluster != "" && (n.Cluster != d.s.cfg.Name || n.Provider != d.s.cfg.Provider) {
+		return fmt.Sprintf("it was a member of cluster %s (%s), and this node is in cluster %s (%s) now", n.Cluster, n.Provider, d.s.cfg.Name, d.s.cfg.Provider)
+	}
 	if d.s.cfg.Provider == "automanaged" && n.Manage != "" && !slices.Contains(d.s.cfg.Peers, n.Manage) {
 		return "its manage address " + n.Manage + " is not in cluster.peers"
 	}
@@ -135,6 +144,7 @@ func (d *directory) save() {
 	}
 	list := make([]*nodeState, 0, len(d.nodes))
 	for _, n := range d.nodes {
+		n.Cluster, n.Provider = d.s.cfg.Name, d.s.cfg.Provider
 		list = append(list, n)
 	}
 	d.dirty = false
