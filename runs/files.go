@@ -63,6 +63,9 @@ var (
 	ErrNotFound  = errors.New("run not found")
 	ErrInvalidID = errors.New("invalid run id")
 	ErrBusy      = errors.New("run busy")
+	// ErrDamaged is a state file that is not the JSON pi-actors wrote
+	// (changed from outside: pi-actors writes each atomically).
+	ErrDamaged = errors.New("state file damaged")
 	// ErrStateDir is a state directory that cannot be created where it
 	// was asked for (its parent missing, not a directory, read-only).
 	ErrStateDir = errors.New("create state dir")
@@ -238,7 +241,7 @@ func (d Dir) ReadJSON(name string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("read %s: %w", d.Path(name), err)
+		return fmt.Errorf("%w: read %s: %w", ErrDamaged, d.Path(name), err)
 	}
 	return nil
 }

@@ -198,6 +198,9 @@ func classifyRuns(err error) *Error {
 		return &Error{Exit: ExitNoInput, Code: "not_found", Message: err.Error(), Hint: "inspect target=session:all view=runs"}
 	case errors.Is(err, runs.ErrBusy):
 		return &Error{Exit: ExitTempFail, Code: "busy", Message: err.Error()}
+	case errors.Is(err, runs.ErrDamaged):
+		return &Error{Exit: ExitDataErr, Code: "state_damaged", Message: err.Error(),
+			Hint: "the file was changed from outside pi-actors (it writes each state file whole): restore it from a backup, or move the run's state directory away"}
 	case errors.Is(err, runs.ErrNotPreservable):
 		return &Error{Exit: ExitDataErr, Code: "artifact_not_preservable", Message: err.Error(),
 			Hint: "prune without preserve_artifacts, or copy what you need first"}
