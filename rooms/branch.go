@@ -66,11 +66,7 @@ func branchAddress(address string) (mailbox.Address, error) {
 // to the run's dead letters, and the next one is tried. It rings
 // branch.inbox.claim and returns nil when nothing is queued.
 func ClaimBranch(dir, address, owner string, pid int) (mailbox.Record, error) {
-	a, err := branchAddress(address)
-	if err != nil {
-		return nil, err
-	}
-	q, err := BranchInbox(dir, a.Branch)
+	a, q, err := branchQueue(dir, address)
 	if err != nil {
 		return nil, err
 	}
@@ -95,15 +91,21 @@ func ClaimBranch(dir, address, owner string, pid int) (mailbox.Record, error) {
 // RequeueBranch gives back a message owner claimed from a branch inbox
 // whose claim's answer never reached it (mailbox claim's output failed).
 func RequeueBranch(dir, address, id, owner string) error {
-	a, err := branchAddress(address)
-	if err != nil {
-		return err
-	}
-	q, err := BranchInbox(dir, a.Branch)
+	_, q, err := branchQueue(dir, address)
 	if err != nil {
 		return err
 	}
 	return q.Requeue(id, owner)
+}
+
+// branchQueue is the inbox of a branch address of the run in dir.
+func branchQueue(dir, address string) (mailbox.Address, *mailbox.Queue, error) {
+	a, err := branchAddress(address)
+	if err != nil {
+		return a, nil, err
+	}
+	q, err := BranchInbox(dir, a.Branch)
+	return a, q, err
 }
 
 // expire moves a claimed, expired message to the dead letters, then
@@ -136,11 +138,7 @@ func DoneBranch(dir, address, id, status string, meta map[string]any) error {
 // mailbox.Queue.DoneBy): a consumer whose claim was taken over cannot
 // finish the new owner's work.
 func DoneBranchBy(dir, address, id, owner, status string, meta map[string]any) error {
-	a, err := branchAddress(address)
-	if err != nil {
-		return err
-	}
-	q, err := BranchInbox(dir, a.Branch)
+	a, q, err := branchQueue(dir, address)
 	if err != nil {
 		return err
 	}
@@ -155,11 +153,7 @@ func DoneBranchBy(dir, address, id, owner, status string, meta map[string]any) e
 // Limits.ClaimLease renews it every fraction of a lease so no other
 // claimer takes it over. owner, when not empty, must be the claim's.
 func RenewBranch(dir, address, id, owner string) error {
-	a, err := branchAddress(address)
-	if err != nil {
-		return err
-	}
-	q, err := BranchInbox(dir, a.Branch)
+	_, q, err := branchQueue(dir, address)
 	if err != nil {
 		return err
 	}
