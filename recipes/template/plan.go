@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,22 +126,27 @@ func NewPlan(node *Node, values Values, opts Options) (*Plan, error) {
 }
 
 // normalizeValues applies declared types to the caller's values: explicit
-// types first, then the root's args, then inline placeholder types.
+// types first, then the root's args, then a nested node's args (the
+// first that declares the name), then inline placeholder types — declared
+// args always win over an inline {name:type}.
 func normalizeValues(node *Node, values Values, explicit map[string]Type) (Values, error) {
 	types := map[string]Type{}
 	for k, t := range node.InlineTypes() {
 		types[k] = t
 	}
+	nested := map[string]Type{}
 	node.Walk(func(n *Node) {
 		for _, a := range n.Args {
-			if _, ok := types[a.Name]; !ok || n == node {
-				types[a.Name] = a.Type
+			if _, ok := nested[a.Name]; !ok && n != node {
+				nested[a.Name] = a.Type
 			}
 		}
 	})
-	for k, t := range explicit {
-		types[k] = t
+	maps.Copy(types, nested)
+	for _, a := range node.Args {
+		types[a.Name] = a.Type
 	}
+	maps.Copy(types, explicit)
 	out := make(Values, len(values))
 	for k, v := range values {
 		t, ok := types[k]
