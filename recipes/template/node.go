@@ -218,7 +218,7 @@ func parseObject(obj map[string]any, path string) (*Node, error) {
 				return nil, errf(path+".when", "%q is a string, not a bool: use the JSON bool %s (\"when\": %s)", s, b, b)
 			}
 			if !validWhen(s) {
-				return nil, errf(path+".when", "%q is not a value name, !name or a single {placeholder}", s)
+				return nil, errf(path+".when", "%q is not a value name, !name or a single {placeholder} (negate a name without braces: \"when\": \"!flag\")", s)
 			}
 		}
 	}
@@ -302,10 +302,14 @@ func whenBoolString(s string) string {
 	return ""
 }
 
+// validWhen reports whether a when string is a value name, !name, or
+// exactly one placeholder ({!flag}, {} or {a}{b} are none of them: taken
+// as literal text, they were truthy and the node always ran).
 func validWhen(s string) bool {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-		return true
+		segs := parseWord(s)
+		return len(segs) == 1 && segs[0].ph != nil
 	}
 	return nameRe.MatchString(strings.TrimPrefix(s, "!"))
 }
