@@ -234,8 +234,12 @@ func (t Type) normalize(name string, v any) (any, error) {
 		// A path is never an option of the command it is given to: a
 		// value starting with - (find's -delete, tail's -f) gets ./ in
 		// front, which names the same file.
-		if s, ok := v.(string); ok && strings.HasPrefix(s, "-") {
-			return "./" + s, nil
+		switch v.(type) {
+		case string, json.Number, float64:
+			// A number given as JSON (p:=-5) is such a value too.
+			if s := Stringify(v); strings.HasPrefix(s, "-") {
+				return "./" + s, nil
+			}
 		}
 	case "int":
 		switch x := v.(type) {

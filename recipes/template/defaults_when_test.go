@@ -1,6 +1,7 @@
 package template
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -191,5 +192,11 @@ func TestNormalizePathNeverAnOption(t *testing.T) {
 	}
 	if v, _ := ParseType("string").Normalize("s", "-delete"); v != "-delete" {
 		t.Errorf("a string is passed as it is: %v", v)
+	}
+	// A number given as JSON (p:=-5) too.
+	for _, in := range []any{json.Number("-5"), -5.0} {
+		if v, err := ParseType("path").Normalize("p", in); err != nil || v != "./-5" {
+			t.Errorf("path %v (%T): %v %v, want ./-5", in, in, v, err)
+		}
 	}
 }
