@@ -199,6 +199,18 @@ func (x *run) killGrace() time.Duration {
 // interrupted is the outcome of a step stopped by its context: 124 when a
 // timeout expired; when the composition was aborted, the exit code its
 // cause carries (a signal's 128+n) or 130.
+// stepName names a step in a failure: its command (a leaf), its label,
+// or its path.
+func stepName(s *Step) string {
+	switch {
+	case len(s.Argv) > 0:
+		return strings.Join(s.Argv, " ")
+	case s.Label != "":
+		return s.Label
+	}
+	return s.Path
+}
+
 func interrupted(ctx context.Context, s *Step) outcome {
 	o := outcome{code: 130, killed: true, path: s.Path}
 	switch {
@@ -257,7 +269,9 @@ func (x *run) step(ctx context.Context, s *Step, in *Buffer) outcome {
 		return outcome{out: in, skipped: true, path: s.Path}
 	}
 	if s.Delay > 0 && !x.wait(ctx, s.Delay) {
-		return interrupted(ctx, s)
+		o := interrupted(ctx, s)
+		o.command = "the delay of " + stepName(s) // its failure names what was waiting
+		return o
 	}
 	var o outcome
 	for attempt := 1; ; attempt++ {
@@ -456,15 +470,21 @@ func (x *run) join(ctx context.Context, s *Step, in *Buffer, outs []outcome) out
 	if s.Failure >= ScopeBranch {
 		return outcome{code: first.code, killed: first.killed, signaled: first.signaled, out: out, stderr: first.stderr, command: first.command, path: first.path, escalate: s.Failure}
 	}
+	// The group itself stopped (its timeout, or its caller's): the branches
+	// that stopped with it are its failure (attempt reports it), not
+	// failures of their own as well.
+	stopped := ctx.Err() != nil
 	for _, o := range outs {
-		if o.code != 0 && !(o.killed && aborted) {
+		if o.code != 0 && !(o.killed && (aborted || stopped)) {
 			x.nonCritical(o)
 		}
 	}
-	if killed != nil {
-		// Report the stopped branch, in case the group's own timeout stopped it.
+	if killed != nil && stopped {
+		// Report the stopped branch: the group's own timeout stopped it.
 		return outcome{out: out, path: killed.path, killed: true, command: killed.command, stderr: killed.stderr}
 	}
+	// A branch its own timeout stopped is a non-critical failure: the
+	// group succeeded (it said killed=true with code 0).
 	return outcome{out: out, path: s.Path}
 }
 
