@@ -269,8 +269,10 @@ func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.
 	res, err := verbs.InvokeTool(ctx, venv, to.ID, env.Type, env.Body)
 	if err != nil {
 		// The tool did not run (not found, arguments refused): the id is
-		// free for the retry that fixes it.
-		if env.ID != "" {
+		// free for the retry that fixes it. One that ran and failed keeps
+		// its id: a retry answers duplicate and runs nothing again.
+		var ran *verbs.ToolRanError
+		if env.ID != "" && !errors.As(err, &ran) {
 			if rerr := k.releaseToolID(env, to.ID); rerr != nil {
 				k.log.Warn("release tool message id", "id", env.ID, "err", rerr)
 			}

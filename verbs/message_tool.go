@@ -85,7 +85,15 @@ func InvokeTool(ctx context.Context, env *Env, name, msgType string, body any) (
 		return nil, fail(ce, nil)
 	}
 	if out.Fail != nil {
-		return nil, fail(out.Fail, out.Result)
+		return nil, &ToolRanError{fail(out.Fail, out.Result)}
 	}
 	return out.Result, nil
 }
+
+// ToolRanError is InvokeTool's error for a tool whose command ran and
+// failed (as opposed to one that never ran: not found, arguments
+// refused): a message with an id that ran it must not run it again.
+type ToolRanError struct{ Err error }
+
+func (e *ToolRanError) Error() string { return e.Err.Error() }
+func (e *ToolRanError) Unwrap() error { return e.Err }
