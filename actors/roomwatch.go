@@ -48,7 +48,7 @@ func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error, go
 		fail(err)
 		return
 	}
-	dir := string(in.Dir)
+	dir := string(in.FilesDir()) // an archived run's rooms are in its archive
 	var last time.Time
 	if p.Since != "" {
 		if last, err = time.Parse(time.RFC3339Nano, p.Since); err != nil {
@@ -60,6 +60,18 @@ func (k *Kernel) watchRoom(req wire.Request, write func(wire.Response) error, go
 		// before the first entry arrives, the catch-up starts here, not
 		// at the start of the timeline.
 		fail(err)
+		return
+	}
+	if in.Archived != nil {
+		// Nothing new comes to an archived run's room: what since= asks
+		// for, then the stream ends (it waited for ever on the tombstone).
+		w := &roomWatcher{k: k, req: req, write: write, gone: gone, dir: dir, run: a.ID, last: last}
+		if write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"watching": a.String(), "archived": true})}) != nil {
+			return
+		}
+		if p.Since == "" || w.catchUp() {
+			write(wire.Response{ID: req.ID, OK: true, Result: wire.Result(map[string]any{"end": true, "note": "run:" + a.ID + " is archived: nothing more comes to its room"})})
+		}
 		return
 	}
 	sub, err := k.subscribeRoom(dir, a.ID)

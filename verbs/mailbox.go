@@ -147,6 +147,13 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 	if err != nil {
 		return nil, err
 	}
+	if in.Archived != nil {
+		// Its inboxes moved to the archive, read-only: claiming or
+		// finishing there would change an archive (it said nothing was
+		// queued, or named a path under the tombstone).
+		return nil, &Error{Exit: ExitTempFail, Code: "run_archived", Message: fmt.Sprintf("run:%s is archived: its branch inboxes are read only", a.ID),
+			Hint: "inspect target=" + m.Address + " view=mailbox shows what they held"}
+	}
 	dir := string(in.Dir)
 	if owner == "script" {
 		owner = m.Address

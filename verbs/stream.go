@@ -61,11 +61,15 @@ func (env *Env) streamAcked(ctx context.Context, op, node string, params any, fr
 		var probe struct {
 			Keepalive bool   `json:"keepalive"`
 			Watching  string `json:"watching"`
-			ID        string `json:"id"` // a follow-up's (watch)
+			End       bool   `json:"end"` // the stream is over (an archived run's room)
+			ID        string `json:"id"`  // a follow-up's (watch)
 		}
 		json.Unmarshal(resp.Result, &probe)
 		if probe.Keepalive || (first && probe.Watching != "") {
 			continue
+		}
+		if probe.End && probe.ID == "" {
+			return nil
 		}
 		var id string
 		if op == "watch" {
