@@ -203,19 +203,28 @@ func (w *worker) handle(ctx context.Context, rec mailbox.Record) (bool, error) {
 // the locker's lock.complete or lock.fail, task.result to the room (and
 // the coordinator), the branch message handled or failed.
 func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
-	t, err := taskOf(rec)
-	if err != nil {
-		return rooms.DoneBranchBy(w.roomDir, w.addr, rec.ID(), w.addr, mailbox.StatusFailed, map[string]any{"error": err.Error()})
+	var (
+		code           int
+		output, runErr string
+		lost           bool
+	)
+	t, bad := taskOf(rec)
+	if bad != nil {
+		// No command to run: it fails as a task does (65), so the locker
+		// hears lock.fail and the room task.result — a locker's lease
+		// handed the task out again for ever, and the room never heard.
+		code, runErr = 65, bad.Error()
+	} else {
+		w.setState("working")
+		if _, err := w.post("task.claim", w.branch+" took "+t.ID, map[string]any{"id": t.ID, "branch": w.branch}); err != nil {
+			return err
+		}
+		stop := w.keepClaim(rec.ID())
+		code, output, runErr = w.execute(ctx, t)
+		lost = stop()
 	}
-	w.setState("working")
-	if _, err := w.post("task.claim", w.branch+" took "+t.ID, map[string]any{"id": t.ID, "branch": w.branch}); err != nil {
-		return err
-	}
-	stop := w.keepClaim(rec.ID())
-	code, output, runErr := w.execute(ctx, t)
-	lost := stop()
 	artifact := ""
-	if w.write {
+	if w.write && bad == nil {
 		artifact = filepath.Join(w.artifacts, safeName(t.ID)+".txt")
 		if err := os.MkdirAll(w.artifacts, 0o700); err == nil {
 			err = fsutil.WriteFile(artifact, []byte(output), 0o600)
