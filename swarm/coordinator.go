@@ -90,51 +90,79 @@ func Coordinate(ctx context.Context, env *verbs.Env, o Options) error {
 	return c.drive(ctx)
 }
 
-// loadTasks reads task_file, or makes n default tasks.
+// loadTasks reads task_file, or makes n default tasks. Each task is
+// enqueued under its id, so ids are unique: a second task of one id was
+// dropped as a retry of the first (and the swarm waited out its timeout
+// for it), and a task without an id never takes one the file names.
 func loadTasks(path string, n int) ([]map[string]any, error) {
-	var out []map[string]any
-	add := func(id string, tmpl any, values map[string]any) {
-		if id == "" {
-			id = fmt.Sprintf("task-%02d", len(out)+1)
-		}
-		out = append(out, map[string]any{"id": id, "task": map[string]any{"template": tmpl, "values": values}})
+	type entry struct {
+		line   int
+		id     string
+		tmpl   any
+		values map[string]any
 	}
+	var list []entry
 	if path == "" {
 		for i := 1; i <= n; i++ {
-			add("", defaultTask, map[string]any{"n": i})
+			list = append(list, entry{tmpl: defaultTask, values: map[string]any{"n": i}})
 		}
-		return out, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("task_file: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("task_file: %v", err)
 		}
-		var t struct {
-			ID       string         `json:"id"`
-			Template any            `json:"template"`
-			Values   map[string]any `json:"values"`
-		}
-		if strings.HasPrefix(line, "{") {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for ln := 1; sc.Scan(); ln++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if !strings.HasPrefix(line, "{") {
+				list = append(list, entry{line: ln, tmpl: line})
+				continue
+			}
+			var t struct {
+				ID       string         `json:"id"`
+				Template any            `json:"template"`
+				Values   map[string]any `json:"values"`
+			}
 			if err := json.Unmarshal([]byte(line), &t); err != nil || t.Template == nil {
 				return nil, usagef("task_file %s: %q is not {id?, template, values?}", path, cutText(line, 80))
 			}
-			add(t.ID, t.Template, t.Values)
+			list = append(list, entry{line: ln, id: t.ID, tmpl: t.Template, values: t.Values})
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			return nil, usagef("task_file %s has no tasks", path)
+		}
+	}
+	named := map[string]int{} // id → its line
+	for _, e := range list {
+		if e.id == "" {
 			continue
 		}
-		add("", line, nil)
+		if at, dup := named[e.id]; dup {
+			return nil, usagef("task_file %s: task id %q is on line %d and line %d; give each task an id of its own", path, e.id, at, e.line)
+		}
+		named[e.id] = e.line
 	}
-	if len(out) == 0 {
-		return nil, usagef("task_file %s has no tasks", path)
+	out := make([]map[string]any, 0, len(list))
+	for i, e := range list {
+		id := e.id
+		if id == "" {
+			id = fmt.Sprintf("task-%02d", i+1)
+			for _, taken := named[id]; taken; _, taken = named[id] {
+				id += "_"
+			}
+			named[id] = e.line
+		}
+		out = append(out, map[string]any{"id": id, "task": map[string]any{"template": e.tmpl, "values": e.values}})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // drive is the swarm from start to end.
