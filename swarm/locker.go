@@ -290,8 +290,10 @@ func (l *locker) snapshot() map[string]any {
 		"completed": len(l.st.q.Completed), "failed": len(l.st.q.Failed)}
 }
 
-// reply answers a message at its reply_to (else its from); a message
-// with neither is answered in the journal only. A branch or room
+// reply answers a message at its reply_to (else its from) — the
+// coordinator (its session's follow-ups) included; a message with
+// neither, or with an address no message can go to, is answered in the
+// journal only (lock.unanswered, with the answer). A branch or room
 // recipient is sent no from (it would have to be of that run).
 func (l *locker) reply(rec mailbox.Record, typ string, b map[string]any) error {
 	to, _ := rec["reply_to"].(string)
@@ -299,7 +301,15 @@ func (l *locker) reply(rec mailbox.Record, typ string, b map[string]any) error {
 		to, _ = rec["from"].(string)
 	}
 	a, err := mailbox.Parse(to)
-	if to == "" || err != nil || a.Kind == mailbox.KindCoordinator || a.Kind == mailbox.KindSession || a.String() == l.self {
+	if to == "" || err != nil || a.String() == l.self {
+		why := "it came from the locker itself"
+		switch {
+		case to == "":
+			why = "the message has no reply_to or from"
+		case err != nil:
+			why = "reply_to/from " + to + " is no address: " + err.Error()
+		}
+		l.journal(map[string]any{"event": "lock.unanswered", "type": typ, "message_id": rec.ID(), "why": why, "answer": b})
 		return nil
 	}
 	m := &verbs.Message{To: a.String(), Type: typ, From: l.self, ReplyTo: verbs.Text(l.self), CorrelationID: verbs.Text(rec.ID()), Body: body(b)}
