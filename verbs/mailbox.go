@@ -118,7 +118,12 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	if dir == "" {
 		return nil, Usagef("mailbox: no run identity: run inside a run ($PI_ACTORS_STATE_DIR is set there) or pass state_dir=<run state dir>")
 	}
-	d := runs.Dir(dir)
+	if !filepath.IsAbs(dir) {
+		// From the caller's directory, and absolute in what it records
+		// (a dead letter named a relative state_dir).
+		dir = filepath.Join(env.Cwd, dir)
+	}
+	d := runs.Dir(filepath.Clean(dir))
 	meta, err := d.Meta()
 	if err != nil {
 		return nil, err
