@@ -187,6 +187,10 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 		pid = claimPid(env)
 	case pid < 0:
 		pid = 0
+	case runs.StartTime(pid) == 0:
+		// A claim held by no process would be taken over at once.
+		return nil, &Error{Exit: ExitDataErr, Code: "invalid_data", Message: fmt.Sprintf("pid=%d is no live process: the claim would be free for others at once", pid),
+			Hint: "leave pid out (the claim is your leaf's), or pid=-1 for a claim held by no process (freed by the claim lease only)"}
 	}
 	claim := func() (mailbox.Record, error) { return rooms.ClaimBranch(dir, m.Address, owner, pid) }
 	requeue := func(id string) error { return rooms.RequeueBranch(dir, m.Address, id, owner) }
