@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pi-actors/pi-actors/runs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -276,11 +278,32 @@ A message that expires (ttl_ms, deadline) goes to a dead-letter log
 			}
 			text := res.Text()
 			if m.Verbose {
-				text += "\n" + prettyJSON(map[string]any{"message": m, "result": &res})
+				text += "\n" + prettyJSON(map[string]any{"message": verboseMessage(m, &res), "result": &res})
 			}
 			return &Outcome{Result: &res, Text: text}, nil
 		},
 	})
+}
+
+// verboseMessage is the message as verbose=true shows it: its values
+// bounded as the views bound them (a 1 MiB body was printed whole),
+// naming where the whole is.
+func verboseMessage(m *Message, res *Delivery) any {
+	b, err := json.Marshal(m)
+	if err != nil || len(b) <= viewValueBytes {
+		return m
+	}
+	where := cutWhere{ID: res.InboxID}
+	if where.ID == "" {
+		where.ID = res.ID
+	}
+	if res.StateDir != "" {
+		where.File = filepath.Join(res.StateDir, runs.InboxFile)
+	}
+	if out, cut := boundObject(b, where, nil); cut {
+		return out
+	}
+	return m
 }
 
 // Bounds of what the JSON views and watch lines carry of one message
