@@ -140,7 +140,7 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return doneOutcome(m), nil
 	}
 	requeue := func(id string) error { return mailbox.NewInbox(d.Path(runs.InboxFile)).Requeue([]string{id}) }
-	return claimOutcome(ctx, m, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, requeue, []string{string(d)})
+	return claimOutcome(ctx, m, "run:"+meta.Run, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, requeue, []string{string(d)})
 }
 
 // branchMailbox claims from or finishes in a branch inbox: the run is
@@ -194,7 +194,7 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 	}
 	claim := func() (mailbox.Record, error) { return rooms.ClaimBranch(dir, m.Address, owner, pid) }
 	requeue := func(id string) error { return rooms.RequeueBranch(dir, m.Address, id, owner) }
-	return claimOutcome(ctx, m, claim, requeue, []string{dir, rooms.BranchDir(dir, a.Branch)})
+	return claimOutcome(ctx, m, a.String(), claim, requeue, []string{dir, rooms.BranchDir(dir, a.Branch)})
 }
 
 // claimPid is the process a branch claim belongs to by default: inside a
@@ -251,8 +251,10 @@ func doneOutcome(m *Mailbox) *Outcome {
 }
 
 // claimOutcome waits up to m.Wait (default 10 s) for claim to hand out a
-// message; watch are the directories whose changes wake it.
-func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record, error), requeue func(id string) error, watch []string) (*Outcome, error) {
+// message; target names the inbox (run:<id>, branch:<run>/<b>) in the
+// hint of an empty claim, watch are the directories whose changes wake
+// it.
+func claimOutcome(ctx context.Context, m *Mailbox, target string, claim func() (mailbox.Record, error), requeue func(id string) error, watch []string) (*Outcome, error) {
 	wait := 10 * time.Second
 	if m.Wait != "" {
 		wait, _ = time.ParseDuration(m.Wait)
@@ -279,7 +281,7 @@ func claimOutcome(ctx context.Context, m *Mailbox, claim func() (mailbox.Record,
 		return nil, err
 	}
 	return nil, &Error{Exit: ExitNoInput, Code: "empty", Message: fmt.Sprintf("no message arrived within %s", wait),
-		Hint: "nothing was queued for this address: wait longer (wait=5m), or look at what is there: pi-actors inspect target=<address> view=mailbox"}
+		Hint: "nothing was queued for " + target + ": wait longer (wait=5m), or look at what is there: pi-actors inspect target=" + target + " view=mailbox"}
 }
 
 // ClaimRunMessage claims the next message of a run's own inbox for owner
