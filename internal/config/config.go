@@ -11,9 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,9 +148,16 @@ func Load(agentDir string) (Config, error) {
 	md, err := toml.DecodeFile(path, &c)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(path); lerr == nil {
+			// A link to nothing: meant to be a config, not its absence.
+			return c, fmt.Errorf("%w: %s is a symbolic link to a file that does not exist: %v", ErrInvalid, path, err)
+		}
 	case err != nil:
 		return c, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
 	default:
+		if err := exactCase(md, path); err != nil {
+			return c, err
+		}
 		if und := md.Undecoded(); len(und) > 0 {
 			keys := make([]string, len(und))
 			for i, k := range und {
@@ -177,26 +187,56 @@ func Load(agentDir string) (Config, error) {
 	return c, nil
 }
 
+// exactCase refuses a key written in another case than its field's
+// (toml matches struct fields without regard to case, but TOML keys are
+// case-sensitive: [EXEC] MAX_LEAVES took effect, and a key given twice
+// in two cases passed as no duplicate).
+func exactCase(md toml.MetaData, path string) error {
+	known := KnownKeys()
+	for _, k := range md.Keys() {
+		name := k.String()
+		if slices.Contains(known, name) {
+			continue
+		}
+		for _, want := range known {
+			if strings.EqualFold(want, name) || strings.HasPrefix(strings.ToLower(want), strings.ToLower(name)+".") && !strings.HasPrefix(want, name+".") {
+				return fmt.Errorf("%w: %s: key %s: keys are case-sensitive; write %s", ErrInvalid, path, name, caseOf(want, name))
+			}
+		}
+	}
+	return nil
+}
+
+// caseOf is want cut to as many dotted parts as name has.
+func caseOf(want, name string) string {
+	parts := strings.Split(want, ".")
+	return strings.Join(parts[:min(len(parts), strings.Count(name, ".")+1)], ".")
+}
+
 func (c Config) check(path string) error {
+	// The upper bounds keep every value a duration or a count the code
+	// can hold (a retention_days past 106,751 overflowed into a negative
+	// age and pruned every ended run) and within reason (log_keep files
+	// are renamed at each rotation).
 	for _, f := range []struct {
-		key string
-		v   int
-		min int
+		key      string
+		v        int
+		min, max int
 	}{
-		{"exec.max_parallel_branches", c.Exec.MaxParallelBranches, 1},
-		{"exec.max_leaves", c.Exec.MaxLeaves, 1},
-		{"exec.kill_grace_ms", c.Exec.KillGraceMS, 0},
-		{"output.max_lines", c.Output.MaxLines, 1},
-		{"output.max_bytes", c.Output.MaxBytes, 1},
-		{"runs.max_depth", c.Runs.MaxDepth, 1},
-		{"runs.max_live_per_session", c.Runs.MaxLivePerSession, 1},
-		{"runs.log_max_bytes", int(min(c.Runs.LogMaxBytes, 1<<40)), 1024},
-		{"runs.log_keep", c.Runs.LogKeep, 1},
-		{"runs.retention_days", c.Runs.RetentionDays, 1},
-		{"runs.stalled_after_s", c.Runs.StalledAfterS, 1},
+		{"exec.max_parallel_branches", c.Exec.MaxParallelBranches, 1, math.MaxInt32},
+		{"exec.max_leaves", c.Exec.MaxLeaves, 1, math.MaxInt32},
+		{"exec.kill_grace_ms", c.Exec.KillGraceMS, 1, 24 * 3600 * 1000},
+		{"output.max_lines", c.Output.MaxLines, 1, math.MaxInt32},
+		{"output.max_bytes", c.Output.MaxBytes, 1, math.MaxInt32},
+		{"runs.max_depth", c.Runs.MaxDepth, 1, 1000},
+		{"runs.max_live_per_session", c.Runs.MaxLivePerSession, 1, math.MaxInt32},
+		{"runs.log_max_bytes", int(min(c.Runs.LogMaxBytes, 1<<50)), 1024, 1 << 40},
+		{"runs.log_keep", c.Runs.LogKeep, 1, 1000},
+		{"runs.retention_days", c.Runs.RetentionDays, 1, 36500},
+		{"runs.stalled_after_s", c.Runs.StalledAfterS, 1, 365 * 24 * 3600},
 	} {
-		if f.v < f.min {
-			return fmt.Errorf("%w: %s: %s must be at least %d (got %d)", ErrInvalid, path, f.key, f.min, f.v)
+		if f.v < f.min || f.v > f.max {
+			return fmt.Errorf("%w: %s: %s must be from %d to %d (got %d)", ErrInvalid, path, f.key, f.min, f.max, f.v)
 		}
 	}
 	if err := c.Pi.check(path); err != nil {
@@ -212,8 +252,8 @@ func (e KnowledgeEmbedder) check(path string) error {
 	switch {
 	case e.URL == "" && (e.Model != "" || e.APIKeyEnv != "" || e.Dim != 0):
 		return fmt.Errorf("%w: %s: knowledge.embedder.url is required when model, api_key_env or dim is set (or remove them to use the local embedder)", ErrInvalid, path)
-	case e.URL != "" && !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://"):
-		return fmt.Errorf("%w: %s: knowledge.embedder.url must be an http(s) URL, e.g. http://localhost:11434 (got %q)", ErrInvalid, path, e.URL)
+	case e.URL != "" && !httpURL(e.URL):
+		return fmt.Errorf("%w: %s: knowledge.embedder.url must be an http(s) URL with a host, e.g. http://localhost:11434 (got %q)", ErrInvalid, path, e.URL)
 	case e.URL != "" && strings.TrimSpace(e.Model) == "":
 		return fmt.Errorf("%w: %s: knowledge.embedder.model is required with url (e.g. nomic-embed-text)", ErrInvalid, path)
 	case e.Dim < 0:
@@ -222,6 +262,12 @@ func (e KnowledgeEmbedder) check(path string) error {
 		return fmt.Errorf("%w: %s: knowledge.embedder.api_key_env must name an environment variable (letters, digits, _), not the key itself", ErrInvalid, path)
 	}
 	return nil
+}
+
+// httpURL reports whether s is an http or https URL with a host.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
 }
 
 // envName reports whether s is a portable environment variable name.

@@ -68,6 +68,58 @@ func TestBadValues(t *testing.T) {
 	}
 }
 
+// Values past what a setting can mean are refused, naming the key and
+// its range: a retention_days past 106,751 overflowed into a negative
+// age and pruned every ended run at the next kernel start; a kill grace
+// of 0 meant "at once" for exec and 5 s for runs.
+func TestValuesOutOfRange(t *testing.T) {
+	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "")
+	for body, says := range map[string]string{
+		"[runs]\nretention_days = 200000\n":                            "runs.retention_days must be from 1 to 36500 (got 200000)",
+		"[exec]\nkill_grace_ms = 0\n":                                  "exec.kill_grace_ms must be from 1 to 86400000 (got 0)",
+		"[exec]\nkill_grace_ms = 9223372036855\n":                      "exec.kill_grace_ms must be from 1",
+		"[runs]\nlog_keep = 200000\n":                                  "runs.log_keep must be from 1 to 1000",
+		"[runs]\nstalled_after_s = 18446744074\n":                      "runs.stalled_after_s must be from 1",
+		"[knowledge.embedder]\nurl = \"http://\"\nmodel = \"m\"\n":     "knowledge.embedder.url must be an http(s) URL with a host",
+		"[knowledge.embedder]\nurl = \"https://:80\"\nmodel = \"m\"\n": "knowledge.embedder.url must be an http(s) URL with a host",
+	} {
+		dir := t.TempDir()
+		write(t, dir, body)
+		if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), says) {
+			t.Errorf("%q: err = %v, want it to say %q", body, err, says)
+		}
+	}
+}
+
+// TOML keys are case-sensitive: a key in another case is refused (it
+// took effect, and a key given twice in two cases passed), naming the
+// key as it is spelt.
+func TestKeysAreCaseSensitive(t *testing.T) {
+	for body, says := range map[string]string{
+		"[EXEC]\nmax_leaves = 2\n":                   "key EXEC: keys are case-sensitive; write exec",
+		"[runs]\nRetention_Days = 3\n":               "key runs.Retention_Days: keys are case-sensitive; write runs.retention_days",
+		"[exec]\nmax_leaves = 2\nMAX_LEAVES = 100\n": "key exec.MAX_LEAVES: keys are case-sensitive; write exec.max_leaves",
+	} {
+		dir := t.TempDir()
+		write(t, dir, body)
+		if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), says) {
+			t.Errorf("%q: err = %v, want it to say %q", body, err, says)
+		}
+	}
+}
+
+// A pi-actors.toml that is a link to nothing is an error, not the
+// defaults.
+func TestDanglingConfigLink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, "nowhere.toml"), filepath.Join(dir, FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "symbolic link to a file that does not exist") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestEnvOverride(t *testing.T) {
 	t.Setenv("PI_ACTORS_MAX_PARALLEL_BRANCHES", "100")
 	c, err := Load(t.TempDir())
