@@ -152,7 +152,7 @@ func classify(err error) *Error {
 	case errors.As(err, &cfgEnv):
 		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix or unset $" + cfgEnv.Name + " (it overrides pi-actors.toml)"}
 	case errors.Is(err, config.ErrInvalid):
-		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix the key or value named above in pi-actors.toml"}
+		return &Error{Exit: ExitDataErr, Code: "invalid_config", Message: err.Error(), Hint: "fix what is named above in pi-actors.toml (the file, a key or a value)"}
 	case errors.As(err, new(*url.Error)) && !errors.Is(err, context.Canceled):
 		// An HTTP service the call needs (the knowledge embedder) did not
 		// answer: the service is unavailable, not pi-actors broken.

@@ -229,7 +229,7 @@ func (p *planner) node(n *Node, outer *scope, path string) (*Step, error) {
 		}
 	}
 	if count > p.opts.MaxLeaves {
-		return nil, &Error{Path: n.Path + ".repeat", Msg: fmt.Sprintf("repeat %d exceeds the plan limit of %d leaves", count, p.opts.MaxLeaves), Limit: true}
+		return nil, &Error{Path: n.Path + ".repeat", Msg: fmt.Sprintf("repeat %d exceeds the plan limit of %d leaves (exec.max_leaves in pi-actors.toml)", count, p.opts.MaxLeaves), Limit: true}
 	}
 	if group.Delay, err = p.duration(n, sc, "delay", n.Delay); err != nil {
 		return nil, err
@@ -327,7 +327,7 @@ func (p *planner) body(n *Node, sc *scope, label string, inRepeat bool, path str
 
 func (p *planner) fanoutErr(path string, n int) error {
 	return &Error{Path: path, Limit: true, Msg: fmt.Sprintf(
-		"parallel fan-out %d exceeds limit %d; raise exec.max_parallel_branches in pi-actors.toml or set PI_ACTORS_MAX_PARALLEL_BRANCHES to override intentionally", n, p.opts.MaxParallel)}
+		"parallel fan-out %d exceeds limit %d; raise exec.max_parallel_branches in pi-actors.toml, or set PI_ACTORS_MAX_PARALLEL_BRANCHES (for exec and call in your environment; for a spawn in the kernel's: the toml key reaches it without a restart)", n, p.opts.MaxParallel)}
 }
 
 func (p *planner) leaf(s *Step, n *Node, sc *scope) error {
