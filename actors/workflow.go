@@ -483,6 +483,37 @@ func (k *Kernel) endWorkflow(in *runs.Info) {
 	k.wf.mark(in.Meta.Run, false)
 }
 
+// killSpawnedRuns kills the live runs of this node that parents spawned
+// (their parent field), and the runs those spawned, in turn.
+func (k *Kernel) killSpawnedRuns(req wire.Request, from string, parents []string, later func(func())) {
+	seen := map[string]bool{}
+	for len(parents) > 0 {
+		want := map[string]bool{}
+		for _, p := range parents {
+			want[p], seen[p] = true, true
+		}
+		k.mu.Lock()
+		dirs := make([]runs.Dir, 0, len(k.live))
+		for _, lr := range k.live {
+			dirs = append(dirs, lr.dir)
+		}
+		k.mu.Unlock()
+		parents = nil
+		for _, dir := range dirs {
+			in, err := runs.Load(dir)
+			if err != nil || !in.Live() || !want[in.Meta.Parent] || seen[in.Meta.Run] {
+				continue
+			}
+			seen[in.Meta.Run] = true
+			parents = append(parents, in.Meta.Run)
+			env := mailbox.Envelope{To: "run:" + in.Meta.Run, Type: "control.kill", From: from}
+			if _, err := k.messageRun(req, env, in.Meta.Run, later); err != nil {
+				k.log.Warn("kill a run a workflow node spawned", "run", in.Meta.Run, "err", err)
+			}
+		}
+	}
+}
+
 // stopNodes kills the live node runs of a workflow run's instance
 // (no node starts meanwhile) and records the end in workflow.json.
 func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), status, reason string) {
@@ -493,6 +524,14 @@ func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), 
 	}
 	k.wf.mark(in.Meta.Run, true) // waits for node starts in progress
 	instance := verbs.WorkflowInstance(in.Meta)
+	nodes := make([]string, 0, len(w.Nodes))
+	for _, n := range w.Nodes {
+		nodes = append(nodes, workflows.ChildRun(in.Meta.Run, n.ID))
+	}
+	// The runs its nodes spawned (pi-actors spawn from inside a node: a
+	// nested workflow, a helper), and what those spawned: a workflow that
+	// ends leaves nothing (they ran on).
+	defer k.killSpawnedRuns(req, in.Meta.Address, nodes, later)
 	for _, n := range w.Nodes {
 		id := workflows.ChildRun(in.Meta.Run, n.ID)
 		dir, err := runs.Resolve(k.cfg.AgentDir, id)
