@@ -61,9 +61,9 @@ func (h *workflowHost) Start(ctx context.Context, reqs []workflows.StartRequest)
 	for j, i := range at {
 		switch {
 		case err != nil:
-			out[i] = workflows.StartResult{Err: err, Again: again(err)}
+			out[i] = workflows.StartResult{Err: err, Again: again(err), Held: held(err)}
 		case errs[j] != nil:
-			out[i] = workflows.StartResult{Err: errs[j], Again: again(errs[j])}
+			out[i] = workflows.StartResult{Err: errs[j], Again: again(errs[j]), Held: held(errs[j])}
 		default:
 			res, _ := outs[j].Result.(*SpawnResult)
 			if res == nil {
@@ -111,6 +111,14 @@ func again(err error) bool {
 		return true // the request did not get an answer
 	}
 	return e.Exit == ExitUnavailable || e.Exit == ExitTempFail
+}
+
+// held reports whether a start failed because a live run holds the
+// node's run id (busy): waited for a bounded time only
+// (workflows.HeldWait).
+func held(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == "busy"
 }
 
 // Observe reads a child run's files: missing until a run of this attempt

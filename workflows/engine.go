@@ -47,6 +47,7 @@ type Engine struct {
 
 	cmds     chan command
 	again    map[string]time.Duration // the next delay of a start to ask for again
+	heldFrom map[string]time.Time     // since when a node's run id is held by another run
 	lastStop map[string]time.Time     // when a stop was last sent
 	dirty    bool
 }
@@ -71,6 +72,7 @@ func (e *Engine) init() {
 	e.once.Do(func() {
 		e.cmds = make(chan command)
 		e.again = map[string]time.Duration{}
+		e.heldFrom = map[string]time.Time{}
 		e.lastStop = map[string]time.Time{}
 		if e.Tick <= 0 {
 			e.Tick = 20 * time.Millisecond
@@ -296,12 +298,21 @@ func (e *Engine) start(ctx context.Context, now time.Time) {
 // started records the answer to a start.
 func (e *Engine) started(n *NodeState, r StartResult, now time.Time) {
 	e.dirty = true
+	if !r.Held {
+		delete(e.heldFrom, n.ID)
+	} else if _, ok := e.heldFrom[n.ID]; !ok {
+		e.heldFrom[n.ID] = now
+	}
 	switch {
 	case r.Err == nil:
 		delete(e.again, n.ID)
 		n.Status, n.StartedAt, n.StateDir = NodeRunning, now, r.StateDir
 		n.OutputFile = filepath.Join(r.StateDir, "stdout.log")
 		e.logf("node %s running run:%s (attempt %d)", n.ID, n.Run, n.Attempts)
+	case r.Held && now.Sub(e.heldFrom[n.ID]) >= HeldWait:
+		delete(e.again, n.ID)
+		delete(e.heldFrom, n.ID)
+		e.failAttempt(n, 1, fmt.Sprintf("its run id is held by another live run for %s: %v", HeldWait, r.Err), "start_failed", now)
 	case r.Again:
 		d := max(e.again[n.ID], 100*time.Millisecond)
 		e.again[n.ID] = min(2*d, 5*time.Second)

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -510,5 +511,45 @@ func TestEngineRetryIsSavedBeforeItIsAnswered(t *testing.T) {
 	// pending, or starting when the next tick already saved its start
 	if s := st.Node("bad").Status; s != workflows.NodePending && s != workflows.NodeStarting {
 		t.Errorf("workflow.json says node bad is %s once Retry returned; want pending or starting (the retry saved)", s)
+	}
+}
+
+// heldHost answers a node's start as a run id another live run holds
+// (busy), whatever the attempt.
+type heldHost struct {
+	*procHost
+	node string
+}
+
+func (h heldHost) Start(ctx context.Context, reqs []workflows.StartRequest) []workflows.StartResult {
+	out := make([]workflows.StartResult, len(reqs))
+	for i, r := range reqs {
+		if r.Node == h.node {
+			out[i] = workflows.StartResult{Err: errors.New("run:wf-b is already running"), Again: true, Held: true}
+			continue
+		}
+		out[i] = h.procHost.Start(ctx, reqs[i:i+1])[0]
+	}
+	return out
+}
+
+// A node whose run id another live run holds fails (start_failed) after
+// HeldWait instead of waiting in starting for as long as that run lives.
+func TestEngineHeldRunIDFails(t *testing.T) {
+	defer func(d time.Duration) { workflows.HeldWait = d }(workflows.HeldWait)
+	workflows.HeldWait = 300 * time.Millisecond
+	e, h, failed := engine(t, `{"nodes":[{"id":"a","template":"exit 0"},{"id":"b","template":"exit 0","depends_on":["a"]}]}`)
+	e.Host = heldHost{procHost: h, node: "b"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantStatus(t, e.St, map[string]string{"a": "done", "b": "failed"})
+	if n := e.St.Node("b"); !strings.Contains(n.Error, "held by another live run") || n.Reason != "start_failed" {
+		t.Errorf("b: reason %q error %q", n.Reason, n.Error)
+	}
+	if len(*failed) != 1 || (*failed)[0] != "b" {
+		t.Errorf("failed reported %v, want [b]", *failed)
 	}
 }

@@ -39,7 +39,16 @@ type StartResult struct {
 	// the session is at its live-run limit, the run is being started):
 	// the same attempt is asked for again.
 	Again bool
+	// Held means the run id is held by a live run that is not this
+	// attempt's (a run of that id started by hand): asked for again up to
+	// HeldWait, then the attempt fails (start_failed) instead of waiting
+	// in starting for as long as that run lives.
+	Held bool
 }
+
+// HeldWait bounds how long a node waits for a run id another live run
+// holds.
+var HeldWait = time.Minute
 
 // Child names the child run of one attempt.
 type Child struct {
