@@ -50,7 +50,7 @@ type Spawn struct {
 	Delay    any `json:"delay,omitempty" jsonschema:"inline template: wait before starting, in milliseconds (e.g. 2000)"`
 	Output   any `json:"output,omitempty" jsonschema:"inline template: the output value or path to select"`
 	Retry    any `json:"retry,omitempty" jsonschema:"inline template: retry count or {count, delay}"`
-	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (stop|continue|branch)"`
+	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (continue|branch|root)"`
 	Recover  any `json:"recover,omitempty" jsonschema:"inline template: a template run when the node fails"`
 	Repeat   any `json:"repeat,omitempty" jsonschema:"inline template: repeat count"`
 	// A workflow run.
