@@ -68,6 +68,17 @@ func loadInspectRun(env *Env, id string) (*runs.Info, error) {
 			return nil, e
 		}
 	}
+	if err == nil && in.Meta.WorkflowNode != nil {
+		// A node run of an earlier instance of its workflow (spawned
+		// again since): this instance's node has not run (it showed the
+		// old run's status and output).
+		wf, werr := runs.Access(env.AgentDir, in.Meta.WorkflowNode.Workflow, env.Session)
+		if werr == nil && wf.Meta.Workflow != nil && WorkflowInstance(wf.Meta) != in.Meta.WorkflowNode.Instance {
+			if e := nodeNotRun(env, id); e != nil {
+				return nil, e
+			}
+		}
+	}
 	return in, err
 }
 
