@@ -106,6 +106,13 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	if err := checkControlType(in, env.Type); err != nil {
 		return nil, err
 	}
+	if env.Type == "control.retry" && in.Meta.Workflow != nil && !in.Live() {
+		// Refused before it is stored: the resume it needs would fail
+		// (it answered 70 and left the message queued for ever).
+		if err := resumeLimit(in); err != nil {
+			return nil, err
+		}
+	}
 	switch env.Type {
 	case "control.archive", "control.prune": // each says what it does with an archived run
 	default:

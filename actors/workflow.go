@@ -329,12 +329,22 @@ func workflowEnv(dir runs.Dir) []string {
 	return os.Environ()
 }
 
+// resumeLimit refuses a resume past maxResumes (each is a new scheduler
+// on the same state dir; a workflow that needs more is spawned again).
+func resumeLimit(in *runs.Info) error {
+	if in.Meta.Resumes < maxResumes {
+		return nil
+	}
+	return &wire.Error{Code: "resume_limit", Exit: 75, Message: fmt.Sprintf("run:%s was resumed %d times already (the limit of a workflow run)", in.Meta.Run, in.Meta.Resumes),
+		Hint: "spawn the workflow again under a new id, or rm it and spawn it again under this one"}
+}
+
 // resumeWorkflow starts a new supervisor (and so a new scheduler) on a
 // workflow run's state dir, keeping its workflow.json and inbox: after
 // its supervisor was lost, or to apply a control.retry once it ended.
 func (k *Kernel) resumeWorkflow(in *runs.Info, reason string) error {
-	if in.Meta.Resumes >= maxResumes {
-		return fmt.Errorf("run:%s was resumed %d times already", in.Meta.Run, in.Meta.Resumes)
+	if err := resumeLimit(in); err != nil {
+		return err
 	}
 	k.wf.mark(in.Meta.Run, false)
 	return k.resumeRun(in, k.runEnv(workflowEnv(in.Dir)), reason)
