@@ -57,7 +57,7 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	if err != nil {
 		return 1, err
 	}
-	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out,
+	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out, LogFiles: runs.LogFiles,
 		Failed: func(n *workflows.NodeState) { nodeFailed(dir, meta, n, out) },
 		Ended:  func(n *workflows.NodeState) { nodeEnded(dir, n, out) },
 		Paused: pausedMS(dir), Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}

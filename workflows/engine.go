@@ -44,6 +44,10 @@ type Engine struct {
 	// pid and start time): a new one, after its run was resumed, counts
 	// from 0 again.
 	Supervisor string
+	// LogFiles, when set, lists a stdout log's files oldest first (its
+	// rotated ones, then itself: runs.LogFiles), so an upstream output
+	// reaches back across a rotation (it read the current file only).
+	LogFiles func(path string) []string
 
 	cmds     chan command
 	again    map[string]time.Duration // the next delay of a start to ask for again
@@ -386,7 +390,11 @@ func (e *Engine) upstream(id string) Upstream {
 	if n == nil || n.OutputFile == "" {
 		return Upstream{}
 	}
-	return Upstream{Output: ReadOutput(n.OutputFile), OutputFile: n.OutputFile}
+	files := []string{n.OutputFile}
+	if e.LogFiles != nil {
+		files = e.LogFiles(n.OutputFile)
+	}
+	return Upstream{Output: ReadOutput(files...), OutputFile: n.OutputFile}
 }
 
 // elapsed is how long a node's attempt has run, the time it spent

@@ -143,29 +143,43 @@ func (w *Workflow) expandValues(v any, up func(string) Upstream) any {
 	return v
 }
 
-// ReadOutput reads the last OutputMax bytes of a stdout log (starting at a
-// line when cut), without its trailing newlines; "" when there is none.
-func ReadOutput(path string) string {
+// ReadOutput reads the last OutputMax bytes of a stdout log — its files
+// oldest first, the current one last, read back across them (starting
+// at a line when cut) — without its trailing newlines; "" when there is
+// none.
+func ReadOutput(files ...string) string {
+	var out []byte // the newest bytes, in order
+	cut := false
+	for i := len(files) - 1; i >= 0 && len(out) < OutputMax; i-- {
+		b, more := readTail(files[i], OutputMax-len(out))
+		out = append(b, out...)
+		cut = more || i > 0 && len(out) >= OutputMax
+	}
+	s := string(out)
+	if cut {
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
+		}
+	}
+	return strings.TrimRight(s, "\n")
+}
+
+// readTail is the last n bytes of a file, and whether it holds more.
+func readTail(path string, n int) ([]byte, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return ""
+		return nil, false
 	}
-	off := max(0, st.Size()-OutputMax)
+	off := max(0, st.Size()-int64(n))
 	buf := make([]byte, st.Size()-off)
-	n, err := f.ReadAt(buf, off)
+	k, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return ""
+		return nil, false
 	}
-	out := string(buf[:n])
-	if off > 0 {
-		if i := strings.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
-			out = out[i+1:]
-		}
-	}
-	return strings.TrimRight(out, "\n")
+	return buf[:k], off > 0
 }
