@@ -253,13 +253,23 @@ func (t *tracer) traceRun(in *runs.Info, depth int) TraceRun {
 // scope's runs, oldest first.
 func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 	in := func(r string) bool { return scope == nil || scope[r] }
+	// earlier: an item about r from before r's run was created belongs to
+	// an earlier run of that id (spawned again since): a run's trace
+	// leaves it out (it listed both runs' spawns and messages).
+	earlier := func(r string, ts time.Time) bool {
+		if scope == nil || r == "" {
+			return false
+		}
+		info := t.load(r)
+		return info != nil && ts.Before(info.Meta.CreatedAt)
+	}
 	from, until := t.lifetime(scope)
 	var out []TraceEntry
 	spawnSeen := map[string]bool{}
 	for _, it := range t.items {
 		switch it.Kind {
 		case sessions.KindSpawn:
-			if in(it.Run) || chain[it.Run] {
+			if (in(it.Run) || chain[it.Run]) && !earlier(it.Run, it.TS) {
 				spawnSeen[it.Run] = true
 				out = append(out, TraceEntry{TS: it.TS, Kind: it.Kind, Run: it.Run, ID: it.ID, Cause: it.Cause,
 					Text: fmt.Sprintf("spawn run:%s (%s)%s", it.Run, it.Detail, causeText(it.Cause))})
@@ -267,14 +277,16 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 		case sessions.KindMessage:
 			sender := messageSender(it)
 			target := addressRun(it.To)
+			inTarget := in(target) && !earlier(target, it.TS)
+			inSender := in(sender) && !earlier(sender, it.TS)
 			dir := ""
 			switch {
 			case scope == nil:
-			case in(target) && in(sender):
+			case inTarget && inSender:
 				dir = "within"
-			case in(target):
+			case inTarget:
 				dir = "received"
-			case in(sender):
+			case inSender:
 				dir = "sent"
 			default:
 				continue
