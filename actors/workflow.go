@@ -565,7 +565,18 @@ func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), 
 			k.log.Warn("record workflow node end", "run", in.Meta.Run, "node", n.ID, "err", err)
 		}
 	}
-	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second, ended); err != nil {
+	// The pause so far, as the scheduler reads it (its supervisor's
+	// paused_ms), and the suspension under way, which no scheduler will
+	// count now.
+	var paused int64
+	if p := in.Progress; p != nil {
+		paused = p.PausedMS
+		if !p.SuspendedAt.IsZero() {
+			paused += time.Since(p.SuspendedAt).Milliseconds()
+		}
+	}
+	supervisor := fmt.Sprintf("%d:%d", in.Meta.Pid, in.Meta.PidStart)
+	if err := workflows.FinishPaused(string(in.Dir), status, reason, 10*time.Second, supervisor, paused, ended); err != nil {
 		k.log.Warn("record workflow end", "run", in.Meta.Run, "status", status, "err", err)
 	}
 }

@@ -212,6 +212,14 @@ func Open(dir string, w *Workflow, run, instance string) (*State, error) {
 // A workflow that ended already is left as it is. It takes the
 // workflow's lock, so it waits for a scheduler still letting go.
 func Finish(dir, status, reason string, timeout time.Duration, ended func(*NodeState)) error {
+	return FinishPaused(dir, status, reason, timeout, "", 0, ended)
+}
+
+// FinishPaused is Finish for a workflow whose run was suspended for
+// paused ms in all, by supervisor (Engine.Supervisor): the time since the
+// scheduler last counted it (a kill while the session is suspended) is
+// left out of the killed nodes' took= as the scheduler leaves it out.
+func FinishPaused(dir, status, reason string, timeout time.Duration, supervisor string, paused int64, ended func(*NodeState)) error {
 	if _, err := os.Stat(filepath.Join(dir, StateFile)); err != nil {
 		return nil // nothing was recorded yet: nothing to finish
 	}
@@ -228,11 +236,18 @@ func Finish(dir, status, reason string, timeout time.Duration, ended func(*NodeS
 		return nil
 	}
 	now := time.Now().UTC()
+	delta := paused
+	if supervisor != "" && supervisor == st.PausedBy {
+		delta = paused - st.PausedSeen
+	}
+	delta = max(delta, 0)
+	st.PausedMS += delta
 	var killed []*NodeState
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
 		switch n.Status {
 		case NodeRunning, NodeStarting:
+			n.PausedMS += delta
 			n.Status, n.Reason, n.EndedAt, n.Stopping = NodeKilled, reason, now, ""
 			killed = append(killed, n)
 		case NodePending, NodeBackoff:
