@@ -30,7 +30,8 @@ type Engine struct {
 	Failed func(n *NodeState)
 	// Ended, when set, is called for every attempt of a node that ends
 	// (done, killed, failed — retried after a backoff or for good) and
-	// for every node skipped: the workflow run's events record them.
+	// for every node skipped or cancelled: the workflow run's events
+	// record them (the trace says why a node never ran).
 	Ended func(n *NodeState)
 	// Tick is how often children are observed (default 20 ms).
 	Tick time.Duration
@@ -229,6 +230,7 @@ func (e *Engine) step(ctx context.Context) {
 			// stop goes out in case an earlier request is still starting it).
 			n.Status, n.Reason, n.Stopping, n.EndedAt, e.dirty = NodeCancelled, n.Stopping, "", now, true
 			e.logf("node %s cancelled (%s)", n.ID, n.Reason)
+			e.noteEnd(n)
 		}
 	}
 	e.start(ctx, now)

@@ -252,6 +252,7 @@ func FinishPaused(dir, status, reason string, timeout time.Duration, supervisor 
 			killed = append(killed, n)
 		case NodePending, NodeBackoff:
 			n.Status, n.Reason, n.NextAt = NodeCancelled, reason, time.Time{}
+			killed = append(killed, n) // ended by this stop too: the trace says why it never ran
 		}
 	}
 	st.Status, st.Reason, st.EndedAt = status, reason, now
@@ -260,7 +261,7 @@ func FinishPaused(dir, status, reason string, timeout time.Duration, supervisor 
 	}
 	for _, n := range killed {
 		if ended != nil {
-			ended(n) // an attempt this stop ended
+			ended(n) // an attempt this stop ended, or a node it cancelled
 		}
 	}
 	return nil

@@ -141,6 +141,7 @@ func (e *Engine) stopAll(reason string, now time.Time) {
 		case NodePending, NodeBackoff:
 			n.Status, n.Reason, n.NextAt, e.dirty = NodeCancelled, reason, time.Time{}, true
 			e.logf("node %s cancelled (%s)", n.ID, reason)
+			e.noteEnd(n) // the trace says why it never ran
 		}
 	}
 }
@@ -226,6 +227,7 @@ func (e *Engine) stopServices(now time.Time) {
 			}
 		case NodePending, NodeBackoff:
 			n.Status, n.Reason, n.EndedAt, e.dirty = NodeCancelled, reasonServiceUnneeded, now, true
+			e.noteEnd(n)
 		}
 	}
 }
