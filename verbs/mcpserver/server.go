@@ -31,8 +31,14 @@ type Server struct {
 	ss     *mcp.ServerSession
 	ssSet  chan struct{}
 	cancel context.CancelFunc
-	pump   sync.Once
-	calls  *callIDs // the JSON-RPC ids of tool calls (guarded transports)
+	// stopping ends when the server is told to stop (SIGTERM, its
+	// caller's context): every call in flight is cancelled then, as a
+	// client's cancel does, so its processes are stopped before the
+	// server exits (go-sdk's Close waits for calls without cancelling
+	// them: a SIGKILL after the grace left them running).
+	stopping context.Context
+	pump     sync.Once
+	calls    *callIDs // the JSON-RPC ids of tool calls (guarded transports)
 }
 
 // Options configure a server.
@@ -135,7 +141,7 @@ func (s *Server) Session() string { return s.env.Session }
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.cancel = cancel
+	s.cancel, s.stopping = cancel, ctx
 	if g, ok := t.(*guarded); ok {
 		s.calls = g.calls
 	}
@@ -203,6 +209,12 @@ func (s *Server) handler(t ToolDef) mcp.ToolHandler {
 				res = errorResult(&verbs.Error{Code: "internal", Message: fmt.Sprintf("%s: internal error: %v", t.Name, p), Exit: verbs.ExitSoftware})
 			}
 		}()
+		if s.stopping != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.stopping, cancel)()
+		}
 		var args json.RawMessage
 		var id string
 		if req != nil && req.Params != nil {

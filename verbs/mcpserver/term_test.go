@@ -1,0 +1,71 @@
+package mcpserver_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A server told to stop (SIGTERM) while a call runs cancels the call, as
+// a client's cancel does: its processes are stopped before the server
+// exits. It waited for the call to end on its own, and a client's SIGKILL
+// after its grace left the call's processes running.
+func TestTermStopsCallsInFlight(t *testing.T) {
+	agent := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(agent, "recipes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
+	recipe := `{"description":"sleeps","args":["p"],"template":"sh -c 'echo $$ > $0; exec sleep 60' {p}"}`
+	if err := os.WriteFile(filepath.Join(agent, "recipes", "sleeper.json"), []byte(recipe), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "pi-actors"), "mcp")
+	cmd.Env = env(agent)
+	cl := mcp.NewClient(&mcp.Implementation{Name: "term", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() {
+		stop := exec.Command(filepath.Join(bin, "pi-actors"), "kernel", "stop")
+		stop.Env = env(agent)
+		stop.Run()
+	})
+	go s.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper", Arguments: map[string]any{"p": pidFile}})
+	var pid int
+	for deadline := time.Now().Add(20 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call's command did not start")
+		}
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { s.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the server did not exit within 20 s of SIGTERM with a call in flight")
+	}
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the call's command (pid %d) outlived the server's SIGTERM", pid)
+		}
+	}
+}
