@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,16 +56,18 @@ func (l *lockedWriter) Close() error { return l.w.Close() }
 func filterFrames(in io.Reader, pw io.Writer, w io.Writer, calls *callIDs) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, tooBig, err := readFrame(r)
+		switch {
+		case tooBig:
+			w.Write(rpcError(nil, -32600, "Invalid Request: frame too large"))
+		case len(line) > 0:
 			if reply := check(line); reply != nil {
 				w.Write(reply)
 			} else {
 				calls.note(line)
-				if line[len(line)-1] != '\n' {
-					line = append(line, '\n')
-				}
-				if _, werr := pw.Write(line); werr != nil {
+				// Whitespace around the message is JSON's, but the SDK's
+				// decoder refuses a byte after it and ends the connection.
+				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return werr
 				}
 			}
@@ -75,6 +78,26 @@ func filterFrames(in io.Reader, pw io.Writer, w io.Writer, calls *callIDs) error
 			}
 			return err
 		}
+	}
+}
+
+// readFrame reads one line without its surrounding whitespace; a line
+// longer than maxFrame is skipped to its end without being kept (tooBig):
+// it was read into memory whole before it was refused.
+func readFrame(r *bufio.Reader) (line []byte, tooBig bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooBig {
+			if len(line)+len(chunk) > maxFrame+2 {
+				tooBig, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimSpace(line), tooBig, err
 	}
 }
 
@@ -106,6 +129,10 @@ func check(line []byte) []byte {
 		if id[0] != '"' && bytes.ContainsAny(id, ".eE") {
 			// The SDK would answer 1.5 as 1: a reply the client cannot match.
 			return rpcError(nil, -32600, "Invalid Request: id must be a string or an integer (got "+string(id)+")")
+		}
+		if n, err := strconv.ParseInt(string(id), 10, 64); id[0] != '"' && (err != nil || n > 1<<53 || n < -(1<<53)) {
+			// Past 2^53 the SDK's answer carries another id (a float's).
+			return rpcError(nil, -32600, "Invalid Request: an integer id must be within ±2^53 (got "+string(id)+"); use a string id")
 		}
 	} else if bytes.Contains(line, []byte(`"id"`)) && nullID(line) {
 		// A request whose id is null would get no answer at all.

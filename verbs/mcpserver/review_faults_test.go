@@ -79,6 +79,20 @@ func TestNonIntegerIDsRefused(t *testing.T) {
 	if got := next(); got == "" {
 		t.Errorf("id null: no answer at all (want -32600 invalid request)")
 	}
+	// An integer id past 2^53 was answered under another id (a float's).
+	send(`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`)
+	if got := next(); !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, "2^53") {
+		t.Errorf("id 2^53+1 answered %s (want -32600 naming the bound)", got)
+	}
+	// Whitespace after a message is JSON's: it ended the connection.
+	send(`{"jsonrpc":"2.0","id":7,"method":"ping"} ` + "\t")
+	if got := next(); !strings.Contains(got, `"id":7`) || !strings.Contains(got, `"result"`) {
+		t.Errorf("a ping with trailing whitespace answered %q (want its result)", got)
+	}
+	send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	if got := next(); !strings.Contains(got, `"id":8`) {
+		t.Errorf("after it the connection answered %q (want id 8's result)", got)
+	}
 }
 
 // An inspect view=followups call the client cancelled leaves the session's
