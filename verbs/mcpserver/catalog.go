@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -141,6 +142,9 @@ func CoreTools() ([]ToolDef, error) {
 
 var toolNameRe = lazyre.New(`[^A-Za-z0-9_-]+`)
 
+// maxToolDescription bounds a recipe tool's listed description.
+const maxToolDescription = 2 << 10
+
 // RecipeTools describes every active user and packaged recipe as a tool
 // (the schema of its typed args; calling it is `call <recipe>`), sorted by
 // name. A recipe whose tool name is spelt like a verb — any verb, tool or
@@ -161,6 +165,25 @@ func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	nameOf := func(id string) string {
+		name := toolNameRe.ReplaceAllString(id, "_")
+		if len(name) > 64 {
+			name = name[:64]
+		}
+		return name
+	}
+	// A name two recipes would share (a.b and a_b are both a_b) is the
+	// recipe's whose id it is; a name only other spellings share is
+	// nobody's (it ran whichever sorted first). Those recipes are still
+	// reached through the call tool (recipe=<id>).
+	exact, spellings := map[string]bool{}, map[string]int{}
+	for _, id := range ids {
+		if n := nameOf(id); n == id {
+			exact[n] = true
+		} else {
+			spellings[n]++
+		}
+	}
 	for _, id := range ids {
 		e := g.Active[id]
 		if e.Recipe == nil || e.Disabled() || (e.Layer != recipes.LayerPackaged && e.Invalid()) {
@@ -170,9 +193,9 @@ func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 		if err != nil {
 			continue
 		}
-		name := toolNameRe.ReplaceAllString(id, "_")
-		if len(name) > 64 {
-			name = name[:64]
+		name := nameOf(id)
+		if name != id && (exact[name] || spellings[name] > 1) {
+			continue
 		}
 		if seen[name] || recipes.SpeltLikeVerb(name, verbNames) {
 			continue
@@ -192,6 +215,11 @@ func RecipeTools(env *verbs.Env) ([]ToolDef, error) {
 		desc := e.Recipe.Description
 		if desc == "" {
 			desc = "Run the recipe " + id
+		}
+		if len(desc) > maxToolDescription {
+			// tools/list is read whole by every client: a recipe's long
+			// description is cut, and says where the rest is.
+			desc = strings.ToValidUTF8(desc[:maxToolDescription], "") + "… (cut; the whole description: " + e.Path + ")"
 		}
 		if e.Recipe.Async {
 			desc += " (async: starts a detached run and returns its address)"
