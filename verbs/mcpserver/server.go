@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"log/slog"
 	"strings"
 	"sync"
@@ -246,7 +247,15 @@ func (s *Server) call(ctx context.Context, t ToolDef, args json.RawMessage, requ
 				return nil, verbs.Invalidf("%s: arguments must be one JSON object: %v", t.Name, err)
 			}
 		}
-		if id, ok := c.Args["run_id"].(string); ok {
+		if v, given := c.Args["run_id"]; given && v == nil {
+			delete(c.Args, "run_id") // null: left out
+		} else if given {
+			id, ok := v.(string)
+			if !ok {
+				// As the CLI refuses run_id:=5 (it started a run under a
+				// generated id).
+				return nil, verbs.Invalidf("run_id must be a string, got %s", template.CompactJSON(v))
+			}
 			c.RunID = id
 			delete(c.Args, "run_id")
 		}

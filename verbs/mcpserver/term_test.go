@@ -69,3 +69,17 @@ func TestTermStopsCallsInFlight(t *testing.T) {
 		}
 	}
 }
+
+// A recipe tool's run_id that is no string is refused, as the CLI's
+// run_id:=5 is (it started a run under a generated id).
+func TestRecipeToolRunIDMustBeAString(t *testing.T) {
+	agent := t.TempDir()
+	c := connect(t, agent)
+	res := c.call("locker", map[string]any{"run_id": 5})
+	if !res.IsError || !strings.Contains(text(res), "run_id must be a string, got 5") {
+		t.Fatalf("locker run_id=5: error=%v %s", res.IsError, text(res))
+	}
+	if entries, _ := os.ReadDir(filepath.Join(agent, "tmp", "pi-actors", "runs")); len(entries) > 2 {
+		t.Errorf("a refused call left runs: %v", entries)
+	}
+}
