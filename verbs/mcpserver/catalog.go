@@ -98,8 +98,11 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[any]():         {},
 		// The knowledge graph's array parameters: the spec's JSON-array
 		// strings, or the arrays themselves.
-		reflect.TypeFor[graphop.Patterns]():         {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
-		reflect.TypeFor[op.PathList]():              {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[graphop.Patterns](): {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		reflect.TypeFor[op.PathList]():      {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
+		// "a,b" or ["a","b"] (search_all's domains): the comma form the
+		// docs show was outside the schema.
+		reflect.TypeFor[op.StringList]():            {Types: []string{"string", "array"}, Items: &jsonschema.Schema{Type: "string"}},
 		reflect.TypeFor[graphop.RelatedAtoms]():     {Types: []string{"string", "array"}, Items: relatedSchema("atomId")},
 		reflect.TypeFor[graphop.RelatedMolecules](): {Types: []string{"string", "array"}, Items: relatedSchema("moleculeId")},
 	}

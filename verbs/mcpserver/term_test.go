@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,5 +82,23 @@ func TestRecipeToolRunIDMustBeAString(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(agent, "tmp", "pi-actors", "runs")); len(entries) > 2 {
 		t.Errorf("a refused call left runs: %v", entries)
+	}
+}
+
+// A comma-separated list parameter's schema takes the comma form the
+// docs show (search_all's domains said null or array only).
+func TestStringListSchemaTakesCommas(t *testing.T) {
+	c := connect(t, t.TempDir())
+	for _, tool := range []string{"search_all", "smart_search"} {
+		var schema struct {
+			Properties map[string]struct {
+				Type []string `json:"type"`
+			} `json:"properties"`
+		}
+		s := c.inputSchema(tool)
+		json.Unmarshal([]byte(s), &schema)
+		if got := strings.Join(schema.Properties["domains"].Type, ","); got != "string,array" {
+			t.Errorf("%s domains type %q, want string,array: %s", tool, got, s)
+		}
 	}
 }
