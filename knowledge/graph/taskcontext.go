@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/pi-actors/pi-actors/internal/lazyre"
 	"github.com/pi-actors/pi-actors/knowledge/api/graphop"
@@ -144,7 +145,8 @@ func readTaskFile(file, cwd string) (string, error) {
 		}
 		file = filepath.Join(cwd, file)
 	}
-	f, err := os.Open(file)
+	// Non-blocking: a FIFO blocked the kernel in open.
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if os.IsNotExist(err) {
 		return "", op.NotFound("file", "task file", file)
 	}
@@ -152,6 +154,9 @@ func readTaskFile(file, cwd string) (string, error) {
 		return "", fmt.Errorf("read task file %s: %w", file, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", op.Invalid("file", "task file %s is not a regular file: pass a file", file)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, graphop.MaxTaskText+1))
 	if err != nil {
 		return "", fmt.Errorf("read task file %s: %w", file, err)

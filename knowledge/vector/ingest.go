@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -187,6 +188,25 @@ func nameBase(root, base string) string {
 	return root
 }
 
+// readRegular reads a regular file of at most max bytes: one that became
+// something else (a FIFO, a device) since it was listed, or grew past
+// max, is refused without blocking or reading it all.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return data, err
+}
+
 // collectFiles lists the regular files under root (or root itself) that
 // match glob, sorted; skipped counts those over the size limit.
 func collectFiles(root, glob string) ([]string, int, error) {
@@ -198,6 +218,11 @@ func collectFiles(root, glob string) ([]string, int, error) {
 		return nil, 0, fmt.Errorf("ingest %s: %w", root, err)
 	}
 	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			// A FIFO or a device: opening one blocked the store's ingests,
+			// reading /dev/zero grew the kernel without bound.
+			return nil, 0, op.Invalid("path", "path %s is not a regular file or a directory (%s): ingest reads files", root, fi.Mode().Type())
+		}
 		if fi.Size() > ingestMaxFile {
 			return nil, 1, nil
 		}
@@ -317,7 +342,7 @@ func (in *ingester) batch(ctx context.Context, files []string) error {
 // prepare reads a file and, unless it is unchanged or not text, splits
 // it into nodes.
 func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) {
-	data, err := os.ReadFile(abs)
+	data, err := readRegular(abs, ingestMaxFile)
 	if err != nil || !textual(data) {
 		in.res.Skipped++
 		return nil, nil
