@@ -162,6 +162,9 @@ func runSession(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, &Error{Exit: ExitUsage, Code: "no_session", Message: "session " + s.Action + " needs a session: yours ($PI_ACTORS_SESSION) or session=<id>",
 			Hint: "pi-actors session list"}
 	}
+	if err := CheckOwner("session", target); err != nil {
+		return nil, err // before a kernel is started for it
+	}
 	if env.Session != "" && env.Session != target {
 		return nil, sessionDenied(s.Action, target, env.Session)
 	}

@@ -295,6 +295,9 @@ Examples:
 			var res SpawnResult
 			check := func() error {
 				s := req.(*Spawn)
+				if err := CheckOwner("session", env.Session); err != nil {
+					return err
+				}
 				if (strings.TrimSpace(s.Node) != "" || strings.TrimSpace(s.Placement) == "spread") && !env.Config.Cluster.Enabled() {
 					return env.notClustered("spawn node=/placement=spread needs a cluster: this kernel has no [cluster] section in pi-actors.toml", "drop node=/placement=, or set up a cluster: docs/cluster.md")
 				}
