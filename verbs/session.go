@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -206,22 +205,16 @@ func boundedRuns(ids []string) []string { return ids[:min(len(ids), maxElsewhere
 // the action did not reach — for suspend the live ones not suspended, for
 // resume the suspended ones — and the members that could not be asked.
 func sessionElsewhere(ctx context.Context, env *Env, session, action string) ([]string, map[string]string) {
-	self := env.Config.Cluster.NodeName()
-	merged, _, err := ClusterPs(ctx, env, &Ps{Status: "active", Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, self)
+	ids, unreachable, err := runsElsewhere(ctx, env, "active", func(r *RunRow) bool {
+		return r.Owner == session && (r.Status == runs.StatusSuspended) == (action == "resume")
+	})
 	if err != nil {
 		return nil, map[string]string{"cluster": Classify(err).Message}
 	}
-	var ids []string
-	for _, r := range merged.Runs {
-		if r.Owner != session || r.Node == "" || r.Node == self || (r.Status == runs.StatusSuspended) != (action == "resume") {
-			continue
-		}
-		if id := "run:" + r.Run + "@" + r.Node; !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
+	for i, id := range ids {
+		ids[i] = "run:" + id
 	}
-	sort.Strings(ids)
-	return ids, merged.Unreachable
+	return ids, unreachable
 }
 
 // sessionDenied refuses a caller of another session.

@@ -156,7 +156,12 @@ func qualifyShort(r ShortResult, id, self string) ShortResult {
 // and a failed result for each member that could not be asked: all
 // never passes a node by in silence.
 func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []ShortResult) {
-	ids, unreachable, err := runsElsewhere(ctx, env, allFilter(typ), strings.TrimSpace(env.Session), typ == "control.prune")
+	session, archived := strings.TrimSpace(env.Session), typ == "control.prune"
+	ids, unreachable, err := runsElsewhere(ctx, env, allFilter(typ), func(r *RunRow) bool {
+		// The session's (every session's without one); archived ones
+		// only for a prune.
+		return (r.Status != runs.StatusArchived || archived) && (session == "" || r.Owner == session)
+	})
 	if err != nil {
 		return nil, []ShortResult{{Run: "@cluster", Error: Classify(err)}}
 	}
@@ -171,18 +176,18 @@ func clusterTargets(ctx context.Context, env *Env, typ string) ([]string, []Shor
 }
 
 // runsElsewhere lists the runs with ps's filter on the other members of
-// the cluster — of session, or every session's when "", archived ones
-// only when archived — as <id>@<node>, sorted, with the members that
-// could not be asked (node → why).
-func runsElsewhere(ctx context.Context, env *Env, filter, session string, archived bool) ([]string, map[string]string, error) {
+// the cluster that keep accepts, as <id>@<node>, sorted, with the
+// members that could not be asked (node → why).
+func runsElsewhere(ctx context.Context, env *Env, filter string, keep func(*RunRow) bool) ([]string, map[string]string, error) {
 	self := env.Config.Cluster.NodeName()
 	merged, _, err := ClusterPs(ctx, env, &Ps{Status: filter, Lines: LooseInt{Value{V: clusterAllMax, Set: true}}}, self)
 	if err != nil {
 		return nil, nil, err
 	}
 	var ids []string
-	for _, r := range merged.Runs {
-		if r.Status == runs.StatusArchived && !archived || session != "" && r.Owner != session {
+	for i := range merged.Runs {
+		r := &merged.Runs[i]
+		if !keep(r) {
 			continue
 		}
 		if id := r.Run + "@" + r.Node; !slices.Contains(ids, id) {
