@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -192,25 +191,27 @@ func Load(agentDir string) (Config, error) {
 // case-sensitive: [EXEC] MAX_LEAVES took effect, and a key given twice
 // in two cases passed as no duplicate).
 func exactCase(md toml.MetaData, path string) error {
-	known := KnownKeys()
+	names := map[string]bool{} // every known key and table, as spelt
+	for _, k := range KnownKeys() {
+		for i := range k {
+			if k[i] == '.' {
+				names[k[:i]] = true
+			}
+		}
+		names[k] = true
+	}
 	for _, k := range md.Keys() {
 		name := k.String()
-		if slices.Contains(known, name) {
+		if names[name] {
 			continue
 		}
-		for _, want := range known {
-			if strings.EqualFold(want, name) || strings.HasPrefix(strings.ToLower(want), strings.ToLower(name)+".") && !strings.HasPrefix(want, name+".") {
-				return fmt.Errorf("%w: %s: key %s: keys are case-sensitive; write %s", ErrInvalid, path, name, caseOf(want, name))
+		for want := range names {
+			if strings.EqualFold(want, name) {
+				return fmt.Errorf("%w: %s: key %s: keys are case-sensitive; write %s", ErrInvalid, path, name, want)
 			}
 		}
 	}
 	return nil
-}
-
-// caseOf is want cut to as many dotted parts as name has.
-func caseOf(want, name string) string {
-	parts := strings.Split(want, ".")
-	return strings.Join(parts[:min(len(parts), strings.Count(name, ".")+1)], ".")
 }
 
 func (c Config) check(path string) error {
