@@ -576,7 +576,7 @@ func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), 
 		}
 	}
 	supervisor := fmt.Sprintf("%d:%d", in.Meta.Pid, in.Meta.PidStart)
-	if err := workflows.FinishPaused(string(in.Dir), status, reason, 10*time.Second, supervisor, paused, ended); err != nil {
+	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second, supervisor, paused, ended); err != nil {
 		k.log.Warn("record workflow end", "run", in.Meta.Run, "status", status, "err", err)
 	}
 }

@@ -208,18 +208,16 @@ func Open(dir string, w *Workflow, run, instance string) (*State, error) {
 // scheduler could not answer, its scheduler's restart limit reached):
 // nodes that were running are killed, nodes that had not started are
 // cancelled, and the workflow gets status (killed or failed) and reason;
-// ended, if not nil, is told of each attempt it ended (once recorded).
+// ended, if not nil, is told of each attempt it ended and each node it
+// cancelled (once recorded).
 // A workflow that ended already is left as it is. It takes the
 // workflow's lock, so it waits for a scheduler still letting go.
-func Finish(dir, status, reason string, timeout time.Duration, ended func(*NodeState)) error {
-	return FinishPaused(dir, status, reason, timeout, "", 0, ended)
-}
-
-// FinishPaused is Finish for a workflow whose run was suspended for
-// paused ms in all, by supervisor (Engine.Supervisor): the time since the
-// scheduler last counted it (a kill while the session is suspended) is
-// left out of the killed nodes' took= as the scheduler leaves it out.
-func FinishPaused(dir, status, reason string, timeout time.Duration, supervisor string, paused int64, ended func(*NodeState)) error {
+//
+// paused is the time the workflow's run was suspended in all, as its
+// supervisor (Engine.Supervisor) counted it: what the scheduler did not
+// count yet (a kill while the session is suspended) is left out of the
+// killed nodes' took= as the scheduler leaves it out.
+func Finish(dir, status, reason string, timeout time.Duration, supervisor string, paused int64, ended func(*NodeState)) error {
 	if _, err := os.Stat(filepath.Join(dir, StateFile)); err != nil {
 		return nil // nothing was recorded yet: nothing to finish
 	}

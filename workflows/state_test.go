@@ -25,7 +25,7 @@ func TestFinishRecordsHowTheWorkflowEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ended []string
-	if err := workflows.Finish(dir, workflows.StatusFailed, "start_limit", time.Second, func(n *workflows.NodeState) {
+	if err := workflows.Finish(dir, workflows.StatusFailed, "start_limit", time.Second, "", 0, func(n *workflows.NodeState) {
 		ended = append(ended, n.ID+" "+n.Status)
 	}); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestFinishRecordsHowTheWorkflowEnded(t *testing.T) {
 		t.Errorf("node a reason %q", r)
 	}
 	// Ended already: a later Finish changes nothing.
-	if err := workflows.Finish(dir, workflows.StatusKilled, "control.kill", time.Second, func(n *workflows.NodeState) {
+	if err := workflows.Finish(dir, workflows.StatusKilled, "control.kill", time.Second, "", 0, func(n *workflows.NodeState) {
 		t.Errorf("a Finish of an ended workflow told %s ended", n.ID)
 	}); err != nil {
 		t.Fatal(err)
