@@ -575,8 +575,7 @@ func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), 
 			paused += time.Since(p.SuspendedAt).Milliseconds()
 		}
 	}
-	supervisor := fmt.Sprintf("%d:%d", in.Meta.Pid, in.Meta.PidStart)
-	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second, supervisor, paused, ended); err != nil {
+	if err := workflows.Finish(string(in.Dir), status, reason, 10*time.Second, verbs.SupervisorID(in.Meta), paused, ended); err != nil {
 		k.log.Warn("record workflow end", "run", in.Meta.Run, "status", status, "err", err)
 	}
 }

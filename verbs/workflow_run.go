@@ -60,7 +60,7 @@ func RunWorkflow(ctx context.Context, env *Env, dir runs.Dir, out, errw io.Write
 	e := &workflows.Engine{W: w, St: st, Host: newWorkflowHost(env, meta.Run, instance), Dir: string(dir), Log: out, LogFiles: runs.LogFiles,
 		Failed: func(n *workflows.NodeState) { nodeFailed(dir, meta, n, out) },
 		Ended:  func(n *workflows.NodeState) { nodeEnded(dir, n, out) },
-		Paused: pausedMS(dir), Supervisor: fmt.Sprintf("%d:%d", meta.Pid, meta.PidStart)}
+		Paused: pausedMS(dir), Supervisor: SupervisorID(meta)}
 	in := &workflowInbox{dir: dir, owner: meta.Address, out: out}
 	// control.retry sent while no scheduler ran (it woke this one up).
 	in.drain(func(node string) error { return e.Apply(node) })
@@ -291,3 +291,7 @@ func pausedMS(dir runs.Dir) func() int64 {
 		return v
 	}
 }
+
+// SupervisorID names a workflow run's supervisor for the scheduler's
+// pause accounting (workflows.Engine.Supervisor): its pid and start time.
+func SupervisorID(m *runs.Meta) string { return fmt.Sprintf("%d:%d", m.Pid, m.PidStart) }
