@@ -50,7 +50,8 @@
 //   - Nothing is dropped: a malformed line is reported by the readers
 //     (Line.Err) and kept verbatim by every rewrite; Rewrite refuses a
 //     result that would lose one. Only Inbox.KeepTerminal compaction removes
-//     records, and only handled/failed ones.
+//     records, and only handled/failed ones; wake.jsonl, which holds no
+//     message, keeps its newest records (WakeLimit).
 //   - A record is handed out by Claim at most once per status: claims are
 //     read-modify-write under the lock.
 //

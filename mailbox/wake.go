@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pi-actors/pi-actors/internal/fsutil"
 )
 
 // Wake reasons written by the runtime.
@@ -70,7 +73,39 @@ func AppendWakes(tx *Tx, path string, ws ...Wake) ([]Wake, error) {
 	if err := tx.AppendFile(path, recs...); err != nil {
 		return nil, err
 	}
+	if err := trimWakes(path); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// WakeLimit bounds a wake.jsonl: an append that takes it past WakeLimit
+// bytes drops its oldest records, keeping the newest quarter. Wakes are
+// doorbells, read from the end (a reader that finds the file shorter
+// starts again at its beginning); a long-lived run whose branches or room
+// are busy wrote them for ever.
+var WakeLimit int64 = 1 << 20
+
+// trimWakes cuts path to the newest WakeLimit/4 bytes of whole lines once
+// it is larger than WakeLimit. The caller holds its lock.
+func trimWakes(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() <= WakeLimit {
+		return nil // a file that cannot be stat'ed was just appended to: the next append trims it
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("trim %s: %w", path, err)
+	}
+	cut := len(data) - int(WakeLimit/4)
+	nl := bytes.IndexByte(data[max(cut, 0):], '\n')
+	if cut <= 0 || nl < 0 {
+		return nil
+	}
+	if err := fsutil.WriteSnapshot(path, data[cut+nl+1:], fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("trim %s: %w", path, err)
+	}
+	return nil
 }
 
 func (w Wake) normalized() (Wake, error) {

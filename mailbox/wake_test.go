@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +38,36 @@ func TestAppendWake(t *testing.T) {
 		if _, err := ParseWake([]byte(bad)); !errors.Is(err, ErrMalformed) {
 			t.Errorf("ParseWake(%s): %v", bad, err)
 		}
+	}
+}
+
+// TestWakeLimit: a wake.jsonl that grows past WakeLimit keeps only its
+// newest records, whole lines, the latest included; the file never stays
+// above the limit.
+func TestWakeLimit(t *testing.T) {
+	old := WakeLimit
+	WakeLimit = 4096
+	t.Cleanup(func() { WakeLimit = old })
+	path := filepath.Join(t.TempDir(), "wake.jsonl")
+	for i := range 500 {
+		if _, err := AppendWake(path, Wake{Actor: "branch:r1/w", Reason: WakeBranchMessage, ID: fmt.Sprintf("w%03d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Size() > WakeLimit {
+			t.Fatalf("after %d wakes: %v, size %d > %d", i+1, err, fi.Size(), WakeLimit)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for _, l := range lines {
+		if _, err := ParseWake([]byte(l)); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+	}
+	if len(lines) >= 500 || !strings.Contains(lines[len(lines)-1], `"id":"w499"`) {
+		t.Fatalf("%d lines, last %q: want the newest kept and the oldest dropped", len(lines), lines[len(lines)-1])
 	}
 }

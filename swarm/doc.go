@@ -12,7 +12,8 @@
 //     command template (verbs' exec), writes the output as an artifact,
 //     posts task.claim and task.result to the room and task.result to the
 //     coordinator; with a locker it asks the locker for work (lock.claim,
-//     reply_to its branch) and reports lock.complete / lock.fail. It
+//     reply_to its branch, wait_ms: the claim waits there for a task) and
+//     reports lock.complete / lock.fail. It
 //     stays until control.kill reaches its branch inbox (then it posts
 //     actor.leave and exits 0) or its run is stopped.
 //   - locker: a lease-based task queue and resource lock served from its
@@ -21,7 +22,9 @@
 //     (coord.* are aliases), control.stop / control.cancel. Replies go to
 //     the message's reply_to (else from). A lease that ran out is taken
 //     over: the task goes back to the front of the queue, the lock is
-//     free.
+//     free. A claim with wait_ms that finds nothing waits (queue.json
+//     waiting) for the next free task, else hears lock.empty when its
+//     wait is over.
 //   - coordinate: the room-swarm coordinator: it spawns a locker and N
 //     workers in its own room, enqueues the tasks, waits until every
 //     task has a result in the room timeline, reports, and stops them
@@ -37,7 +40,8 @@
 //
 // Locker (in its run's state dir): queue.json {items:[{id, task,
 // resources, enqueued_at, attempts}], leased:{id: {…, owner, claimed_at,
-// expires_at}}, completed:{id: owner}, failed:{id: error}},
+// expires_at}}, completed:{id: owner}, failed:{id: error}, waiting:[{owner,
+// reply_to, from?, lease_ms?, message_id, since, until}]},
 // locks.json {resource: {owner, task?, expires_at}} and journal.jsonl,
 // one line per state change ({ts, event, …}). The JSON files are written
 // atomically before the journal line and before any reply, so every

@@ -3,11 +3,14 @@ package swarm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
 
@@ -54,12 +57,15 @@ func Locker(ctx context.Context, env *verbs.Env, o Options) error {
 		if err := l.sweep(); err != nil {
 			return err
 		}
+		if err := l.serve(); err != nil {
+			return err
+		}
 		rec, err := verbs.ClaimRunMessage(a.dir, a.self)
 		if err != nil {
 			return fmt.Errorf("locker: %w", err)
 		}
 		if rec == nil {
-			waitChange(ctx, fw, time.Second)
+			waitChange(ctx, fw, l.idle())
 			continue
 		}
 		stop, err := l.handle(rec)
@@ -74,10 +80,23 @@ func Locker(ctx context.Context, env *verbs.Env, o Options) error {
 	return nil
 }
 
-// sweep takes back expired leases and locks.
+// idle is how long the loop sleeps when its inbox is empty: a second,
+// or less when a waiter's wait ends sooner.
+func (l *locker) idle() time.Duration {
+	d := time.Second
+	if end := l.st.nextWaitEnd(); !end.IsZero() {
+		d = min(d, max(end.Sub(l.clock()), time.Millisecond))
+	}
+	return d
+}
+
+// sweep takes back expired leases and locks, and tells each waiter whose
+// wait is over that nothing came (lock.empty).
 func (l *locker) sweep() error {
-	changes := l.st.expire(l.clock())
-	if len(changes) == 0 {
+	now := l.clock()
+	changes := l.st.expire(now)
+	over := l.st.waitOver(now)
+	if len(changes) == 0 && len(over) == 0 {
 		return nil
 	}
 	if err := l.st.save(); err != nil {
@@ -86,7 +105,53 @@ func (l *locker) sweep() error {
 	for _, c := range changes {
 		l.journal(c)
 	}
+	for _, w := range over {
+		l.journal(map[string]any{"event": "lock.wait_over", "owner": w.Owner, "message_id": w.MessageID})
+		l.answer(w.ReplyTo, w.MessageID, "lock.empty", l.empty(w.Owner))
+	}
 	return nil
+}
+
+// serve hands free tasks to the waiters, first come first served; a
+// waiter whose run has ended is dropped instead (its task would sit
+// leased to no one until the lease ran out).
+func (l *locker) serve() error {
+	for i := 0; i < len(l.st.q.Waiting) && len(l.st.q.Items) > 0; {
+		w := l.st.q.Waiting[i]
+		if !l.alive(w.From) {
+			l.st.q.Waiting = slices.Delete(l.st.q.Waiting, i, i+1)
+			if err := l.st.save(); err != nil {
+				return err
+			}
+			l.journal(map[string]any{"event": "lock.wait_gone", "owner": w.Owner, "from": w.From, "message_id": w.MessageID})
+			continue
+		}
+		lease := l.leaseOf(map[string]any{"lease_ms": float64(w.LeaseMS)})
+		ls := l.st.claim(w.Owner, lease, l.clock())
+		if ls == nil {
+			i++
+			continue
+		}
+		l.st.q.Waiting = slices.Delete(l.st.q.Waiting, i, i+1)
+		if err := l.assigned(w.ReplyTo, w.MessageID, w.Owner, ls, lease); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// alive reports whether a claiming run may still take a task: false
+// only for a run that is gone or has ended.
+func (l *locker) alive(from string) bool {
+	a, err := mailbox.Parse(from)
+	if err != nil || a.Kind != mailbox.KindRun {
+		return true
+	}
+	in, err := runs.Access(l.env.AgentDir, a.ID, l.env.Session)
+	if err != nil {
+		return !errors.Is(err, runs.ErrNotFound)
+	}
+	return !runs.Terminal(in.Status)
 }
 
 // handle applies one message; true means stop.
@@ -161,17 +226,74 @@ func (l *locker) claim(rec mailbox.Record, b map[string]any) error {
 	if owner == "" {
 		return fmt.Errorf("lock.claim needs body.owner (or reply_to/from)")
 	}
-	lease := l.st.claim(owner, l.leaseOf(b), l.clock())
-	if lease == nil {
-		return l.reply(rec, "lock.empty", map[string]any{"queued": len(l.st.q.Items), "leased": len(l.st.q.Leased), "owner": owner})
+	wait, err := waitOf(b)
+	if err != nil {
+		return err
 	}
+	lease := l.st.claim(owner, l.leaseOf(b), l.clock())
+	if lease != nil {
+		l.st.unwait(owner) // its earlier claim, if it waits, is answered by this one
+		return l.assigned(replyAddress(rec), rec.ID(), owner, lease, l.leaseOf(b))
+	}
+	to := replyAddress(rec)
+	if wait <= 0 || to == "" {
+		return l.reply(rec, "lock.empty", l.empty(owner))
+	}
+	// Nothing now: the claim waits (on disk, so a restarted locker keeps
+	// it) and is answered by the first task that becomes free, or by
+	// lock.empty when its wait is over.
+	now := l.clock()
+	from, _ := rec["from"].(string)
+	w := Waiter{Owner: owner, ReplyTo: to, From: from, MessageID: rec.ID(), Since: stamp(now), Until: stamp(now.Add(wait))}
+	if ms := l.leaseOf(b); ms != l.lease {
+		w.LeaseMS = ms.Milliseconds()
+	}
+	l.st.wait(w)
+	if err := l.st.save(); err != nil {
+		return err
+	}
+	l.journal(map[string]any{"event": "lock.waiting", "owner": owner, "until": w.Until, "message_id": w.MessageID})
+	return nil
+}
+
+// assigned saves a new lease and tells its owner (lock.assigned).
+func (l *locker) assigned(to, corr, owner string, lease *Lease, d time.Duration) error {
 	if err := l.st.save(); err != nil {
 		return err
 	}
 	l.journal(map[string]any{"event": "lock.assigned", "id": lease.ID, "owner": owner, "expires_at": lease.ExpiresAt})
-	return l.reply(rec, "lock.assigned", map[string]any{"id": lease.ID, "task": lease.Task, "resources": lease.Resources,
-		"owner": owner, "lease_ms": l.leaseOf(b).Milliseconds(), "expires_at": lease.ExpiresAt, "attempts": lease.Attempts, "locker": l.self})
+	l.answer(to, corr, "lock.assigned", map[string]any{"id": lease.ID, "task": lease.Task, "resources": lease.Resources,
+		"owner": owner, "lease_ms": d.Milliseconds(), "expires_at": lease.ExpiresAt, "attempts": lease.Attempts, "locker": l.self})
+	return nil
 }
+
+// empty is the body of lock.empty.
+func (l *locker) empty(owner string) map[string]any {
+	return map[string]any{"queued": len(l.st.q.Items), "leased": len(l.st.q.Leased), "owner": owner}
+}
+
+// waitOf is body.wait_ms: how long a claim that finds nothing waits for
+// a task (0: it is answered lock.empty at once).
+func waitOf(b map[string]any) (time.Duration, error) {
+	var n float64
+	switch x := b["wait_ms"].(type) {
+	case nil:
+		return 0, nil
+	case float64:
+		n = x
+	case json.Number:
+		n, _ = x.Float64()
+	default:
+		return 0, fmt.Errorf("lock.claim body.wait_ms must be a number of milliseconds (got %v)", x)
+	}
+	if n < 0 || n > float64(maxWait.Milliseconds()) {
+		return 0, fmt.Errorf("lock.claim body.wait_ms must be 0 to %d (got %v)", maxWait.Milliseconds(), n)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// maxWait bounds body.wait_ms.
+const maxWait = time.Hour
 
 // complete ends a lease as completed or failed; a lease that was taken
 // over (it expired and went to another owner) is denied.
@@ -296,10 +418,21 @@ func (l *locker) snapshot() map[string]any {
 // journal only (lock.unanswered, with the answer). A branch or room
 // recipient is sent no from (it would have to be of that run).
 func (l *locker) reply(rec mailbox.Record, typ string, b map[string]any) error {
+	return l.answer(replyAddress(rec), rec.ID(), typ, b)
+}
+
+// replyAddress is a message's reply_to, else its from.
+func replyAddress(rec mailbox.Record) string {
 	to, _ := rec["reply_to"].(string)
 	if to == "" {
 		to, _ = rec["from"].(string)
 	}
+	return to
+}
+
+// answer sends typ to the address to, as the answer to the message corr
+// (see reply).
+func (l *locker) answer(to, corr, typ string, b map[string]any) error {
 	a, err := mailbox.Parse(to)
 	if to == "" || err != nil || a.String() == l.self {
 		why := "it came from the locker itself"
@@ -309,10 +442,10 @@ func (l *locker) reply(rec mailbox.Record, typ string, b map[string]any) error {
 		case err != nil:
 			why = "reply_to/from " + to + " is no address: " + err.Error()
 		}
-		l.journal(map[string]any{"event": "lock.unanswered", "type": typ, "message_id": rec.ID(), "why": why, "answer": b})
+		l.journal(map[string]any{"event": "lock.unanswered", "type": typ, "message_id": corr, "why": why, "answer": b})
 		return nil
 	}
-	m := &verbs.Message{To: a.String(), Type: typ, From: l.self, ReplyTo: verbs.Text(l.self), CorrelationID: verbs.Text(rec.ID()), Body: body(b)}
+	m := &verbs.Message{To: a.String(), Type: typ, From: l.self, ReplyTo: verbs.Text(l.self), CorrelationID: verbs.Text(corr), Body: body(b)}
 	if a.Kind == mailbox.KindBranch || a.Kind == mailbox.KindRoom {
 		m.From = ""
 	}

@@ -22,6 +22,21 @@ type Queue struct {
 	Leased    map[string]*Lease `json:"leased"`
 	Completed map[string]string `json:"completed"` // id → the owner that completed it
 	Failed    map[string]string `json:"failed"`    // id → why
+	// Waiting are the claims that found nothing and asked to wait
+	// (body.wait_ms): the next task that becomes free goes to the first
+	// of them, and each hears lock.empty when its wait is over.
+	Waiting []Waiter `json:"waiting,omitempty"`
+}
+
+// Waiter is a lock.claim waiting for a task until Until.
+type Waiter struct {
+	Owner     string `json:"owner"`
+	ReplyTo   string `json:"reply_to"`
+	From      string `json:"from,omitempty"` // the claiming run (run:<id>), checked before a task is handed to it
+	LeaseMS   int64  `json:"lease_ms,omitempty"`
+	MessageID string `json:"message_id"` // the claim's id: the answer's correlation_id
+	Since     string `json:"since"`
+	Until     string `json:"until"`
 }
 
 // Item is a queued task.
@@ -170,6 +185,48 @@ func (s *lockerState) claim(owner string, lease time.Duration, now time.Time) *L
 		return l
 	}
 	return nil
+}
+
+// wait adds a claim that found nothing to the waiters (an owner waits
+// once: its newer claim replaces its older one, keeping its place).
+func (s *lockerState) wait(w Waiter) {
+	for i := range s.q.Waiting {
+		if s.q.Waiting[i].Owner == w.Owner {
+			s.q.Waiting[i] = w
+			return
+		}
+	}
+	s.q.Waiting = append(s.q.Waiting, w)
+}
+
+// unwait removes owner's waiting claim, if any.
+func (s *lockerState) unwait(owner string) {
+	s.q.Waiting = slices.DeleteFunc(s.q.Waiting, func(w Waiter) bool { return w.Owner == owner })
+}
+
+// waitOver removes and returns the waiters whose wait ended at now.
+func (s *lockerState) waitOver(now time.Time) []Waiter {
+	var over []Waiter
+	s.q.Waiting = slices.DeleteFunc(s.q.Waiting, func(w Waiter) bool {
+		if past(w.Until, now) {
+			over = append(over, w)
+			return true
+		}
+		return false
+	})
+	return over
+}
+
+// nextWaitEnd is when the first waiter's wait ends (zero without any).
+func (s *lockerState) nextWaitEnd() time.Time {
+	var first time.Time
+	for _, w := range s.q.Waiting {
+		t, err := time.Parse(time.RFC3339Nano, w.Until)
+		if err == nil && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	return first
 }
 
 // finish ends a lease: completed, failed, or (retry) queued again.

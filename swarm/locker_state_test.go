@@ -66,3 +66,44 @@ func TestLockerStateLeases(t *testing.T) {
 		t.Fatalf("retry: %+v, queue %+v", d, s.q.Items)
 	}
 }
+
+// TestLockerStateWaiters: an owner waits once (a newer claim replaces
+// its older one in place), waits end in order of their deadlines, unwait
+// removes one owner's claim, and the waiters survive a reload.
+func TestLockerStateWaiters(t *testing.T) {
+	dir := runs.Dir(t.TempDir())
+	s, err := loadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) string { return stamp(now.Add(d)) }
+	s.wait(Waiter{Owner: "a", MessageID: "m1", Until: at(time.Minute)})
+	s.wait(Waiter{Owner: "b", MessageID: "m2", Until: at(time.Second)})
+	s.wait(Waiter{Owner: "a", MessageID: "m3", Until: at(2 * time.Second)})
+	if got := s.nextWaitEnd(); !got.Equal(now.Add(time.Second)) {
+		t.Fatalf("nextWaitEnd = %v, want %v", got, now.Add(time.Second))
+	}
+	if err := s.save(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = loadState(dir); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ws []Waiter) (out []string) {
+		for _, w := range ws {
+			out = append(out, w.Owner+"/"+w.MessageID)
+		}
+		return out
+	}
+	if got := ids(s.q.Waiting); !reflect.DeepEqual(got, []string{"a/m3", "b/m2"}) {
+		t.Fatalf("waiting after reload = %v, want [a/m3 b/m2]", got)
+	}
+	if got := ids(s.waitOver(now.Add(time.Second))); !reflect.DeepEqual(got, []string{"b/m2"}) {
+		t.Fatalf("waitOver at +1s = %v, want [b/m2]", got)
+	}
+	s.unwait("a")
+	if len(s.q.Waiting) != 0 || !s.nextWaitEnd().IsZero() {
+		t.Fatalf("after unwait: %v", s.q.Waiting)
+	}
+}

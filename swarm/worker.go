@@ -33,6 +33,7 @@ type worker struct {
 	branch, addr  string // branch:<room>/<branch>
 	locker        string // the locker's run id, "" without
 	poll          time.Duration
+	wait          time.Duration // how long a lock.claim waits at the locker for a task
 	staleClaim    time.Duration
 	artifacts     string
 	write, notify bool
@@ -62,11 +63,13 @@ type workerStatus struct {
 // Worker runs an actor-worker until control.kill reaches its branch
 // inbox or ctx ends. Parameters: room (the room's run id; default this
 // run's), branch (default worker), locker (a locker's run id: ask it for
-// tasks), poll_ms (1000, min 50), stale_claim_ms (0: off), artifact_dir
+// tasks), poll_ms (1000, min 50), wait_ms (30000: how long a claim the
+// locker cannot serve waits there for a task; 0: ask again every
+// poll_ms), stale_claim_ms (0: off), artifact_dir
 // (<state dir>/worker-artifacts), write_artifacts (true),
 // notify_coordinator (true: each task.result also goes to=coordinator).
 func Worker(ctx context.Context, env *verbs.Env, o Options) error {
-	if err := o.check("worker", "room", "branch", "locker", "poll_ms", "stale_claim_ms", "artifact_dir", "write_artifacts", "notify_coordinator"); err != nil {
+	if err := o.check("worker", "room", "branch", "locker", "poll_ms", "wait_ms", "stale_claim_ms", "artifact_dir", "write_artifacts", "notify_coordinator"); err != nil {
 		return err
 	}
 	a, err := newActor(env)
@@ -82,6 +85,14 @@ func Worker(ctx context.Context, env *verbs.Env, o Options) error {
 	if err != nil {
 		return err
 	}
+	waitMS, err := o.int("wait_ms", 30000)
+	if err != nil {
+		return err
+	}
+	if waitMS < 0 || waitMS > int(maxWait.Milliseconds()) {
+		return usagef("wait_ms must be 0 to %d (got %d)", maxWait.Milliseconds(), waitMS)
+	}
+	w.wait = time.Duration(waitMS) * time.Millisecond
 	w.poll, w.staleClaim = time.Duration(max(pollMS, 50))*time.Millisecond, time.Duration(max(staleMS, 0))*time.Millisecond
 	if w.write, err = o.bool("write_artifacts", true); err != nil {
 		return err
@@ -162,14 +173,20 @@ func (w *worker) post(typ, summary string, b any) (*verbs.Delivery, error) {
 }
 
 // maybeAsk asks the locker for a task when none is asked for (or an
-// answer is overdue).
+// answer is overdue). The claim waits at the locker up to wait for a
+// task, so an idle worker asks once per wait, not once per poll: each
+// answer is a message to its branch, copied to the room's run inbox.
 func (w *worker) maybeAsk() error {
 	now := w.clock()
-	if w.locker == "" || now.Before(w.nextAsk) || (w.asking && now.Sub(w.askedAt) < 10*w.poll) {
+	if w.locker == "" || now.Before(w.nextAsk) || (w.asking && now.Sub(w.askedAt) < w.wait+10*w.poll) {
 		return nil
 	}
+	b := map[string]any{"owner": w.addr}
+	if w.wait > 0 {
+		b["wait_ms"] = w.wait.Milliseconds()
+	}
 	_, err := w.send(&verbs.Message{To: "run:" + w.locker, Type: "lock.claim", From: w.self, ReplyTo: verbs.Text(w.addr),
-		Body: body(map[string]any{"owner": w.addr})})
+		Body: body(b)})
 	if err != nil {
 		return err
 	}
