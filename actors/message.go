@@ -131,7 +131,7 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 			if err != nil {
 				return nil, err
 			}
-			return expiredOnArrival(env, "", string(dir), id)
+			return expiredOnArrival(env, "", "", string(dir), id)
 		}
 	}
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: id, StateDir: string(dir), Persisted: verbs.Ptr(true)}
@@ -434,7 +434,7 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 	out := &verbs.Delivery{To: env.To, Type: env.Type, Run: from.ID, StateDir: string(dir), Outbox: filepath.Base(runs.OutboxFile), ID: env.ID,
 		Sent: true, Persisted: verbs.Ptr(true), Queued: verbs.Ptr(true), Delivered: verbs.Ptr(false), Consumer: "run-outbox", Reason: to.Kind + "_outbox_persisted"}
 	if env.ID == "" {
-		if d, err := expiredOnArrival(env, "", string(dir), from.ID); d != nil || err != nil {
+		if d, err := expiredOnArrival(env, "", "", string(dir), from.ID); d != nil || err != nil {
 			return d, err
 		}
 		if _, err := mailbox.AppendOutbox(dir.Path(runs.OutboxFile), rec); err != nil {
@@ -464,7 +464,7 @@ func (k *Kernel) messageUp(req wire.Request, env mailbox.Envelope, to mailbox.Ad
 		return nil, fmt.Errorf("persist message: %w", err)
 	}
 	if expired {
-		return expiredOnArrival(env, "", string(dir), from.ID)
+		return expiredOnArrival(env, "", "", string(dir), from.ID)
 	}
 	if out.Duplicate {
 		out.Queued, out.Delivered, out.Reason = nil, nil, "duplicate"

@@ -51,7 +51,7 @@ func (k *Kernel) access(req wire.Request, env mailbox.Envelope, run string) (*ru
 	}
 	in, err := runs.Access(k.cfg.AgentDir, run, req.Session)
 	if errors.Is(err, runs.ErrNotFound) {
-		if _, _, derr := rooms.DeadLetterAt(k.deadLettersPath(), env, "run_not_found"); derr != nil {
+		if _, _, derr := rooms.DeadLetterAt(k.deadLettersPath(), req.Session, env, "run_not_found"); derr != nil {
 			k.log.Warn("dead letter", "to", env.To, "err", derr)
 		}
 	}
@@ -92,9 +92,9 @@ func (k *Kernel) cachedRun(run string) *runs.Info {
 }
 
 // expiredOnArrival dead-letters a message whose deadline passed before
-// it was sent (in path, a run's log or the coordinator's) and returns its
-// outcome; nil when it has not expired.
-func expiredOnArrival(env mailbox.Envelope, path, dir, run string) (*verbs.Delivery, error) {
+// it was sent (in dir's log, else in the coordinator's log at path, as
+// session's) and returns its outcome; nil when it has not expired.
+func expiredOnArrival(env mailbox.Envelope, path, session, dir, run string) (*verbs.Delivery, error) {
 	now := time.Now()
 	exp, why := env.ExpiredAt(now, now)
 	if !exp {
@@ -106,7 +106,7 @@ func expiredOnArrival(env mailbox.Envelope, path, dir, run string) (*verbs.Deliv
 	if dir != "" {
 		rec, dup, err = rooms.DeadLetter(dir, env, why)
 	} else {
-		rec, dup, err = rooms.DeadLetterAt(path, env, why)
+		rec, dup, err = rooms.DeadLetterAt(path, session, env, why)
 	}
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (k *Kernel) messageTool(req wire.Request, env mailbox.Envelope, to mailbox.
 			return duplicate()
 		}
 	}
-	if d, err := expiredOnArrival(env, k.deadLettersPath(), "", ""); d != nil || err != nil {
+	if d, err := expiredOnArrival(env, k.deadLettersPath(), req.Session, "", ""); d != nil || err != nil {
 		return d, err
 	}
 	if env.ID != "" {

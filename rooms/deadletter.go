@@ -24,6 +24,7 @@ type DeadLetterRecord struct {
 	Reason   string         `json:"reason"`
 	TS       string         `json:"ts"`
 	StateDir string         `json:"state_dir,omitempty"`
+	Session  string         `json:"session,omitempty"` // the sender's, in the coordinator's log
 	Message  map[string]any `json:"message"`
 }
 
@@ -31,16 +32,18 @@ type DeadLetterRecord struct {
 // run's). A message whose id is already there is a duplicate: the stored
 // record comes back and nothing is written.
 func DeadLetter(dir string, env mailbox.Envelope, reason string) (DeadLetterRecord, bool, error) {
-	return deadLetter(filepath.Join(dir, DeadLettersFile), dir, env, reason)
+	return deadLetter(filepath.Join(dir, DeadLettersFile), dir, "", env, reason)
 }
 
 // DeadLetterAt is DeadLetter to any file (the coordinator's
-// dead_letters.jsonl, for messages with no run to hold them).
-func DeadLetterAt(path string, env mailbox.Envelope, reason string) (DeadLetterRecord, bool, error) {
-	return deadLetter(path, "", env, reason)
+// dead_letters.jsonl, for messages with no run to hold them), recording
+// the sender's session: the log holds every session's, and each sees its
+// own. A retry is a duplicate only from the same session.
+func DeadLetterAt(path, session string, env mailbox.Envelope, reason string) (DeadLetterRecord, bool, error) {
+	return deadLetter(path, "", strings.TrimSpace(session), env, reason)
 }
 
-func deadLetter(path, dir string, env mailbox.Envelope, reason string) (DeadLetterRecord, bool, error) {
+func deadLetter(path, dir, session string, env mailbox.Envelope, reason string) (DeadLetterRecord, bool, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return DeadLetterRecord{}, false, &mailbox.EnvelopeError{Field: "reason", Msg: "a dead letter needs a reason (such as ttl_expired)"}
@@ -50,7 +53,7 @@ func deadLetter(path, dir string, env mailbox.Envelope, reason string) (DeadLett
 		return DeadLetterRecord{}, false, fmt.Errorf("dead letter: %w", err)
 	}
 	msg, _ := decodeMap(b)
-	rec := DeadLetterRecord{ID: env.ID, Reason: reason, TS: formatTime(time.Now()), StateDir: dir, Message: msg}
+	rec := DeadLetterRecord{ID: env.ID, Reason: reason, TS: formatTime(time.Now()), StateDir: dir, Session: session, Message: msg}
 	if rec.ID == "" {
 		rec.ID = mailbox.NewID()
 	}
@@ -71,7 +74,7 @@ func deadLetter(path, dir string, env mailbox.Envelope, reason string) (DeadLett
 					rec.ID = id
 					break
 				}
-				if o := deadLetterFrom(old); o.Message["to"] == msg["to"] {
+				if o := deadLetterFrom(old); o.Message["to"] == msg["to"] && o.Session == session {
 					rec, dup = o, true
 					return nil
 				}
@@ -90,7 +93,7 @@ func deadLetter(path, dir string, env mailbox.Envelope, reason string) (DeadLett
 
 func deadLetterFrom(m map[string]any) DeadLetterRecord {
 	msg, _ := m["message"].(map[string]any)
-	return DeadLetterRecord{ID: str(m, "id"), Reason: str(m, "reason"), TS: str(m, "ts"), StateDir: str(m, "state_dir"), Message: msg}
+	return DeadLetterRecord{ID: str(m, "id"), Reason: str(m, "reason"), TS: str(m, "ts"), StateDir: str(m, "state_dir"), Session: str(m, "session"), Message: msg}
 }
 
 // DeadLettersView is the dead_letters view: the newest records of a
@@ -110,6 +113,35 @@ func DeadLetters(path string, lines int) (DeadLettersView, error) {
 		return v, err
 	}
 	v.DeadLetters, v.Corrupted, v.Total = recs, corrupted, total
+	return v, nil
+}
+
+// SessionDeadLetters is DeadLetters of the coordinator's log as session
+// sees it: its own records and those written with no session (every
+// record when session is empty). Total counts those records.
+func SessionDeadLetters(path, session string, lines int) (DeadLettersView, error) {
+	session = strings.TrimSpace(session)
+	if session == "" {
+		return DeadLetters(path, lines)
+	}
+	v := DeadLettersView{DeadLetters: []DeadLetterRecord{}, File: path}
+	all, err := mailbox.Read(path)
+	if err != nil {
+		return v, err
+	}
+	for _, l := range all {
+		if l.Err != nil {
+			v.Corrupted++
+			continue
+		}
+		if r := deadLetterFrom(l.Value); r.Session == "" || r.Session == session {
+			v.DeadLetters = append(v.DeadLetters, r)
+		}
+	}
+	v.Total = len(v.DeadLetters) + v.Corrupted
+	if n, keep := len(v.DeadLetters), defaultLines(lines); n > keep {
+		v.DeadLetters = v.DeadLetters[n-keep:]
+	}
 	return v, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -465,7 +466,7 @@ func TestDeadLetterSameIDTwoAddresses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), DeadLettersFile)
 	send := func(to string) (DeadLetterRecord, bool) {
 		t.Helper()
-		rec, dup, err := DeadLetterAt(path, mailbox.Envelope{To: to, Type: "t", ID: "lost-1"}, "run_not_found")
+		rec, dup, err := DeadLetterAt(path, "", mailbox.Envelope{To: to, Type: "t", ID: "lost-1"}, "run_not_found")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,5 +485,42 @@ func TestDeadLetterSameIDTwoAddresses(t *testing.T) {
 	}
 	if recs, _ := readLines(t, path); len(recs) != 3 {
 		t.Errorf("%d dead letters, want 3", len(recs))
+	}
+}
+
+// The coordinator's dead-letter log holds every session's messages: each
+// session sees its own and those sent with no session, and the same id
+// from two sessions is two dead letters, not a duplicate of the other's.
+func TestSessionDeadLetters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), DeadLettersFile)
+	for _, s := range []string{"s1", "s2", "", "s1"} {
+		if _, _, err := DeadLetterAt(path, s, mailbox.Envelope{To: "run:gone", Type: "t", ID: "lost-" + s}, "run_not_found"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, dup, _ := DeadLetterAt(path, "s2", mailbox.Envelope{To: "run:gone", Type: "t", ID: "lost-s1"}, "run_not_found"); dup {
+		t.Fatal("s2's message with s1's id was taken for s1's retry")
+	}
+	ids := func(session string) (out []string) {
+		v, err := SessionDeadLetters(path, session, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range v.DeadLetters {
+			out = append(out, d.ID+"/"+d.Session)
+		}
+		if v.Total != len(out) {
+			t.Errorf("session %q: total %d, shown %d", session, v.Total, len(out))
+		}
+		return out
+	}
+	if got := ids("s1"); !reflect.DeepEqual(got, []string{"lost-s1/s1", "lost-/"}) {
+		t.Errorf("s1 sees %v", got)
+	}
+	if got := ids("s2"); len(got) != 3 || got[0] != "lost-s2/s2" || got[1] != "lost-/" || !strings.HasPrefix(got[2], "lost-s1.") {
+		t.Errorf("s2 sees %v", got)
+	}
+	if got := ids(""); len(got) != 4 {
+		t.Errorf("no session sees %v, want all 4", got)
 	}
 }

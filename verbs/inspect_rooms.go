@@ -216,10 +216,10 @@ func CoordinatorDeadLetters(agentDir string) string {
 
 // coordinatorDeadLetters is coordinator view=dead_letters: the
 // coordinator's own log (messages to runs that do not exist, expired
-// messages to tools) merged with the logs of the calling session's runs
-// (every run's without a session), newest last.
+// messages to tools) merged with the logs of the calling session's runs,
+// the session's records only (every one without a session), newest last.
 func coordinatorDeadLetters(env *Env, lines int) (*inspectOutput, error) {
-	all, err := rooms.DeadLetters(CoordinatorDeadLetters(env.AgentDir), lines)
+	all, err := rooms.SessionDeadLetters(CoordinatorDeadLetters(env.AgentDir), env.Session, lines)
 	if err != nil {
 		return nil, err
 	}
