@@ -22,7 +22,10 @@
 // graph_molecules_fts kept by triggers, keyed by rowid: never VACUUM a
 // store without rebuilding them). Version 2 adds the vector graph
 // (schema_vectors.go: vg_nodes, vg_edges, vg_vectors, vg_provenance,
-// vg_conflicts, vg_atom_links, vg_topics, vg_meta). Times are UTC ISO
+// vg_conflicts, vg_atom_links, vg_topics, vg_meta), version 3 an index
+// of node member names and version 4 vg_nodes_fts, the FTS5
+// external-content index of node names and contents (keyed by seq, kept
+// by triggers). Times are UTC ISO
 // 8601 with milliseconds (TimeLayout); ids are random UUIDs.
 //
 // # Invariants

@@ -123,10 +123,12 @@ END;
 	migrationVectors,
 	// 3: nodes by member name (schema_vectors.go).
 	migrationMembers,
+	// 4: the words of the vector graph's nodes (schema_vectors.go).
+	migrationNodeWords,
 }
 
 // SchemaVersion is the schema version this binary creates and knows.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 func init() {
 	if len(migrations) != SchemaVersion {

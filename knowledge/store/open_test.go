@@ -170,3 +170,53 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatalf("after migration: version %d, %d projects, %d nodes, %v", v, projects, nodes, err)
 	}
 }
+
+// A store of schema 3 with nodes migrates to 4 on open: the node word
+// index is built from the nodes already there, and kept by its triggers
+// after.
+func TestMigrateFromSchema3IndexesNodeWords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append([]string{}, migrations[:3]...)
+	for v := 1; v <= 3; v++ {
+		qs = append(qs, fmt.Sprintf(`INSERT INTO schema_version(version, applied_at) VALUES (%d, '2025-01-01T00:00:00.000Z')`, v))
+	}
+	qs = append(qs, `INSERT INTO vg_nodes(id, domain, type, name, content, content_hash, trust, created_at, updated_at)
+		VALUES ('n1', 'history', 'entry', 'field log', 'we saw a platypus', 'h', 50, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`,
+		`PRAGMA user_version = 3`, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID))
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	db.Close()
+	s := openDB(t, path)
+	find := func(word string) (ids []string) {
+		t.Helper()
+		rows, err := s.r.Query(`SELECT n.id FROM vg_nodes_fts f JOIN vg_nodes n ON n.seq = f.rowid WHERE vg_nodes_fts MATCH ?`, `"`+word+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	if v, _ := s.Version(t.Context()); v != SchemaVersion || len(find("platypus")) != 1 {
+		t.Fatalf("after migration: version %d, platypus in %v", v, find("platypus"))
+	}
+	if _, err := s.Write(t.Context(), func(tx *Tx) (any, error) {
+		return tx.Exec(`UPDATE vg_nodes SET content = 'we saw an echidna' WHERE id = 'n1'`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if p, e := find("platypus"), find("ECHIDNA"); len(p) != 0 || len(e) != 1 {
+		t.Fatalf("after an update: platypus in %v, echidna in %v", p, e)
+	}
+}

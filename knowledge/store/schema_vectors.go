@@ -131,3 +131,25 @@ END;
 const migrationMembers = `
 CREATE INDEX vg_nodes_member ON vg_nodes(domain, lower(substr(name, instr(name, '.') + 1))) WHERE instr(name, '.') > 0;
 `
+
+// migrationNodeWords is schema version 4: a full-text index (FTS5,
+// external content) of the vector graph's node names and contents, so a
+// search finds a node that holds the query's words even when its vector
+// is far from the query's (one rare word among a page of others). The
+// triggers keep it in step with vg_nodes; the rebuild indexes the nodes
+// of an older store.
+const migrationNodeWords = `
+CREATE VIRTUAL TABLE vg_nodes_fts USING fts5(name, content,
+  content='vg_nodes', content_rowid='seq', tokenize='unicode61 remove_diacritics 2', detail='none');
+CREATE TRIGGER vg_nodes_fts_ai AFTER INSERT ON vg_nodes BEGIN
+  INSERT INTO vg_nodes_fts(rowid, name, content) VALUES (new.seq, new.name, new.content);
+END;
+CREATE TRIGGER vg_nodes_fts_ad AFTER DELETE ON vg_nodes BEGIN
+  INSERT INTO vg_nodes_fts(vg_nodes_fts, rowid, name, content) VALUES ('delete', old.seq, old.name, old.content);
+END;
+CREATE TRIGGER vg_nodes_fts_au AFTER UPDATE OF name, content ON vg_nodes BEGIN
+  INSERT INTO vg_nodes_fts(vg_nodes_fts, rowid, name, content) VALUES ('delete', old.seq, old.name, old.content);
+  INSERT INTO vg_nodes_fts(rowid, name, content) VALUES (new.seq, new.name, new.content);
+END;
+INSERT INTO vg_nodes_fts(vg_nodes_fts) VALUES ('rebuild');
+`

@@ -35,8 +35,9 @@ type domainIndex struct {
 
 // cand is a search candidate: a node seq and its cosine similarity.
 type cand struct {
-	seq uint64
-	sim float32
+	seq   uint64
+	sim   float32
+	words bool // found by its words (byWords)
 }
 
 func (vi *domainIndex) has(seq uint64) bool {
@@ -177,9 +178,9 @@ func (vi *domainIndex) search(q []float32, k int, typ uint8) []cand {
 		}
 		s := vek32.Dot(q, vi.vecs[i*vi.dim:(i+1)*vi.dim])
 		if len(h) < k {
-			heap.Push(&h, cand{seq, s})
+			heap.Push(&h, cand{seq: seq, sim: s})
 		} else if s > h[0].sim {
-			h[0] = cand{seq, s}
+			h[0] = cand{seq: seq, sim: s}
 			heap.Fix(&h, 0)
 		}
 	}

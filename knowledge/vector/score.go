@@ -20,6 +20,9 @@ const (
 	bonusVerified    = 0.15
 	snippetLen       = 300 // characters of content in a hit
 	supersededFresh  = 0.1
+	// bonusWords is added to the score of a hit whose name or content
+	// holds every word of the query (byWords).
+	bonusWords = 0.15
 )
 
 // scored is a hit with what ranking and deduplication need.
@@ -35,6 +38,9 @@ type scored struct {
 	// exact: the name, or its member name (a method's), is the query
 	// (nameExact; ranked before the other hits by name).
 	exact bool
+	// words: the node holds every word of the query (byWords; its score
+	// has bonusWords, and it is kept whatever its similarity).
+	words bool
 }
 
 // rowCols are the columns a hit is scored from.
@@ -47,12 +53,16 @@ func (s *Store) hits(ctx context.Context, g *mirror, cands []cand, now time.Time
 		return nil, nil
 	}
 	sim := make(map[int64]float32, len(cands))
+	words := map[int64]bool{}
 	args := make([]any, 0, len(cands))
 	for _, c := range cands {
 		if _, dup := sim[int64(c.seq)]; !dup {
 			args = append(args, int64(c.seq))
 		}
 		sim[int64(c.seq)] = max(sim[int64(c.seq)], c.sim)
+		if c.words {
+			words[int64(c.seq)] = true
+		}
 	}
 	g.rowReads.Add(1)
 	rows, err := s.r.QueryContext(ctx, `SELECT `+rowCols+` FROM vg_nodes n WHERE n.seq IN (?`+strings.Repeat(", ?", len(args)-1)+`)`, args...)
@@ -72,6 +82,7 @@ func (s *Store) hits(ctx context.Context, g *mirror, cands []cand, now time.Time
 		h.Snippet = clipRunes(content, snippetLen)
 		h.Store, h.from = s.db.Layer(), s
 		rank(&h.Hit, float64(sim[h.seq]), expires, now)
+		h.words = words[h.seq]
 		out = append(out, h)
 	}
 	return out, rows.Err()

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/viterin/vek/vek32"
 
@@ -115,6 +117,67 @@ func (s *Store) byName(ctx context.Context, g *mirror, query string, domains []s
 	return out, nil
 }
 
+// maxWordsQuery bounds the words of a query looked up in the node word
+// index: a longer query is a sentence, left to similarity.
+const maxWordsQuery = 8
+
+// wordsMatch is the FTS5 query of a search's words (letters and digits),
+// every one required as a whole token; "" for a query with none or with
+// more than maxWordsQuery.
+func wordsMatch(query string) string {
+	words := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 || len(words) > maxWordsQuery {
+		return ""
+	}
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+// byWords finds, through the node word index (vg_nodes_fts), the live
+// nodes of domains (and of type typ, when set) whose name or content
+// holds every word of the query, best first, at most k, as candidates
+// with their cosine similarity to q: a rare word in a long text leaves
+// its vector far from the query's, and such a node is what the query
+// asks for. The caller keeps them whatever their similarity.
+func (s *Store) byWords(ctx context.Context, g *mirror, query string, domains []string, typ string, q []float32, k int) ([]cand, error) {
+	match := wordsMatch(query)
+	if match == "" {
+		return nil, nil
+	}
+	where, args := `vg_nodes_fts MATCH ? AND n.superseded_by IS NULL AND n.domain IN (?`+strings.Repeat(", ?", len(domains)-1)+`)`, []any{g.emb.ID(), match}
+	for _, d := range domains {
+		args = append(args, d)
+	}
+	if typ != "" {
+		where, args = where+` AND n.type = ?`, append(args, typ)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT n.seq, v.vec FROM vg_nodes_fts f JOIN vg_nodes n ON n.seq = f.rowid
+		LEFT JOIN vg_vectors v ON v.seq = n.seq AND v.embedder = ? WHERE `+where+` ORDER BY f.rank LIMIT ?`, append(args, k)...)
+	if err != nil {
+		if strings.Contains(err.Error(), "fts5") {
+			return nil, nil // words FTS5 will not take as terms: left to similarity
+		}
+		return nil, fmt.Errorf("look up words: %w", err)
+	}
+	defer rows.Close()
+	var out []cand
+	for rows.Next() {
+		var seq int64
+		var vec []byte
+		if err := rows.Scan(&seq, &vec); err != nil {
+			return nil, fmt.Errorf("look up words: %w", err)
+		}
+		c := cand{seq: uint64(seq), words: true}
+		if v := decodeVec(vec); len(v) == len(q) && len(q) > 0 {
+			c.sim = vek32.Dot(q, v)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 // candidates is how many nearest neighbours a domain search asks the
 // index for to return k hits after rescoring.
 func candidates(k int) int { return min(max(3*k, 30), 300) }
@@ -173,14 +236,21 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hs, err := s.hits(ctx, g, append(cands, named...), time.Now())
+	worded, err := s.byWords(ctx, g, query, live, typ, q, kc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hs, err := s.hits(ctx, g, slices.Concat(cands, named, worded), time.Now())
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for _, h := range hs {
 		h.byName = (typ == "" || h.Type == typ) && slices.Contains(live, h.Domain) && nameMatches(h.Name, phrase)
 		h.exact = h.byName && nameExact(h.Name, phrase)
-		if h.byName || h.Similarity >= minSimilarity {
+		if h.words {
+			h.Score = round3(math.Min(1, h.Score+bonusWords))
+		}
+		if h.byName || h.words || h.Similarity >= minSimilarity {
 			per[h.Domain] = append(per[h.Domain], h)
 		}
 	}
