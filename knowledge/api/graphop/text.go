@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
@@ -22,7 +23,7 @@ func Text(result any) (text string, ok bool) {
 		fmt.Fprintf(&b, "changelog=%s parent=%s:%s task=%s created=%s%s\n  %s\n", r.ID, r.ParentType, r.ParentID, r.TaskID, r.CreatedAt, op.StoreFact(r.Store), op.Clip(r.Summary, op.TextFull))
 	case *op.Page[Atom]:
 		op.TextPage(&b, r, func(a Atom) string {
-			return fmt.Sprintf("%s %q v%d molecule=%s paths=%s%s\n    %s", a.ID, a.Name, a.Version, orNone(a.MoleculeID), strings.Join(a.Paths, ","), op.StoreFact(a.Store), op.OneLine(a.Knowledge))
+			return fmt.Sprintf("%s %q v%d molecule=%s paths=%s%s\n    %s", a.ID, a.Name, a.Version, orNone(a.MoleculeID), line(strings.Join(a.Paths, ",")), op.StoreFact(a.Store), op.OneLine(a.Knowledge))
 		})
 	case *op.Page[Molecule]:
 		op.TextPage(&b, r, func(m Molecule) string {
@@ -34,7 +35,7 @@ func Text(result any) (text string, ok bool) {
 		})
 	case *op.Page[Project]:
 		op.TextPage(&b, r, func(p Project) string {
-			return fmt.Sprintf("%s %q root=%s created=%s%s", p.ID, p.Name, p.Root, p.CreatedAt, op.StoreFact(p.Store))
+			return fmt.Sprintf("%s %q root=%s created=%s%s", p.ID, p.Name, line(p.Root), p.CreatedAt, op.StoreFact(p.Store))
 		})
 	case *Context:
 		textContext(&b, r)
@@ -45,7 +46,7 @@ func Text(result any) (text string, ok bool) {
 		fmt.Fprintf(&b, "deleted=%s id=%s version=%d orphaned_atoms=%d deleted_atoms=%d deleted_changelog=%d%s\n",
 			r.EntityType, r.ID, r.Version, len(r.OrphanedAtoms), len(r.DeletedAtoms), r.DeletedChangelog, op.StoreFact(r.Store))
 	case *Project:
-		fmt.Fprintf(&b, "project=%s name=%q root=%s created=%s%s\n", r.ID, r.Name, r.Root, r.CreatedAt, op.StoreFact(r.Store))
+		fmt.Fprintf(&b, "project=%s name=%q root=%s created=%s%s\n", r.ID, r.Name, line(r.Root), r.CreatedAt, op.StoreFact(r.Store))
 	case *HistoryResult:
 		textHistory(&b, r)
 	case *VerifyResult:
@@ -61,12 +62,17 @@ func Text(result any) (text string, ok bool) {
 	return b.String(), true
 }
 
+// line is a stored value printed inside a line of text: a newline or
+// other control character in it is escaped (termtext.Visible), so it
+// cannot start a line of its own.
+func line(s string) string { return termtext.Visible(s) }
+
 func textAtom(b *strings.Builder, a *Atom, full bool) {
 	fmt.Fprintf(b, "atom=%s name=%q version=%d project=%s molecule=%s last_task=%s updated=%s%s\n",
 		a.ID, a.Name, a.Version, a.ProjectID, orNone(a.MoleculeID), a.LastTaskID, a.UpdatedAt, op.StoreFact(a.Store))
-	fmt.Fprintf(b, "paths: %s\n", strings.Join(a.Paths, ", "))
+	fmt.Fprintf(b, "paths: %s\n", line(strings.Join(a.Paths, ", ")))
 	for _, r := range a.RelatedAtoms {
-		fmt.Fprintf(b, "related: %s %s\n", r.AtomID, r.Reason)
+		fmt.Fprintf(b, "related: %s %s\n", r.AtomID, line(r.Reason))
 	}
 	op.Block(b, a.Knowledge, full)
 	changelog(b, a.Changelog, "atom", a.ID)
@@ -76,11 +82,11 @@ func textMolecule(b *strings.Builder, m *Molecule) {
 	fmt.Fprintf(b, "molecule=%s name=%q version=%d project=%s atoms=%d last_task=%s updated=%s%s\n",
 		m.ID, m.Name, m.Version, m.ProjectID, len(m.Atoms), m.LastTaskID, m.UpdatedAt, op.StoreFact(m.Store))
 	for _, r := range m.RelatedMolecules {
-		fmt.Fprintf(b, "related: %s %s\n", r.MoleculeID, r.Reason)
+		fmt.Fprintf(b, "related: %s %s\n", r.MoleculeID, line(r.Reason))
 	}
 	op.Block(b, m.Knowledge, true)
 	op.List(b, m.Atoms, "… %d more atoms (--json for all)\n", func(a Atom) {
-		fmt.Fprintf(b, "atom %s %q v%d paths=%s\n", a.ID, a.Name, a.Version, strings.Join(a.Paths, ","))
+		fmt.Fprintf(b, "atom %s %q v%d paths=%s\n", a.ID, a.Name, a.Version, line(strings.Join(a.Paths, ",")))
 	})
 	changelog(b, m.Changelog, "molecule", m.ID)
 }
@@ -122,7 +128,7 @@ func textContext(b *strings.Builder, c *Context) {
 		fmt.Fprintf(b, "… %d atoms in all; --json for every atom\n", n+len(c.OrphanAtoms))
 	}
 	if len(c.UnmatchedPaths) > 0 {
-		all := strings.Join(c.UnmatchedPaths, ", ")
+		all := line(strings.Join(c.UnmatchedPaths, ", "))
 		line := op.Clip(all, op.TextFull)
 		if line != all {
 			line += fmt.Sprintf(" (%d paths in all; --json lists every one)", len(c.UnmatchedPaths))
@@ -132,9 +138,9 @@ func textContext(b *strings.Builder, c *Context) {
 }
 
 func contextAtom(b *strings.Builder, a *ContextAtom, pad string) {
-	fmt.Fprintf(b, "%satom %s %q matched=%s%s\n%s  %s\n", pad, a.ID, a.Name, op.Clip(strings.Join(a.MatchedPaths, ","), op.TextPreview), op.StoreFact(a.Store), pad, op.OneLine(a.Knowledge))
+	fmt.Fprintf(b, "%satom %s %q matched=%s%s\n%s  %s\n", pad, a.ID, a.Name, op.Clip(line(strings.Join(a.MatchedPaths, ",")), op.TextPreview), op.StoreFact(a.Store), pad, op.OneLine(a.Knowledge))
 	for _, r := range a.RelatedAtoms {
-		fmt.Fprintf(b, "%s  related %s %q: %s\n", pad, r.AtomID, r.Name, r.Reason)
+		fmt.Fprintf(b, "%s  related %s %q: %s\n", pad, r.AtomID, r.Name, line(r.Reason))
 	}
 	for _, c := range a.Changelog {
 		fmt.Fprintf(b, "%s  %s task=%s %s\n", pad, c.CreatedAt, c.TaskID, op.OneLine(c.Summary))

@@ -43,3 +43,29 @@ func TestText(t *testing.T) {
 		t.Fatalf("verify text:\n%s", out)
 	}
 }
+
+// A stored value printed inside a line (paths, a relation's reason, a
+// project's root) cannot start a line of its own: its newline is escaped.
+func TestTextEscapesNewlines(t *testing.T) {
+	forged := "x\nmolecules=99"
+	a := &Atom{ID: "a1", Name: "A", Paths: []string{forged}, RelatedAtoms: []RelatedAtom{{AtomID: "a2", Reason: forged}}}
+	m := &Molecule{ID: "m1", Name: "M", RelatedMolecules: []RelatedMolecule{{MoleculeID: "m2", Reason: forged}}, Atoms: []Atom{*a}}
+	c := &Context{OrphanAtoms: []ContextAtom{{ID: "a1", Name: "A", MatchedPaths: []string{forged}, RelatedAtoms: []RelatedAtom{{AtomID: "a2", Reason: forged}}}},
+		UnmatchedPaths: []string{forged}}
+	var outs []string
+	for _, r := range []any{a, m, c, &Project{ID: "p", Name: "p", Root: forged}, &op.Page[Project]{Items: []Project{{ID: "p", Root: forged}}},
+		&op.Page[Atom]{Items: []Atom{*a}}} {
+		o, _ := Text(r)
+		outs = append(outs, o)
+	}
+	for _, o := range outs {
+		for _, l := range strings.Split(o, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "molecules=99") {
+				t.Fatalf("a stored value started a line:\n%s", o)
+			}
+		}
+		if !strings.Contains(o, `x\x0amolecules=99`) {
+			t.Errorf("newline not shown escaped:\n%s", o)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 )
 
@@ -40,7 +41,7 @@ func render(b *strings.Builder, result any) bool {
 		textHits(b, r.Hits)
 	case *IngestResult:
 		fmt.Fprintf(b, "ingested=%s files=%d new=%d changed=%d unchanged=%d removed=%d skipped=%d nodes=%d superseded=%d atom_links=%d ms=%d%s\n",
-			r.Path, r.Files, r.Indexed, r.Changed, r.Unchanged, r.Removed, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, op.StoreFact(r.Store))
+			line(r.Path), r.Files, r.Indexed, r.Changed, r.Unchanged, r.Removed, r.Skipped, r.Nodes, r.Superseded, r.AtomLinks, r.DurationMS, op.StoreFact(r.Store))
 	case *NodeAdded:
 		textNode(b, &r.Node)
 		textConflicts(b, r.Conflicts)
@@ -65,6 +66,11 @@ func render(b *strings.Builder, result any) bool {
 	}
 	return true
 }
+
+// line is a stored value printed inside a line of text: a newline or
+// other control character in it is escaped (termtext.Visible), so it
+// cannot start a line of its own.
+func line(s string) string { return termtext.Visible(s) }
 
 func domainFact(d string) string {
 	if d == "" {
@@ -99,7 +105,7 @@ func textHits(b *strings.Builder, hs []Hit) {
 func textHit(b *strings.Builder, h *Hit) {
 	where := ""
 	if h.Path != "" {
-		where = " " + h.Path
+		where = " " + line(h.Path)
 		if h.LineStart > 0 {
 			where += fmt.Sprintf(":%d-%d", h.LineStart, h.LineEnd)
 		}
@@ -115,7 +121,7 @@ func textHit(b *strings.Builder, h *Hit) {
 	}
 	if len(h.Provenance) > 0 {
 		p := h.Provenance[0]
-		fmt.Fprintf(b, "    from %s %s at %s\n", p.Source, orText(p.Ref, p.TaskID), p.At)
+		fmt.Fprintf(b, "    from %s %s at %s\n", p.Source, line(orText(p.Ref, p.TaskID)), p.At)
 	}
 	if h.Warning != "" {
 		fmt.Fprintf(b, "    ! %s\n", h.Warning)
@@ -126,7 +132,7 @@ func textHit(b *strings.Builder, h *Hit) {
 	if len(h.Atoms) > 0 {
 		names := make([]string, len(h.Atoms))
 		for j, a := range h.Atoms {
-			names[j] = a.Name
+			names[j] = line(a.Name)
 		}
 		fmt.Fprintf(b, "    atoms: %s\n", op.Clip(strings.Join(names, ", "), op.TextPreview))
 	}
@@ -152,7 +158,7 @@ func textNode(b *strings.Builder, n *Node) {
 	fmt.Fprintf(b, "node=%s domain=%s type=%s name=%q trust=%d verified=%t created=%s%s\n", n.ID, n.Domain, n.Type,
 		n.Name, n.Trust, n.Verified, n.CreatedAt, op.StoreFact(n.Store))
 	if n.Path != "" {
-		fmt.Fprintf(b, "path: %s", n.Path)
+		fmt.Fprintf(b, "path: %s", line(n.Path))
 		if n.LineStart > 0 {
 			fmt.Fprintf(b, ":%d-%d", n.LineStart, n.LineEnd)
 		}
@@ -176,7 +182,7 @@ func textConflicts(b *strings.Builder, cs []ConflictRef) {
 func textDetail(b *strings.Builder, d *NodeDetail) {
 	textNode(b, &d.Node)
 	for _, p := range d.Provenance {
-		fmt.Fprintf(b, "provenance: %s %s task=%s at=%s verified=%t\n", p.Source, p.Ref, orText(p.TaskID, "-"), p.At, p.Verified)
+		fmt.Fprintf(b, "provenance: %s %s task=%s at=%s verified=%t\n", p.Source, line(p.Ref), orText(p.TaskID, "-"), p.At, p.Verified)
 	}
 	textConflicts(b, d.Conflicts)
 	for _, a := range d.Atoms {

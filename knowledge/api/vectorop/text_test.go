@@ -33,3 +33,25 @@ func TestVectorText(t *testing.T) {
 		t.Fatalf("traverse text:\n%s", out)
 	}
 }
+
+// A stored value printed inside a line (a path, a provenance ref, an
+// atom's name) cannot start a line of its own: its newline is escaped.
+func TestVectorTextEscapesNewlines(t *testing.T) {
+	forged := "x\nstatus=ok hits=99"
+	h := Hit{ID: "n1", Domain: "code", Type: "file", Name: "f", Path: "/r/" + forged,
+		Provenance: []Provenance{{Source: "user", Ref: forged, At: "t"}}, Atoms: []AtomRef{{ID: "a", Name: forged}}}
+	out, _ := Text(&SearchResult{Status: StatusOK, Hits: []Hit{h}})
+	d, _ := Text(&NodeDetail{Node: Node{NodeRef: NodeRef{ID: "n1", Domain: "history", Type: "entry", Name: "n", Path: forged}, Content: "c"},
+		Provenance: []Provenance{{Source: "user", Ref: forged}}})
+	in, _ := Text(&IngestResult{Path: forged})
+	for _, o := range []string{out, d, in} {
+		for _, l := range strings.Split(o, "\n") {
+			if strings.HasPrefix(l, "status=ok hits=99") {
+				t.Fatalf("a stored value started a line:\n%s", o)
+			}
+		}
+		if !strings.Contains(o, `x\x0astatus=ok hits=99`) {
+			t.Errorf("newline not shown escaped:\n%s", o)
+		}
+	}
+}
