@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -263,6 +264,24 @@ func (t *Tool) Values(params map[string]any) (template.Values, error) {
 		}
 	}
 	return vals, nil
+}
+
+// CheckRequired refuses values (the recipe's and the caller's, as
+// Values merged them) that leave a required argument without one, as an
+// *ArgError with the call shape; how says how the caller gives values
+// (e.g. "spawn takes them in values:='{…}'"; <name> in it becomes the
+// first missing name). The values the runtime injects are never missing.
+func (t *Tool) CheckRequired(vals map[string]any, how string) error {
+	var missing []string
+	for _, p := range t.Params {
+		if _, given := vals[p.Name]; p.Required && !given && !slices.Contains(Injected, p.Name) {
+			missing = append(missing, p.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return t.ArgError(fmt.Errorf("missing value(s) for %s: %s", strings.Join(missing, ", "), strings.ReplaceAll(how, "<name>", missing[0])))
 }
 
 // CheckNames refuses parameters the tool does not take (run_id only for

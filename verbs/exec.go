@@ -237,6 +237,9 @@ func (env *Env) resolver() *recipes.Resolver {
 	return &recipes.Resolver{AgentDir: env.AgentDir, Home: home}
 }
 
+// callGives says, in a missing-argument error, how a call gives values.
+const callGives = "give each one a value (as <name>=<value>, or in args:='{…}')"
+
 func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	c := req.(*Call)
 	rec, entry, err := FindRecipe(env.AgentDir, env.Cwd, c.Recipe)
@@ -262,14 +265,18 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return nil, &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("run_id names the run an async recipe starts; %s runs in the foreground and starts none", rec.ID),
 			Hint: "drop run_id=, or spawn it as a run: pi-actors spawn recipe=" + rec.ID + " as=run:" + strings.TrimSpace(c.RunID)}
 	}
-	if entry != nil && entry.Layer == recipes.LayerUser && !c.DryRun {
-		if err := recipes.RecordUsage(entry.Path, "tool"); err != nil && env.Stderr != nil {
-			fmt.Fprintf(env.Stderr, "pi-actors call: warning: usage not recorded: %v\n", err)
-		}
-	}
 	plan, err := template.NewPlan(tool.Node, withCLI(vals), env.planOptions(tool.Types(), bool(c.Stdin)))
 	if err != nil {
 		return nil, tool.ArgError(err)
+	}
+	if err := tool.CheckRequired(vals, callGives); err != nil {
+		return nil, err // one the template does not name itself (a default's placeholder)
+	}
+	if entry != nil && entry.Layer == recipes.LayerUser && !c.DryRun {
+		// Counted once the call is sure to run: a refused call is no use.
+		if err := recipes.RecordUsage(entry.Path, "tool"); err != nil && env.Stderr != nil {
+			fmt.Fprintf(env.Stderr, "pi-actors call: warning: usage not recorded: %v\n", err)
+		}
 	}
 	// The recipe's own warnings (an unknown field is ignored: a misspelt
 	// control does nothing) reach the caller, not only doctor.
@@ -324,6 +331,9 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 	plan, err := template.NewPlan(tool.Node, values, env.planOptions(tool.Types(), false))
 	if err != nil {
 		return nil, tool.ArgError(err)
+	}
+	if err := tool.CheckRequired(vals, callGives); err != nil {
+		return nil, err
 	}
 	if c.DryRun {
 		out := env.planOutcome(plan, map[string]any{"recipe": rec.ID, "path": rec.Path, "async": true, "run_id": planID, "spawn": sp}, rec.ID)

@@ -104,19 +104,11 @@ func (s *Spawn) CheckRecipeValues(rec *recipes.Recipe, tool *recipes.Tool) error
 	if tool == nil || s.Template != nil {
 		return nil
 	}
-	if _, err := tool.Values(s.Values); err != nil {
+	vals, err := tool.Values(s.Values)
+	if err != nil {
 		return err // a name it does not take, a value of the wrong type
 	}
-	var missing []string
-	for _, p := range tool.Params {
-		if _, given := s.Values[p.Name]; p.Required && !given && !slices.Contains(recipes.Injected, p.Name) {
-			missing = append(missing, p.Name)
-		}
-	}
-	if len(missing) > 0 {
-		return tool.ArgError(fmt.Errorf("missing value(s) for %s: spawn takes them in values, e.g. values:='{\"%s\":…}'", strings.Join(missing, ", "), missing[0]))
-	}
-	return nil
+	return tool.CheckRequired(vals, "spawn takes them in values, e.g. values:='{\"<name>\":…}'")
 }
 
 // checkRecipe is what the kernel would refuse about file=/recipe= (no
