@@ -62,11 +62,32 @@ func (rv *Resolver) Tool(r *Recipe) (*Tool, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, r.Path, err)
 	}
 	t := &Tool{Name: r.ID, Recipe: r, Resolved: res, Node: node}
-	t.Params = params(node, r)
+	t.Params = params(node, r, IsPackaged(r.Path) || rv.wrapsPackaged(r, res))
 	return t, nil
 }
 
-func params(node *template.Node, r *Recipe) []Param {
+// wrapsPackaged reports whether r is an import-wrapper of a packaged
+// recipe: its template is one import node (what register_tool writes
+// for a template naming a recipe), whose recipe is in the packaged
+// library. The wrapper then takes the interface the packaged recipe
+// declares, not the knobs of its stages.
+func (rv *Resolver) wrapsPackaged(r *Recipe, res *Resolved) bool {
+	t, ok := r.Raw["template"].(map[string]any)
+	if !ok {
+		return false
+	}
+	alias, _ := t["name"].(string)
+	imp, ok := r.Imports[alias]
+	if alias == "" || !ok {
+		return false
+	}
+	target, err := rv.importTarget(r, imp, res)
+	return err == nil && IsPackaged(target.Path)
+}
+
+// params is the argument list of a tool's graph. curated: r is packaged
+// or wraps a packaged recipe (see declaredOnly below).
+func params(node *template.Node, r *Recipe, curated bool) []Param {
 	declared, rootDefaults := node.Declared()
 	var out []Param
 	index := map[string]int{}
@@ -93,7 +114,7 @@ func params(node *template.Node, r *Recipe) []Param {
 	// placeholders of what it imports (a stage's knobs, the wiring
 	// between stages) stay inside, so a call cannot rewire a stage by
 	// accident and the schema agents read stays small.
-	declaredOnly := IsPackaged(r.Path) && len(node.Args) > 0
+	declaredOnly := curated && len(node.Args) > 0
 	own := map[string]bool{}
 	for _, a := range node.Args {
 		own[a.Name] = true
