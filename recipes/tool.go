@@ -147,10 +147,13 @@ func params(node *template.Node, r *Recipe, curated bool) []Param {
 	}
 	for i := range out {
 		p := &out[i]
-		if v, ok := rootDefaults[p.Name]; ok && !p.HasDefault {
+		// The default shown is the one a call gets: the recipe's values
+		// win over its defaults (an import binding's included), which win
+		// over an args default, which wins over an inline {n=1}.
+		if v, ok := rootDefaults[p.Name]; ok {
 			p.Default, p.HasDefault = v, true
 		}
-		if v, ok := r.Values[p.Name]; ok && !p.HasDefault {
+		if v, ok := r.Values[p.Name]; ok {
 			p.Default, p.HasDefault = v, true
 		}
 		if !p.HasDefault && node.HasDefaultAnywhere(p.Name) {
