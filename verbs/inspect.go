@@ -161,6 +161,9 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 		return t, nil
 	}
 	if r := inspectRoutes[t.raw]; r != nil && !strings.Contains(t.raw, ":") {
+		if strings.Contains(r.name, ":") && t.raw != "run" && t.raw != "session" { // tool, room: an address needs its id
+			return t, Usagef("actor address %s needs an id: use %s (targets: %s)", t.raw, r.name, inspectTargets)
+		}
 		// A bare target of its own (knowledge).
 		t.kind = t.raw
 		return t, nil
@@ -172,7 +175,7 @@ func parseInspectTarget(s string) (inspectTarget, error) {
 	if r, known := inspectRoutes[kind]; !known || !strings.Contains(r.name, ":") { // bare targets take no id
 		return t, Usagef("unknown inspect target kind %q in %s (targets: %s)", kind, t.raw, inspectTargets)
 	}
-	if kind == "run" || kind == "session" {
+	if kind == "run" || kind == "session" { // a malformed run or session address is invalid data (65)
 		if _, err := mailbox.Parse(t.raw); err != nil {
 			return t, &Error{Exit: ExitDataErr, Code: "invalid_address", Message: err.Error(), Hint: "inspect target=session:all view=runs lists runs"}
 		}
