@@ -319,8 +319,15 @@ func (k *Kernel) spawnLimits(req wire.Request, id, stateDir string) (int, error)
 		}
 		dir = runs.Dir(stateDir)
 	}
-	if in, err := runs.Load(dir); err == nil && !runs.Terminal(in.Status) {
-		return 0, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running (%s); stop it (message to=run:%s type=control.kill) before reusing its id or state_dir", in.Meta.Run, dir, in.Meta.Run)}
+	if in, err := runs.Load(dir); err == nil {
+		if !runs.Terminal(in.Status) {
+			return 0, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is already running (%s); stop it (message to=run:%s type=control.kill) before reusing its id or state_dir", in.Meta.Run, dir, in.Meta.Run)}
+		}
+		// Starting it again replaces its logs, events and result: only
+		// its own session may (77 otherwise, as rm and restart answer).
+		if err := runs.CheckOwner(req.Session, in.Meta); err != nil {
+			return 0, err
+		}
 	}
 	// The id is the run's address: it may not be live in another state
 	// dir either (the default one, or a custom state_dir).
