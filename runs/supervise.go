@@ -324,10 +324,14 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 		bo.r = &d
 	}
 	restarts := 0
+	counted := true // the restart limit counts the first start and the policy's restarts
 	for attempt := 1; ; attempt++ {
 		s.awaitRunning(ctx)
 		start := time.Now()
-		bo.started(start)
+		if counted {
+			bo.started(start)
+		}
+		counted = true
 		code, command, killed, abnormal, errText := s.attempt(ctx, attempt, restarts)
 		end := time.Now()
 		reason := s.stopReason()
@@ -340,9 +344,13 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			// Stopped from outside, not by its owner: the owner must hear of it.
 			return &Result{Status: StatusExited, Code: code, Command: command, Killed: killed, Reason: "supervisor_terminated", Restarts: restarts}
 		case "restart", reasonWatch:
+			// Asked for (control.restart, a watched file): not a crash, so
+			// not counted against the restart limit — five saves of a
+			// watched file left a dev server no restart for its first crash.
 			s.endAttempt()
 			restarts++
 			s.appendEvent(s.restartEvent(attempt+1, reason))
+			counted = false
 			continue
 		}
 		status := StatusDone
