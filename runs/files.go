@@ -96,10 +96,14 @@ func ValidID(id string) error {
 // archivedDir is the runs root's directory of archived runs (rm).
 const archivedDir = "archived"
 
+// preservedDir is the directory beside a pruned run's state dir that
+// keeps the artifacts its prune preserved (<parent>/preserved-artifacts/<run>).
+const preservedDir = "preserved-artifacts"
+
 // reservedIDs are the names the runs root (Root) holds besides run
-// directories: the archives, the index and its lock, and tmp, which the
-// index scan passes over.
-var reservedIDs = []string{archivedDir, "tmp", IndexFile, IndexFile + ".lock"}
+// directories: the archives, every pruned run's preserved artifacts, the
+// index and its lock, and tmp, which the index scan passes over.
+var reservedIDs = []string{archivedDir, preservedDir, "tmp", IndexFile, IndexFile + ".lock"}
 
 // runDirName reports whether a name in the runs root can be a run's
 // directory: not a reserved name, not a run being created (.<id>.new-<n>).

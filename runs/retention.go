@@ -137,7 +137,7 @@ func Prune(in *Info, preserve bool) (map[string]string, error) {
 func preserveArtifacts(in *Info) (map[string]string, error) {
 	type source struct{ name, path string }
 	var srcs []source
-	dest := filepath.Join(filepath.Dir(string(in.Dir)), "preserved-artifacts", in.Meta.Run)
+	dest := filepath.Join(filepath.Dir(string(in.Dir)), preservedDir, in.Meta.Run)
 	for _, name := range ArtifactNames(in.Meta.Artifacts) {
 		src := in.ArtifactFile(in.Meta.Artifacts[name])
 		if src == "" {

@@ -213,7 +213,7 @@ func assertGone(t *testing.T, what string, pid int) {
 }
 
 func TestValidIDRejectsPathTraversal(t *testing.T) {
-	for _, id := range []string{"", ".", "..", "../x", "a/b", "/abs", "a b", "a\x00b", "ü", strings.Repeat("a", 129), "a\nb", "..a", ".x.new-5", "archived", "tmp", "index.jsonl", "index.jsonl.lock"} {
+	for _, id := range []string{"", ".", "..", "../x", "a/b", "/abs", "a b", "a\x00b", "ü", strings.Repeat("a", 129), "a\nb", "..a", ".x.new-5", "archived", "preserved-artifacts", "tmp", "index.jsonl", "index.jsonl.lock"} {
 		if err := runs.ValidID(id); !errors.Is(err, runs.ErrInvalidID) {
 			t.Errorf("ValidID(%q) = %v, want ErrInvalidID", id, err)
 		}
