@@ -158,7 +158,7 @@ func (k *Kernel) retain() {
 		return
 	}
 	maxAge := time.Duration(k.conf().Runs.RetentionDays) * 24 * time.Hour
-	for _, e := range runs.Expired(entries, maxAge) {
+	for _, e := range runs.Expired(k.cfg.AgentDir, entries, maxAge) {
 		in, err := runs.Load(runs.Dir(e.StateDir))
 		if err != nil {
 			continue

@@ -399,11 +399,17 @@ func newestMtime(path string) time.Time {
 	return newest
 }
 
-// Expired lists terminal runs whose last update is older than maxAge.
-// Live runs are never listed.
-func Expired(entries []Entry, maxAge time.Duration) []Entry {
+// Expired lists the terminal runs of agentDir's index entries whose last
+// change is older than maxAge (re-checked from their state dirs): what
+// retention prunes. A run with a custom state_dir is never one: its
+// directory is the caller's, to remove with rm --prune (retention deleted
+// it whole, files of the caller's own beside the run's included).
+func Expired(agentDir string, entries []Entry, maxAge time.Duration) []Entry {
 	var out []Entry
 	for _, e := range entries {
+		if Dir(e.StateDir) != StateDirFor(agentDir, e.Run) {
+			continue
+		}
 		if Terminal(e.Status) && time.Since(e.UpdatedAt) > maxAge {
 			in, err := Load(Dir(e.StateDir))
 			if err != nil || !Terminal(in.Status) {

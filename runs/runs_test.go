@@ -621,3 +621,25 @@ func TestControlCancelTermsStraysWithTheLeaf(t *testing.T) {
 		t.Errorf("the stray got SIGTERM at %s, after the leaf was killed at %s (its grace came after the leaf's)", st.ModTime().Format(time.StampMicro), at.Format(time.StampMicro))
 	}
 }
+
+// Retention's list (Expired) holds ended runs older than the limit in
+// their default state dirs only: a custom state_dir is the caller's
+// directory, never deleted behind their back.
+func TestExpiredSkipsCustomStateDirs(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	custom := filepath.Join(t.TempDir(), "mine")
+	sp := spec(agent, "custom", []any{"{bin}", "exit", "0"}, nil)
+	sp.StateDir = custom
+	a := start(t, agent, spec(agent, "plain", []any{"{bin}", "exit", "0"}, nil))
+	b := start(t, agent, sp)
+	a.wait(10 * time.Second)
+	b.wait(10 * time.Second)
+	old := time.Now().Add(-48 * time.Hour)
+	entries := []runs.Entry{{Run: "plain", StateDir: string(a.dir), Status: runs.StatusDone, UpdatedAt: old},
+		{Run: "custom", StateDir: custom, Status: runs.StatusDone, UpdatedAt: old}}
+	got := runs.Expired(agent, entries, 24*time.Hour)
+	if len(got) != 1 || got[0].Run != "plain" {
+		t.Fatalf("Expired = %+v, want only run plain", got)
+	}
+}
