@@ -454,7 +454,10 @@ func runEventsView(in *runs.Info, n int) (*inspectOutput, error) {
 	if corrupted > 0 {
 		fmt.Fprintf(&b, "\ncorrupted=%d", corrupted)
 	}
-	details := map[string]any{"run": in.Meta.Run, "events": events, "corrupted": corrupted}
+	// An event's large values (a command of 100 KB) are cut as the
+	// message views cut them, saying where the whole is.
+	bounded := boundRecords(events, func(map[string]any) cutWhere { return cutWhere{File: path} })
+	details := map[string]any{"run": in.Meta.Run, "events": bounded, "corrupted": corrupted}
 	if earlier {
 		fmt.Fprintf(&b, "\n(earlier events: lines=%d shows more; all of them are in %s)", 2*n, path)
 		details["earlier_in"] = path
