@@ -170,7 +170,7 @@ func (s *Spawn) awaitReady(ctx context.Context, env *Env, res *SpawnResult) erro
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return readyInterrupted(ctx, res.Address)
 		case <-t.C:
 		}
 	}
@@ -231,8 +231,15 @@ func awaitReadyOn(ctx context.Context, env *Env, res *SpawnResult) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return readyInterrupted(ctx, res.Address)
 		case <-time.After(10 * readyPoll):
 		}
 	}
+}
+
+// readyInterrupted is the error of a wait=ready a signal stopped: 128+n
+// (interrupted), as every verb a signal stops; the run keeps going.
+func readyInterrupted(ctx context.Context, address string) error {
+	return &Error{Exit: signalExit(ctx), Code: "interrupted", Message: fmt.Sprintf("interrupted while waiting for %s to be ready; the run keeps going", address),
+		Hint: "inspect target=" + address + " view=status"}
 }
