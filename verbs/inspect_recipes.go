@@ -69,7 +69,7 @@ func recipesSummaryText(s *recipes.Summary) string {
 			lines = append(lines, fmt.Sprintf("(+%d more recipes; inspect target=recipes view=summary verbose=true lists all)", len(active)-i))
 			break
 		}
-		line := fmt.Sprintf("recipe=%s tool=%t", e.ID, e.Tool)
+		line := fmt.Sprintf("recipe=%s tool=%t", inspectPreview(e.ID, doctorPathChars), e.Tool)
 		if e.Invalid {
 			line += " invalid=true"
 		}
@@ -82,21 +82,21 @@ func recipesSummaryText(s *recipes.Summary) string {
 		if len(e.RiskLabels) > 0 {
 			line += " risks=" + strings.Join(e.RiskLabels, ",")
 		}
-		lines = append(lines, line+" path="+e.Path)
+		lines = append(lines, line+" path="+inspectPreview(e.Path, doctorPathChars))
 	}
 	for i, d := range s.Drafts {
 		if i == summaryDraftLines {
 			lines = append(lines, fmt.Sprintf("(+%d more drafts; inspect target=recipes view=summary verbose=true lists all)", len(s.Drafts)-i))
 			break
 		}
-		line := fmt.Sprintf("draft=%s valid=%t", d.ID, d.Valid)
+		line := fmt.Sprintf("draft=%s valid=%t", inspectPreview(d.ID, doctorPathChars), d.Valid)
 		if d.SourceRun != "" {
 			line += " source_run=" + d.SourceRun
 		}
 		if len(d.RiskLabels) > 0 {
 			line += " risks=" + strings.Join(d.RiskLabels, ",")
 		}
-		lines = append(lines, line+" path="+d.Path)
+		lines = append(lines, line+" path="+inspectPreview(d.Path, doctorPathChars))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -187,7 +187,7 @@ func recipesImportsText(s *recipes.Summary) string {
 			case map[string]any:
 				from, _ = b["from"].(string)
 			}
-			lines = append(lines, fmt.Sprintf("recipe=%s alias=%s from=%s", e.ID, alias, from))
+			lines = append(lines, fmt.Sprintf("recipe=%s alias=%s from=%s", inspectPreview(e.ID, doctorPathChars), inspectPreview(alias, doctorPathChars), inspectPreview(from, doctorPathChars)))
 		}
 	}
 	if len(lines) == 0 {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/pi-actors/pi-actors/internal/termtext"
 	"github.com/pi-actors/pi-actors/recipes"
 )
 
@@ -106,7 +107,11 @@ func runRegister(_ context.Context, env *Env, req Request) (*Outcome, error) {
 		}
 		text := "No registered tools."
 		if len(names) > 0 {
-			text = "Registered tools:\n- " + strings.Join(names, "\n- ")
+			shown := make([]string, len(names))
+			for i, n := range names {
+				shown[i] = termtext.Visible(n) // a file name's newline starts no line of its own
+			}
+			text = "Registered tools:\n- " + strings.Join(shown, "\n- ")
 		}
 		return &Outcome{Text: text, Result: map[string]any{"tools": names}}, nil
 	}
