@@ -200,3 +200,18 @@ func TestNormalizePathNeverAnOption(t *testing.T) {
 		}
 	}
 }
+
+// A value holding a NUL byte cannot become a command argument: the plan
+// refuses it (65, naming the word), rather than exec (126, "cannot
+// execute").
+func TestPlanRefusesNULInArgv(t *testing.T) {
+	node, err := ParseJSON([]byte(`{"template":"echo {x}"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewPlan(node, Values{"x": "a\x00b"}, Options{})
+	var te *Error
+	if !errors.As(err, &te) || !strings.Contains(te.Msg, "NUL byte") || te.Path != "template" {
+		t.Fatalf("NewPlan = %v, want an *Error at template naming the NUL byte", err)
+	}
+}

@@ -344,6 +344,10 @@ func (p *planner) leaf(s *Step, n *Node, sc *scope) error {
 		if w == "" && i > 0 {
 			continue
 		}
+		if strings.IndexByte(w, 0) >= 0 {
+			// exec refuses it (it ran as "cannot execute", 126)
+			return errf(n.Path, "word %d of %q holds a NUL byte after substitution (from a value given it): no command argument can hold one", i+1, n.Leaf.Source)
+		}
 		argv = append(argv, w)
 	}
 	if argv[0] == "" {
