@@ -17,3 +17,15 @@ func birthTime(st os.FileInfo) time.Time {
 	}
 	return t.UTC()
 }
+
+// sharedOrReadOnly reports whether a recipe file is one usage counters
+// must not rewrite: read-only to its owner (the user keeps it as is), or
+// hard-linked elsewhere (a rewrite by rename would leave the other names
+// on the old content).
+func sharedOrReadOnly(st os.FileInfo) bool {
+	if st.Mode().Perm()&0o200 == 0 {
+		return true
+	}
+	s, ok := st.Sys().(*syscall.Stat_t)
+	return ok && s.Nlink > 1
+}

@@ -80,7 +80,7 @@ func recordUsage(root, path, kind string, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("record usage of %s: %w", abs, err)
 	}
-	if !st.Mode().IsRegular() {
+	if !st.Mode().IsRegular() || sharedOrReadOnly(st) {
 		return nil
 	}
 	data, err := readFile(abs)

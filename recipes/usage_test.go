@@ -124,6 +124,15 @@ func TestRecordUsageTracksOnlyUserRootJSON(t *testing.T) {
 		regPut(t, filepath.Join(root, "broken.json"), `{"template": `),
 		regPut(t, filepath.Join(root, "array.json"), `["echo"]`),
 	}
+	ro := regPut(t, filepath.Join(root, "ro.json"), good)
+	if err := os.Chmod(ro, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	hard := regPut(t, filepath.Join(root, "hard.json"), good)
+	if err := os.Link(hard, filepath.Join(base, "hardlink.json")); err != nil {
+		t.Fatal(err)
+	}
+	untouched = append(untouched, ro, hard)
 	link := filepath.Join(root, "link.json")
 	if err := os.Symlink(filepath.Join(base, "elsewhere.json"), link); err != nil {
 		t.Fatal(err)
