@@ -57,6 +57,12 @@ func (rg *Registrar) promote(name string, req *Registration) (*Registered, error
 	if err := rg.check(out, content, "draft"); err != nil {
 		return nil, err
 	}
+	if r, err := Parse(content, out.Path); err == nil && strings.TrimSpace(r.Description) == "" && !prev.found() {
+		// A new tool needs one, as any registration does: agents pick
+		// tools by it.
+		return nil, regErr("description", ErrInvalid, "add a \"description\" (what the tool does and when to use it) to "+path+", then promote it",
+			"the draft has no description; a new tool needs one")
+	}
 	if err := rg.commit(out, content, prev.jsonData, req.DryRun); err != nil {
 		return nil, err
 	}
@@ -65,14 +71,15 @@ func (rg *Registrar) promote(name string, req *Registration) (*Registered, error
 
 // draftPath resolves a draft reference strictly inside <user>/drafts: a
 // bare file name (with or without .json/.md) is taken from the drafts
-// directory; other relative paths from the working directory. ../ escapes
+// directory; other relative paths from the working directory, else from
+// the recipes root (drafts/x.json). ../ escapes
 // and symbolic links that lead out of the drafts directory are refused,
 // comparing the real (symlink-evaluated) paths.
 func (rg *Registrar) draftPath(ref string) (string, error) {
 	root := filepath.Join(rg.userRoot(), "drafts")
 	escape := func() error {
 		return regErr("draft", ErrInvalid, "use inspect target=recipes view=summary to list drafts",
-			"draft must be under %s (got %s); use inspect target=recipes view=summary to list drafts", root, ref)
+			"draft must be under %s (got %s: give a draft's file name, drafts/<file>, or its absolute path); use inspect target=recipes view=summary to list drafts", root, ref)
 	}
 	var p string
 	switch {
@@ -92,6 +99,9 @@ func (rg *Registrar) draftPath(ref string) (string, error) {
 		}
 	default:
 		p = filepath.Join(rg.Cwd, ref)
+		if alt := filepath.Join(rg.userRoot(), ref); !strictlyInside(root, filepath.Clean(p)) && strictlyInside(root, filepath.Clean(alt)) {
+			p = alt // drafts/x.json: relative to the recipes root, as inspect lists it
+		}
 	}
 	p = filepath.Clean(p)
 	if !strictlyInside(root, p) {

@@ -477,7 +477,11 @@ func TestDraftPathStaysInsideDrafts(t *testing.T) {
 			t.Errorf("draftPath(%q) = %q, %v; want %q", ref, got, err, want)
 		}
 	}
-	// Relative paths with a slash resolve from the working directory.
+	// Relative paths with a slash resolve from the working directory,
+	// else from the recipes root (as inspect lists drafts).
+	if got, err := rg.draftPath("drafts/run-1.json"); err != nil || got != inside {
+		t.Errorf("draftPath(drafts/run-1.json) from elsewhere = %q, %v", got, err)
+	}
 	rg.Cwd = root
 	if got, err := rg.draftPath("drafts/run-1.json"); err != nil || got != inside {
 		t.Errorf("draftPath(drafts/run-1.json) from the root = %q, %v", got, err)
@@ -534,7 +538,11 @@ func TestPromoteDraft(t *testing.T) {
 	regPut(t, filepath.Join(drafts, "child.json"), `{"template": "echo child"}`)
 	_, err = register(t, rg, map[string]any{"name": "relimport", "draft": "relimport"})
 	wantRegErr(t, err, "draft", ErrInvalid, "import")
-	for _, n := range []string{"bad", "relimport"} {
+	// A new tool needs a description (any registration does).
+	regPut(t, filepath.Join(drafts, "nodesc.json"), `{"template": "echo hi"}`)
+	_, err = register(t, rg, map[string]any{"name": "nodesc", "draft": "nodesc"})
+	wantRegErr(t, err, "description", ErrInvalid, "the draft has no description")
+	for _, n := range []string{"bad", "relimport", "nodesc"} {
 		if _, err := os.Stat(filepath.Join(UserRoot(rg.AgentDir), n+".json")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s.json was written", n)
 		}
