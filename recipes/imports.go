@@ -103,10 +103,11 @@ func (rv *Resolver) Check(r *Recipe) error {
 	if err != nil {
 		return err
 	}
-	if _, err := template.Parse(graph); err != nil {
+	node, err := template.Parse(graph)
+	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrInvalid, r.Path, err)
 	}
-	return nil
+	return checkValues(r, params(node, r, false))
 }
 
 // envelope merges the top-level template controls into the template node.

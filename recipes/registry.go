@@ -608,6 +608,9 @@ func (rg *Registrar) check(out *Registered, data []byte, field string) error {
 		return regErr(field, ErrInvalid, hint, "%s: %s", what, cleanReason(err, out.Path))
 	}
 	tool, err := rg.resolver().Tool(r)
+	if ve := (*ValueError)(nil); errors.As(err, &ve) {
+		return regErr("values", ErrInvalid, fmt.Sprintf("give %s a value that fits its type", ve.Key), "values.%s: %v", ve.Key, ve.Err)
+	}
 	if err != nil {
 		return regErr(field, ErrInvalid, hint, "%s: %s", what, cleanReason(err, out.Path))
 	}
@@ -616,13 +619,6 @@ func (rg *Registrar) check(out *Registered, data []byte, field string) error {
 		if ty, ok := types[k]; ok {
 			if _, err := ty.Normalize(k, tool.Node.Defaults[k]); err != nil {
 				return regErr("defaults", ErrInvalid, fmt.Sprintf("give %s a default that fits its type", k), "defaults.%s: %v", k, err)
-			}
-		}
-	}
-	for _, k := range sortedObjectKeys(r.Values) {
-		if ty, ok := types[k]; ok {
-			if _, err := ty.Normalize(k, r.Values[k]); err != nil {
-				return regErr("values", ErrInvalid, fmt.Sprintf("give %s a value that fits its type", k), "values.%s: %v", k, err)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -63,8 +64,44 @@ func (rv *Resolver) Tool(r *Recipe) (*Tool, error) {
 	}
 	t := &Tool{Name: r.ID, Recipe: r, Resolved: res, Node: node}
 	t.Params = params(node, r, IsPackaged(r.Path) || rv.wrapsPackaged(r, res))
+	if err := checkValues(r, t.Params); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
+
+// checkValues refuses a recipe whose own values do not fit the types of
+// its arguments: the recipe is invalid (doctor says so), not the call
+// that would have been blamed for them.
+func checkValues(r *Recipe, ps []Param) error {
+	types := map[string]template.Type{}
+	for _, p := range ps {
+		types[p.Name] = p.Type
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Values)) {
+		ty, ok := types[k]
+		if !ok || r.Values[k] == nil {
+			continue
+		}
+		if _, err := ty.Normalize(k, r.Values[k]); err != nil {
+			return &ValueError{Path: r.Path, Key: k, Err: err}
+		}
+	}
+	return nil
+}
+
+// ValueError is a recipe value that does not fit its argument's type.
+type ValueError struct {
+	Path, Key string
+	Err       error
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%v: %s: values.%s: %v", ErrInvalid, e.Path, e.Key, e.Err)
+}
+
+// Unwrap makes a ValueError an ErrInvalid.
+func (e *ValueError) Unwrap() error { return ErrInvalid }
 
 // wrapsPackaged reports whether r is an import-wrapper of a packaged
 // recipe: its template is one import node (what register_tool writes
