@@ -127,6 +127,13 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		if err := CheckStateDirUse(agentDir, spec.ID, string(dir)); err != nil {
 			return nil, nil, err
 		}
+		if !fresh {
+			// A directory the caller made (0755 by their umask) holds the
+			// run's messages and output: its names are no one else's to list.
+			if err := os.Chmod(string(dir), 0o700); err != nil {
+				return nil, nil, fmt.Errorf("%w: %w", ErrStateDir, err)
+			}
+		}
 	}
 	if old, err := dir.Meta(); err == nil && dir.Result() == nil && Alive(old.Pid, old.PidStart) {
 		return nil, nil, fmt.Errorf("%w: run:%s is already running (pid %d, %s); stop it (message type=control.kill) before reusing its id or state_dir", ErrBusy, old.Run, old.Pid, dir)
@@ -477,6 +484,9 @@ func CheckStateDirUse(agentDir, id, dir string) error {
 		if own := filepath.Dir(abs) == root && (id == "" || filepath.Base(abs) == id); within(root, abs) && !own {
 			return fmt.Errorf("%w: state_dir=%s is inside the runs directory %s, which is <runs>/<id> for each run; %s", ErrStateDir, dir, root, fix)
 		}
+	}
+	if err := checkOwner(dir, abs); err != nil {
+		return err
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
