@@ -268,6 +268,9 @@ func storeOpenError(err error) error {
 		code = "not_a_store"
 	case errors.Is(err, store.ErrCorrupt):
 		code = "store_damaged"
+	case errors.Is(err, store.ErrForeign):
+		return &verbs.Error{Exit: verbs.ExitNoPerm, Code: "store_not_yours", Message: err.Error(),
+			Hint: "the file was not modified; another user could read or change what it holds"}
 	case errors.Is(err, store.ErrTooNew):
 		// A newer pi-actors wrote it: it holds knowledge, keep it.
 		code, hint = "store_too_new", "the file was not modified; a newer pi-actors migrated it: use that version (pi-actors version names this one)"

@@ -11,9 +11,10 @@ import (
 // checkOwner refuses a custom state directory another user could change
 // under the run (abs: absolute, symlinks resolved): a run trusts its
 // state dir — a restart runs what run.json says, messages are appended to
-// its inbox — so it must be the caller's, writable by no one else, and
-// sit in a directory no one else can rename it out of (the caller's or
-// root's, or a sticky one like /tmp). A directory that does not exist
+// its inbox — so it must be the caller's, not writable by all, and sit in
+// a directory no one else can rename it out of (the caller's or root's,
+// not writable by all unless sticky like /tmp). A group-writable
+// directory passes: a umask of 002 with a group of one's own makes them. A directory that does not exist
 // yet is judged by its nearest existing ancestor.
 func checkOwner(dir, abs string) error {
 	uid := uint32(os.Geteuid())
@@ -25,7 +26,7 @@ func checkOwner(dir, abs string) error {
 		if owner != uid {
 			return fmt.Errorf("%w: state_dir=%s belongs to uid %d, not you (uid %d): its owner could change the run's files, run.json (what a restart runs) included; %s", ErrStateDir, dir, owner, uid, fix)
 		}
-		if mode&0o022 != 0 {
+		if mode&0o002 != 0 {
 			return fmt.Errorf("%w: state_dir=%s is writable by others (mode %04o): they could plant its files; chmod 700 it, or %s", ErrStateDir, dir, mode.Perm(), fix)
 		}
 	}
@@ -36,7 +37,7 @@ func checkOwner(dir, abs string) error {
 			if owner != uid && owner != 0 {
 				return fmt.Errorf("%w: state_dir=%s is in %s, which belongs to uid %d: its owner could replace the state dir; %s", ErrStateDir, dir, p, owner, fix)
 			}
-			if mode&0o022 != 0 && mode&fs.ModeSticky == 0 {
+			if mode&0o002 != 0 && mode&fs.ModeSticky == 0 {
 				return fmt.Errorf("%w: state_dir=%s is in %s, which others can write (mode %04o, not sticky): they could replace the state dir; %s", ErrStateDir, dir, p, mode.Perm(), fix)
 			}
 			return nil

@@ -36,6 +36,10 @@ var (
 	ErrTooNew = errors.New("knowledge store schema is newer than this binary")
 	// ErrCorrupt: SQLite reports the store damaged.
 	ErrCorrupt = errors.New("knowledge store is damaged")
+	// ErrForeign: the store, or the directory it is in, is another
+	// user's (or others can write the directory): what it holds could be
+	// read or changed by them. It is left as is.
+	ErrForeign = errors.New("knowledge store is not yours alone")
 )
 
 // Options configure a DB.
@@ -85,6 +89,9 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if strings.ContainsAny(abs, "?#") {
 		return nil, fmt.Errorf("open knowledge store %s: a store path may not contain ? or #", abs)
+	}
+	if err := checkOwner(abs); err != nil {
+		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
 	}
 	if err := checkHeader(abs); err != nil {
 		return nil, fmt.Errorf("open knowledge store %s: %w", abs, err)
@@ -187,6 +194,38 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // file is a new store; otherwise it must be SQLite with our application id
 // (or id 0 and no tables: a database created empty) and a schema version
 // this binary knows.
+// checkOwner refuses a store another user could read or change (as git
+// refuses a repository another user owns): the store file or its WAL or
+// shared-memory file owned by another uid, or its directory owned by
+// another user (root aside) or writable by all (unless sticky). The
+// project store is found by walking up from the caller's directory, so
+// another user's .pi/knowledge.db above it would get the caller's notes.
+func checkOwner(path string) error {
+	uid := uint32(os.Geteuid())
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != uid {
+			return fmt.Errorf("%w: %s belongs to uid %d (you are uid %d); use a store of your own (store=personal, or knowledge init in a directory of yours)", ErrForeign, p, st.Uid, uid)
+		}
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil // made by Open, 0700
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case ok && st.Uid != uid && st.Uid != 0:
+		return fmt.Errorf("%w: its directory %s belongs to uid %d (you are uid %d); use a store of your own (store=personal, or knowledge init in a directory of yours)", ErrForeign, dir, st.Uid, uid)
+	case fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0:
+		return fmt.Errorf("%w: others can write its directory %s (mode %04o); chmod o-w %s", ErrForeign, dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
 // ownerOnly makes a store readable by its owner alone, whatever the
 // directory (a project's .pi/ is often world-readable): a new store is
 // created empty, mode 0600, before SQLite opens it — SQLite gives its WAL

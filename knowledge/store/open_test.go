@@ -220,3 +220,41 @@ func TestMigrateFromSchema3IndexesNodeWords(t *testing.T) {
 		t.Fatalf("after an update: platypus in %v, echidna in %v", p, e)
 	}
 }
+
+// A store another user could read or change is refused, untouched: one in
+// a directory all may write (not sticky), and — as root, which can make
+// files another user's — one whose file or directory is another user's.
+func TestOpenRefusesStoresNotYours(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777) // past the umask
+	path := filepath.Join(dir, "k.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, path, ErrForeign)
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	openDB(t, path).Close() // sticky, like /tmp: others cannot replace it
+	if os.Geteuid() != 0 {
+		t.Log("not root: cannot make a file another user's; the owner checks are not run")
+		return
+	}
+	theirs := filepath.Join(t.TempDir(), "theirs.db")
+	openDB(t, theirs).Close()
+	for _, p := range []string{theirs, theirs + "-wal", theirs + "-shm"} {
+		os.Chown(p, 65534, 65534)
+	}
+	refused(t, theirs, ErrForeign)
+	pdir := filepath.Join(t.TempDir(), "pi")
+	if err := os.Mkdir(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(pdir, "k.db")
+	openDB(t, mine).Close()
+	os.Chown(pdir, 65534, 65534)
+	refused(t, mine, ErrForeign)
+}
