@@ -15,6 +15,10 @@ import (
 // directory is renamed to <parent>/<name> (see Start).
 const stagingInfix = ".new-"
 
+// pruningInfix marks a state directory being deleted (Prune):
+// <parent>/.<name>.pruning-<n>.
+const pruningInfix = ".pruning-"
+
 // publish writes run.json (data) into the staging directory stage, fsyncs
 // it — the run's record, which a crash of the machine must not lose; on
 // Linux file systems that also makes its name in stage durable — and
@@ -72,7 +76,8 @@ func writeRecord(dir Dir, meta *Meta, fresh bool, dirs *fsutil.DirSyncs) error {
 // CleanStaging removes the staging directories (see Start) in the runs
 // root of agentDir that are older than minAge: what a kernel that died
 // while it started runs left behind (its supervisors, never handed their
-// run, have exited). It returns how many it removed.
+// run, have exited) — and what a prune could not finish deleting. It
+// returns how many it removed.
 func CleanStaging(agentDir string, minAge time.Duration) int {
 	root := Root(agentDir)
 	ents, err := os.ReadDir(root)
@@ -81,14 +86,14 @@ func CleanStaging(agentDir string, minAge time.Duration) int {
 	}
 	n := 0
 	for _, e := range ents {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), stagingInfix) {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), stagingInfix) && !strings.Contains(e.Name(), pruningInfix) {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil || time.Since(info.ModTime()) < minAge {
 			continue
 		}
-		if os.RemoveAll(filepath.Join(root, e.Name())) == nil {
+		if fsutil.RemoveTree(filepath.Join(root, e.Name())) == nil {
 			n++
 		}
 	}

@@ -121,11 +121,13 @@ func Prune(in *Info, preserve bool) (map[string]string, error) {
 	}
 	// Rename first so a crash never leaves a half-deleted run that still
 	// looks like a run.
-	trash := target + ".pruning-" + fmt.Sprint(time.Now().UnixNano())
+	// Hidden (.<name>.pruning-<n>): no index scan takes it for a run, and
+	// the next kernel removes one a failed removal left (CleanStaging).
+	trash := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+pruningInfix+fmt.Sprint(time.Now().UnixNano()))
 	if err := os.Rename(target, trash); err != nil {
 		return nil, fmt.Errorf("prune: %w", err)
 	}
-	if err := os.RemoveAll(trash); err != nil {
+	if err := fsutil.RemoveTree(trash); err != nil {
 		return nil, fmt.Errorf("prune: %w", err)
 	}
 	return kept, nil

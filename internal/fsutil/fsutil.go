@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -252,4 +253,35 @@ func ExpandHome(p string) string {
 		return p
 	}
 	return filepath.Join(home, p[1:])
+}
+
+// RemoveTree is os.RemoveAll that also removes what a read-only
+// directory of the caller's holds (a Go module cache, a chmod 555 build
+// output): where a pass is refused, it gives the caller's own directories
+// back their owner permissions and tries again (a few passes: a
+// directory unreadable before is walked after). Another user's
+// directories are left as they are.
+func RemoveTree(path string) error {
+	uid := os.Geteuid()
+	var err error
+	for range 4 {
+		if err = os.RemoveAll(path); err == nil || !errors.Is(err, fs.ErrPermission) {
+			return err
+		}
+		filepath.WalkDir(path, func(p string, d fs.DirEntry, werr error) error {
+			if d == nil || !d.IsDir() {
+				return nil
+			}
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && info.Mode().Perm()&0o700 != 0o700 {
+					os.Chmod(p, info.Mode().Perm()|0o700)
+				}
+			}
+			if werr != nil {
+				return fs.SkipDir // unreadable until now: the next pass walks it
+			}
+			return nil
+		})
+	}
+	return err
 }

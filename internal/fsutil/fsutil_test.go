@@ -2,10 +2,13 @@ package fsutil
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -57,5 +60,57 @@ func TestExpandHome(t *testing.T) {
 		if got := ExpandHome(in); got != want {
 			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// RemoveTree removes a tree whose directories are read-only or
+// unreadable to their owner (a Go module cache), which os.RemoveAll
+// cannot when the caller is not root: as root, the test runs the removal
+// as another user (uid 65534) owning the tree.
+func TestRemoveTreeReadOnlyDirs(t *testing.T) {
+	if p := os.Getenv("FSUTIL_REMOVE_TREE"); p != "" {
+		if err := RemoveTree(p); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the removal as another user (a caller's own read-only directories are what os.RemoveAll cannot remove, and root removes anything)")
+	}
+	base := t.TempDir()
+	for d := base; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o711) // the other user reaches the tree
+	}
+	parent := filepath.Join(base, "p")
+	root := filepath.Join(parent, "tree")
+	deep := filepath.Join(root, "cache", "mod", "x")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(deep, "f"), []byte("x"), 0o444)
+	filepath.WalkDir(parent, func(p string, _ fs.DirEntry, _ error) error { return os.Lchown(p, 65534, 65534) })
+	os.Chmod(deep, 0o555)
+	os.Chmod(filepath.Join(root, "cache", "mod"), 0o000)
+	os.Chmod(filepath.Join(root, "cache"), 0o555)
+	t.Cleanup(func() {
+		filepath.WalkDir(base, func(p string, _ fs.DirEntry, _ error) error { os.Chmod(p, 0o755); return nil })
+	})
+	self, err := os.ReadFile(os.Args[0]) // the build dir is root's alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "fsutil.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestRemoveTreeReadOnlyDirs$")
+	cmd.Env = append(os.Environ(), "FSUTIL_REMOVE_TREE="+root)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("RemoveTree as uid 65534: %v\n%s", err, out)
+	}
+	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the tree is still there: %v", err)
 	}
 }
