@@ -170,10 +170,11 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 		if rec, dup, err = mailbox.NewInbox(dir.Path(runs.InboxFile)).AppendIn(tx, env); err != nil || dup {
 			return err
 		}
+		// The doorbell is advisory (watchers watch the inbox too): a wake
+		// that cannot be written (a full disk) does not fail a message
+		// already stored — the caller would retry a stored message.
 		wake := mailbox.Wake{Actor: "run:" + id, Reason: mailbox.WakeRunMessage, StateDir: string(dir), Metadata: map[string]any{"inbox_id": rec.ID(), "type": env.Type}}
-		if _, err := mailbox.AppendWakes(tx, dir.Path(runs.WakeFile), wake); err != nil {
-			return fmt.Errorf("persist wake record: %w", err)
-		}
+		mailbox.AppendWakes(tx, dir.Path(runs.WakeFile), wake)
 		if !killing {
 			// Best effort, as before: the message is durable already.
 			runs.AppendEventIn(tx, dir, map[string]any{"event": "run.message", "inbox_id": rec.ID(), "type": env.Type})

@@ -174,8 +174,10 @@ func Expired(rec mailbox.Record, now time.Time) (bool, string) {
 	return env.ExpiredAt(accepted, now)
 }
 
-// wakeBranch rings the run's doorbell for a branch.
+// wakeBranch rings the run's doorbell for a branch. It is advisory
+// (watchers watch the inbox too): a doorbell that cannot be written (a
+// full disk) does not fail the claim or status change already stored.
 func wakeBranch(dir string, a mailbox.Address, reason string, meta map[string]any) error {
-	_, err := mailbox.AppendWake(filepath.Join(dir, WakeFile), mailbox.Wake{Actor: a.String(), Reason: reason, StateDir: dir, Metadata: meta})
-	return err
+	mailbox.AppendWake(filepath.Join(dir, WakeFile), mailbox.Wake{Actor: a.String(), Reason: reason, StateDir: dir, Metadata: meta})
+	return nil
 }

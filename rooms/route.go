@@ -190,8 +190,10 @@ func deliverBranch(dir string, to mailbox.Address, env mailbox.Envelope, sender 
 		if len(wakes) == 0 {
 			return nil
 		}
-		_, err := mailbox.AppendWakes(tx, filepath.Join(dir, WakeFile), wakes...)
-		return err
+		// Advisory: a doorbell that cannot be written (a full disk) does
+		// not fail a message already stored in the branch inbox.
+		mailbox.AppendWakes(tx, filepath.Join(dir, WakeFile), wakes...)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -102,6 +102,14 @@ func stateFor(dir string) *roomState {
 	return st
 }
 
+// reset forgets all this process knows of the room (after a rollback of
+// the timeline): the next operation reads it, and its roster, afresh.
+// The caller holds st.mu.
+func (st *roomState) reset() {
+	st.f = &mailbox.Follower{Path: st.f.Path, Lazy: true}
+	st.last, st.roster, st.rosterID, st.snaps, st.ids, st.malformed = time.Time{}, nil, fileID{}, nil, nil, 0
+}
+
 // roomTx is one operation on a room under its lock.
 type roomTx struct {
 	dir, run string
@@ -134,10 +142,18 @@ func withRoom(dir, run string, fn func(rt *roomTx) error) (c Counts, err error) 
 		if err := rt.loadRoster(); err != nil {
 			return err
 		}
-		if err := fn(rt); err != nil {
-			return err
+		before, _ := fileSize(TimelinePath(dir))
+		err := fn(rt)
+		if err == nil {
+			err = rt.flush()
 		}
-		if err := rt.flush(); err != nil {
+		if err != nil && len(rt.appended) > 0 {
+			// The entries are on the timeline, the roster or a snapshot
+			// they change is not (a full disk): take them back off, so a
+			// failed post stored nothing and its retry is no duplicate.
+			rt.rollback(before)
+		}
+		if err != nil {
 			return err
 		}
 		c = rt.counts()
@@ -150,11 +166,34 @@ func withRoom(dir, run string, fn func(rt *roomTx) error) (c Counts, err error) 
 		if rt.quiet {
 			break
 		}
-		if err := wakeRoom(dir, run, e); err != nil {
-			return c, err
-		}
+		// Advisory (watchers watch the timeline too): a doorbell that
+		// cannot be written does not fail a post already stored.
+		wakeRoom(dir, run, e)
 	}
 	return c, nil
+}
+
+// rollback truncates the timeline back to size (its length before this
+// operation's appends), under the lock, and forgets what this process
+// read of it: its reader starts again from the shorter file.
+func (rt *roomTx) rollback(size int64) {
+	if err := os.Truncate(TimelinePath(rt.dir), size); err != nil {
+		return
+	}
+	rt.appended = nil
+	rt.st.reset()
+}
+
+// fileSize is a file's size (0 for a missing one).
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // sync reads the timeline lines added since the last operation.
