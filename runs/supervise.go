@@ -651,8 +651,33 @@ func (s *supervisor) finish(r *Result) {
 	// progress first: once result.json exists the run reads as over, and
 	// its progress must already say so.
 	s.setPhase(r.Status, func(p *Progress) { p.Active = 0; p.NextStart = "" })
-	if err := s.dir.WriteJSON(ResultFile, r.Identify(s.meta)); err != nil {
-		s.logf("write result: %v", err)
+	s.writeResult(r.Identify(s.meta))
+}
+
+// resultRetry bounds how long a supervisor keeps trying to write
+// result.json (a full disk): the run's end is known only from it — a
+// supervisor that gave up reads as lost (status exited, supervisor_lost),
+// for good.
+var resultRetry = 10 * time.Minute
+
+// writeResult writes result.json, trying again (backing off to 5 s) while
+// it fails, up to resultRetry.
+func (s *supervisor) writeResult(r any) {
+	deadline, wait := time.Now().Add(resultRetry), 100*time.Millisecond
+	for {
+		err := s.dir.WriteJSON(ResultFile, r)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.logf("write result: %v (gave up after %s)", err, resultRetry)
+			return
+		}
+		if wait == 100*time.Millisecond {
+			s.logf("write result: %v (trying again until %s)", err, deadline.Format(time.RFC3339))
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 5*time.Second)
 	}
 }
 
