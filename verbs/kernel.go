@@ -200,6 +200,9 @@ func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		}
 	case "status":
 		c, err := env.Dial(false)
+		if errors.Is(err, wire.ErrDenied) {
+			return nil, err // another user's kernel: 77, not "not running"
+		}
 		if err != nil {
 			return nil, &Error{Exit: ExitUnavailable, Code: "kernel_unavailable", Message: "kernel not running for " + env.AgentDir, Hint: "pi-actors kernel start (any verb that needs it also starts it)"}
 		}
@@ -207,6 +210,9 @@ func runKernel(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return kernelStatusOf(env, c)
 	}
 	c, err := env.Dial(false)
+	if errors.Is(err, wire.ErrDenied) {
+		return nil, err
+	}
 	if err != nil {
 		return &Outcome{Text: "kernel running=false", Result: &KernelStatus{Running: Ptr(false)}}, nil
 	}

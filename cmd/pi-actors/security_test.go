@@ -173,6 +173,8 @@ func TestOtherUserDenied(t *testing.T) {
 		{"kill", "victim"},
 		{"stop", "victim"},
 		{"knowledge", "query_graph", "operation=search", "entityType=atom", "query=secret"},
+		{"kernel", "status"}, // was 69 "not running"
+		{"kernel", "stop"},   // was 0 "running=false"
 	} {
 		r := w.runAs(other, repo, "pi-actors", args...)
 		if r.code != 77 || strings.Contains(r.stdout+r.stderr, "SECRET") {
