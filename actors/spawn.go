@@ -82,6 +82,7 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 	meta, proc, err := runs.Start(k.cfg.AgentDir, spec)
 	if err != nil {
 		dropDraft() // a spawn that failed leaves no draft of a run that never ran
+		k.indexFailedStart(spec)
 		return nil, err
 	}
 	k.traceSpawn(req, meta)
@@ -110,6 +111,25 @@ func (k *Kernel) spawn(req wire.Request, p *verbs.Spawn, dirs *fsutil.DirSyncs) 
 		res.Address += "@" + res.Node
 	}
 	return res, nil
+}
+
+// indexFailedStart lists a start that failed after its state dir was
+// published (its run.json and a start_failed result.json are there, e.g.
+// out of file descriptors): ps and inspect session views read the index,
+// which otherwise learned of it only at the next kernel's rebuild.
+func (k *Kernel) indexFailedStart(spec runs.Spec) {
+	d := runs.StateDirFor(k.cfg.AgentDir, spec.ID)
+	if spec.StateDir != "" {
+		d = runs.Dir(spec.StateDir)
+	}
+	in, err := runs.Load(d)
+	if err != nil || in.Meta.Run != spec.ID || !runs.Terminal(in.Status) {
+		return
+	}
+	if err := k.index.Record(runs.Entry{Run: in.Meta.Run, StateDir: string(in.Dir), Status: in.Status, OwnerID: in.Meta.OwnerID,
+		Recipe: in.Meta.Recipe, Tool: in.Meta.Tool}); err != nil {
+		k.log.Warn("index", "err", err)
+	}
 }
 
 // prepare builds and checks the run spec of a spawn request; src is what
