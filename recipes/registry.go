@@ -656,7 +656,7 @@ func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) e
 		return nil
 	}
 	root := rg.userRoot()
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", root, err)
 	}
 	unlock, err := fsutil.Lock(filepath.Join(root, LockName))
@@ -677,7 +677,13 @@ func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) e
 		}
 		return regErr("update", errChanged, "run register_tool again", "tool %q changed while it was being updated", out.Tool)
 	}
-	return fsutil.WriteFile(out.Path, data, 0o644)
+	// A new recipe is its owner's alone (template defaults may hold a
+	// token); an updated one keeps the mode its owner gave it.
+	perm := fs.FileMode(0o600)
+	if fi, err := os.Stat(out.Path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	return fsutil.WriteFile(out.Path, data, perm)
 }
 
 // remove deletes <user>/<name>.json (with dryRun, it only says whether

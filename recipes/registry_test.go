@@ -609,3 +609,21 @@ func TestList(t *testing.T) {
 		t.Errorf("list = %v, %v", names, err)
 	}
 }
+
+// A new recipe is written 0600 (its defaults may hold a token) in a
+// recipes directory made 0700; an update keeps the mode its owner gave.
+func TestRegisterFileModes(t *testing.T) {
+	rg := newRegistrar(t)
+	out := mustRegister(t, rg, map[string]any{"name": "tok", "description": "d", "template": "echo {t}", "defaults": map[string]any{"t": "secret"}})
+	if st, err := os.Stat(out.Path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("new recipe: %v %v, want 0600", st.Mode(), err)
+	}
+	if st, err := os.Stat(filepath.Dir(out.Path)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("recipes dir: %v %v, want 0700", st.Mode(), err)
+	}
+	os.Chmod(out.Path, 0o640)
+	mustRegister(t, rg, map[string]any{"name": "tok", "description": "d2", "update": true})
+	if st, err := os.Stat(out.Path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Fatalf("updated recipe: %v %v, want the 0640 its owner gave", st.Mode(), err)
+	}
+}
