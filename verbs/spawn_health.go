@@ -107,9 +107,10 @@ func (s *Spawn) HealthSpec() (*runs.Health, error) {
 // readyPoll is how often wait=ready looks at the run's progress.
 const readyPoll = 20 * time.Millisecond
 
-// readyGrace is how long wait=ready waits past ready_timeout for the
-// supervisor's verdict (a loaded machine, a restart in between).
-const readyGrace = 10 * time.Second
+// readyGrace is how long wait=ready waits past ready_timeout (counted
+// from the spawn) for the supervisor's verdict; a run restarting in a
+// loop gets no new ready_timeout per attempt (docs: 75 when it passes).
+const readyGrace = time.Second
 
 // awaitReady holds a spawn's answer until its run is ready (wait=ready):
 // the supervisor's readiness probe decides. A run whose probe timed out
