@@ -446,13 +446,13 @@ func CheckStateDir(agentDir, id, dir string) error {
 			break
 		}
 		if !errors.Is(err, os.ErrNotExist) || filepath.Dir(parent) == parent {
-			return fmt.Errorf("%w: %w", ErrStateDir, err)
+			return fmt.Errorf("%w: state_dir=%s: %w", ErrStateDir, dir, err)
 		}
 		parent = filepath.Dir(parent)
 	}
 	trial, err := os.MkdirTemp(parent, ".pi-actors-check-")
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStateDir, err)
+		return fmt.Errorf("%w: state_dir=%s cannot be made in %s: %w", ErrStateDir, dir, parent, err)
 	}
 	return os.Remove(trial)
 }

@@ -151,7 +151,7 @@ func (s *Spawn) Validate() error {
 	if c := s.Controls(); s.Template == nil && len(c) > 0 {
 		// They were dropped: the recipe's own graph runs as it is written.
 		names := slices.Sorted(maps.Keys(c))
-		return &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("spawn: %s shape an inline template=; a recipe's template runs as the recipe writes it", strings.Join(names, ", ")),
+		return &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("%s shape an inline template=; a recipe's template runs as the recipe writes it", strings.Join(names, ", ")),
 			Hint: "leave them out, or set them on the recipe's template (its file in <agent>/recipes)"}
 	}
 	if err := checkNumbers("values", s.Values); err != nil {
@@ -168,7 +168,7 @@ func (s *Spawn) Validate() error {
 	switch strings.TrimSpace(s.Placement) {
 	case "", "local", "spread":
 	default:
-		return Usagef("spawn: placement must be local or spread (got %q)", s.Placement)
+		return Usagef("placement must be local or spread (got %q)", s.Placement)
 	}
 	if n := strings.TrimSpace(s.Node); n != "" {
 		if _, _, err := mailbox.SplitNode("run:x@" + n); err != nil {
@@ -176,7 +176,7 @@ func (s *Spawn) Validate() error {
 				Hint: "pi-actors inspect target=cluster view=nodes lists the members"}
 		}
 		if strings.TrimSpace(s.Placement) == "spread" {
-			return Usagef("spawn: give node= or placement=spread, not both")
+			return Usagef("give node= or placement=spread, not both")
 		}
 	}
 	return nil
@@ -192,11 +192,11 @@ func (s *Spawn) validateAs() error {
 		err = fmt.Errorf("got %s", s.As)
 	}
 	if err != nil {
-		return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: fmt.Sprintf("spawn: as must be a run:<id> address: %v", err),
+		return &Error{Exit: ExitDataErr, Code: "invalid_address", Message: fmt.Sprintf("as must be a run:<id> address: %v", err),
 			Hint: "as=run:<id>, the id letters, digits, '.', '_' and '-' (or run_id=<id>)"}
 	}
 	if id := strings.TrimSpace(s.RunID); id != "" && id != a.ID {
-		return Usagef("spawn: as=%s and run_id=%s name different runs; give one of them", s.As, id)
+		return Usagef("as=%s and run_id=%s name different runs; give one of them", s.As, id)
 	}
 	return nil
 }

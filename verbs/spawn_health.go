@@ -73,7 +73,7 @@ func (s *Spawn) HealthSpec() (*runs.Health, error) {
 	if v := s.LivenessFailures.V; s.LivenessFailures.Set && v != nil {
 		n, err := strconv.Atoi(strings.TrimSpace(template.Stringify(v)))
 		if err != nil || n < 1 {
-			return nil, Invalidf("spawn: liveness_failures: must be a positive count (got %s)", template.CompactJSON(v))
+			return nil, Invalidf("liveness_failures: must be a positive count (got %s)", template.CompactJSON(v))
 		}
 		failures = n
 	}
@@ -85,9 +85,9 @@ func (s *Spawn) HealthSpec() (*runs.Health, error) {
 	var fe *runs.FieldError
 	if errors.As(err, &fe) {
 		if fe.Missing {
-			return nil, Usagef("spawn: %v", err)
+			return nil, Usagef("%v", err)
 		}
-		return nil, Invalidf("spawn: %v", err)
+		return nil, Invalidf("%v", err)
 	}
 	if err != nil {
 		return nil, err
@@ -96,10 +96,10 @@ func (s *Spawn) HealthSpec() (*runs.Health, error) {
 	case "":
 	case "ready":
 		if h == nil || h.Ready == nil {
-			return nil, Usagef("spawn: wait=ready needs a readiness probe: ready=http://host:port/path, tcp:host:port, log:<regex> or exec:<template>")
+			return nil, Usagef("wait=ready needs a readiness probe: ready=http://host:port/path, tcp:host:port, log:<regex> or exec:<template>")
 		}
 	default:
-		return nil, Usagef("spawn: wait must be ready (got %q)", w)
+		return nil, Usagef("wait must be ready (got %q)", w)
 	}
 	return h, nil
 }
