@@ -367,7 +367,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			}
 			errText = s.healthErr
 			s.mu.Unlock()
-			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1, false)
+			status, why, failReason, wants = StatusFailed, reason, reason, s.meta.Restart.Wants(1, true) // abnormal, as a watchdog kill is to systemd
 		}
 		if !wants {
 			return &Result{Status: status, Code: code, Command: command, Killed: killed, Error: errText, Reason: failReason, Restarts: restarts}
