@@ -268,6 +268,15 @@ func shortOutcome(env *Env, typ string, results []ShortResult) *Outcome {
 	}
 	out := &Outcome{Result: results, Text: strings.Join(lines, "\n")}
 	if first != nil {
+		var okLines, errLines []string
+		for i, r := range results {
+			if r.OK {
+				okLines = append(okLines, lines[i])
+			} else {
+				errLines = append(errLines, lines[i])
+			}
+		}
+		out.OutText, out.ErrText = strings.Join(okLines, "\n"), strings.Join(errLines, "\n")
 		out.Exit = first.Exit
 		out.Fail = &Error{Exit: first.Exit, Code: first.Code, Hint: first.Hint, Details: results,
 			Message: fmt.Sprintf("%d of %d runs failed; the first: %s", failed, len(results), first.Message)}

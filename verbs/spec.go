@@ -38,6 +38,11 @@ type Outcome struct {
 	// that failed: the envelope is {"ok":false,…} with the result as
 	// details).
 	Fail *Error
+	// OutText and ErrText, when ErrText is set, are Text split for a
+	// terminal: the lines of what succeeded (stdout) and of what failed
+	// (stderr), as a verb acting on several runs reports them. Text keeps
+	// every line, in order, for front doors with one channel (MCP).
+	OutText, ErrText string
 	// Streamed means the output was already written to Env.Stream byte for
 	// byte (exec and call in text mode); Text is empty.
 	Streamed bool

@@ -205,6 +205,12 @@ func (a *app) print(r *request, out *verbs.Outcome) int {
 				env.Text = &out.Text
 			}
 			a.writeJSON(env)
+		} else if out.ErrText != "" {
+			// What failed goes to stderr, as a single failure's error does.
+			if out.OutText != "" {
+				a.ok(r, out.OutText, nil)
+			}
+			fmt.Fprintln(a.io.err, out.ErrText)
 		} else {
 			a.ok(r, out.Text, nil)
 		}
