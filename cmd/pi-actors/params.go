@@ -99,8 +99,14 @@ func parseArgs(args []string, stdin io.Reader, verbFlags []string, word string) 
 			}
 		}
 		if word != "" && len(r.words) == 0 && len(r.params) == 0 && !strings.HasPrefix(a, word+"=") && !strings.HasPrefix(a, word+":=") {
-			r.words = append(r.words, a)
-			continue
+			// The first word is the verb's word: exec's template whatever
+			// it holds (x=1 included); any other verb's (a run id, an
+			// action, a recipe: never a key=value) unless it is one, so
+			// parameters may stand before it (logs lines=5 a1).
+			if _, _, _, param := splitParam(a); word == "template" || !param {
+				r.words = append(r.words, a)
+				continue
+			}
 		}
 		key, val, isJSON, ok := splitParam(a)
 		if !ok {
