@@ -221,9 +221,13 @@ func run(ctx context.Context, args []string, io streams) int {
 	if lead > 0 && lead < len(args) {
 		args = append(append([]string{args[lead]}, args[:lead]...), args[lead+1:]...)
 	}
-	if lead == len(args) && !slices.Contains(args, "--help") && !slices.Contains(args, "-h") {
-		// Flags and no verb (pi-actors --json).
-		return a.fail(&request{json: hasFlag(args, "--json")}, usagef("no verb given (only %s); pi-actors help lists the verbs", strings.Join(args, " ")))
+	if lead == len(args) {
+		if !slices.Contains(args, "--help") && !slices.Contains(args, "-h") {
+			// Flags and no verb (pi-actors --json).
+			return a.fail(&request{json: hasFlag(args, "--json")}, usagef("no verb given (only %s); pi-actors help lists the verbs", strings.Join(args, " ")))
+		}
+		// pi-actors --json --help: help, with the other flags.
+		args = append([]string{"help"}, slices.DeleteFunc(slices.Clone(args), func(f string) bool { return f == "--help" || f == "-h" })...)
 	}
 	name := args[0]
 	if name == "--help" || name == "-h" {
