@@ -84,8 +84,8 @@ func runKnowledgeVerb(ctx context.Context, a *app, r *request) int {
 	op, err := knowledgeOp(r.words)
 	if err != nil {
 		if r.help && len(r.words) == 0 {
-			fmt.Fprint(a.io.out, knowledgeUsage()+"\n")
-			return exitOK
+			// a.ok: --json gets the help envelope, a failed write 74.
+			return a.ok(r, knowledgeUsage()+"\n", map[string]any{"verb": "knowledge", "usage": knowledgeUsage(), "available": true})
 		}
 		return a.fail(r, err)
 	}
@@ -94,8 +94,7 @@ func runKnowledgeVerb(ctx context.Context, a *app, r *request) int {
 		return a.fail(r, knowledgeUsagef("knowledge %s is not built into this binary", op))
 	}
 	if r.help {
-		fmt.Fprint(a.io.out, specHelp(spec))
-		return exitOK
+		return a.ok(r, specHelp(spec), map[string]any{"verb": "knowledge " + op, "usage": spec.Usage, "available": true})
 	}
 	env, err := a.env(ctx, spec, r)
 	if err != nil {

@@ -254,7 +254,9 @@ func (a *app) watch(ctx context.Context, env *verbs.Env, spec *verbs.Spec, r *re
 	w := req.(*verbs.Watch)
 	if w.IsRoom() {
 		err = verbs.WatchRoom(ctx, env, w, func(e json.RawMessage) error {
-			a.writeJSON(e)
+			if err := a.writeJSON(e); err != nil {
+				return outputError(err) // a reader gone: the watch ends (74)
+			}
 			return nil
 		})
 	} else {
