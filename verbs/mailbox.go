@@ -140,7 +140,7 @@ func runMailbox(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 		return doneOutcome(m), nil
 	}
 	requeue := func(id string) error { return mailbox.NewInbox(d.Path(runs.InboxFile)).Requeue([]string{id}) }
-	return claimOutcome(ctx, m, "run:"+meta.Run, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, requeue, []string{string(d)})
+	return claimOutcome(ctx, env, m, "run:"+meta.Run, func() (mailbox.Record, error) { return ClaimRunMessage(d, owner) }, requeue, []string{string(d)})
 }
 
 // branchMailbox claims from or finishes in a branch inbox: the run is
@@ -194,7 +194,7 @@ func branchMailbox(ctx context.Context, env *Env, m *Mailbox, owner string) (*Ou
 	}
 	claim := func() (mailbox.Record, error) { return rooms.ClaimBranch(dir, m.Address, owner, pid) }
 	requeue := func(id string) error { return rooms.RequeueBranch(dir, m.Address, id, owner) }
-	return claimOutcome(ctx, m, a.String(), claim, requeue, []string{dir, rooms.BranchDir(dir, a.Branch)})
+	return claimOutcome(ctx, env, m, a.String(), claim, requeue, []string{dir, rooms.BranchDir(dir, a.Branch)})
 }
 
 // claimPid is the process a branch claim belongs to by default: inside a
@@ -254,7 +254,7 @@ func doneOutcome(m *Mailbox) *Outcome {
 // message; target names the inbox (run:<id>, branch:<run>/<b>) in the
 // hint of an empty claim, watch are the directories whose changes wake
 // it.
-func claimOutcome(ctx context.Context, m *Mailbox, target string, claim func() (mailbox.Record, error), requeue func(id string) error, watch []string) (*Outcome, error) {
+func claimOutcome(ctx context.Context, env *Env, m *Mailbox, target string, claim func() (mailbox.Record, error), requeue func(id string) error, watch []string) (*Outcome, error) {
 	wait := 10 * time.Second
 	if m.Wait != "" {
 		wait, _ = time.ParseDuration(m.Wait)
@@ -274,7 +274,11 @@ func claimOutcome(ctx context.Context, m *Mailbox, target string, claim func() (
 	}
 	if ctx.Err() != nil {
 		// Stopped (control.cancel's SIGTERM, Ctrl-C) while waiting:
-		// nothing claimed, 128+n for the signal, so a claim loop ends.
+		// nothing claimed, 128+n for the signal, so a claim loop ends —
+		// silently in text, and with --json its one object, the error.
+		if env.JSON {
+			return nil, &Error{Exit: signalExit(ctx), Code: "interrupted", Message: "interrupted while waiting for a message; nothing was claimed"}
+		}
 		return &Outcome{Exit: signalExit(ctx), Streamed: true}, nil
 	}
 	if err != nil {
