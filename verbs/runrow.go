@@ -1,7 +1,6 @@
 package verbs
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -123,21 +122,36 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 }
 
 // commandOf is a run template's command line: the string itself, or the
-// graph's first command, or the graph as compact JSON, cut short.
+// graph's first command (… when more steps follow), or the graph as
+// compact JSON, cut short.
 func commandOf(tmpl any) string {
-	switch t := tmpl.(type) {
-	case string:
-		return oneLine(t, previewChars)
-	case map[string]any:
-		if s, ok := t["template"].(string); ok {
-			return oneLine(s, previewChars)
-		}
+	if s := firstCommand(tmpl, 0); s != "" {
+		return oneLine(s, previewChars)
 	}
-	b, err := json.Marshal(tmpl)
-	if err != nil {
+	return oneLine(compactJSON(tmpl), previewChars) // not HTML-escaped: > stays >
+}
+
+// firstCommand is the first command string of a template graph (a string,
+// a sequence's or parallel's first item, a node's template), "" when
+// there is none within a few levels.
+func firstCommand(v any, depth int) string {
+	if depth > 8 {
 		return ""
 	}
-	return oneLine(string(b), previewChars)
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		if len(t) == 1 {
+			return firstCommand(t[0], depth+1)
+		}
+		if first := firstCommand(t[0], depth+1); len(t) > 1 && first != "" {
+			return first + " …" // more steps follow
+		}
+	case map[string]any:
+		return firstCommand(t["template"], depth+1)
+	}
+	return ""
 }
 
 // oneLine writes whitespace runs as one space and cuts to max runes (the
