@@ -16,6 +16,10 @@ var localParams = map[string]string{
 	"mcp":       "",
 	"schema":    "",
 	"knowledge": "`<operation>` then its parameters",
+	"top":       "`session`; `--once`, `--cluster`, `--no-color`",
+	"install":   "the target (first word); mcp: `--client=`, `--config=`, `--write`",
+	"uninstall": "the target (first word); mcp: `--client=`, `--config=`",
+	"cluster":   "`ca` or `cert` (first word), then its parameters (pi-actors help cluster)",
 }
 
 // verbTable is docs/cli.md's verb table, generated from the verbs: a
