@@ -108,12 +108,18 @@ func CertMain(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		return certFail(stdout, stderr, asJSON, "invalid_dir", 65, err.Error()+" (dir=/out= must be a directory that can be created)")
 	}
+	var werr error
 	if asJSON {
 		b, _ := json.Marshal(map[string]any{"ok": true, "result": map[string]any{"written": written}})
-		fmt.Fprintln(stdout, string(b))
-		return 0
+		_, werr = fmt.Fprintln(stdout, string(b))
+	} else {
+		_, werr = fmt.Fprintf(stdout, "written=%s\n", strings.Join(written, ","))
 	}
-	fmt.Fprintf(stdout, "written=%s\n", strings.Join(written, ","))
+	if werr != nil {
+		// The files are written; the answer naming them is not (74).
+		fmt.Fprintf(stderr, "pi-actors cluster: writing the answer to stdout: %v (the files were written: %s)\n", werr, strings.Join(written, ","))
+		return 74
+	}
 	return 0
 }
 

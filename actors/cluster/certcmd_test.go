@@ -80,3 +80,20 @@ func TestCertMainExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// fullWriter takes nothing, as stdout on a full disk.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+// An answer stdout does not take is 74, and says the files were written
+// (it said 0).
+func TestCertMainStdoutFails(t *testing.T) {
+	for _, args := range [][]string{{"ca"}, {"ca", "--json"}} {
+		dir := t.TempDir()
+		var errb bytes.Buffer
+		if code := cluster.CertMain(append(args, "dir="+dir), fullWriter{}, &errb); code != 74 || !strings.Contains(errb.String(), "the files were written") {
+			t.Errorf("cluster %v with stdout failing: exit %d, %q", args, code, errb.String())
+		}
+	}
+}

@@ -88,18 +88,27 @@ func SchemaMain(args []string, out io.Writer) int {
 		}
 		return e.Exit
 	}
+	var werr error
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
-		enc.Encode(map[string]any{"ok": true, "result": map[string]any{"tools": tools}})
-		return verbs.ExitOK
-	}
-	for _, t := range tools {
-		kind := "verb"
-		if t.Recipe != "" {
-			kind = "recipe=" + t.Recipe
+		werr = enc.Encode(map[string]any{"ok": true, "result": map[string]any{"tools": tools}})
+	} else {
+		for _, t := range tools {
+			kind := "verb"
+			if t.Recipe != "" {
+				kind = "recipe=" + t.Recipe
+			}
+			if _, err := fmt.Fprintf(out, "tool=%s %s read_only=%v destructive=%v\n", t.Name, kind, t.Annotations.ReadOnly, t.Annotations.Destructive); err != nil {
+				werr = err
+				break
+			}
 		}
-		fmt.Fprintf(out, "tool=%s %s read_only=%v destructive=%v\n", t.Name, kind, t.Annotations.ReadOnly, t.Annotations.Destructive)
+	}
+	if werr != nil {
+		// A catalogue cut short does not pass for the whole one (74).
+		fmt.Fprintf(os.Stderr, "pi-actors schema: writing the answer to stdout: %v\n", werr)
+		return verbs.ExitIOErr
 	}
 	return verbs.ExitOK
 }
