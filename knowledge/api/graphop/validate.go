@@ -177,7 +177,7 @@ func validatePatterns(p Patterns) *op.Error {
 		return op.Invalid("paths", "%d patterns given; at most %d per atom: use ** to cover directories", len(p), MaxPatterns)
 	}
 	for i, pat := range p {
-		p[i] = strings.TrimSpace(pat)
+		p[i] = dotless(strings.TrimSpace(pat))
 		pat = p[i]
 		switch {
 		case pat == "":
@@ -193,6 +193,18 @@ func validatePatterns(p Patterns) *op.Error {
 		}
 	}
 	return nil
+}
+
+// dotless drops a pattern's "." segments (./src/** is src/**): the paths
+// it is matched against are cleaned, so ./src/** matched nothing.
+func dotless(pat string) string {
+	for strings.HasPrefix(pat, "./") {
+		pat = strings.TrimLeft(pat[2:], "/")
+	}
+	for strings.Contains(pat, "/./") {
+		pat = strings.ReplaceAll(pat, "/./", "/")
+	}
+	return pat
 }
 
 func hasDotDot(pat string) bool {
