@@ -2,6 +2,8 @@ package graph
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -153,6 +155,10 @@ func TestUpdate(t *testing.T) {
 		t.Fatalf("unassign by empty: %+v", a)
 	}
 
+	// A root that is a file is refused; a missing one (made later) is not.
+	file := filepath.Join(t.TempDir(), "f.txt")
+	os.WriteFile(file, nil, 0o600)
+	e.Fail(op.CodeValidation, "root", "project_create", `{"name":"f","root":"`+file+`"}`)
 	// Cross-project membership.
 	p2 := e.OK("project_create", `{"name":"other","root":"/elsewhere"}`).(*graphop.Project)
 	mo := e.Molecule("Other", `,"projectId":"`+p2.ID+`"`)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -29,6 +30,9 @@ func (s *Store) CreateProject(ctx context.Context, c store.Caller, req *graphop.
 	}
 	if root != "" {
 		root = filepath.Clean(root)
+		if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+			return nil, op.Invalid("root", "root %s is a file, not a directory: a project's root is the directory its paths are relative to", root)
+		}
 	}
 	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		if root != "" {
