@@ -152,13 +152,24 @@ func (s *Store) Conflicts(ctx context.Context, req *vectorop.Conflicts) (any, er
 
 func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) (*vectorop.ConflictRecord, error) {
 	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
-		res, err := tx.ExecContext(ctx, `UPDATE vg_conflicts SET resolved = 1, resolution = ?, resolved_at = ? WHERE id = ?`,
-			resolution, store.Now(), id)
-		if err != nil {
-			return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		// Resolved once: the same resolution again is a retry (the stored
+		// record comes back); another one is refused — it overwrote the
+		// first in silence.
+		var done int
+		var was, at string
+		err := tx.QueryRowContext(ctx, `SELECT resolved, resolution, resolved_at FROM vg_conflicts WHERE id = ?`, id).Scan(&done, &was, &at)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
 			return nil, op.NotFound("id", "conflict", fmt.Sprint(id))
+		case err != nil:
+			return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
+		case done == 1 && was != resolution:
+			return nil, op.Invalid("id", "conflict %d was resolved at %s (%q); a resolution is final: record a new finding with node_add if it changed", id, at, op.Clip(was, op.TextPreview))
+		case done == 0:
+			if _, err := tx.ExecContext(ctx, `UPDATE vg_conflicts SET resolved = 1, resolution = ?, resolved_at = ? WHERE id = ?`,
+				resolution, store.Now(), id); err != nil {
+				return nil, fmt.Errorf("resolve conflict %d: %w", id, err)
+			}
 		}
 		c, err := scanConflict(tx.QueryRowContext(ctx, `SELECT `+conflictCols+` FROM vg_conflicts c
 			JOIN vg_nodes a ON a.id = c.node_a JOIN vg_nodes b ON b.id = c.node_b WHERE c.id = ?`, id))

@@ -146,6 +146,12 @@ func TestConflicts(t *testing.T) {
 	if !res.Resolved || res.Resolution == "" {
 		t.Fatalf("resolved %s", mustJSON(res))
 	}
+	// A retry answers the same record; another resolution is refused.
+	again := e.OK("conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"postgres since the June migration"}`, id)).(*vectorop.ConflictRecord)
+	if again.ResolvedAt != res.ResolvedAt {
+		t.Fatalf("a retry resolved it again: %s then %s", res.ResolvedAt, again.ResolvedAt)
+	}
+	e.Fail(op.CodeValidation, "id", "conflicts", fmt.Sprintf(`{"operation":"resolve","id":%d,"resolution":"mysql after all"}`, id))
 	if page = e.OK("conflicts", `{}`).(*op.Page[vectorop.ConflictRecord]); page.Total != 2 {
 		t.Fatalf("after resolve %s", mustJSON(page))
 	}
