@@ -68,7 +68,7 @@ func Classify(err error) *Error {
 	e := classify(err)
 	long, hint := len(e.Message) > maxMessageBytes, ""
 	if e.Hint == "" {
-		hint = knowledgeHint(e.Code)
+		hint = knowledgeHint(e.Code, e.Details)
 	}
 	if !long && hint == "" {
 		return e
@@ -85,11 +85,24 @@ func Classify(err error) *Error {
 
 // knowledgeHint is the hint of a knowledge error (seed 003's codes) that
 // brings none, the same through every front door ("" for another code).
-func knowledgeHint(code string) string {
+func knowledgeHint(code string, details any) string {
 	switch code {
 	case "VALIDATION_ERROR":
 		return "details.field names the parameter; pi-actors knowledge <operation> --help lists the operation's parameters"
 	case "NOT_FOUND":
+		// Where ids of that kind are found (details.kind).
+		d, _ := details.(map[string]any)
+		kind, _ := d["kind"].(string)
+		switch kind {
+		case "node":
+			return "pi-actors knowledge search query=<words> finds a node's id"
+		case "conflict":
+			return "pi-actors knowledge conflicts lists the conflicts and their ids"
+		case "project":
+			return "pi-actors knowledge project list lists the projects and their ids"
+		case "run":
+			return "pi-actors ps --all lists the runs"
+		}
 		return "pi-actors knowledge query_graph operation=search query=<words> finds an entity's id"
 	case "CONFLICT":
 		return "read it again (query_graph operation=get) and retry with the version it has"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs/wire"
@@ -95,5 +96,19 @@ func TestKnowledgeErrorsHaveHints(t *testing.T) {
 	}
 	if e := Classify(&wire.Error{Code: "NOT_FOUND", Exit: 66, Message: "m", Hint: "own"}); e.Hint != "own" {
 		t.Errorf("an error's own hint was replaced: %q", e.Hint)
+	}
+}
+
+// A knowledge NOT_FOUND's hint says where ids of its kind are listed (it
+// named query_graph search, which finds atoms and molecules only).
+func TestKnowledgeNotFoundHintByKind(t *testing.T) {
+	for kind, want := range map[string]string{
+		"node": "knowledge search", "conflict": "knowledge conflicts", "project": "knowledge project list",
+		"run": "ps --all", "atom": "query_graph operation=search",
+	} {
+		e := Classify(op.NotFound("id", kind, "x"))
+		if !strings.Contains(e.Hint, want) {
+			t.Errorf("NOT_FOUND of a %s: hint %q, want it to name %q", kind, e.Hint, want)
+		}
 	}
 }

@@ -97,7 +97,7 @@ func Invariant(field, format string, args ...any) *Error {
 // "project", "run") with id, referenced by field.
 func NotFound(field, kind, id string) *Error {
 	e := withField(CodeNotFound, field, "%s %s not found (%s)", kind, id, field)
-	e.Details["id"] = id
+	e.Details["id"], e.Details["kind"] = id, kind
 	return e
 }
 
