@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/viterin/vek/vek32"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
@@ -200,6 +201,9 @@ func (g *mirror) embedQuery(ctx context.Context, query string) ([]float32, error
 // their rows, scored. Each domain's hits are sorted by score; a domain
 // without hits has status no_matches.
 func (s *Store) ranked(ctx context.Context, query string, domains []string, typ string, kc int) (map[string][]scored, map[string]string, *mirror, error) {
+	// Composed (NFC), as text mostly is: a query typed decomposed (é as
+	// e and a combining accent, as macOS file names are) matched nothing.
+	query = norm.NFC.String(query)
 	g, err := s.load(ctx)
 	if err != nil {
 		return nil, nil, nil, err

@@ -53,3 +53,15 @@ func TestSearchFindsNodeByItsWords(t *testing.T) {
 		t.Errorf("after %s superseded it: %s", newer.ID, mustJSON(r))
 	}
 }
+
+// A query typed decomposed (e + U+0301, as macOS file names are) finds
+// the composed text it names (it matched nothing: other bytes, other
+// topics).
+func TestSearchDecomposedQuery(t *testing.T) {
+	e := newEnv(t)
+	n := e.Node("history", "entry", "menu", "the café on the corner serves crêpes", "")
+	r := e.OK("search", `{"query":"cafe\u0301 cre\u0302pes","domain":"history"}`).(*vectorop.SearchResult)
+	if len(r.Hits) == 0 || r.Hits[0].ID != n.ID {
+		t.Fatalf("decomposed query: %s", mustJSON(r))
+	}
+}
