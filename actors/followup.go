@@ -96,7 +96,7 @@ func terminalFollowup(agentDir string, in *runs.Info) Followup {
 			f.Summary += " reason=" + in.Reason
 		}
 		if in.Result != nil && in.Result.Error != "" {
-			lines = append(lines, "Error: "+preview(in.Result.Error, 500))
+			lines = append(lines, "Error: "+previewEnds(in.Result.Error, 800))
 		}
 	case runs.StatusKilled:
 		f.Level = "warning"
@@ -199,6 +199,17 @@ func outboxFollowup(m *runs.Meta, rec mailbox.OutboxRecord, line int) Followup {
 
 // followupBodyChars bounds the body a message follow-up's text shows.
 const followupBodyChars = 500
+
+// previewEnds is s cut to n runes keeping both ends (a failure's
+// command first, the end of its stderr — the cause — last).
+func previewEnds(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := n / 4
+	return string(r[:head]) + " … " + string(r[len(r)-(n-head-3):])
+}
 
 func preview(s string, n int) string {
 	if r := []rune(s); len(r) > n {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -486,15 +487,13 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		OnEvent:    s.onCommand,
 		MaxCapture: 64 << 20,
 		Clock:      s.clock,
+		KeepStderr: true, // the end of a failing command's stderr is its error's
 	}
 	res := runner.Run(actx, plan, nil)
 	defer res.Stdout.Close()
 	command = joinCommands(res.Commands)
 	if res.Failure != nil {
-		errText = fmt.Sprintf("exit %d from %s (at %s)", res.Failure.Code, res.Failure.Command, res.Failure.Path)
-		if res.Failure.Stderr != "" {
-			errText += ": " + res.Failure.Stderr
-		}
+		errText = failureText(res)
 	}
 	s.mu.Lock()
 	s.progress.Completed++
@@ -827,4 +826,34 @@ func (s *supervisor) reapOnce() {
 		var ws syscall.WaitStatus
 		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 	}
+}
+
+// Bounds of a failed attempt's error (result.json's error, the owner's
+// follow-up): the failing command cut to errCommandChars (a sub-agent's
+// is its whole prompt), then the end of its stderr — where the cause
+// usually is — at most errStderrLines lines, errStderrBytes.
+const (
+	errCommandChars = 300
+	errStderrLines  = 20
+	errStderrBytes  = 2000
+)
+
+// failureText is a failed attempt's error: the exit status, the failing
+// command (cut), where in the template, and the end of its stderr.
+func failureText(res *template.Result) string {
+	f := res.Failure
+	cmd := f.Command
+	if r := []rune(cmd); len(r) > errCommandChars {
+		cmd = string(r[:errCommandChars-1]) + "…"
+	}
+	text := fmt.Sprintf("exit %d from %s (at %s)", f.Code, cmd, f.Path)
+	tail := f.Stderr
+	if res.Stderr != nil {
+		tail = strings.Trim(template.TailOf(res.Stderr, errStderrLines, errStderrBytes).Text, "\r\n")
+		res.Stderr.Close()
+	}
+	if tail = strings.ToValidUTF8(tail, "\uFFFD"); strings.TrimSpace(tail) != "" {
+		text += ": " + tail
+	}
+	return text
 }
