@@ -367,7 +367,8 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	}
 	// The caller's directory and environment: in a long-lived front door
 	// (the kernel, MCP) they are not this process's.
-	runner := &template.Runner{Dir: env.Cwd, Env: env.Environ, KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook}
+	runner := &template.Runner{Dir: env.Cwd, Env: env.Environ, KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook,
+		DieWithParent: true} // a SIGKILLed exec or call leaves nothing running
 	if env.Stream != nil {
 		runner.Stderr = env.Stderr
 	} else {

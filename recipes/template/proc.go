@@ -121,6 +121,11 @@ func (c *pipeCopy) run(w io.Writer, r io.Reader) {
 func (x *run) start(exe string, argv []string, in *Buffer, stdout, stderr io.Writer) (*proc, error) {
 	cmd := &exec.Cmd{Path: exe, Args: argv, Dir: x.Dir, Env: x.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	if x.DieWithParent {
+		// Tied to the OS thread that forks: Go parks idle threads rather
+		// than ending them, so the thread outlives the leaf in practice.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	p := &proc{cmd: cmd, exited: make(chan struct{})}
 	var closeAfterStart []*os.File
 	fail := func(err error) (*proc, error) {

@@ -41,6 +41,12 @@ type Runner struct {
 	// Result.Stderr (a foreground call shows its end), not only the head
 	// in Failure.Stderr.
 	KeepStderr bool
+	// DieWithParent makes each leaf receive SIGKILL when the process
+	// that started it dies (PR_SET_PDEATHSIG): a foreground exec or call
+	// killed with SIGKILL can stop nothing itself, and its leaves (a
+	// sub-agent waiting on its model) ran on for ever. A supervisor does
+	// not set it: the kernel finds and stops what a lost supervisor left.
+	DieWithParent bool
 }
 
 // Clock counts time for timeouts and delays.
