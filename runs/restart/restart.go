@@ -35,6 +35,11 @@ func Parse(raw any) (*Policy, error) {
 	case string:
 		r.Policy = v
 	case map[string]any:
+		if _, ok := v["policy"]; !ok {
+			// {backoff_ms: 10} alone meant never: the run it was written
+			// for was never restarted.
+			return nil, fmt.Errorf("restart.policy is required in a restart object: never, on-failure, on-abnormal or always (e.g. {\"policy\":\"on-failure\",\"backoff_ms\":500})")
+		}
 		for k, val := range v {
 			var err error
 			switch k {

@@ -29,6 +29,7 @@ func TestParse(t *testing.T) {
 		map[string]any{"policy": "always", "backoff_ms": 1.5},
 		map[string]any{"policy": "always", "jitter": 2.0},
 		map[string]any{"policy": "always", "unknown": true},
+		map[string]any{"backoff_ms": float64(10)}, // no policy: it meant never
 	} {
 		if r, err := restart.Parse(bad); err == nil {
 			t.Errorf("Parse(%v) = %+v, want an error", bad, r)
