@@ -496,29 +496,34 @@ func (k *Kernel) endWorkflow(in *runs.Info) {
 // killSpawnedRuns kills the live runs of this node that parents spawned
 // (their parent field), and the runs those spawned, in turn.
 func (k *Kernel) killSpawnedRuns(req wire.Request, from string, parents []string, later func(func())) {
+	// The live runs by parent, read once: the tree below parents is
+	// walked in this map, not by reading every live run again per level.
+	k.mu.Lock()
+	dirs := make([]runs.Dir, 0, len(k.live))
+	for _, lr := range k.live {
+		dirs = append(dirs, lr.dir)
+	}
+	k.mu.Unlock()
+	children := map[string][]string{}
+	for _, dir := range dirs {
+		if in, err := runs.Load(dir); err == nil && in.Live() && in.Meta.Parent != "" {
+			children[in.Meta.Parent] = append(children[in.Meta.Parent], in.Meta.Run)
+		}
+	}
 	seen := map[string]bool{}
 	for len(parents) > 0 {
-		want := map[string]bool{}
-		for _, p := range parents {
-			want[p], seen[p] = true, true
-		}
-		k.mu.Lock()
-		dirs := make([]runs.Dir, 0, len(k.live))
-		for _, lr := range k.live {
-			dirs = append(dirs, lr.dir)
-		}
-		k.mu.Unlock()
-		parents = nil
-		for _, dir := range dirs {
-			in, err := runs.Load(dir)
-			if err != nil || !in.Live() || !want[in.Meta.Parent] || seen[in.Meta.Run] {
+		p := parents[0]
+		parents = parents[1:]
+		seen[p] = true
+		for _, run := range children[p] {
+			if seen[run] {
 				continue
 			}
-			seen[in.Meta.Run] = true
-			parents = append(parents, in.Meta.Run)
-			env := mailbox.Envelope{To: "run:" + in.Meta.Run, Type: "control.kill", From: from}
-			if _, err := k.messageRun(req, env, in.Meta.Run, later); err != nil {
-				k.log.Warn("kill a run a workflow node spawned", "run", in.Meta.Run, "err", err)
+			seen[run] = true
+			parents = append(parents, run)
+			env := mailbox.Envelope{To: "run:" + run, Type: "control.kill", From: from}
+			if _, err := k.messageRun(req, env, run, later); err != nil {
+				k.log.Warn("kill a run a workflow node spawned", "run", run, "err", err)
 			}
 		}
 	}

@@ -142,7 +142,7 @@ func withRoom(dir, run string, fn func(rt *roomTx) error) (c Counts, err error) 
 		if err := rt.loadRoster(); err != nil {
 			return err
 		}
-		before, _ := fileSize(TimelinePath(dir))
+		before, _ := statID(TimelinePath(dir)) // size 0 when missing
 		err := fn(rt)
 		if err == nil {
 			err = rt.flush()
@@ -151,7 +151,7 @@ func withRoom(dir, run string, fn func(rt *roomTx) error) (c Counts, err error) 
 			// The entries are on the timeline, the roster or a snapshot
 			// they change is not (a full disk): take them back off, so a
 			// failed post stored nothing and its retry is no duplicate.
-			rt.rollback(before)
+			rt.rollback(before.size)
 		}
 		if err != nil {
 			return err
@@ -182,18 +182,6 @@ func (rt *roomTx) rollback(size int64) {
 	}
 	rt.appended = nil
 	rt.st.reset()
-}
-
-// fileSize is a file's size (0 for a missing one).
-func fileSize(path string) (int64, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
 }
 
 // sync reads the timeline lines added since the last operation.

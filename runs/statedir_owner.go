@@ -14,8 +14,9 @@ import (
 // its inbox — so it must be the caller's, not writable by all, and sit in
 // a directory no one else can rename it out of (the caller's or root's,
 // not writable by all unless sticky like /tmp). A group-writable
-// directory passes: a umask of 002 with a group of one's own makes them. A directory that does not exist
-// yet is judged by its nearest existing ancestor.
+// directory passes: a umask of 002 with a group of one's own makes them.
+// A directory that does not exist yet is judged by its nearest existing
+// ancestor.
 func checkOwner(dir, abs string) error {
 	uid := uint32(os.Geteuid())
 	fix := "use a directory of your own that only you can write (mode 0700), or leave state_dir out for <agent>/tmp/pi-actors/runs/<id>"

@@ -126,7 +126,10 @@ func (l *locker) serve() error {
 			l.journal(map[string]any{"event": "lock.wait_gone", "owner": w.Owner, "from": w.From, "message_id": w.MessageID})
 			continue
 		}
-		lease := l.leaseOf(map[string]any{"lease_ms": float64(w.LeaseMS)})
+		lease := l.lease
+		if w.LeaseMS > 0 {
+			lease = time.Duration(w.LeaseMS) * time.Millisecond
+		}
 		ls := l.st.claim(w.Owner, lease, l.clock())
 		if ls == nil {
 			i++
@@ -275,16 +278,13 @@ func (l *locker) empty(owner string) map[string]any {
 // waitOf is body.wait_ms: how long a claim that finds nothing waits for
 // a task (0: it is answered lock.empty at once).
 func waitOf(b map[string]any) (time.Duration, error) {
-	var n float64
-	switch x := b["wait_ms"].(type) {
-	case nil:
+	v, given := b["wait_ms"]
+	if !given || v == nil {
 		return 0, nil
-	case float64:
-		n = x
-	case json.Number:
-		n, _ = x.Float64()
-	default:
-		return 0, fmt.Errorf("lock.claim body.wait_ms must be a number of milliseconds (got %v)", x)
+	}
+	n, ok := msOf(v)
+	if !ok {
+		return 0, fmt.Errorf("lock.claim body.wait_ms must be a number of milliseconds (got %v)", v)
 	}
 	if n < 0 || n > float64(maxWait.Milliseconds()) {
 		return 0, fmt.Errorf("lock.claim body.wait_ms must be 0 to %d (got %v)", maxWait.Milliseconds(), n)
@@ -389,17 +389,23 @@ func (l *locker) changed(rec mailbox.Record, typ string, b map[string]any) error
 
 // leaseOf is body.lease_ms, else the locker's lease.
 func (l *locker) leaseOf(b map[string]any) time.Duration {
-	var n float64
-	switch x := b["lease_ms"].(type) {
-	case float64:
-		n = x
-	case json.Number:
-		n, _ = x.Float64()
-	}
-	if n > 0 {
+	if n, _ := msOf(b["lease_ms"]); n > 0 {
 		return time.Duration(n) * time.Millisecond
 	}
 	return l.lease
+}
+
+// msOf reads a body's number of milliseconds (a JSON number, decoded
+// either way); ok is false for anything else.
+func msOf(v any) (n float64, ok bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case json.Number:
+		n, err := x.Float64()
+		return n, err == nil
+	}
+	return 0, false
 }
 
 // snapshot is the lock.status answer.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pi-actors/pi-actors/runs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pi-actors/pi-actors/internal/fsutil"
 	"github.com/pi-actors/pi-actors/mailbox"
+	"github.com/pi-actors/pi-actors/runs"
 )
 
 // Message sends one typed envelope to an actor.
@@ -289,10 +289,6 @@ A message that expires (ttl_ms, deadline) goes to a dead-letter log
 // bounded as the views bound them (a 1 MiB body was printed whole),
 // naming where the whole is.
 func verboseMessage(m *Message, res *Delivery) any {
-	b, err := json.Marshal(m)
-	if err != nil || len(b) <= viewValueBytes {
-		return m
-	}
 	where := cutWhere{ID: res.InboxID}
 	if where.ID == "" {
 		where.ID = res.ID
@@ -300,10 +296,7 @@ func verboseMessage(m *Message, res *Delivery) any {
 	if res.StateDir != "" {
 		where.File = filepath.Join(res.StateDir, runs.InboxFile)
 	}
-	if out, cut := boundObject(b, where, nil); cut {
-		return out
-	}
-	return m
+	return boundRecord(m, where)
 }
 
 // Bounds of what the JSON views and watch lines carry of one message

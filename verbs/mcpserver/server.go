@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/pi-actors/pi-actors/recipes/template"
 	"log/slog"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-actors/pi-actors/recipes"
+	"github.com/pi-actors/pi-actors/recipes/template"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
 )
