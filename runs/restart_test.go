@@ -158,6 +158,8 @@ func TestRestartJitterBounds(t *testing.T) {
 
 // While the policy waits the run is in backoff (Load and progress.json
 // say so) and still live; control.kill during the wait ends it at once.
+// No restart was made and nothing was killed: restarts 0, and the code is
+// the last attempt's.
 func TestRestartBackoffIsObservableAndKillable(t *testing.T) {
 	t.Parallel()
 	agent := t.TempDir()
@@ -169,7 +171,7 @@ func TestRestartBackoffIsObservableAndKillable(t *testing.T) {
 		return err == nil && in.Status == runs.StatusBackoff
 	})
 	in, _ := runs.Load(r.dir)
-	if !in.Live() || in.Progress == nil || in.Progress.Phase != runs.StatusBackoff || in.Progress.NextStart == "" || in.Progress.Restarts != 1 {
+	if !in.Live() || in.Progress == nil || in.Progress.Phase != runs.StatusBackoff || in.Progress.NextStart == "" || in.Progress.Restarts != 0 {
 		t.Fatalf("in backoff: live=%v progress %+v", in.Live(), in.Progress)
 	}
 	next, err := time.Parse(time.RFC3339Nano, in.Progress.NextStart)
@@ -178,8 +180,8 @@ func TestRestartBackoffIsObservableAndKillable(t *testing.T) {
 	}
 	r.send("control.kill", nil)
 	res := r.wait(10 * time.Second)
-	if res.Status != runs.StatusKilled || res.Restarts != 1 {
-		t.Fatalf("result %+v, want killed with 1 restart", res)
+	if res.Status != runs.StatusKilled || res.Restarts != 0 || res.Code != 4 || res.Killed {
+		t.Fatalf("result %+v, want killed, code 4 (the attempt's), 0 restarts, nothing killed", res)
 	}
 	if n := len(r.eventsNamed("command.start")); n != 1 {
 		t.Errorf("%d starts, want 1 (killed during the backoff)", n)

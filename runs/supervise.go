@@ -379,7 +379,9 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 				Error: fmt.Sprintf("restart limit reached: %d starts within %d ms", bo.r.Burst, bo.r.WindowMS)}
 		}
 		s.endAttempt()
-		restarts++
+		// restarts counts the restarts made: a run stopped while it waits
+		// was not restarted, and its code is the last attempt's (a kill
+		// in the backoff kills nothing).
 		s.appendEvent(map[string]any{"event": "run.backoff", "attempt": attempt + 1, "code": code, "delay_ms": delay.Milliseconds()})
 		s.setPhase("backoff", func(p *Progress) {
 			p.Restarts = restarts
@@ -389,7 +391,7 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 			reason := s.stopReason()
 			switch reason {
 			case "kill":
-				return &Result{Status: StatusKilled, Code: 137, Killed: true, Reason: "control.kill", Restarts: restarts}
+				return &Result{Status: StatusKilled, Code: code, Command: command, Reason: "control.kill", Restarts: restarts}
 			case "restart", reasonWatch, reasonLiveness, reasonMaxRSS:
 				s.mu.Lock()
 				s.stop = ""
@@ -398,11 +400,12 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 					why = reasonWatch
 				}
 			case "term":
-				return &Result{Status: StatusExited, Code: code, Reason: "supervisor_terminated", Restarts: restarts}
+				return &Result{Status: StatusExited, Code: code, Command: command, Reason: "supervisor_terminated", Restarts: restarts}
 			default:
-				return &Result{Status: StatusCancelled, Code: code, Reason: "control.cancel", Restarts: restarts}
+				return &Result{Status: StatusCancelled, Code: code, Command: command, Reason: "control.cancel", Restarts: restarts}
 			}
 		}
+		restarts++
 		s.appendEvent(s.restartEvent(attempt+1, why))
 	}
 }
