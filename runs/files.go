@@ -154,6 +154,9 @@ type Meta struct {
 	Workflow     any      `json:"workflow,omitempty"`
 	WorkflowNode *NodeRef `json:"workflow_node,omitempty"`
 	Resumes      int      `json:"resumes,omitempty"`
+	// ResumedAt is when the last resume started the run again (zero if
+	// never): its elapsed time counts from there.
+	ResumedAt time.Time `json:"resumedAt,omitzero"`
 	// Cause is what made the spawn happen: the session, the run it came
 	// from, the message, tool call or MCP request, the workflow node.
 	Cause *wire.Cause `json:"cause,omitempty"`
@@ -295,6 +298,16 @@ func (d Dir) metaHead() (*Meta, error) {
 		return nil, err
 	}
 	return metaHeadOf(data, d.Path(RunFile))
+}
+
+// StartedAt is when the run's current life began: its last resume (a
+// restart of an ended run, a workflow resumed on its state dir), else its
+// creation.
+func (m *Meta) StartedAt() time.Time {
+	if m.ResumedAt.After(m.CreatedAt) {
+		return m.ResumedAt
+	}
+	return m.CreatedAt
 }
 
 // metaHeadOf decodes the identity fields of run.json's content (path

@@ -388,7 +388,7 @@ func (in *Info) Ready() (bool, time.Time) {
 		return false, time.Time{}
 	}
 	if in.Meta.Health == nil || in.Meta.Health.Ready == nil {
-		return true, in.Meta.CreatedAt
+		return true, in.Meta.StartedAt()
 	}
 	if p := in.Progress; p != nil && p.Health != nil && p.Health.Ready {
 		return true, p.Health.ReadyAt

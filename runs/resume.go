@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // NodeRef names the workflow node a child run carries out: the workflow
@@ -52,6 +53,7 @@ func Resume(dir Dir, supervisor, env []string, reason string) (*Meta, *os.Proces
 		return nil, nil, fmt.Errorf("resume run:%s: %w", meta.Run, err)
 	}
 	meta.Resumes++
+	meta.ResumedAt = time.Now().UTC()
 	meta.Pid, meta.PidStart = 0, 0
 	appendEvent(dir, map[string]any{"event": "run.resume", "reason": reason, "resumes": meta.Resumes})
 	proc, _, err := launch(dir, meta, Spec{Supervisor: supervisor, Env: env}, false)

@@ -140,11 +140,11 @@ func collectRunStatus(env *Env, in *runs.Info, now time.Time) *runStatus {
 	s := &runStatus{in: in}
 	m := in.Meta
 	d := in.FilesDir()
-	if !m.CreatedAt.IsZero() {
+	if start := m.StartedAt(); !start.IsZero() {
 		if in.Live() {
-			s.elapsed, s.hasElapsed = now.Sub(m.CreatedAt), true
+			s.elapsed, s.hasElapsed = now.Sub(start), true
 		} else if end := runEnd(in); !end.IsZero() {
-			s.elapsed, s.hasElapsed = end.Sub(m.CreatedAt), true
+			s.elapsed, s.hasElapsed = end.Sub(start), true
 		}
 	}
 	s.lastAct = runs.LastActivity(d)

@@ -24,9 +24,11 @@ type RunRow struct {
 	Tool    string `json:"tool,omitempty"`
 	Command string `json:"command,omitempty"`
 	Pid     int    `json:"pid,omitempty"`
-	// CreatedAt is when the run started; EndedAt when it ended (zero while
-	// it is live).
+	// CreatedAt is when the run started; ResumedAt when a restart of the
+	// ended run (or a workflow's resume) started it again; EndedAt when it
+	// ended (zero while it is live).
 	CreatedAt time.Time `json:"created_at,omitzero"`
+	ResumedAt time.Time `json:"resumed_at,omitzero"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 	// ElapsedMS is how long it has run (until it ended), at listing time.
 	ElapsedMS int64 `json:"elapsed_ms"`
@@ -73,7 +75,11 @@ func (r *RunRow) Elapsed(now time.Time) time.Duration {
 	} else if !r.Live() {
 		return 0
 	}
-	return max(0, end.Sub(r.CreatedAt))
+	start := r.CreatedAt
+	if r.ResumedAt.After(start) {
+		start = r.ResumedAt
+	}
+	return max(0, end.Sub(start))
 }
 
 // RowOf describes a loaded run. The last output line and the stalled
@@ -82,7 +88,7 @@ func (r *RunRow) Elapsed(now time.Time) time.Duration {
 func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool) RunRow {
 	m := in.Meta
 	r := RunRow{Run: m.Run, Status: in.Status, Owner: m.OwnerID, Parent: m.Parent, Recipe: m.Recipe, Tool: m.Tool,
-		CreatedAt: m.CreatedAt, StateDir: string(in.Dir)}
+		CreatedAt: m.CreatedAt, ResumedAt: m.ResumedAt, StateDir: string(in.Dir)}
 	if in.Live() {
 		r.Pid = m.Pid
 	} else {
@@ -113,7 +119,7 @@ func RowOf(in *runs.Info, now time.Time, stalledAfter time.Duration, output bool
 		if in.Status == runs.StatusRunning && stalledAfter > 0 {
 			since := runs.LastActivity(d)
 			if since.IsZero() {
-				since = m.CreatedAt
+				since = m.StartedAt()
 			}
 			r.Stalled = !since.IsZero() && now.Sub(since) > stalledAfter
 		}
