@@ -369,12 +369,16 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 	// (the kernel, MCP) they are not this process's.
 	runner := &template.Runner{Dir: env.Cwd, Env: env.Environ, KillGrace: max(cfg.KillGrace(), time.Nanosecond), TempDir: spill, Hook: hook,
 		DieWithParent: true} // a SIGKILLed exec or call leaves nothing running
+	var stderr *template.Buffer // every command's stderr, for a bounded answer
 	if env.Stream != nil {
 		runner.Stderr = env.Stderr
 	} else {
 		// No live stderr: the error message shows the end of the failing
-		// command's.
+		// command's; a success's answer, the end of all of it.
 		runner.KeepStderr = true
+		stderr = template.NewBuffer(spill, 0)
+		defer stderr.Close()
+		runner.Stderr = stderr
 	}
 	var in *template.Buffer
 	if stdin && env.Stdin != nil {
@@ -408,7 +412,7 @@ func (env *Env) runPlan(ctx context.Context, plan *template.Plan, tool string, s
 		defer res.Stderr.Close()
 	}
 	if env.Stream == nil {
-		return boundedOutcome(cfg, plan, res, filepath.Join(tmp, "outputs"), tool), nil
+		return boundedOutcome(cfg, plan, res, stderr, filepath.Join(tmp, "outputs"), tool), nil
 	}
 	if _, err := io.Copy(env.Stream, res.Stdout.Reader()); err != nil {
 		// The command ran; its output did not reach stdout (74, as any
@@ -447,8 +451,8 @@ func killedNote(k bool) string {
 
 // boundedOutcome is the result of a foreground run for JSON clients: the
 // exit code, a bounded tail of stdout (the whole output saved to a file
-// when cut) and the failure.
-func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result, outputs, tool string) *Outcome {
+// when cut), the failure, or for a success the end of its stderr.
+func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result, stderr *template.Buffer, outputs, tool string) *Outcome {
 	tail := template.TailOf(res.Stdout, cfg.Output.MaxLines, cfg.Output.MaxBytes)
 	result := map[string]any{
 		"code":        res.Code,
@@ -513,6 +517,16 @@ func boundedOutcome(cfg config.Config, plan *template.Plan, res *template.Result
 	}
 	out := &Outcome{Result: result, Exit: res.Code, Text: text}
 	if res.Failure == nil {
+		// A success's stderr (warnings, progress) is the answer's too: its
+		// end, the whole saved beside the outputs when cut.
+		if text, t := stderrTail(stderr); text != "" {
+			result["stderr"] = text
+			if t.Truncated {
+				if path, err := template.SaveOutput(stderr, outputs, tool, "stderr"); err == nil {
+					result["full_stderr_path"] = path
+				}
+			}
+		}
 		return out
 	}
 	failure := *res.Failure
