@@ -1,6 +1,7 @@
 package template
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -46,20 +47,35 @@ func RiskLabels(argv []string, label string) ([]string, []string) {
 	if len(argv) == 0 {
 		return nil, nil
 	}
-	c := command{name: executableName(argv[0]), argv: argv}
-	// A command a wrapper runs after `--` (pi-actors stage validate --
+	// The command and those it runs as they are: a precommand (sudo rm
+	// -rf /, env X=1 curl …, timeout 5 rm -r …) runs its argument words
+	// as a command, whose labels and warning are the leaf's.
+	chain := []command{{name: executableName(argv[0]), argv: argv}}
+	for len(chain) < maxWrapped {
+		in, ok := unwrap(chain[len(chain)-1])
+		if !ok {
+			break
+		}
+		chain = append(chain, in)
+	}
+	// A command a tool runs after `--` (pi-actors stage validate --
 	// bash -c …) carries its own risks: its labels count too, its
-	// warnings do not (the wrapper is the boundary a reader audits).
+	// warnings do not (the tool is the boundary a reader audits).
 	var inner *command
-	for i := 1; i < len(argv)-1; i++ {
-		if argv[i] == "--" {
-			inner = &command{name: executableName(argv[i+1]), argv: argv[i+1:]}
+	last := chain[len(chain)-1].argv
+	for i := 1; i < len(last)-1; i++ {
+		if last[i] == "--" {
+			inner = &command{name: executableName(last[i+1]), argv: last[i+1:]}
 			break
 		}
 	}
 	var labels []string
 	for i, check := range riskCheckList {
-		if check(c) || (inner != nil && check(*inner)) {
+		hit := inner != nil && check(*inner)
+		for _, c := range chain {
+			hit = hit || check(c)
+		}
+		if hit {
 			labels = append(labels, riskOrder[i])
 		}
 	}
@@ -67,10 +83,73 @@ func RiskLabels(argv []string, label string) ([]string, []string) {
 	if who == "" {
 		who = argv[0]
 	}
-	if w := riskWarning(c, who); w != "" {
-		return labels, []string{w}
+	for _, c := range chain {
+		if w := riskWarning(c, who); w != "" {
+			return labels, []string{w}
+		}
 	}
 	return labels, nil
+}
+
+// maxWrapped bounds a chain of precommands (sudo env timeout … rm).
+const maxWrapped = 8
+
+// precommands run the rest of their argv as a command, after their own
+// options; valueOpts are the options whose value is the next word, and
+// operands the words before the command (timeout's duration, flock's
+// file).
+var precommands = map[string]struct {
+	valueOpts []string
+	operands  int
+}{
+	"sudo":    {valueOpts: []string{"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--command-timeout", "--close-from"}},
+	"doas":    {valueOpts: []string{"-u", "-C"}},
+	"env":     {valueOpts: []string{"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}},
+	"nice":    {valueOpts: []string{"-n", "--adjustment"}},
+	"nohup":   {},
+	"setsid":  {},
+	"time":    {valueOpts: []string{"-f", "-o", "--format", "--output"}},
+	"timeout": {valueOpts: []string{"-s", "-k", "--signal", "--kill-after"}, operands: 1},
+	"stdbuf":  {valueOpts: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+	"ionice":  {valueOpts: []string{"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}},
+	"chrt":    {valueOpts: []string{"-T", "-P", "-D"}, operands: 1},
+	"taskset": {operands: 1},
+	"flock":   {valueOpts: []string{"-w", "-E", "-c", "--timeout", "--conflict-exit-code"}, operands: 1},
+	"xargs":   {valueOpts: []string{"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--max-lines", "--replace"}},
+	"watch":   {valueOpts: []string{"-n", "-d", "--interval"}},
+}
+
+// unwrap returns the command a precommand runs, if c is one and names a
+// command: its options (with their values), assignments for env and its
+// operands skipped.
+func unwrap(c command) (command, bool) {
+	p, ok := precommands[c.name]
+	if !ok {
+		return command{}, false
+	}
+	args, operands := c.args(), p.operands
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1+operands < len(args) {
+				rest := args[i+1+operands:]
+				return command{name: executableName(rest[0]), argv: rest}, true
+			}
+			return command{}, false
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if slices.Contains(p.valueOpts, a) {
+				i++ // its value
+			}
+		case c.name == "env" && strings.Contains(a, "="):
+			// NAME=value
+		case operands > 0:
+			operands--
+		default:
+			return command{name: executableName(a), argv: args[i:]}, true
+		}
+	}
+	return command{}, false
 }
 
 // riskWarning returns the one warning a leaf can carry: every warning keys

@@ -50,6 +50,19 @@ func TestRiskLabels(t *testing.T) {
 		{"python script", []string{"python", "tool.py", "--verbose"}, nil},
 		{"python -m", []string{"python3", "-m", "json.tool"}, nil},
 
+		// precommands run their argument words as a command
+		{"sudo rm -rf /", []string{"sudo", "rm", "-rf", "/"}, []string{destroyL}},
+		{"sudo -u root rm", []string{"sudo", "-u", "root", "rm", "-r", "x"}, []string{destroyL}},
+		{"env assignments then curl", []string{"env", "-u", "HOME", "A=1", "B=2", "curl", "x"}, []string{networkL}},
+		{"timeout duration then rm", []string{"timeout", "-s", "KILL", "5", "rm", "-r", "x"}, []string{destroyL}},
+		{"timeout's duration is not the command", []string{"timeout", "5s", "true"}, nil},
+		{"xargs rm", []string{"xargs", "-0", "-n", "1", "rm", "-f"}, []string{destroyL}},
+		{"nested sudo env nice bash -c", []string{"sudo", "env", "X=1", "nice", "-n", "5", "bash", "-c", "x"}, []string{shellL, evalL}},
+		{"sudo -- git push", []string{"sudo", "--", "git", "push"}, []string{externalL, networkL}},
+		{"flock file then rm", []string{"flock", "/tmp/l", "rm", "-rf", "d"}, []string{destroyL}},
+		{"nohup with nothing", []string{"nohup"}, nil},
+		{"env alone", []string{"env"}, nil},
+
 		// destructive_fs
 		{"rm plain file", []string{"rm", "file.txt"}, nil},
 		{"rm -rf", []string{"rm", "-rf", "build"}, []string{destroyL}},
@@ -288,6 +301,14 @@ func BenchmarkRiskLabels(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		RiskLabels(argv, "review")
+	}
+}
+
+// A precommand's command carries its warning: sudo rm -rf / is an rm.
+func TestRiskPrecommandWarning(t *testing.T) {
+	_, warnings := RiskLabels([]string{"sudo", "-n", "timeout", "30", "rm", "-rf", "/"}, "")
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "sudo: removes filesystem paths") {
+		t.Errorf("warnings %q, want the rm's, naming the leaf (sudo)", warnings)
 	}
 }
 
