@@ -96,7 +96,9 @@ Invokes a recipe exactly as its agent tool would: arguments are checked
 against the recipe's schema (bad calls print the expected call shape), the
 recipe's imports are expanded, and the template runs in the foreground.
 A bare name is looked up in <agent>/recipes, then the packaged library;
-a path (with / or ending in .json/.md) is loaded directly.
+a path (with / or ending in .json/.md) is loaded directly. An argument
+named like a parameter of call (recipe, args, stdin, dry_run, run_id) goes
+inside args:='{"stdin":"…"}'.
 
 Examples:
   pi-actors call utility-git-log repo=. count:=5

@@ -328,7 +328,11 @@ func (s *Spec) DecodeCLI(words []string, params map[string]any) (Request, error)
 			return nil, Usagef("%s takes one word before its parameters; got extra word %q — quote a value with spaces, or write it as key=value", s.Name, words[1])
 		}
 		if _, dup := clean[s.Word]; dup {
-			return nil, Usagef("%s got both a %s word and %s=…; give one", s.Name, s.Word, s.Word)
+			also := ""
+			if s.Rest != "" {
+				also = fmt.Sprintf(" (a value named %s for the %s goes inside %s:='{\"%s\":…}')", s.Word, s.Word, s.Rest, s.Word)
+			}
+			return nil, Usagef("%s got both a %s word and %s=…; give one%s", s.Name, s.Word, s.Word, also)
 		}
 		if s.Words {
 			clean[s.Word] = words
