@@ -49,7 +49,7 @@ type Spawn struct {
 	Timeout  any `json:"timeout,omitempty" jsonschema:"inline template: time limit in milliseconds (e.g. 30000)"`
 	Delay    any `json:"delay,omitempty" jsonschema:"inline template: wait before starting, in milliseconds (e.g. 2000)"`
 	Output   any `json:"output,omitempty" jsonschema:"inline template: the output value or path to select"`
-	Retry    any `json:"retry,omitempty" jsonschema:"inline template: retry count or {count, delay}"`
+	Retry    any `json:"retry,omitempty" jsonschema:"inline template: attempts including the first (a positive integer, at most 1000)"`
 	Failure  any `json:"failure,omitempty" jsonschema:"inline template: failure scope (continue|branch|root)"`
 	Recover  any `json:"recover,omitempty" jsonschema:"inline template: a template run when the node fails"`
 	Repeat   any `json:"repeat,omitempty" jsonschema:"inline template: repeat count"`
