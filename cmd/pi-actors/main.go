@@ -246,7 +246,7 @@ func run(ctx context.Context, args []string, io streams) int {
 	}
 	v := findLocal(name)
 	if v == nil {
-		return a.fail(&request{verb: name, json: jsonOut}, usagef("unknown verb %q; verbs: %s", name, verbNames()))
+		return a.fail(&request{json: jsonOut}, usagef("unknown verb %q; verbs: %s", name, verbNames()))
 	}
 	r, err := parseArgs(args, io.in, v.flags, "")
 	if err != nil {
@@ -409,9 +409,10 @@ func fallbackHint(verb string, exit int) string {
 // envelope goes to stdout; otherwise the message and hint go to stderr.
 func (a *app) fail(r *request, err error) int {
 	ce := verbs.Classify(err)
-	if ce.Hint == "" {
+	if ce.Hint == "" || ce.Hint == "pi-actors help" && r.verb != "" && r.verb != "help" {
 		// Every error says where to look next (CLI.md's error shape);
-		// knowledge errors got a hint by their code in Classify.
+		// knowledge errors got a hint by their code in Classify. A usage
+		// error's generic help is the verb's.
 		c := *ce
 		c.Hint = fallbackHint(r.verb, ce.Exit)
 		ce = &c
