@@ -53,6 +53,10 @@ type kind[T any] struct {
 	// members deletes or orphans what depends on the entity being
 	// deleted (a molecule's atoms); nil when nothing.
 	members func(ctx context.Context, s *Store, tx *store.Tx, req *graphop.ManageGraph, id, task, now string, res *graphop.Deleted) error
+	// related is the column of the kind's related list; unrelate drops
+	// the entries naming a gone id from e's, reporting whether any was.
+	related  string
+	unrelate func(e *T, gone map[string]bool) bool
 }
 
 var (
@@ -68,8 +72,14 @@ var atoms = &kind[graphop.Atom]{
 		return fields{&a.ID, &a.ProjectID, &a.Name, &a.Knowledge, &a.CreatedByTaskID, &a.LastTaskID, &a.CreatedAt, &a.UpdatedAt, &a.Store,
 			&a.Version, &a.Changelog}
 	},
-	zero: func() *graphop.Atom { return &graphop.Atom{Paths: []string{}, RelatedAtoms: []graphop.RelatedAtom{}} },
-	set:  setAtom,
+	zero:    func() *graphop.Atom { return &graphop.Atom{Paths: []string{}, RelatedAtoms: []graphop.RelatedAtom{}} },
+	set:     setAtom,
+	related: "related_atoms",
+	unrelate: func(a *graphop.Atom, gone map[string]bool) bool {
+		n := len(a.RelatedAtoms)
+		a.RelatedAtoms = slices.DeleteFunc(slices.Clone(a.RelatedAtoms), func(r graphop.RelatedAtom) bool { return gone[r.AtomID] })
+		return len(a.RelatedAtoms) != n
+	},
 }
 
 var molecules = &kind[graphop.Molecule]{
@@ -96,6 +106,12 @@ var molecules = &kind[graphop.Molecule]{
 		return err
 	},
 	members: deleteMembers,
+	related: "related_molecules",
+	unrelate: func(m *graphop.Molecule, gone map[string]bool) bool {
+		n := len(m.RelatedMolecules)
+		m.RelatedMolecules = slices.DeleteFunc(slices.Clone(m.RelatedMolecules), func(r graphop.RelatedMolecule) bool { return gone[r.MoleculeID] })
+		return len(m.RelatedMolecules) != n
+	},
 }
 
 // setAtom applies paths, relatedAtoms and moleculeId (the molecule and

@@ -219,8 +219,61 @@ func remove[T any](ctx context.Context, s *Store, c store.Caller, req *graphop.M
 		if err == nil && k.name == graphop.EntityAtom {
 			err = s.relinkAtom(ctx, tx, *f.id, nil, false)
 		}
-		return res, err
+		if err != nil {
+			return nil, err
+		}
+		// No relatedAtoms/relatedMolecules entry names what is gone: one
+		// would stay for ever, and an update sending the list back as it
+		// was read would be refused (NOT_FOUND).
+		if res.Unrelated, err = unrelate(ctx, s, tx, k, []string{*f.id}, task, now); err != nil {
+			return nil, err
+		}
+		if len(res.DeletedAtoms) > 0 {
+			more, err := unrelate(ctx, s, tx, atoms, res.DeletedAtoms, task, now)
+			if err != nil {
+				return nil, err
+			}
+			res.Unrelated = append(res.Unrelated, more...)
+		}
+		return res, nil
 	})
+}
+
+// unrelate drops the gone ids from every related list of kind k that
+// names one (a new version and delta each) and returns those entities.
+func unrelate[T any](ctx context.Context, s *Store, tx *store.Tx, k *kind[T], gone []string, task, now string) ([]string, error) {
+	set := make(map[string]bool, len(gone))
+	var hits []T
+	seen := map[string]bool{}
+	for _, id := range gone {
+		set[id] = true
+		// Ids are UUIDs: a quoted one in the JSON text is that entry.
+		found, err := queryAll(ctx, tx, k, "SELECT "+k.cols+" FROM "+k.table+" WHERE "+k.related+" LIKE ? ORDER BY id", `%"`+id+`"%`)
+		if err != nil {
+			return nil, fmt.Errorf("read the %ss related to %s: %w", k.name, id, err)
+		}
+		for _, e := range found {
+			if eid := *k.fields(&e).id; !seen[eid] {
+				seen[eid] = true
+				hits = append(hits, e)
+			}
+		}
+	}
+	var out []string
+	for i := range hits {
+		cur := &hits[i]
+		next := *cur
+		if !k.unrelate(&next, set) {
+			continue
+		}
+		cf, nf := k.fields(cur), k.fields(&next)
+		*nf.lastTask, *nf.updatedAt = task, now
+		if err := s.updateEntity(ctx, tx, k.entityTable, *cf.id, *cf.version, stateOf(cur), stateOf(&next), task, now); err != nil {
+			return nil, err
+		}
+		out = append(out, *cf.id)
+	}
+	return out, nil
 }
 
 // deleteMembers handles the atoms of a molecule being deleted: without

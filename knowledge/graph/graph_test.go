@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,14 +170,14 @@ func TestUpdate(t *testing.T) {
 	e.Fail(op.CodeInvariant, "relatedAtoms", "manage_graph", upd(8, `,"relatedAtoms":[{"atomId":"`+ao.ID+`","reason":"r"}]`))
 	e.Fail(op.CodeInvariant, "relatedMolecules", "manage_graph", `{"operation":"create","entityType":"molecule","name":"x","relatedMolecules":[{"moleculeId":"`+mo.ID+`","reason":"r"}]}`)
 	e.Fail(op.CodeValidation, "relatedAtoms", "manage_graph", upd(8, `,"relatedAtoms":[{"atomId":"`+a.ID+`","reason":"itself"}]`))
-	// A related atom of the same project is taken; one deleted since does
-	// not block an update that leaves the list alone.
+	// A related atom of the same project is taken; its delete drops it
+	// from the list (a new version: TestDeleteDropsRelated).
 	b := e.Atom("B", `"[\"src/b/**\"]"`, ``)
 	a = e.OK("manage_graph", upd(8, `,"relatedAtoms":[{"atomId":"`+b.ID+`","reason":"calls"}]`)).(*graphop.Atom)
 	e.OK("manage_graph", fmt.Sprintf(`{"operation":"delete","entityType":"atom","id":%q,"version":1}`, b.ID))
-	a = e.OK("manage_graph", upd(9, `,"name":"A3"`)).(*graphop.Atom)
-	if a.Version != 10 || len(a.RelatedAtoms) != 1 {
-		t.Fatalf("update beside a deleted related atom: %+v", a)
+	a = e.OK("manage_graph", upd(10, `,"name":"A3"`)).(*graphop.Atom)
+	if a.Version != 11 || len(a.RelatedAtoms) != 0 {
+		t.Fatalf("update after a related atom's delete: %+v", a)
 	}
 
 	// Molecule update: only knowledge, name, relatedMolecules.
@@ -242,6 +244,44 @@ func TestDelete(t *testing.T) {
 	}
 	if v := e.OK("verify", `{}`).(*graphop.VerifyResult); !v.OK {
 		t.Fatalf("verify after deletes: %s", mustJSON(v))
+	}
+}
+
+// A deleted atom or molecule leaves no related list naming it: each
+// entity that named it drops the entry (a new version), the delete says
+// which, and the list read back can be sent back as it is.
+func TestDeleteDropsRelated(t *testing.T) {
+	e := newEnv(t)
+	m1, m2 := e.Molecule("M1", ""), e.Molecule("M2", "")
+	b := e.Atom("b", `["b/**"]`, "")
+	c := e.Atom("c", `["c/**"]`, `,"moleculeId":"`+m2.ID+`"`)
+	a := e.Atom("a", `["a/**"]`, `,"relatedAtoms":[{"atomId":"`+b.ID+`","reason":"calls"},{"atomId":"`+c.ID+`","reason":"reads"}]`)
+	e.OK("manage_graph", `{"operation":"update","entityType":"molecule","id":"`+m1.ID+`","version":1,"relatedMolecules":[{"moleculeId":"`+m2.ID+`","reason":"uses"}]}`)
+
+	d := e.OK("manage_graph", `{"operation":"delete","entityType":"atom","id":"`+b.ID+`","version":1,"lastTaskId":"T-del"}`).(*graphop.Deleted)
+	if len(d.Unrelated) != 1 || d.Unrelated[0] != a.ID {
+		t.Fatalf("delete b: %+v, want a unrelated", d)
+	}
+	got := e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
+	if len(got.RelatedAtoms) != 1 || got.RelatedAtoms[0].AtomID != c.ID || got.Version != 2 || got.LastTaskID != "T-del" {
+		t.Fatalf("a after b's delete: %+v", got)
+	}
+	// The list as read goes back unchanged.
+	back, _ := json.Marshal(got.RelatedAtoms)
+	e.OK("manage_graph", `{"operation":"update","entityType":"atom","id":"`+a.ID+`","version":2,"relatedAtoms":`+string(back)+`}`)
+
+	// A cascade: its atoms leave the lists too; the molecule leaves M1's.
+	d = e.OK("manage_graph", `{"operation":"delete","entityType":"molecule","id":"`+m2.ID+`","version":1,"cascade":true}`).(*graphop.Deleted)
+	if !slices.Contains(d.Unrelated, m1.ID) || !slices.Contains(d.Unrelated, a.ID) || len(d.Unrelated) != 2 {
+		t.Fatalf("cascade delete of M2: %+v, want M1 and a unrelated", d)
+	}
+	got = e.OK("query_graph", `{"operation":"get","entityType":"atom","id":"`+a.ID+`"}`).(*graphop.Atom)
+	mol := e.OK("query_graph", `{"operation":"get","entityType":"molecule","id":"`+m1.ID+`"}`).(*graphop.Molecule)
+	if len(got.RelatedAtoms) != 0 || len(mol.RelatedMolecules) != 0 || mol.Version != 3 {
+		t.Fatalf("after M2's cascade: a %+v, M1 %+v", got.RelatedAtoms, mol)
+	}
+	if v := e.OK("verify", `{}`).(*graphop.VerifyResult); !v.OK {
+		t.Fatalf("verify: %s", mustJSON(v))
 	}
 }
 

@@ -83,13 +83,16 @@ type TaskContextResult struct {
 
 // Deleted is manage_graph delete's result. OrphanedAtoms are the member
 // atoms a molecule delete without cascade kept (now orphans);
-// DeletedAtoms the ones a cascade removed.
+// DeletedAtoms the ones a cascade removed; Unrelated the entities whose
+// relatedAtoms or relatedMolecules named a deleted one (it was dropped
+// from the list, a new version each).
 type Deleted struct {
 	EntityType       string   `json:"entityType"`
 	ID               string   `json:"id"`
 	Deleted          bool     `json:"deleted"`
 	Version          int      `json:"version"`
 	OrphanedAtoms    []string `json:"orphanedAtoms,omitzero"`
+	Unrelated        []string `json:"unrelated,omitzero"`
 	DeletedAtoms     []string `json:"deletedAtoms,omitzero"`
 	DeletedChangelog int      `json:"deletedChangelog"`
 	Store            string   `json:"store,omitempty"`

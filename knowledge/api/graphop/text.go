@@ -43,8 +43,8 @@ func Text(result any) (text string, ok bool) {
 		b.WriteString("graphContext: ")
 		textContext(&b, &r.GraphContext)
 	case *Deleted:
-		fmt.Fprintf(&b, "deleted=%s id=%s version=%d orphaned_atoms=%d deleted_atoms=%d deleted_changelog=%d%s\n",
-			r.EntityType, r.ID, r.Version, len(r.OrphanedAtoms), len(r.DeletedAtoms), r.DeletedChangelog, op.StoreFact(r.Store))
+		fmt.Fprintf(&b, "deleted=%s id=%s version=%d orphaned_atoms=%d deleted_atoms=%d unrelated=%d deleted_changelog=%d%s\n",
+			r.EntityType, r.ID, r.Version, len(r.OrphanedAtoms), len(r.DeletedAtoms), len(r.Unrelated), r.DeletedChangelog, op.StoreFact(r.Store))
 	case *Project:
 		fmt.Fprintf(&b, "project=%s name=%q root=%s created=%s%s\n", r.ID, r.Name, line(r.Root), r.CreatedAt, op.StoreFact(r.Store))
 	case *HistoryResult:
