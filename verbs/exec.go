@@ -3,6 +3,7 @@ package verbs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -269,7 +270,7 @@ func runCall(ctx context.Context, env *Env, req Request) (*Outcome, error) {
 	}
 	plan, err := template.NewPlan(tool.Node, withCLI(vals), env.planOptions(tool.Types(), bool(c.Stdin)))
 	if err != nil {
-		return nil, tool.ArgError(err)
+		return nil, callPlanErr(tool, vals, err)
 	}
 	if err := tool.CheckRequired(vals, callGives); err != nil {
 		return nil, err // one the template does not name itself (a default's placeholder)
@@ -314,6 +315,11 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 	} else {
 		sp.File = rec.Path
 	}
+	if c.Stdin {
+		// A detached run has no caller: its first step's stdin is empty.
+		return nil, &Error{Exit: ExitUsage, Code: "usage", Message: fmt.Sprintf("%s is async: it starts a detached run, which cannot read this call's stdin (--stdin)", rec.ID),
+			Hint: "give the text as an argument (pi-actors call " + rec.ID + " --dry-run shows them), or save it to a file the recipe reads"}
+	}
 	// The plan the kernel will build, checked here first: a missing or
 	// bad argument is this call's error (65, with the call shape) and
 	// nothing is sent; --dry-run shows it.
@@ -332,7 +338,7 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 	maps.Copy(values, recipes.InjectedValues(planID, string(runs.StateDirFor(env.AgentDir, planID)), cliBinary()))
 	plan, err := template.NewPlan(tool.Node, values, env.planOptions(tool.Types(), false))
 	if err != nil {
-		return nil, tool.ArgError(err)
+		return nil, callPlanErr(tool, vals, err)
 	}
 	if err := tool.CheckRequired(vals, callGives); err != nil {
 		return nil, err
@@ -347,6 +353,20 @@ func (env *Env) callAsync(c *Call, rec *recipes.Recipe, entry *recipes.Entry, to
 		return nil, err
 	}
 	return &Outcome{Result: &res, Text: res.Text()}, nil
+}
+
+// callPlanErr is a call's error for a plan that could not be built: a
+// missing value with the call shape; another error (a repeat over an
+// array not given) is the missing required argument's, when one is.
+func callPlanErr(tool *recipes.Tool, vals template.Values, err error) error {
+	ae := tool.ArgError(err)
+	var shaped *recipes.ArgError
+	if !errors.As(ae, &shaped) {
+		if rerr := tool.CheckRequired(vals, callGives); rerr != nil {
+			return rerr
+		}
+	}
+	return ae
 }
 
 // calls numbers this process's foreground calls (callMark).
