@@ -29,15 +29,7 @@ type Resolver struct {
 
 // ContextRecord is one line of the actor_context bundle: a recipe the run
 // is composed of.
-type ContextRecord struct {
-	Alias      string         `json:"alias,omitempty"`
-	Depth      int            `json:"depth"`
-	File       string         `json:"file"`
-	ImportPath []string       `json:"import_path"`
-	Name       string         `json:"name"`
-	Recipe     map[string]any `json:"recipe"`
-	Role       string         `json:"role"`
-}
+type ContextRecord = template.ContextRecord
 
 // Resolved is a recipe ready to plan.
 type Resolved struct {

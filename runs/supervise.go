@@ -410,6 +410,22 @@ func (s *supervisor) loop(ctx context.Context) *Result {
 	}
 }
 
+// contextHook appends the recipe's actor_context bundle to each `pi -p`
+// leaf's prompt, as a foreground call does (nil when the recipe turned it
+// off or the run has no records). Records that do not decode are logged
+// and left out: the run goes on without them.
+func (s *supervisor) contextHook() func(*template.Step, []string) []string {
+	if !s.meta.ActorContext || len(s.meta.ContextRecords) == 0 {
+		return nil
+	}
+	var recs []template.ContextRecord
+	if err := json.Unmarshal(s.meta.ContextRecords, &recs); err != nil {
+		s.logf("recipe_context_records: %v (pi prompts go without the bundle)", err)
+		return nil
+	}
+	return template.ContextHook(recs)
+}
+
 // restartEvent describes a restart — its reason: control.restart for a
 // control message, watch (with the files that changed), policy, liveness
 // or max_rss — and clears the stop request that asked for it (a request
@@ -491,6 +507,7 @@ func (s *supervisor) attempt(ctx context.Context, attempt, restarts int) (code i
 		MaxCapture: 64 << 20,
 		Clock:      s.clock,
 		KeepStderr: true, // the end of a failing command's stderr is its error's
+		Hook:       s.contextHook(),
 	}
 	res := runner.Run(actx, plan, nil)
 	defer res.Stdout.Close()

@@ -26,11 +26,14 @@ import (
 const readerGrace = time.Second
 
 func (x *run) leaf(ctx context.Context, s *Step, in *Buffer) outcome {
+	// The command as the template wrote it is what reports name: a hook's
+	// addition (the actor_context bundle, kilobytes of recipe JSON) is
+	// context for the program, not part of the command.
+	command := QuoteCommand(s.Argv)
 	argv := s.Argv
 	if x.Hook != nil {
 		argv = x.Hook(s, argv)
 	}
-	command := QuoteCommand(argv)
 	x.mu.Lock()
 	x.commands = append(x.commands, command)
 	x.mu.Unlock()
