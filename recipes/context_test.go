@@ -272,7 +272,7 @@ func TestContextPackagedSubagents(t *testing.T) {
 			t.Errorf("argv = %q", a)
 		}
 		prompt := a[8]
-		if !strings.HasPrefix(prompt, want+"\n\nAnswer format: markdown\n\n") {
+		if !strings.HasPrefix(prompt, "\n"+want+"\n\nAnswer format: markdown\n\n") { // a newline first: a prompt "- x" is no option of pi
 			t.Errorf("prompt = %q", prompt)
 		}
 		recs := bundleRecords(t, prompt)
