@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -54,7 +55,40 @@ func (k *Kernel) listen() error {
 		return fmt.Errorf("kernel: chmod socket: %w", err)
 	}
 	k.ln = ln
+	go sweepStaleSockets(path, time.Minute)
 	return nil
+}
+
+// sweepStaleSockets removes this user's fallback kernel sockets in /tmp
+// (wire.SocketPath, for agent roots with long paths) that nothing listens
+// on and that are older than minAge: a kernel that was killed leaves its
+// socket there, and a test suite's temporary roots leave hundreds. mine,
+// this kernel's, is kept; so is one that answers, or changed since it was
+// looked at (a kernel starting on it).
+func sweepStaleSockets(mine string, minAge time.Duration) int {
+	paths, _ := filepath.Glob(fmt.Sprintf("/tmp/pi-actors-%d-*.sock", os.Getuid()))
+	removed := 0
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if p == mine || err != nil || fi.Mode()&os.ModeSocket == 0 || time.Since(fi.ModTime()) < minAge {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		c, err := net.DialTimeout("unix", p, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			continue
+		}
+		if again, err := os.Lstat(p); err == nil && os.SameFile(fi, again) && again.ModTime().Equal(fi.ModTime()) && os.Remove(p) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 func (k *Kernel) serve() {
