@@ -683,7 +683,15 @@ func (rg *Registrar) commit(out *Registered, data, before []byte, dryRun bool) e
 	if fi, err := os.Stat(out.Path); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	return fsutil.WriteFile(out.Path, data, perm)
+	// A recipe that is a symlink (into a dotfiles repository, say) is
+	// updated where it points: the link stays a link.
+	path := out.Path
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("update %s: its link: %w", out.Path, err)
+		}
+	}
+	return fsutil.WriteFile(path, data, perm)
 }
 
 // remove deletes <user>/<name>.json (with dryRun, it only says whether

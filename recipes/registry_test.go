@@ -258,6 +258,28 @@ func TestRegisterBadInputsWriteNothing(t *testing.T) {
 	}
 }
 
+// An update of a recipe that is a symlink writes where it points; the
+// link stays.
+func TestRegisterUpdateThroughSymlink(t *testing.T) {
+	rg := newRegistrar(t)
+	root := UserRoot(rg.AgentDir)
+	target := regPut(t, filepath.Join(t.TempDir(), "dotfiles", "tool.json"), `{"description": "d", "template": "echo old"}`+"\n")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "tool.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, rg, map[string]any{"name": "tool", "update": true, "template": "echo new"})
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the recipe is no longer a link: %v %v", fi, err)
+	}
+	if got := readText(t, target); !strings.Contains(got, "echo new") {
+		t.Errorf("the link's target = %q, want the update", got)
+	}
+}
+
 func TestRegisterConflictUpdateKeepsFields(t *testing.T) {
 	rg := newRegistrar(t)
 	root := UserRoot(rg.AgentDir)
