@@ -99,6 +99,7 @@ func TestStartFailureLeavesRecord(t *testing.T) {
 	agent := t.TempDir()
 	sp := spec(agent, "nosup", "{bin} exit 0", nil)
 	sp.Supervisor = []string{filepath.Join(agent, "no-such-supervisor")}
+	sp.DraftRecipe = filepath.Join(agent, "recipes", "drafts", "nosup.json") // the kernel deletes it
 	if _, _, err := runs.Start(agent, sp); err == nil {
 		t.Fatal("Start with a missing supervisor succeeded")
 	}
@@ -106,6 +107,9 @@ func TestStartFailureLeavesRecord(t *testing.T) {
 	m, err := dir.Meta()
 	if err != nil || m.Pid != 0 || m.Run != "nosup" {
 		t.Fatalf("run.json %+v, %v", m, err)
+	}
+	if full, _ := runs.Load(dir); full == nil || full.Meta.DraftRecipe != "" {
+		t.Errorf("the record names the draft of a run that never ran: %+v", full)
 	}
 	if res := dir.Result(); res == nil || res.Status != runs.StatusFailed || res.Reason != "start_failed" {
 		t.Fatalf("result %+v", res)

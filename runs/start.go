@@ -194,7 +194,9 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 	if err != nil {
 		// Leave a record of the failed start for inspect.
 		if !written {
-			meta.Pid, meta.PidStart = 0, 0
+			// The caller drops the draft recipe of a run that never ran:
+			// the record does not name it.
+			meta.Pid, meta.PidStart, meta.DraftRecipe = 0, 0, ""
 			if werr := writeRecord(dir, meta, fresh, spec.Dirs); werr != nil {
 				return nil, nil, fmt.Errorf("%w (and its record: %v)", err, werr)
 			}
