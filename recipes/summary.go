@@ -380,7 +380,7 @@ func (s *Summary) details(g *Registry) []DiagnosticDetail {
 	}
 	out := []DiagnosticDetail{}
 	for _, msg := range s.Diagnostics {
-		d := DiagnosticDetail{Message: msg, Severity: DiagnosticSeverity(msg), Action: DiagnosticAction(msg)}
+		d := DiagnosticDetail{Message: msg, Severity: DiagnosticSeverity(msg)}
 		se := byMsg[msg]
 		if se == nil {
 			if m := idDiagRe.FindStringSubmatch(msg); m != nil {
@@ -389,9 +389,14 @@ func (s *Summary) details(g *Registry) []DiagnosticDetail {
 				}
 			}
 		}
+		// The action is chosen by what the message says, not by the path
+		// it names (a.json is no JSON syntax error).
+		text := msg
 		if se != nil {
 			d.ID, d.Path, d.RiskLabels = se.e.ID, se.e.Path, se.labels
+			text = strings.ReplaceAll(msg, se.e.Path, "")
 		}
+		d.Action = DiagnosticAction(text)
 		out = append(out, d)
 	}
 	sort.SliceStable(out, func(i, j int) bool {

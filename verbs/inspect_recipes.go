@@ -151,6 +151,33 @@ func recipesDoctorText(s *recipes.Summary) string {
 		}
 		lines = append(lines, line)
 	}
+	// A recipe's error or warning no remediation line says (one line per
+	// recipe: a recipe with an unknown field and a risky command showed
+	// only the field), so the lines add up to the counts above.
+	// (An error line says why its recipe is invalid: the recipe's error
+	// diagnostic, worded otherwise, is that.)
+	said := map[string]bool{}
+	for _, m := range s.Remediations {
+		said[m.Path+"\x00"+m.Reason] = true
+		if m.Severity == recipes.SeverityError {
+			said[m.Path+"\x00error"] = true
+		}
+	}
+	extra := 0
+	for _, d := range s.DiagnosticDetails {
+		if d.Path == "" || d.Severity == recipes.SeverityInfo || said[d.Path+"\x00"+d.Message] ||
+			said[d.Path+"\x00"+strings.TrimPrefix(d.Message, "Recipe "+d.Path+": ")] ||
+			d.Severity == recipes.SeverityError && said[d.Path+"\x00error"] {
+			continue
+		}
+		if extra == doctorGlobalDiags {
+			lines = append(lines, "(more diagnostics: inspect target=recipes view=doctor --json lists diagnostic_details)")
+			break
+		}
+		extra++
+		lines = append(lines, fmt.Sprintf("%s kind=diagnostic id=%s path=%s action=%s message=%s", d.Severity, d.ID, inspectPreview(d.Path, doctorPathChars),
+			inspectPreview(d.Action, doctorActionChars), inspectPreview(strings.TrimPrefix(d.Message, "Recipe "+d.Path+": "), doctorMessageChars)))
+	}
 	shown := 0
 	for _, d := range s.DiagnosticDetails {
 		if d.Path != "" || d.Severity == recipes.SeverityInfo {
