@@ -195,10 +195,10 @@ func (r *request) readStdin(in io.Reader) error {
 			v, err := template.DecodeJSON(item)
 			obj, ok := v.(map[string]any)
 			if err != nil || !ok {
-				return verbs.Invalidf("stdin: batch item %d is not a JSON object", i)
+				return verbs.Invalidf("stdin: batch item %d is not a JSON object", i+1) // 1-based, as a failed item is named
 			}
 			if k := duplicateKey(item); k != "" {
-				return usagef("stdin: batch item %d gives parameter %s twice; give it once", i, k)
+				return usagef("stdin: batch item %d gives parameter %s twice; give it once", i+1, k)
 			}
 			r.batch = append(r.batch, obj)
 		}
