@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,7 +104,9 @@ func Start(agentDir string, spec Spec) (*Meta, *os.Process, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("state_dir: %w", err)
 		}
-		dir = Dir(abs)
+		// A symlink's target is the state dir: archive and prune move
+		// and delete the run's files, not a link to them.
+		dir = Dir(realPath(abs))
 	}
 	_, statErr := os.Stat(string(dir))
 	fresh := errors.Is(statErr, os.ErrNotExist)
@@ -531,13 +534,26 @@ func within(dir, path string) bool {
 }
 
 // realPath resolves the symbolic links of the longest existing prefix of
-// an absolute path (the rest is kept as written).
+// an absolute path (the rest is kept as written); a link whose target is
+// missing (a state dir pruned through it) stands for its target.
 func realPath(p string) string {
+	return realPathN(p, 40)
+}
+
+func realPathN(p string, hops int) string {
 	p = filepath.Clean(p)
 	rest := ""
 	for {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && hops > 0 {
+			if to, err := os.Readlink(p); err == nil {
+				if !filepath.IsAbs(to) {
+					to = filepath.Join(filepath.Dir(p), to)
+				}
+				return filepath.Join(realPathN(to, hops-1), rest)
+			}
 		}
 		parent := filepath.Dir(p)
 		if parent == p {
