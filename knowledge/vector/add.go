@@ -3,6 +3,8 @@ package vector
 import (
 	"context"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 	"github.com/pi-actors/pi-actors/knowledge/store"
@@ -76,7 +78,9 @@ func (s *Store) nodeOf(c store.Caller, req *vectorop.NodeAdd) (*nodeIn, error) {
 	if req.Trust != nil {
 		trust = *req.Trust
 	}
-	n := &nodeIn{domain: req.Domain, typ: req.Type, name: req.Name, content: req.Content, trust: trust,
+	// Text is kept composed (NFC), as queries are: a name or content
+	// written decomposed (macOS's form) is found and conflicts as typed.
+	n := &nodeIn{domain: req.Domain, typ: req.Type, name: norm.NFC.String(req.Name), content: norm.NFC.String(req.Content), trust: trust,
 		verified: req.Verified, source: req.Source, ref: req.Ref, task: task}
 	if req.Domain == vectorop.DomainCode && req.Ref != "" {
 		n.path = req.Ref

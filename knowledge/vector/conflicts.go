@@ -24,9 +24,16 @@ const temporalGap = 30 * 24 * time.Hour
 // resolved: both nodes stay, and every hit on either carries the
 // conflict until conflicts operation=resolve.
 func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]vectorop.ConflictRef, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, domain, name, content_hash, trust, created_at FROM vg_nodes
-		WHERE domain IN ('code', 'history', 'academic') AND lower(name) = lower(?) AND superseded_by IS NULL AND id != ? LIMIT 20`,
-		n.name, n.id)
+	// SQLite's lower() folds ASCII only: a name with other letters (été,
+	// ÉTÉ) is matched with each of them as one character (LIKE: _) and
+	// compared folded here.
+	query, arg := `SELECT id, domain, name, content_hash, trust, created_at FROM vg_nodes
+		WHERE domain IN ('code', 'history', 'academic') AND lower(name) = lower(?) AND superseded_by IS NULL AND id != ? LIMIT 20`, n.name
+	if !isASCII(n.name) {
+		query, arg = `SELECT id, domain, name, content_hash, trust, created_at FROM vg_nodes
+		WHERE domain IN ('code', 'history', 'academic') AND name LIKE ? ESCAPE '\' AND superseded_by IS NULL AND id != ? LIMIT 500`, likeFolded(n.name)
+	}
+	rows, err := tx.QueryContext(ctx, query, arg, n.id)
 	if err != nil {
 		return nil, fmt.Errorf("find conflicts of %q: %w", n.name, err)
 	}
@@ -41,7 +48,7 @@ func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]ve
 			rows.Close()
 			return nil, fmt.Errorf("find conflicts of %q: %w", n.name, err)
 		}
-		if o.hash != n.hash {
+		if o.hash != n.hash && strings.ToLower(o.name) == strings.ToLower(n.name) && len(others) < 20 {
 			others = append(others, o)
 		}
 	}
@@ -71,6 +78,34 @@ func (tx *vtx) detectConflicts(ctx context.Context, n *nodeIn, now string) ([]ve
 		out = append(out, vectorop.ConflictRef{ID: int(id), Type: typ, With: o.id, WithName: o.name, Description: desc})
 	}
 	return out, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// likeFolded is a LIKE pattern matching s whatever the case of its
+// letters: ASCII ones as they are (LIKE ignores their case), each other
+// character as one of any (_); %, _ and \ escaped.
+func likeFolded(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '%' || r == '_' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r >= 0x80:
+			b.WriteByte('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // conflictsOf returns the unresolved conflicts of each node id.

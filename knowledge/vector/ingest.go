@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
@@ -65,6 +66,12 @@ func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(don
 	if err != nil {
 		return nil, fmt.Errorf("ingest %s: %w", req.Path, err)
 	}
+	// A file has one name: through a symlinked directory (the root, the
+	// cwd it is relative to) it is the file's real path, or the walk
+	// found nothing below a link and a second ingest indexed it twice.
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
 	files, skipped, err := collectFiles(root, req.Glob)
 	if err != nil {
 		return nil, err
@@ -72,7 +79,11 @@ func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(don
 	res := &vectorop.IngestResult{Path: root, Files: len(files) + skipped, Skipped: skipped, Store: s.db.Layer()}
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
-	in := &ingester{s: s, base: nameBase(root, req.Base), res: res, atoms: req.Atoms}
+	base := req.Base
+	if r, err := filepath.EvalSymlinks(base); base != "" && err == nil {
+		base = r
+	}
+	in := &ingester{s: s, base: nameBase(root, base), res: res, atoms: req.Atoms, unusable: map[string]bool{}}
 	if progress != nil {
 		progress(0, len(files))
 	}
@@ -98,14 +109,21 @@ func (s *Store) Ingest(ctx context.Context, req IngestRequest, progress func(don
 }
 
 // retireGone retires the live file nodes under the directory root whose
-// path below root matches glob and whose file no longer exists, with
+// path below root matches glob and whose file no longer exists (or is no
+// longer a text file ingest reads: binary, over 1 MiB, not regular), with
 // their declarations and chunks, ingestBatch files per transaction:
 // each is superseded by itself (supersededBy is its own id: deleted, no
 // newer version), so it is no longer live code and ranks as superseded
 // nodes do. Files outside root or not matching glob are left alone.
 func (in *ingester) retireGone(ctx context.Context, root, glob string) error {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil // a file ingested by itself exists (collectFiles checked)
+		// A file ingested by itself exists (collectFiles checked); it is
+		// retired if it is no longer text.
+		if !in.usable(root) {
+			_, err := in.s.writeGraph(ctx, func(tx *vtx) (any, error) { return nil, in.retireFile(ctx, tx, root) })
+			return err
+		}
+		return nil
 	}
 	prefix := "file:" + strings.TrimSuffix(root, "/") + "/"
 	rows, err := in.s.r.QueryContext(ctx, `SELECT key FROM vg_nodes WHERE key >= ? AND key < ? AND superseded_by IS NULL`,
@@ -125,7 +143,7 @@ func (in *ingester) retireGone(ctx context.Context, root, glob string) error {
 		if err != nil || (glob != "" && !doublestar.MatchUnvalidated(glob, filepath.ToSlash(rel))) {
 			continue
 		}
-		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if !in.usable(abs) {
 			gone = append(gone, abs)
 		}
 	}
@@ -156,7 +174,7 @@ func (in *ingester) retireFile(ctx context.Context, tx *vtx, abs string) error {
 	if err != nil || id == "" {
 		return err
 	}
-	if _, err := os.Lstat(abs); err == nil {
+	if in.usable(abs) {
 		return nil // back again
 	}
 	now := store.Now()
@@ -272,6 +290,16 @@ type ingester struct {
 	base  string // what node names are relative to
 	res   *vectorop.IngestResult
 	atoms func(ctx context.Context, abs string) ([]string, error) // atoms whose patterns match a file
+	// unusable are indexed files this ingest found binary or unreadable:
+	// retired with the deleted ones.
+	unusable map[string]bool
+}
+
+// usable reports whether the indexed file abs is still one ingest reads:
+// there, a regular file of at most ingestMaxFile bytes, not found binary.
+func (in *ingester) usable(abs string) bool {
+	fi, err := os.Lstat(abs)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() <= ingestMaxFile && !in.unusable[abs]
 }
 
 // fileWork is one changed or new file of a batch.
@@ -345,6 +373,9 @@ func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) 
 	data, err := readRegular(abs, ingestMaxFile)
 	if err != nil || !textual(data) {
 		in.res.Skipped++
+		if id, _, err := liveByKey(ctx, in.s.r, "file:"+abs); err == nil && id != "" {
+			in.unusable[abs] = true // its text is no longer what the nodes say
+		}
 		return nil, nil
 	}
 	hash := hashOf(string(data))
@@ -360,7 +391,12 @@ func (in *ingester) prepare(ctx context.Context, abs string) (*fileWork, error) 
 	if rel == "." {
 		rel = filepath.Base(abs)
 	}
-	rel = filepath.ToSlash(rel)
+	// Names and text are kept composed (NFC), as queries are; the hash
+	// stays the file's own, and lines are the same in either form.
+	rel = norm.NFC.String(filepath.ToSlash(rel))
+	if !norm.NFC.IsNormal(data) {
+		data = norm.NFC.Bytes(data)
+	}
 	summary, ps := splitFile(abs, rel, data)
 	w := &fileWork{abs: abs, oldID: oldID, recv: map[*nodeIn]string{}}
 	w.file = &nodeIn{key: "file:" + abs, domain: vectorop.DomainCode, typ: "file", name: rel, path: abs, lineStart: 1,

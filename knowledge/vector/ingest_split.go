@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
@@ -51,7 +52,7 @@ func splitFile(abs, rel string, data []byte) (summary string, pieces []piece) {
 // second half.
 func chunks(abs, rel string, data []byte) []piece {
 	var out []piece
-	line := 1
+	line, part := 1, 0 // part: of a line longer than a chunk
 	for len(data) > 0 {
 		n := min(len(data), chunkBytes)
 		if n < len(data) {
@@ -61,6 +62,11 @@ func chunks(abs, rel string, data []byte) []piece {
 			}
 			if cut > 0 {
 				n = cut + 1
+			} else {
+				// Inside one long line: never inside a character.
+				for n > 1 && !utf8.RuneStart(data[n]) {
+					n--
+				}
 			}
 		}
 		text := string(data[:n])
@@ -70,8 +76,17 @@ func chunks(abs, rel string, data []byte) []piece {
 			end--
 		}
 		i := len(out) + 1
+		name := fmt.Sprintf("%s:%d-%d", rel, line, end)
+		if midLine := !strings.HasSuffix(text, "\n") && n < len(data); midLine || part > 0 {
+			// The pieces of one long line are told apart by their part.
+			part++
+			name += fmt.Sprintf(" part %d", part)
+			if !midLine || nl > 0 {
+				part = 0
+			}
+		}
 		out = append(out, piece{key: fmt.Sprintf("chunk:%s#%d", abs, i), typ: "chunk",
-			name: fmt.Sprintf("%s:%d-%d", rel, line, end), lineStart: line, lineEnd: end, content: text})
+			name: name, lineStart: line, lineEnd: end, content: text})
 		line += nl
 		data = data[n:]
 	}
