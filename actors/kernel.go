@@ -290,6 +290,29 @@ func (k *Kernel) awaitKill(dir runs.Dir, limit time.Duration) {
 	}
 }
 
+// finishWait bounds how long a restart waits for the actor of a run that
+// has just ended to settle it (awaitKill's 10 s, and the rest).
+const finishWait = 15 * time.Second
+
+// awaitFinished waits (bounded) until no run actor follows dir: the actor
+// of a run that has just ended has read its end and stopped. It reports
+// false when one still does at the limit.
+func (k *Kernel) awaitFinished(dir runs.Dir, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		k.mu.Lock()
+		lr := k.live[string(dir)]
+		k.mu.Unlock()
+		if lr == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // removeLive forgets a run, unless its state dir now belongs to another
 // actor (a reused id).
 func (k *Kernel) removeLive(dir runs.Dir, pid *actor.PID) {

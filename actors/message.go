@@ -264,6 +264,19 @@ func (k *Kernel) messageRun(req wire.Request, env mailbox.Envelope, id string, l
 	if env.Type == "control.kill" && in.Meta.Workflow != nil && !killing {
 		k.killWorkflow(req, in, later) // an ended workflow may have left live nodes
 	}
+	if !in.Live() && (env.Type == "control.retry" && in.Meta.Workflow != nil || env.Type == "control.restart") {
+		// A run that has just ended is settled by its actor first (its
+		// result read, its follow-up queued): a resume that removed the
+		// result under it had the actor take the new attempt for a lost
+		// one and kill it.
+		if !k.awaitFinished(dir, finishWait) {
+			return nil, &wire.Error{Code: "busy", Exit: 75, Message: fmt.Sprintf("run:%s is still ending (its end is being recorded); nothing was restarted", id),
+				Hint: "retry in a moment: pi-actors restart " + id}
+		}
+		if cur, err := runs.Load(dir); err == nil {
+			in = cur
+		}
+	}
 	if !in.Live() {
 		if env.Type == "control.retry" && in.Meta.Workflow != nil {
 			// The workflow ended: a new scheduler applies the retry.
