@@ -19,6 +19,10 @@ const stagingInfix = ".new-"
 // <parent>/.<name>.pruning-<n>.
 const pruningInfix = ".pruning-"
 
+// archivingInfix marks the tombstone directory of an archive being made
+// (Archive): <parent>/.<name>.archiving-<n>.
+const archivingInfix = ".archiving-"
+
 // publish writes run.json (data) into the staging directory stage, fsyncs
 // it — the run's record, which a crash of the machine must not lose; on
 // Linux file systems that also makes its name in stage durable — and
@@ -86,11 +90,16 @@ func CleanStaging(agentDir string, minAge time.Duration) int {
 	}
 	n := 0
 	for _, e := range ents {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), stagingInfix) && !strings.Contains(e.Name(), pruningInfix) {
+		archiving := strings.Contains(e.Name(), archivingInfix)
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), stagingInfix) && !strings.Contains(e.Name(), pruningInfix) && !archiving {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil || time.Since(info.ModTime()) < minAge {
+			continue
+		}
+		if archiving && placeTombstone(filepath.Join(root, e.Name())) {
+			n++
 			continue
 		}
 		if fsutil.RemoveTree(filepath.Join(root, e.Name())) == nil {

@@ -139,3 +139,44 @@ func TestCleanStaging(t *testing.T) {
 		t.Errorf("staging dir kept: %v", err)
 	}
 }
+
+// An archive a crash cut between its two renames (the state dir moved
+// to the archive, the staged tombstone not yet in its place) is finished
+// by the next kernel's CleanStaging: the tombstone takes the state dir's
+// place. A staged tombstone whose archive never happened is removed.
+func TestCleanStagingFinishesArchive(t *testing.T) {
+	t.Parallel()
+	agent := t.TempDir()
+	root := runs.Root(agent)
+	archive := filepath.Join(root, "archived", "gone-2026-11-29T20-00-00Z")
+	if err := os.MkdirAll(archive, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stage := func(name, run string) {
+		d := filepath.Join(root, name)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		tomb := runs.Tombstone{Archived: true, ArchiveDir: archive, OriginalStateDir: filepath.Join(root, run), Run: run, Status: runs.StatusDone}
+		if err := runs.Dir(d).WriteJSON(runs.TombstoneFile, tomb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stage(".gone.archiving-1", "gone")
+	stage(".kept.archiving-2", "kept")
+	if err := os.MkdirAll(filepath.Join(root, "kept"), 0o700); err != nil { // its archive never happened
+		t.Fatal(err)
+	}
+	if n := runs.CleanStaging(agent, 0); n != 2 {
+		t.Fatalf("CleanStaging handled %d, want 2", n)
+	}
+	in, err := runs.Load(runs.Dir(filepath.Join(root, "gone")))
+	if err != nil || in.Status != runs.StatusArchived {
+		t.Fatalf("gone after the repair: %+v %v", in, err)
+	}
+	for _, d := range []string{".gone.archiving-1", ".kept.archiving-2"} {
+		if _, err := os.Stat(filepath.Join(root, d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left: %v", d, err)
+		}
+	}
+}

@@ -27,17 +27,51 @@ func Archive(in *Info) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}
-	if err := os.Rename(dir, dest); err != nil {
-		return "", fmt.Errorf("archive: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// The tombstone directory is made whole beside the state dir first,
+	// then the state dir moves to the archive and the tombstone takes its
+	// place: a crash leaves the run as it was, or archived, or (between
+	// the two renames) a staged tombstone the next kernel puts in place
+	// (CleanStaging) — never a state dir with neither run.json nor a
+	// tombstone, which no verb could see or remove.
+	stage, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+archivingInfix)
+	if err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}
 	tomb := Tombstone{Archived: true, ArchiveDir: dest, OriginalStateDir: dir, Run: in.Meta.Run, Status: in.Status, TS: ts}
-	if err := Dir(dir).WriteJSON(TombstoneFile, tomb); err != nil {
-		return "", err
+	if err := Dir(stage).WriteJSON(TombstoneFile, tomb); err != nil {
+		os.RemoveAll(stage)
+		return "", fmt.Errorf("archive: %w", err)
+	}
+	if err := os.Rename(dir, dest); err != nil {
+		os.RemoveAll(stage)
+		return "", fmt.Errorf("archive: %w", err)
+	}
+	if err := os.Rename(stage, dir); err != nil {
+		return "", fmt.Errorf("archive: put the tombstone in place (the next kernel does): %w", err)
+	}
+	if err := fsutil.SyncDir(filepath.Dir(dir)); err != nil {
+		return "", fmt.Errorf("archive: %w", err)
 	}
 	return dest, nil
+}
+
+// placeTombstone finishes an archive a crash cut between its renames:
+// the staged tombstone directory stage takes the place of the state dir
+// that moved to the archive. It reports whether it did; a stage whose
+// archive never happened (the state dir is still there) is left to be
+// removed.
+func placeTombstone(stage string) bool {
+	var tomb Tombstone
+	if err := Dir(stage).ReadJSON(TombstoneFile, &tomb); err != nil || tomb.OriginalStateDir == "" || tomb.ArchiveDir == "" {
+		return false
+	}
+	if _, err := os.Lstat(tomb.OriginalStateDir); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if _, err := os.Stat(tomb.ArchiveDir); err != nil {
+		return false
+	}
+	return os.Rename(stage, tomb.OriginalStateDir) == nil
 }
 
 // archiveStamp is the suffix Archive gives an archive after "<run>-".
