@@ -15,9 +15,12 @@ import (
 // keeps reading across rotations: it holds its file open, so a file
 // renamed (or removed) by a rotation is read to its end before the next
 // one is opened. It loses lines only when the writer rotates more than
-// keep times between two polls.
+// keep times between two polls, and then says so (TakeGap).
 type Follower struct {
-	path    string
+	path string
+	// gap: the file read was rotated past keep before its successor was
+	// found; files between may be gone.
+	gap     bool
 	f       *os.File
 	ino     uint64
 	partial []byte
@@ -164,6 +167,15 @@ func (fl *Follower) Poll(emit func(line []byte)) (bool, error) {
 	return got, nil
 }
 
+// TakeGap reports (once) whether output may have been skipped since the
+// last call: the log rotated past its kept files faster than it was
+// followed, so the follower went on at the oldest file still kept.
+func (fl *Follower) TakeGap() bool {
+	g := fl.gap
+	fl.gap = false
+	return g
+}
+
 // openSuccessor opens the file written after ours: the next newer one
 // among the log's files, or the oldest when ours is gone (rotated past
 // keep). The writer renames every file one step older at each rotation,
@@ -181,6 +193,8 @@ func (fl *Follower) openSuccessor() (*os.File, uint64) {
 			next = i + 1
 		case i >= 0 || len(inos) == 0:
 			return nil, 0
+		default:
+			fl.gap = true // ours is gone: on at the oldest kept
 		}
 		f, err := os.Open(names[next])
 		if err != nil {

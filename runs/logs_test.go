@@ -355,6 +355,38 @@ func TestFollowFromStartAcrossEarlyRotations(t *testing.T) {
 	}
 }
 
+// A log rotated past its kept files between two polls loses lines to the
+// follower, and the follower says so (TakeGap); an ordinary poll does not.
+func TestFollowerReportsAGap(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout.log")
+	l, err := runs.OpenLog(path, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	fmt.Fprintf(l, "first\n")
+	_, fl := runs.FollowTail(path, 0)
+	defer fl.Close()
+	fmt.Fprintf(l, "second\n")
+	var got []string
+	fl.Poll(func(b []byte) { got = append(got, string(b)) })
+	if fl.TakeGap() || len(got) != 1 {
+		t.Fatalf("an ordinary poll: gap reported or lines %q", got)
+	}
+	for i := range 60 { // ~6 rotations of 100 bytes with one kept: files lost
+		fmt.Fprintf(l, "%02d line of output\n", i)
+	}
+	got = nil
+	fl.Poll(func(b []byte) { got = append(got, string(b)) })
+	if !fl.TakeGap() {
+		t.Fatalf("files rotated away unread, no gap reported (read %d lines)", len(got))
+	}
+	if fl.TakeGap() {
+		t.Fatal("the gap is reported once")
+	}
+}
+
 // A follower whose file was rotated away finds the file written after it
 // even while the writer is between two renames of a rotation (one rotated
 // number missing): it read the oldest file it could see instead and

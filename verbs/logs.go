@@ -306,6 +306,10 @@ func followLogs(ctx context.Context, env *Env, in *runs.Info, q *logsQuery) (*Ou
 		for i, fl := range followers {
 			got, _ := fl.Poll(line(outs[i]))
 			any = any || got
+			if fl.TakeGap() && env.Stderr != nil {
+				// Never silently: the reader learns output is missing.
+				fmt.Fprintf(env.Stderr, "pi-actors logs: %s rotated past its kept files faster than it was followed: lines before this point may be missing (raise [runs] log_keep or log_max_bytes to keep more)\n", q.streams[i])
+			}
 		}
 		return any
 	}
