@@ -83,6 +83,31 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// Conflict ids are per store: resolving an id both stores hold needs
+// store= (it resolved the project's, for good); one only a store holds
+// needs none.
+func TestResolveConflictIDInBothStores(t *testing.T) {
+	e := newEnv(t)
+	for _, st := range []string{"project", "personal"} {
+		e.Node("history", "decision", "cache policy", "ttl 60 "+st, `,"store":"`+st+`"`)
+		b := e.OK("node_add", `{"domain":"history","type":"decision","name":"cache policy","content":"ttl 300 `+st+`","store":"`+st+`"}`).(*vectorop.NodeAdded)
+		if len(b.Conflicts) != 1 || b.Conflicts[0].ID != 1 {
+			t.Fatalf("%s conflicts %+v", st, b.Conflicts)
+		}
+	}
+	e.Fail(op.CodeValidation, "store", "conflicts", `{"operation":"resolve","id":1,"resolution":"60 it is"}`)
+	r := e.OK("conflicts", `{"operation":"resolve","id":1,"resolution":"60 it is","store":"personal"}`).(*vectorop.ConflictRecord)
+	if !r.Resolved {
+		t.Fatalf("resolve in personal: %+v", r)
+	}
+	if p := e.OK("conflicts", `{"store":"project"}`).(*op.Page[vectorop.ConflictRecord]); p.Total != 1 {
+		t.Fatalf("the project's conflict #1 was touched: %+v", p)
+	}
+	e.Node("history", "decision", "queue size", "10", "")
+	e.OK("node_add", `{"domain":"history","type":"decision","name":"queue size","content":"20"}`)
+	e.OK("conflicts", `{"operation":"resolve","id":2,"resolution":"20"}`) // only the project holds #2
+}
+
 // recall asks the project store, then the personal one: a node in both
 // (same natural key) comes once, from the project; each hit says where
 // it is from.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
@@ -85,7 +86,11 @@ func (l *Layers) vectorOp(ctx context.Context, c store.Caller, req op.Request) (
 		v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.vectors.Traverse(ctx, r) })
 	case *vectorop.Conflicts:
 		if r.Operation == "resolve" {
-			v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.vectors.Conflicts(ctx, r) })
+			// Conflict ids are per store: an id both stores hold is not
+			// resolved in whichever comes first (a resolution is final).
+			if err = l.oneConflict(ctx, r); err == nil {
+				v, err = l.byID(r.Store, "id", func(s *Store) (any, error) { return s.vectors.Conflicts(ctx, r) })
+			}
 			break
 		}
 		v, err = pagesOf[vectorop.ConflictRecord](l, r.Store, op.LimitOr(r.Limit, op.DefaultLimit), op.LimitOr(r.Offset, 0),
@@ -98,6 +103,30 @@ func (l *Layers) vectorOp(ctx context.Context, c store.Caller, req op.Request) (
 		return nil, false, nil
 	}
 	return v, true, err
+}
+
+// oneConflict refuses a resolve without store= of a conflict id more
+// than one store holds.
+func (l *Layers) oneConflict(ctx context.Context, r *vectorop.Conflicts) error {
+	if r.Store != "" || r.ID == nil {
+		return nil
+	}
+	ss, err := l.stores("")
+	if err != nil {
+		return err
+	}
+	var in []string
+	for _, s := range ss {
+		if ok, err := s.vectors.HasConflict(ctx, *r.ID); err != nil {
+			return err
+		} else if ok {
+			in = append(in, s.db.Layer())
+		}
+	}
+	if len(in) > 1 {
+		return op.Invalid("store", "conflict #%d is in the %s stores (ids are per store): give store=%s or store=%s; a resolution is final", *r.ID, strings.Join(in, " and "), in[0], in[1])
+	}
+	return nil
 }
 
 func withStore(l *Layers, choice string, fn func(*Store) (any, error)) (any, error) {

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -93,6 +94,16 @@ func (s *Store) addNode(ctx context.Context, tx *vtx, req *vectorop.NodeAdd, n *
 	if req.Supersedes != "" {
 		if err := store.Exists(ctx, tx, "vg_nodes", "node", "supersedes", req.Supersedes); err != nil {
 			return nil, err
+		}
+		// Code is the source of truth: ingest supersedes it when its file
+		// changes; a statement does not (ranked down for good, and the
+		// next ingest saw the file unchanged and left it so).
+		var domain string
+		if err := tx.QueryRowContext(ctx, `SELECT domain FROM vg_nodes WHERE id = ?`, req.Supersedes).Scan(&domain); err != nil {
+			return nil, fmt.Errorf("read node %s: %w", req.Supersedes, err)
+		}
+		if domain == vectorop.DomainCode && (n.domain != vectorop.DomainCode || n.source != vectorop.SourceCode) {
+			return nil, op.Invalid("supersedes", "node %s is code, the source of truth: a %s statement (source %s) cannot supersede it — ingest does when its file changes; add yours without supersedes (a node of the same name records the conflict)", req.Supersedes, n.domain, n.source)
 		}
 	}
 	for _, l := range req.Links {

@@ -185,6 +185,15 @@ func (s *Store) Conflicts(ctx context.Context, req *vectorop.Conflicts) (any, er
 	return page, rows.Err()
 }
 
+// HasConflict reports whether the store holds conflict id.
+func (s *Store) HasConflict(ctx context.Context, id int) (bool, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM vg_conflicts WHERE id = ?`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("read conflict %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
 func (s *Store) resolveConflict(ctx context.Context, id int, resolution string) (*vectorop.ConflictRecord, error) {
 	v, err := s.db.Write(ctx, func(tx *store.Tx) (any, error) {
 		// Resolved once: the same resolution again is a retry (the stored

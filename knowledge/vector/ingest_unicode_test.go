@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
 
@@ -124,4 +125,28 @@ func TestChunksKeepCharacters(t *testing.T) {
 	if first := ps[0].name; first != "one.txt:1-1 part 1" {
 		t.Errorf("first chunk %q", first)
 	}
+}
+
+// A statement cannot supersede code (the source of truth): refused, the
+// code node stays live.
+func TestStatementCannotSupersedeCode(t *testing.T) {
+	e := newEnv(t)
+	writeFiles(t, e.repo, map[string]string{"h.go": "package h\n\n// Helper helps.\nfunc Helper() {}\n"})
+	ingest(t, e.s, e.repo, "", nil)
+	var id string
+	for _, h := range searchCode(t, e, "Helper", "").Hits {
+		if h.Name == "Helper" {
+			id = h.ID
+		}
+	}
+	if id == "" {
+		t.Fatal("Helper not indexed")
+	}
+	e.Fail(op.CodeValidation, "supersedes", "node_add", `{"domain":"history","type":"entry","name":"helper gone","content":"removed","supersedes":"`+id+`"}`)
+	if !live(t, e, "Helper") {
+		t.Fatal("the code node was superseded")
+	}
+	// A statement superseding a statement is fine.
+	a := e.Node("history", "entry", "old note", "x", "")
+	e.OK("node_add", `{"domain":"history","type":"entry","name":"new note","content":"y","supersedes":"`+a.ID+`"}`)
 }
