@@ -150,3 +150,20 @@ func TestStatementCannotSupersedeCode(t *testing.T) {
 	a := e.Node("history", "entry", "old note", "x", "")
 	e.OK("node_add", `{"domain":"history","type":"entry","name":"new note","content":"y","supersedes":"`+a.ID+`"}`)
 }
+
+// The topic filter knows whole tokens: a name's prefix and a word without
+// its accents are still found through the name and word indexes.
+func TestFilterMissStillAsksNamesAndWords(t *testing.T) {
+	e := newEnv(t)
+	e.Node("history", "decision", "RetryPolicy", "backoff doubles", "")
+	e.Node("history", "entry", "menu", "Café crème naïve résumé", "")
+	for _, q := range []string{"Retr", "cafe", "creme"} {
+		r := e.OK("search", `{"query":"`+q+`","domain":"history"}`).(*vectorop.SearchResult)
+		if len(r.Hits) == 0 {
+			t.Errorf("search %q: no hits (%s)", q, r.Status)
+		}
+	}
+	if r := e.OK("search", `{"query":"zzyzx","domain":"history"}`).(*vectorop.SearchResult); len(r.Hits) != 0 {
+		t.Errorf("an unrelated query: %d hits", len(r.Hits))
+	}
+}

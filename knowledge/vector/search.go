@@ -218,8 +218,25 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 		}
 	}
 	per := map[string][]scored{}
+	// The filter knows whole tokens: a name's prefix (Retr), a word
+	// without its accents (cafe) or a member name it never saw rule out
+	// every domain, yet the name and word indexes find them. They are
+	// asked (cheap lookups; the embedder, maybe a network call, only when
+	// they found something).
+	looked := live
 	if len(live) == 0 {
-		return per, status, g, nil
+		looked = domains
+		named, err := s.byName(ctx, g, query, domains, typ, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		worded, err := s.byWords(ctx, g, query, domains, typ, nil, kc)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(named)+len(worded) == 0 {
+			return per, status, g, nil
+		}
 	}
 	q, err := g.embedQuery(ctx, query)
 	if err != nil {
@@ -236,11 +253,11 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 		cands = append(cands, idx[d].search(q, kc, code)...)
 	}
 	phrase := namePhrase(query)
-	named, err := s.byName(ctx, g, query, live, typ, q)
+	named, err := s.byName(ctx, g, query, looked, typ, q)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	worded, err := s.byWords(ctx, g, query, live, typ, q, kc)
+	worded, err := s.byWords(ctx, g, query, looked, typ, q, kc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -249,7 +266,7 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 		return nil, nil, nil, err
 	}
 	for _, h := range hs {
-		h.byName = (typ == "" || h.Type == typ) && slices.Contains(live, h.Domain) && nameMatches(h.Name, phrase)
+		h.byName = (typ == "" || h.Type == typ) && slices.Contains(looked, h.Domain) && nameMatches(h.Name, phrase)
 		h.exact = h.byName && nameExact(h.Name, phrase)
 		if h.words {
 			h.Score = round3(math.Min(1, h.Score+bonusWords))
