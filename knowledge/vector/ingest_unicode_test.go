@@ -1,14 +1,17 @@
 package vector
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/knowledge/api/op"
 	"github.com/pi-actors/pi-actors/knowledge/api/vectorop"
 )
@@ -165,5 +168,22 @@ func TestFilterMissStillAsksNamesAndWords(t *testing.T) {
 	}
 	if r := e.OK("search", `{"query":"zzyzx","domain":"history"}`).(*vectorop.SearchResult); len(r.Hits) != 0 {
 		t.Errorf("an unrelated query: %d hits", len(r.Hits))
+	}
+}
+
+// node_get's linked lists are capped at 50 and say so (linkedCut, and the
+// text points at traverse).
+func TestNodeGetSaysListsAreCut(t *testing.T) {
+	e := newEnv(t)
+	code := e.OK("node_add", `{"domain":"code","type":"function","name":"Busy","content":"func Busy()","source":"code"}`).(*vectorop.NodeAdded)
+	for i := range 60 {
+		e.OK("node_add", fmt.Sprintf(`{"domain":"history","type":"entry","name":"change %d","content":"c%d","links":[{"to":%q,"type":"modified"}]}`, i, i, code.Node.ID))
+	}
+	d := e.OK("node_get", `{"id":"`+code.Node.ID+`"}`).(*vectorop.NodeDetail)
+	if len(d.History) != 50 || !slices.Contains(d.LinkedCut, "history") {
+		t.Fatalf("history %d, linkedCut %v", len(d.History), d.LinkedCut)
+	}
+	if txt := api.Text(d); !strings.Contains(txt, "history: the first 50 only; traverse id="+code.Node.ID) {
+		t.Fatalf("text does not say where the rest is:\n%s", txt)
 	}
 }

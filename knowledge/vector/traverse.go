@@ -235,6 +235,19 @@ func (s *Store) NodeGet(ctx context.Context, req *vectorop.NodeGet) (*vectorop.N
 }
 
 func (s *Store) crossDomain(ctx context.Context, res *vectorop.NodeDetail) error {
+	err := s.crossLists(ctx, res)
+	for _, l := range []struct {
+		name string
+		refs []vectorop.NodeRef
+	}{{"history", res.History}, {"code", res.Code}, {"academic", res.Academic}} {
+		if len(l.refs) >= maxNodeEdges {
+			res.LinkedCut = append(res.LinkedCut, l.name)
+		}
+	}
+	return err
+}
+
+func (s *Store) crossLists(ctx context.Context, res *vectorop.NodeDetail) error {
 	var err error
 	id := res.Node.ID
 	switch res.Node.Domain {

@@ -179,6 +179,10 @@ type NodeDetail struct {
 	History    []NodeRef     `json:"history,omitzero"`
 	Code       []NodeRef     `json:"code,omitzero"`
 	Academic   []NodeRef     `json:"academic,omitzero"`
+	// LinkedCut names the lists of linked nodes (history, code,
+	// academic) that reached their cap of 50: there may be more, which
+	// traverse from the node walks.
+	LinkedCut []string `json:"linkedCut,omitzero"`
 }
 
 // NodeAdded is node_add's result: the node and the conflicts its name

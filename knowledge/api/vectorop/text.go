@@ -2,6 +2,7 @@ package vectorop
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,6 +50,9 @@ func render(b *strings.Builder, result any) bool {
 		textDetail(b, r)
 	case *TraverseResult:
 		fmt.Fprintf(b, "start=%s nodes=%d truncated=%t%s\n", refText(&r.Start), len(r.Nodes), r.Truncated, op.StoreFact(r.Store))
+		if r.Truncated {
+			b.WriteString("(cut at the limit or fanOut: raise limit= (at most 500) or fanOut= (at most 100), or narrow with edgeTypes= or a smaller depth)\n")
+		}
 		op.List(b, r.Nodes, "… %d more (--json for all, or a smaller depth)\n", func(s Step) {
 			fmt.Fprintf(b, "  %s%s %s %s\n", strings.Repeat("  ", s.Depth-1), arrow(s.Direction), s.Via, refText(&s.NodeRef))
 		})
@@ -197,6 +201,9 @@ func textDetail(b *strings.Builder, d *NodeDetail) {
 		refs []NodeRef
 	}{{"history", d.History}, {"code", d.Code}, {"academic", d.Academic}} {
 		op.List(b, x.refs, x.name+": … %d more (--json)\n", func(r NodeRef) { fmt.Fprintf(b, "%s: %s\n", x.name, refText(&r)) })
+		if slices.Contains(d.LinkedCut, x.name) {
+			fmt.Fprintf(b, "%s: the first %d only; traverse id=%s limit=500 for more\n", x.name, len(x.refs), d.Node.ID)
+		}
 	}
 }
 
