@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pi-actors/pi-actors/internal/config"
+	"github.com/pi-actors/pi-actors/knowledge/api"
 	"github.com/pi-actors/pi-actors/recipes"
 	"github.com/pi-actors/pi-actors/runs"
 	"github.com/pi-actors/pi-actors/verbs"
@@ -79,6 +80,21 @@ func complete(words []string) []string {
 		return withPrefix(allNames(), cur)
 	}
 	verb, before := words[0], words[1:len(words)-1]
+	if verb == "knowledge" && len(before) > 0 {
+		// knowledge <operation> (project create|list): the operation's
+		// parameters, as the verb's.
+		switch op := before[0]; {
+		case op == "project" && len(before) == 1:
+			return withPrefix([]string{"create", "list"}, cur)
+		case op == "project":
+			verb, before = "project_"+before[1], before[2:]
+		default:
+			verb, before = op, before[1:]
+		}
+		if verbs.Find(verb) == nil {
+			return nil
+		}
+	}
 	if strings.HasPrefix(cur, "-") {
 		return withPrefix(flagsOf(verb), cur)
 	}
@@ -150,8 +166,13 @@ func flagsOf(verb string) []string {
 // paramsOf lists a verb's parameter names (the verb layer's request
 // type), session included where the CLI takes it.
 func paramsOf(verb string) []string {
-	if verb == "top" {
+	switch verb {
+	case "top":
 		return []string{"session"}
+	case "demo":
+		return []string{"keep"}
+	case "cluster":
+		return []string{"ca", "dir", "hosts", "name", "node", "out"}
 	}
 	s := verbs.Find(verb)
 	if s == nil {
@@ -183,6 +204,17 @@ func wordsOf(verb string) []string {
 		return allNames()
 	case "completion":
 		return []string{"bash", "fish", "zsh"}
+	case "cluster":
+		return []string{"ca", "cert"}
+	case "knowledge":
+		ops := []string{"project"}
+		for _, op := range api.Ops {
+			if !strings.HasPrefix(op, "project_") {
+				ops = append(ops, op)
+			}
+		}
+		sort.Strings(ops)
+		return ops
 	case "install", "uninstall":
 		return targetNames(verb == "install")
 	}
