@@ -75,10 +75,9 @@ var atoms = &kind[graphop.Atom]{
 	zero:    func() *graphop.Atom { return &graphop.Atom{Paths: []string{}, RelatedAtoms: []graphop.RelatedAtom{}} },
 	set:     setAtom,
 	related: "related_atoms",
-	unrelate: func(a *graphop.Atom, gone map[string]bool) bool {
-		n := len(a.RelatedAtoms)
-		a.RelatedAtoms = slices.DeleteFunc(slices.Clone(a.RelatedAtoms), func(r graphop.RelatedAtom) bool { return gone[r.AtomID] })
-		return len(a.RelatedAtoms) != n
+	unrelate: func(a *graphop.Atom, gone map[string]bool) (dropped bool) {
+		a.RelatedAtoms, dropped = dropGone(a.RelatedAtoms, gone, func(r graphop.RelatedAtom) string { return r.AtomID })
+		return dropped
 	},
 }
 
@@ -107,11 +106,17 @@ var molecules = &kind[graphop.Molecule]{
 	},
 	members: deleteMembers,
 	related: "related_molecules",
-	unrelate: func(m *graphop.Molecule, gone map[string]bool) bool {
-		n := len(m.RelatedMolecules)
-		m.RelatedMolecules = slices.DeleteFunc(slices.Clone(m.RelatedMolecules), func(r graphop.RelatedMolecule) bool { return gone[r.MoleculeID] })
-		return len(m.RelatedMolecules) != n
+	unrelate: func(m *graphop.Molecule, gone map[string]bool) (dropped bool) {
+		m.RelatedMolecules, dropped = dropGone(m.RelatedMolecules, gone, func(r graphop.RelatedMolecule) string { return r.MoleculeID })
+		return dropped
 	},
+}
+
+// dropGone is list without the entries whose id is gone (a new slice),
+// and whether there were any.
+func dropGone[R any](list []R, gone map[string]bool, id func(R) string) ([]R, bool) {
+	out := slices.DeleteFunc(slices.Clone(list), func(r R) bool { return gone[id(r)] })
+	return out, len(out) != len(list)
 }
 
 // setAtom applies paths, relatedAtoms and moleculeId (the molecule and

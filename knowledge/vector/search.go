@@ -223,18 +223,22 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 	// every domain, yet the name and word indexes find them. They are
 	// asked (cheap lookups; the embedder, maybe a network call, only when
 	// they found something).
+	lookups := func(in []string, q []float32) ([]cand, error) {
+		named, err := s.byName(ctx, g, query, in, typ, q)
+		if err != nil {
+			return nil, err
+		}
+		worded, err := s.byWords(ctx, g, query, in, typ, q, kc)
+		return append(named, worded...), err
+	}
 	looked := live
 	if len(live) == 0 {
 		looked = domains
-		named, err := s.byName(ctx, g, query, domains, typ, nil)
+		found, err := lookups(domains, nil)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		worded, err := s.byWords(ctx, g, query, domains, typ, nil, kc)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if len(named)+len(worded) == 0 {
+		if len(found) == 0 {
 			return per, status, g, nil
 		}
 	}
@@ -253,15 +257,11 @@ func (s *Store) ranked(ctx context.Context, query string, domains []string, typ 
 		cands = append(cands, idx[d].search(q, kc, code)...)
 	}
 	phrase := namePhrase(query)
-	named, err := s.byName(ctx, g, query, looked, typ, q)
+	found, err := lookups(looked, q)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	worded, err := s.byWords(ctx, g, query, looked, typ, q, kc)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	hs, err := s.hits(ctx, g, slices.Concat(cands, named, worded), time.Now())
+	hs, err := s.hits(ctx, g, append(cands, found...), time.Now())
 	if err != nil {
 		return nil, nil, nil, err
 	}
