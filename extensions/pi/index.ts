@@ -38,7 +38,7 @@ import { delivered, type Followup, levelOf, parseFollowup, remember, Watcher } f
 export { fetchSchema, toolArgs } from "./cli.ts";
 export { DEFAULT_TOOLS, nameKey, selectTools, shadowsPiBuiltin, type ToolSpec } from "./select.ts";
 export { composeFollowups, heldDetails, MAX_HELD_TEXT, RUN_ENDS } from "./held.ts";
-export { formatContext } from "./render.ts";
+export { formatContext, formatRecall, scopeRecall } from "./render.ts";
 
 /** The most pi start-up waits for the bridge's hello (it usually takes a few ms). */
 const HELLO_WAIT_MS = 3_000;

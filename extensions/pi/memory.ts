@@ -15,7 +15,7 @@ import type { ExtensionContext, SessionEntry } from "@mariozechner/pi-coding-age
 
 import { Bridge, DEFAULT_SETTINGS, TimeoutError, type BridgeReply, type PiSettings } from "./bridge.ts";
 import { type Log } from "./log.ts";
-import { formatContext, formatRecall, MARK, type ContextResult } from "./render.ts";
+import { formatContext, formatRecall, MARK, scopeRecall, type ContextResult } from "./render.ts";
 
 /** The most pi waits for the stores, per tool call or prompt. */
 export const LOOKUP_MS = 200;
@@ -169,7 +169,7 @@ export class Memory {
 				this.log.write(`recall skipped: ${reply.error?.code}: ${reply.error?.message}`, sessionOf(ctx));
 				return undefined;
 			}
-			const text = formatRecall(reply, this.settings.knowledge_budget);
+			const text = formatRecall(scopeRecall(reply, sessionDirOf(ctx)), this.settings.knowledge_budget);
 			if (text) this.log.write(`recall: added ${text.length} characters, ${Date.now() - started} ms`, sessionOf(ctx));
 			return text;
 		} catch (err) {
@@ -267,6 +267,16 @@ export class Memory {
 	private noProjectAt(cwd: string): boolean {
 		const at = this.noProject.get(cwd);
 		return at !== undefined && Date.now() - at < NO_PROJECT_MS;
+	}
+}
+
+/** The folder of the session's file (pi keeps a directory's sessions in one), if it has one. */
+function sessionDirOf(ctx: ExtensionContext): string | undefined {
+	try {
+		const f = ctx.sessionManager.getSessionFile();
+		return f ? f.slice(0, f.lastIndexOf("/")) : undefined;
+	} catch {
+		return undefined; // a stale context
 	}
 }
 

@@ -164,6 +164,44 @@ function nameList(items: string[], room: number, more: string, sep = ", "): stri
 	return out.length <= room ? out : out.slice(0, Math.max(0, room - 1)) + "…";
 }
 
+interface RecallHit {
+	id?: string;
+	type?: string;
+	store?: string;
+	provenance?: { ref?: string }[];
+}
+
+/**
+ * The recall reply without the session summaries of other projects: a
+ * summary in the personal store (a session with no project store) is
+ * kept only in the directory its session ran in — pi keeps a directory's
+ * sessions in one folder, so the summary's ref (its session file) is in
+ * sessionDir. Without a session file (sessionDir undefined) none is kept.
+ * Hits and their text blocks go together.
+ */
+export function scopeRecall(reply: BridgeReply, sessionDir: string | undefined): BridgeReply {
+	const hits = (reply.result as { hits?: RecallHit[] } | undefined)?.hits;
+	if (!Array.isArray(hits)) return reply;
+	const foreign = (h: RecallHit): boolean => {
+		if (h.type !== "session" || h.store !== "personal") return false;
+		const ref = h.provenance?.[0]?.ref ?? "";
+		const cut = ref.lastIndexOf("/");
+		return sessionDir === undefined || cut <= 0 || ref.slice(0, cut) !== sessionDir;
+	};
+	const drop = new Set(hits.filter(foreign).map((h) => h.id));
+	if (drop.size === 0) return reply;
+	// The text is one block per hit: a line "  <score> <domain>/<type> … id=<id> …", then its
+	// indented lines.
+	const kept: string[] = [];
+	let skipping = false;
+	for (const line of (reply.text ?? "").split("\n")) {
+		if (/^  \d/.test(line)) skipping = [...drop].some((id) => line.includes(` id=${id} `));
+		else if (!line.startsWith("    ")) skipping = false;
+		if (!skipping) kept.push(line);
+	}
+	return { ...reply, text: kept.join("\n"), result: { ...(reply.result as object), hits: hits.filter((h) => !drop.has(h.id)) } };
+}
+
 /** The recall hits as a message, or undefined when there are none. */
 export function formatRecall(reply: BridgeReply, budgetTokens: number): string | undefined {
 	const hits = (reply.result as { hits?: unknown[] } | undefined)?.hits;

@@ -96,6 +96,26 @@ const ctxResult = (knowledge = "K".repeat(50)) => ({
 	orphanAtoms: [{ id: "a2", name: "Retry", knowledge: "retry knowledge" }],
 });
 
+test("scopeRecall: a personal session summary is recalled only where its session ran", () => {
+	const block = (id, type, store, ref) => `  0.80 history/${type} "x" id=${id} sim=0.50 trust=20 fresh=1.00 store=${store}\n    snippet of ${id}\n    from model ${ref} at 2026-11-29T00:00:00Z`;
+	const hits = [
+		{ id: "a", type: "decision", store: "personal", provenance: [{ ref: "/elsewhere/x" }] },
+		{ id: "b", type: "session", store: "personal", provenance: [{ ref: "/agent/sessions/--work-here--/s1.jsonl" }] },
+		{ id: "c", type: "session", store: "personal", provenance: [{ ref: "/agent/sessions/--work-other--/s2.jsonl" }] },
+		{ id: "d", type: "session", store: "project", provenance: [{ ref: "/agent/sessions/--work-other--/s3.jsonl" }] },
+	];
+	const reply = { ok: true, text: "status=ok hits=4 stores=project,personal\n" + hits.map((h) => block(h.id, h.type, h.store, h.provenance[0].ref)).join("\n") + "\n", result: { hits } };
+	const here = mod.scopeRecall(reply, "/agent/sessions/--work-here--");
+	assert.deepEqual(here.result.hits.map((h) => h.id), ["a", "b", "d"]);
+	assert.ok(!here.text.includes("snippet of c") && !here.text.includes("id=c "), here.text);
+	assert.ok(here.text.includes("snippet of a") && here.text.includes("snippet of b") && here.text.includes("snippet of d"));
+	// No session file: no personal summary at all.
+	assert.deepEqual(mod.scopeRecall(reply, undefined).result.hits.map((h) => h.id), ["a", "d"]);
+	// Nothing to drop: the reply as it was.
+	const one = { ok: true, text: "t", result: { hits: [hits[0]] } };
+	assert.equal(mod.scopeRecall(one, "/x"), one);
+});
+
 test("formatContext: once per entity, named when shown earlier, cut at the budget saying where the rest is", () => {
 	const shown = new Map();
 	const a = mod.formatContext(ctxResult(), "src/pay/w.ts", shown, 1500);
