@@ -102,6 +102,8 @@ func knowledgeHint(code string, details any) string {
 			return "pi-actors knowledge project list lists the projects and their ids"
 		case "run":
 			return "pi-actors ps --all lists the runs"
+		case "path", "task file":
+			return "a relative path is the caller's directory's: check that it exists (ls it) or give an absolute one"
 		}
 		return "pi-actors knowledge query_graph operation=search query=<words> finds an entity's id"
 	case "CONFLICT":

@@ -104,7 +104,7 @@ func TestKnowledgeErrorsHaveHints(t *testing.T) {
 func TestKnowledgeNotFoundHintByKind(t *testing.T) {
 	for kind, want := range map[string]string{
 		"node": "knowledge search", "conflict": "knowledge conflicts", "project": "knowledge project list",
-		"run": "ps --all", "atom": "query_graph operation=search",
+		"run": "ps --all", "atom": "query_graph operation=search", "path": "check that it exists", "task file": "check that it exists",
 	} {
 		e := Classify(op.NotFound("id", kind, "x"))
 		if !strings.Contains(e.Hint, want) {
