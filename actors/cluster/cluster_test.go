@@ -3,17 +3,20 @@ package cluster_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pi-actors/pi-actors/actors/cluster"
 	"github.com/pi-actors/pi-actors/internal/clustertest"
+	"github.com/pi-actors/pi-actors/internal/testproc"
 )
 
 // TestClusterRoutes: three kernels on loopback with mutual TLS. A run is
@@ -669,4 +672,88 @@ func TestClusterNonMemberRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.Members["a"].Root, "tmp", "pi-actors", "runs", "stray")); err == nil {
 		t.Fatal("a has a run dir for the non-member's spawn")
 	}
+}
+
+// TestClusterCutMemberLeavesOthersAlone: a member cut off (its remote
+// port gone, its health port still answering, so the topology keeps it)
+// is shown unreachable, and the other members stay as they are: none
+// renews its member id over it, which ended their streams to every
+// healthy member (a's logs -f of a run on b exited 69).
+func TestClusterCutMemberLeavesOthersAlone(t *testing.T) {
+	t.Parallel()
+	c := clustertest.WithCA(t, bin)
+	bindC, front := testproc.MustFreePort(t), testproc.MustFreePort(t)
+	c.Add("a", nil)
+	c.Add("b", nil)
+	c.Add("c", func(m *clustertest.Member) {
+		m.Config = strings.Replace(m.Config, `bind = "127.0.0.1:0"`, fmt.Sprintf("bind = \"127.0.0.1:%d\"\nadvertise = \"127.0.0.1:%d\"", bindC, front), 1)
+	})
+	cut := tcpProxy(t, fmt.Sprintf("127.0.0.1:%d", front), fmt.Sprintf("127.0.0.1:%d", bindC))
+	c.WriteConfigs()
+	c.StartAll()
+	for _, n := range c.Order {
+		c.WaitUp(n, 30*time.Second, c.Order...)
+	}
+	c.Run("a", "spawn", "as=run:ticker", "node=b", "template=sh -c 'while :; do echo tick; sleep 0.3; done'")
+	stream := c.Background("a", "logs", "ticker@b", "-f")
+	clustertest.Eventually(t, 10*time.Second, "a's stream from b flows", func() bool { return strings.Contains(stream.Out.String(), "tick") })
+	cut()
+	c.WaitStatus("a", 10*time.Second, "unreachable", "c")
+	time.Sleep(2 * stuckAfterForTest) // well past the renewal of the old rule
+	if code, ended := stream.Ended(); ended {
+		t.Fatalf("a's stream from the healthy b ended (exit %d) when c was cut off\n%s", code, stream.Out.String())
+	}
+	for _, n := range []string{"a", "b"} {
+		log, _ := os.ReadFile(filepath.Join(c.Root(n), "tmp", "pi-actors", "kernel.log"))
+		if strings.Contains(string(log), "new member id") {
+			t.Errorf("%s renewed its member id over the cut-off c:\n%s", n, log)
+		}
+	}
+	c.WaitUp("a", 5*time.Second, "b")
+}
+
+// stuckAfterForTest is the directory's stuckAfter (3 s), for the test's
+// waits.
+const stuckAfterForTest = 3 * time.Second
+
+// tcpProxy forwards from to to until the returned cut closes it and every
+// connection through it.
+func tcpProxy(t *testing.T, from, to string) (cut func()) {
+	ln, err := net.Listen("tcp", from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", to)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, in, out)
+			mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	var once sync.Once
+	cut = func() {
+		once.Do(func() {
+			ln.Close()
+			mu.Lock()
+			for _, c := range conns {
+				c.Close()
+			}
+			mu.Unlock()
+		})
+	}
+	t.Cleanup(cut)
+	return cut
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,10 @@ type nodeState struct {
 	fetching  bool
 	lastPong  time.Time
 	stuckFrom time.Time
+	// listening: at its last failed ping, the member's port took a TCP
+	// connection — it is alive and not answering this member id (it
+	// blocked it), not gone or cut off.
+	listening bool
 	// answered is the engine (member id) of this node the member last
 	// answered a ping from: only a member that answered this member id
 	// and stopped can have blocked it.
@@ -244,6 +249,12 @@ func (d *directory) refresh(eng *engine) string {
 		return ""
 	}
 	d.lastPing = now
+	answering := 0
+	for node := range inTopology {
+		if d.nodes[node].Status == statusUp {
+			answering++
+		}
+	}
 	for node := range inTopology {
 		n := d.nodes[node]
 		if n.inflight {
@@ -253,19 +264,32 @@ func (d *directory) refresh(eng *engine) string {
 		go d.ping(eng, n.NodeView.Node, n.Address)
 		// A member the topology keeps that answered this member id and
 		// no longer does has most likely blocked it (see the package
-		// doc). One that never answered it (another CA's certificate,
-		// a manage port alone) stays untrusted: renewing would not
-		// help, and every renewal ends this node's streams.
-		if n.Status != statusUp && n.answered == eng.id && !n.stuckFrom.IsZero() && now.Sub(n.stuckFrom) > stuckAfter {
+		// doc): this member renews its id. One that never answered it
+		// (another CA's certificate, a manage port alone) stays
+		// untrusted: renewing would not help. Every renewal ends this
+		// node's streams to every member, so it is the last resort: not
+		// for a member whose port takes no connection (gone or cut off,
+		// not blocking), and while other members answer only once the
+		// silence has lasted stuckLong (a member stopped for a moment,
+		// the discovery service down, is no reason to leave the others).
+		limit := stuckAfter
+		if answering > 0 {
+			limit = stuckLong
+		}
+		if n.Status != statusUp && n.answered == eng.id && n.listening && !n.stuckFrom.IsZero() && now.Sub(n.stuckFrom) > limit {
 			n.stuckFrom, n.answered = time.Time{}, ""
-			return fmt.Sprintf("member %s is in the topology but has not answered for %s", node, stuckAfter)
+			return fmt.Sprintf("member %s is in the topology but has not answered for %s", node, limit)
 		}
 	}
 	return ""
 }
 
-// stuckAfter is how long a member may stay in the topology unanswering.
-const stuckAfter = 3 * time.Second
+// stuckAfter is how long a member may stay in the topology unanswering
+// when no other member answers; stuckLong when others do.
+const (
+	stuckAfter = 3 * time.Second
+	stuckLong  = 30 * time.Second
+)
 
 func isolationBackoff(n int) time.Duration {
 	d := 10 * time.Second << min(n, 3)
@@ -286,17 +310,21 @@ func (d *directory) expectsPeers() bool {
 func (d *directory) ping(eng *engine, node, addr string) {
 	e, err := eng.request(addr, &envelope{Kind: kindPing, From: d.s.node}, pingTimeout)
 	var p *pong
+	listening := false
 	if err == nil {
 		p = e.Info
+	} else if c, derr := net.DialTimeout("tcp", addr, listenProbe); derr == nil {
+		c.Close()
+		listening = true
 	}
-	if d.answered(eng.id, node, addr, p, err) {
+	if d.answered(eng.id, node, addr, p, err, listening) {
 		d.fetchDigest(eng, node, addr, p.Digest)
 	}
 }
 
 // answered applies a ping's outcome (p nil when it failed with err) to
 // the node; fetch says its runs changed and are to be read.
-func (d *directory) answered(engID, node, addr string, p *pong, err error) (fetch bool) {
+func (d *directory) answered(engID, node, addr string, p *pong, err error, listening bool) (fetch bool) {
 	d.mu.Lock()
 	n := d.nodes[node]
 	if n == nil {
@@ -310,6 +338,7 @@ func (d *directory) answered(engID, node, addr string, p *pong, err error) (fetc
 	}
 	if p == nil || p.Node != node {
 		n.failures++
+		n.listening = listening
 		if n.stuckFrom.IsZero() {
 			n.stuckFrom = time.Now()
 		}
@@ -345,6 +374,10 @@ func (d *directory) answered(engID, node, addr string, p *pong, err error) (fetc
 }
 
 const pingTimeout = time.Second
+
+// listenProbe bounds the TCP connect that tells a member that is alive
+// but not answering from one that is gone or cut off.
+const listenProbe = 300 * time.Millisecond
 
 // byeTimeout bounds each goodbye; members are told at once, so a kernel
 // stop waits at most this long for them.

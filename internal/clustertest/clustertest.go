@@ -331,6 +331,18 @@ func (c *Cluster) Background(name string, args ...string) *Proc {
 	return p
 }
 
+// Ended reports whether the call has ended, and its exit code (which
+// Exited still returns).
+func (p *Proc) Ended() (int, bool) {
+	select {
+	case code := <-p.exit:
+		p.exit <- code
+		return code, true
+	default:
+		return 0, false
+	}
+}
+
 // Exited waits for the call to end within d and returns its exit code.
 func (p *Proc) Exited(t testing.TB, d time.Duration, what string) int {
 	t.Helper()
