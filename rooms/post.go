@@ -116,11 +116,11 @@ func checkPost(env mailbox.Envelope) (mailbox.Envelope, string, []mailbox.Addres
 		return env, "", nil, err
 	}
 	if env.From == "" {
-		return env, "", nil, &mailbox.EnvelopeError{Field: "from", Msg: fmt.Sprintf("message to %s requires from=<actor address>: run:%s or branch:%s/<branch>", env.To, run, run)}
+		return env, "", nil, &mailbox.EnvelopeError{Field: "from", Msg: fmt.Sprintf("message to %s requires from=<actor address>: from=run:%s or from=branch:%s/<branch>", env.To, run, run)}
 	}
 	if _, err := sameRun(env.From, run, "sender"); err != nil {
 		return env, "", nil, &mailbox.EnvelopeError{Field: "from", Err: err,
-			Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, run, run, env.From)}
+			Msg: fmt.Sprintf("message to %s requires from=run:%s or from=branch:%s/<branch>; got %s", env.To, run, run, env.From)}
 	}
 	recips, err := recipients(env.Metadata, run)
 	if err != nil {

@@ -68,7 +68,7 @@ func checkBranchMessage(env mailbox.Envelope) (mailbox.Envelope, mailbox.Address
 	if env.From != "" {
 		if _, err := sameRun(env.From, to.ID, "sender"); err != nil {
 			return env, to, &mailbox.EnvelopeError{Field: "from", Err: err,
-				Msg: fmt.Sprintf("message to %s requires from=run:%s or branch:%s/<branch>; got %s", env.To, to.ID, to.ID, env.From)}
+				Msg: fmt.Sprintf("message to %s requires from=run:%s or from=branch:%s/<branch>; got %s", env.To, to.ID, to.ID, env.From)}
 		}
 	}
 	return env, to, checkBranch(to.Branch)

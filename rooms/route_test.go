@@ -26,7 +26,7 @@ func nothingWritten(t *testing.T, dir string) {
 func TestPostSenderRules(t *testing.T) {
 	for _, c := range []struct{ from, want string }{
 		{"", "requires from=<actor address>"},
-		{"run:other", "requires from=run:r or branch:r/<branch>; got run:other"},
+		{"run:other", "requires from=run:r or from=branch:r/<branch>; got run:other"},
 		{"branch:other/x", "got branch:other/x"},
 		{"coordinator", "got coordinator"},
 		{"session:s1", "got session:s1"},
@@ -169,7 +169,7 @@ func TestSendBranch(t *testing.T) {
 	dir := t.TempDir()
 	for _, from := range []string{"run:other", "branch:other/x", "coordinator", "room:r"} {
 		_, err := SendBranch(dir, mailbox.Envelope{To: "branch:r/w", Type: "task.assign", From: from}, nil)
-		if !errors.Is(err, mailbox.ErrInvalid) || !strings.Contains(err.Error(), "requires from=run:r or branch:r/<branch>; got "+from) {
+		if !errors.Is(err, mailbox.ErrInvalid) || !strings.Contains(err.Error(), "requires from=run:r or from=branch:r/<branch>; got "+from) {
 			t.Errorf("from %s: %v", from, err)
 		}
 	}

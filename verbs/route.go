@@ -141,14 +141,18 @@ func addressEnds(text, run string) [][2]int {
 			}
 			i += from
 			end := i + len(addr)
+			named := true
 			if strings.HasSuffix(addr, "/") { // the branch name
 				for end < len(text) && isTokenByte(text[end]) && !strings.HasPrefix(text[end:], "_view=") && !strings.HasPrefix(text[end:], "_type=") {
 					end++
 				}
+				named = end > i+len(addr) // not branch:<run>/<branch>, a placeholder
 			}
 			rest := text[end:]
 			// next= actions join words with _: run:<id>_view=… is the run.
-			if rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=") {
+			// A from= value names no node (the sender is given bare).
+			if named && !strings.HasSuffix(text[:i], "from=") &&
+				(rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=")) {
 				out = append(out, [2]int{i, end})
 			}
 			from = end

@@ -13,6 +13,9 @@ func TestQualifyRun(t *testing.T) {
 		{"run:w1_x is another run", "run:w1_x is another run"},
 		{"to=branch:w1/a type=t next=inspect_target=branch:w1/a_view=mailbox", "to=branch:w1/a@b type=t next=inspect_target=branch:w1/a@b_view=mailbox"},
 		{"room:w1 and room:w10", "room:w1@b and room:w10"},
+		// A placeholder branch and a from= value (given bare) stay as they are.
+		{"message to room:w1 requires from=<actor address>: from=run:w1 or from=branch:w1/<branch>", "message to room:w1@b requires from=<actor address>: from=run:w1 or from=branch:w1/<branch>"},
+		{"see branch:w1/<branch>", "see branch:w1/<branch>"},
 	} {
 		if got := QualifyRun(c.in, "w1", "b"); got != c.want {
 			t.Errorf("QualifyRun(%q) = %q, want %q", c.in, got, c.want)
