@@ -209,9 +209,19 @@ func (h *workflowHost) Stop(ctx context.Context, ids []string, gently bool) erro
 	if gently {
 		typ = "control.cancel"
 	}
-	batch := make([]Request, len(ids))
-	for i, id := range ids {
-		batch[i] = &Message{To: "run:" + id, Type: typ, From: "run:" + h.run}
+	var batch []Request
+	for _, id := range ids {
+		// Only a run of this workflow: a node waiting to start because
+		// another run (started by hand) holds its id leaves that run alone.
+		if d, err := runs.Resolve(h.env.AgentDir, id); err == nil {
+			if m, err := d.Meta(); err == nil && (m.WorkflowNode == nil || m.WorkflowNode.Workflow != h.run || m.WorkflowNode.Instance != h.instance) {
+				continue
+			}
+		}
+		batch = append(batch, &Message{To: "run:" + id, Type: typ, From: "run:" + h.run})
+	}
+	if len(batch) == 0 {
+		return nil
 	}
 	_, errs, err := RunBatch(h.env, spec, batch)
 	if err != nil {

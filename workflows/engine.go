@@ -229,6 +229,11 @@ func (e *Engine) step(ctx context.Context) {
 			// Stopped before its run was up: it is not asked for again (the
 			// stop goes out in case an earlier request is still starting it).
 			n.Status, n.Reason, n.Stopping, n.EndedAt, e.dirty = NodeCancelled, n.Stopping, "", now, true
+			if n.Reason == "services_done" {
+				// A service not up yet that no node needs any more: cancelled
+				// without making the workflow killed, as a pending one is.
+				n.Reason = reasonServiceUnneeded
+			}
 			e.logf("node %s cancelled (%s)", n.ID, n.Reason)
 			e.noteEnd(n)
 		}

@@ -318,6 +318,25 @@ func TestEngineServiceWaitingAtTheEnd(t *testing.T) {
 	}
 }
 
+// TestEngineServiceStartingAtTheEnd: the same for a service whose run is
+// not up yet (starting): cancelled, the workflow done, not killed.
+func TestEngineServiceStartingAtTheEnd(t *testing.T) {
+	e, _, _ := engine(t, `{"nodes":[
+	  {"id":"web","template":"sleep-forever","service":true},
+	  {"id":"x","template":"exit 0"}]}`)
+	zero := 0
+	web, x := e.St.Node("web"), e.St.Node("x")
+	web.Status, web.Attempts, web.NextAt = workflows.NodeStarting, 1, time.Now().Add(time.Minute)
+	x.Status, x.Attempts, x.ExitCode = workflows.NodeDone, 1, &zero
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.St, map[string]string{"web": "cancelled", "x": "done"})
+	if e.St.Status != workflows.StatusDone {
+		t.Errorf("workflow %s (%s); want done", e.St.Status, e.St.Reason)
+	}
+}
+
 // TestEnginePauseBelongsToTheClocksItStopped: time the workflow spent
 // suspended is given back to the nodes that ran through it, not to one
 // started after it (whose timeout then holds), nor counted twice or lost
