@@ -255,13 +255,24 @@ func (t *tracer) timeline(scope, chain map[string]bool) []TraceEntry {
 	in := func(r string) bool { return scope == nil || scope[r] }
 	// earlier: an item about r from before r's run was created belongs to
 	// an earlier run of that id (spawned again since): a run's trace
-	// leaves it out (it listed both runs' spawns and messages).
+	// leaves it out (it listed both runs' spawns and messages). A
+	// workflow node's run counts from its workflow's start: its earlier
+	// attempts (the same id) are part of the story.
 	earlier := func(r string, ts time.Time) bool {
 		if scope == nil || r == "" {
 			return false
 		}
 		info := t.load(r)
-		return info != nil && ts.Before(info.Meta.CreatedAt)
+		if info == nil {
+			return false
+		}
+		since := info.Meta.CreatedAt
+		if wn := info.Meta.WorkflowNode; wn != nil {
+			if start, err := time.Parse(time.RFC3339Nano, wn.Instance); err == nil {
+				since = start
+			}
+		}
+		return ts.Before(since)
 	}
 	from, until := t.lifetime(scope)
 	var out []TraceEntry
