@@ -522,8 +522,10 @@ func (k *Kernel) killSpawnedRuns(req wire.Request, from string, parents []string
 			seen[run] = true
 			parents = append(parents, run)
 			env := mailbox.Envelope{To: "run:" + run, Type: "control.kill", From: from}
-			if _, err := k.messageRun(req, env, run, later); err != nil {
+			if d, err := k.messageRun(req, env, run, later); err != nil {
 				k.log.Warn("kill a run a workflow node spawned", "run", run, "err", err)
+			} else {
+				k.traceMessage(req, &verbs.Message{From: from}, d, "", time.Time{}) // who killed it, in its trace
 			}
 		}
 	}
@@ -561,8 +563,10 @@ func (k *Kernel) stopNodes(req wire.Request, in *runs.Info, later func(func()), 
 			continue
 		}
 		env := mailbox.Envelope{To: "run:" + id, Type: "control.kill", From: in.Meta.Address}
-		if _, err := k.messageRun(req, env, id, later); err != nil {
+		if d, err := k.messageRun(req, env, id, later); err != nil {
 			k.log.Warn("kill workflow node", "run", id, "err", err)
+		} else {
+			k.traceMessage(req, &verbs.Message{From: in.Meta.Address}, d, in.Meta.OwnerID, time.Time{})
 		}
 	}
 	ended := func(n *workflows.NodeState) {
