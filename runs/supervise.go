@@ -270,6 +270,14 @@ func (s *supervisor) setup(metaIn io.Reader, decoded *Meta) error {
 		return err
 	}
 	s.progress = Progress{Phase: "starting", Failures: []any{}}
+	if m.Resumes > 0 {
+		// A supervisor that died suspended (its paused_ms is written at
+		// the resume) lost the suspension under way: it is this one's
+		// first paused time, so the clocks of the run's nodes get it back.
+		if old := s.dir.Progress(); old != nil && !old.SuspendedAt.IsZero() {
+			s.progress.PausedMS = max(0, time.Since(old.SuspendedAt).Milliseconds())
+		}
+	}
 	return nil
 }
 
