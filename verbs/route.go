@@ -150,9 +150,7 @@ func addressEnds(text, run string) [][2]int {
 			}
 			rest := text[end:]
 			// next= actions join words with _: run:<id>_view=… is the run.
-			// A from= value names no node (the sender is given bare).
-			if named && !strings.HasSuffix(text[:i], "from=") &&
-				(rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=")) {
+			if named && (rest == "" || !isTokenByte(rest[0]) && rest[0] != '@' || strings.HasPrefix(rest, "_view=") || strings.HasPrefix(rest, "_type=")) {
 				out = append(out, [2]int{i, end})
 			}
 			from = end

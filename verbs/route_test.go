@@ -13,9 +13,9 @@ func TestQualifyRun(t *testing.T) {
 		{"run:w1_x is another run", "run:w1_x is another run"},
 		{"to=branch:w1/a type=t next=inspect_target=branch:w1/a_view=mailbox", "to=branch:w1/a@b type=t next=inspect_target=branch:w1/a@b_view=mailbox"},
 		{"room:w1 and room:w10", "room:w1@b and room:w10"},
-		// A placeholder branch and a from= value (given bare) stay as they are.
-		{"message to room:w1 requires from=<actor address>: from=run:w1 or from=branch:w1/<branch>", "message to room:w1@b requires from=<actor address>: from=run:w1 or from=branch:w1/<branch>"},
+		// A placeholder branch stays as it is; a listing's from= is qualified.
 		{"see branch:w1/<branch>", "see branch:w1/<branch>"},
+		{"id=m3 from=run:w1 to=branch:w1/x", "id=m3 from=run:w1@b to=branch:w1/x@b"},
 	} {
 		if got := QualifyRun(c.in, "w1", "b"); got != c.want {
 			t.Errorf("QualifyRun(%q) = %q, want %q", c.in, got, c.want)
@@ -50,5 +50,18 @@ func TestSplitAddress(t *testing.T) {
 	}
 	if _, _, err := SplitAddress("session:x@b"); err == nil {
 		t.Error("session:x@b: want an error")
+	}
+}
+
+// An error's from=<address> values stay bare (from= refuses @node); the
+// rest of it names the node.
+func TestQualifyErrorKeepsFromValues(t *testing.T) {
+	e := QualifyError(&Error{Message: "message to room:w1 requires from=<actor address>: from=run:w1 or from=branch:w1/<branch>; got run:w1x",
+		Hint: "give from=run:w1, or message run:w1"}, "w1", "b")
+	if want := "message to room:w1@b requires from=<actor address>: from=run:w1 or from=branch:w1/<branch>; got run:w1x"; e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
+	}
+	if want := "give from=run:w1, or message run:w1@b"; e.Hint != want {
+		t.Errorf("hint %q, want %q", e.Hint, want)
 	}
 }

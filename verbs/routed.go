@@ -273,9 +273,38 @@ func QualifyError(e *Error, run, node string) *Error {
 		return e
 	}
 	c := *e
-	c.Message = QualifyRun(c.Message, run, node)
-	c.Hint = QualifyRun(c.Hint, run, node)
+	c.Message, c.Hint = QualifyErrorText(c.Message, run, node), QualifyErrorText(c.Hint, run, node)
 	return &c
+}
+
+// QualifyErrorText is an error's message or hint about run from node as
+// the caller reads it: run's addresses name the node, except the from=
+// values it asks for (fromValues).
+func QualifyErrorText(text, run, node string) string {
+	if run == "" || node == "" {
+		return text
+	}
+	return qualifyOutside(text, run, node, fromValues(text))
+}
+
+// fromValues are the spans of an error's from=<address> values: what it
+// asks the caller to give as from=, which names no node (a sender is
+// given bare: from=run:<id>@<node> is refused).
+func fromValues(text string) [][2]int {
+	var out [][2]int
+	for from := 0; ; {
+		i := strings.Index(text[from:], "from=")
+		if i < 0 {
+			return out
+		}
+		start := from + i + len("from=")
+		end := start
+		for end < len(text) && text[end] != ' ' && text[end] != ';' && text[end] != ',' && text[end] != '\n' {
+			end++
+		}
+		out = append(out, [2]int{start, end})
+		from = end
+	}
 }
 
 // qualifyText is the text of an answer about run from node: run's

@@ -64,7 +64,7 @@ func (s *Side) Forward(node string, req wire.Request) wire.Response {
 		} else if we := e.Resp.Error; we != nil && run != "" {
 			// Its message and hint name the run as the caller does.
 			c := *we
-			c.Message, c.Hint = verbs.QualifyRun(c.Message, run, node), verbs.QualifyRun(c.Hint, run, node)
+			c.Message, c.Hint = verbs.QualifyErrorText(c.Message, run, node), verbs.QualifyErrorText(c.Hint, run, node)
 			e.Resp.Error = &c
 		}
 	}
