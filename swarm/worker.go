@@ -226,6 +226,16 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 		lost           bool
 	)
 	t, bad := taskOf(rec)
+	if bad == nil && t.Locker != "" && !t.ExpiresAt.IsZero() && w.clock().After(t.ExpiresAt) {
+		// Its lease ran out before it was run (a worker that died with
+		// it, started again): the locker has handed it out again, maybe
+		// finished it — running it now would do it twice.
+		w.event(WorkerEventsFile, map[string]any{"event": "task.lease_expired", "id": t.ID, "expires_at": t.ExpiresAt})
+		if err := rooms.DoneBranchBy(w.roomDir, w.addr, rec.ID(), w.addr, mailbox.StatusHandled, map[string]any{"skipped": "the locker's lease ran out before it was run"}); err != nil && !errors.Is(err, mailbox.ErrTransition) {
+			return err
+		}
+		return w.awaiting()
+	}
 	if bad != nil {
 		// No command to run: it fails as a task does (65), so the locker
 		// hears lock.fail and the room task.result — a locker's lease
@@ -236,8 +246,9 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 		if _, err := w.post("task.claim", w.branch+" took "+t.ID, map[string]any{"id": t.ID, "branch": w.branch}); err != nil {
 			return err
 		}
-		stop := w.keepClaim(rec.ID())
+		stop, stopLease := w.keepClaim(rec.ID()), w.keepLease(t)
 		code, output, runErr = w.execute(ctx, t)
+		stopLease()
 		lost = stop()
 	}
 	artifact := ""
@@ -340,6 +351,38 @@ func (w *worker) keepClaim(id string) (stop func() (lost bool)) {
 	}
 }
 
+// keepLease renews the locker's lease of a task being run every third of
+// the lease (lock.renew), so a task longer than the lease is not handed to
+// another claimer while it runs; stop ends the renewals. A direct
+// task.assign (no locker) has none.
+func (w *worker) keepLease(t task) (stop func()) {
+	if t.Locker == "" || t.LeaseMS <= 0 {
+		return func() {}
+	}
+	lease := time.Duration(t.LeaseMS) * time.Millisecond
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(max(lease/3, 10*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			b := map[string]any{"id": t.ID, "owner": w.addr, "lease_ms": t.LeaseMS}
+			if _, err := w.send(&verbs.Message{To: "run:" + t.Locker, Type: "lock.renew", From: w.self, Body: body(b)}); err != nil {
+				w.event(WorkerEventsFile, map[string]any{"event": "task.renew_failed", "id": t.ID, "error": err.Error()})
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
+
 // execute runs a task's command template in the foreground, as exec
 // does; it returns the exit code, the bounded output and the failure.
 func (w *worker) execute(ctx context.Context, t task) (int, string, string) {
@@ -402,6 +445,9 @@ type task struct {
 	Template any
 	Values   map[string]any
 	Locker   string // the locker that leased it ("" for a direct task.assign)
+	// LeaseMS and ExpiresAt are the locker's lease of it (lock.assigned).
+	LeaseMS   int64
+	ExpiresAt time.Time
 }
 
 // taskOf reads a task from a message: body {id?, task: {template,
@@ -420,6 +466,14 @@ func taskOf(rec mailbox.Record) (task, error) {
 	}
 	if l, ok := m["locker"].(string); ok {
 		t.Locker = strings.TrimPrefix(l, "run:")
+	}
+	if n, ok := m["lease_ms"].(json.Number); ok {
+		t.LeaseMS, _ = n.Int64()
+	} else if f, ok := m["lease_ms"].(float64); ok {
+		t.LeaseMS = int64(f)
+	}
+	if s, ok := m["expires_at"].(string); ok {
+		t.ExpiresAt, _ = time.Parse(time.RFC3339Nano, s)
 	}
 	if inner, ok := m["task"].(map[string]any); ok {
 		m = inner
