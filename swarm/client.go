@@ -33,6 +33,37 @@ type actor struct {
 	dir   runs.Dir // this run's state dir
 	self  string   // run:<id>
 	clock func() time.Time
+	// parent is the state dir of the run that started this one ("" when
+	// none, or not known yet); lookedParent when it was last checked.
+	parent       runs.Dir
+	parentRead   bool
+	lookedParent time.Time
+}
+
+// parentEnded reports whether the run that started this one (room-swarm
+// starts its locker and workers) was killed: it could stop nothing of
+// its own, and they served no one for ever. (A parent that ended
+// otherwise stopped them, or meant them to outlive it.) Checked at most
+// once a second; a run started by no run never ends this way.
+func (a *actor) parentEnded() bool {
+	now := a.clock()
+	if now.Sub(a.lookedParent) < time.Second {
+		return false
+	}
+	a.lookedParent = now
+	if !a.parentRead {
+		a.parentRead = true
+		if m, err := runs.Load(a.dir); err == nil && m.Meta.Parent != "" {
+			if in, err := runs.Access(a.env.AgentDir, m.Meta.Parent, a.env.Session); err == nil {
+				a.parent = in.Dir
+			}
+		}
+	}
+	if a.parent == "" {
+		return false
+	}
+	in, err := runs.Load(a.parent)
+	return err == nil && in.Status == runs.StatusKilled
 }
 
 // newActor reads the run identity the supervisor gives every leaf.

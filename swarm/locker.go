@@ -65,7 +65,11 @@ func Locker(ctx context.Context, env *verbs.Env, o Options) error {
 			return fmt.Errorf("locker: %w", err)
 		}
 		if rec == nil {
-			waitChange(ctx, fw, l.idle())
+			if l.parentEnded() {
+				l.journal(map[string]any{"event": "lock.stopped", "reason": "parent_ended"})
+				return nil // the swarm that started it is gone (killed)
+			}
+			waitChange(ctx, fw, min(l.idle(), time.Second))
 			continue
 		}
 		stop, err := l.handle(rec)

@@ -132,6 +132,11 @@ func (w *worker) loop(ctx context.Context) error {
 			return fmt.Errorf("worker: claim from %s: %w", w.addr, err)
 		}
 		if rec == nil {
+			if w.parentEnded() {
+				// Its swarm is gone (killed): the room may take no post.
+				w.leave("parent_ended")
+				return nil
+			}
 			if err := w.maybeAsk(); err != nil {
 				return err
 			}
