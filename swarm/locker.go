@@ -466,8 +466,14 @@ func (l *locker) answer(to, corr, typ string, b map[string]any) error {
 }
 
 // done finishes an inbox message.
+// lockerKeep is how many handled messages the locker's inbox keeps: every
+// claim is one, and each Done rewrote an ever longer file (an idle
+// worker's claims grew it ~6 KB a minute, for ever).
+var lockerKeep = 1000
+
 func (l *locker) done(rec mailbox.Record, status string, meta map[string]any) error {
-	if err := mailbox.NewInbox(l.dir.Path("inbox.jsonl")).Done(rec.ID(), status, meta); err != nil {
+	box := &mailbox.Inbox{Path: l.dir.Path("inbox.jsonl"), KeepTerminal: lockerKeep}
+	if err := box.Done(rec.ID(), status, meta); err != nil {
 		return fmt.Errorf("locker: %w", err)
 	}
 	return nil
