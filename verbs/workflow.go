@@ -120,7 +120,13 @@ func ReadWorkflow(path, cwd string) (map[string]any, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, &Error{Exit: ExitNoInput, Code: "not_found", Message: fmt.Sprintf("workflow file %s is not a file (a %s)", path, fsutil.FileKind(st.Mode())), Hint: "workflow=<path of a JSON file>, relative to your directory"}
+		// A directory where a file belongs is 65 (is_a_directory), as
+		// everywhere (docs/cli.md); so is a FIFO or a device.
+		code := "invalid"
+		if st.IsDir() {
+			code = "is_a_directory"
+		}
+		return nil, &Error{Exit: ExitDataErr, Code: code, Message: fmt.Sprintf("workflow file %s is not a file (a %s)", path, fsutil.FileKind(st.Mode())), Hint: "workflow=<path of a JSON file>, relative to your directory"}
 	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(f, maxWorkflowFile+1)); err != nil {

@@ -22,7 +22,9 @@ func init() {
 
 Serves MCP over stdio (the official go-sdk): the tools spawn, message,
 inspect, call, register_tool and mailbox — the same parameters, results and
-errors as the CLI — and one tool per user and packaged recipe (the list
+errors as the CLI — the knowledge tools (query_graph, manage_graph,
+manage_changelog, search, search_all, smart_search, recall), and one tool
+per user and packaged recipe (the list
 changes when recipe files do). The connection is one coordinator session
 ($PI_ACTORS_SESSION, else a new id, named in the server's instructions);
 its follow-ups arrive as notifications/message (logger pi-actors.followup),
@@ -33,7 +35,9 @@ Set-up for common clients: pi-actors install mcp --client=claude|cursor|generic`
 			usage: `pi-actors schema [--json]
 
 Prints every tool the front doors expose: the core verbs (spawn, message,
-inspect, call, register_tool, mailbox) and one tool per recipe, with the
+inspect, call, register_tool, mailbox), the knowledge tools (query_graph,
+manage_graph, manage_changelog, search, search_all, smart_search, recall)
+and one tool per recipe, with the
 JSON Schema of its parameters and its annotations. --json prints
 {"ok":true,"result":{"tools":[{name, description, inputSchema,
 annotations, verb | recipe}]}}; the pi extension reads it.`,

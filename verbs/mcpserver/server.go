@@ -81,8 +81,9 @@ notifications/message (logger "pi-actors.followup"), each once; inspect
 target=coordinator view=followups drains any you missed. Tools: spawn,
 message, inspect, call, register_tool, mailbox, the knowledge graph
 (query_graph, manage_graph, manage_changelog: durable memory about the
-codebase; read it before working on files, update it after), and one tool
-per recipe. Every run you may read is also a resource:
+codebase; read it before working on files, update it after), the vector
+memory (search, search_all, smart_search, recall: what earlier runs,
+decisions and code said), and one tool per recipe. Every run you may read is also a resource:
 pi-actors://run/<id>/status and pi-actors://run/<id>/tail (subscribe to
 follow a run without polling).`, env.Session)
 	s.runs = newRunResources(s)
