@@ -328,30 +328,17 @@ func (w *worker) keepClaim(id string) (stop func() (lost bool)) {
 		return func() bool { return false }
 	}
 	var lostIt atomic.Bool
-	done, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(max(lease/3, 10*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			if err := rooms.RenewBranch(w.roomDir, w.addr, id, w.addr); err != nil {
-				if errors.Is(err, mailbox.ErrTransition) || errors.Is(err, mailbox.ErrNotFound) {
-					w.event(WorkerEventsFile, map[string]any{"event": "task.lease_lost", "id": id, "error": err.Error()})
-					lostIt.Store(true)
-					return
-				}
-				// A busy lock: the next tick tries again.
-			}
+	end := every(lease/3, func() bool {
+		err := rooms.RenewBranch(w.roomDir, w.addr, id, w.addr)
+		if errors.Is(err, mailbox.ErrTransition) || errors.Is(err, mailbox.ErrNotFound) {
+			w.event(WorkerEventsFile, map[string]any{"event": "task.lease_lost", "id": id, "error": err.Error()})
+			lostIt.Store(true)
+			return false
 		}
-	}()
+		return true // renewed, or a busy lock: the next tick tries again
+	})
 	return func() bool {
-		close(done)
-		<-ended
+		end()
 		return lostIt.Load()
 	}
 }
@@ -364,21 +351,31 @@ func (w *worker) keepLease(t task) (stop func()) {
 	if t.Locker == "" || t.LeaseMS <= 0 {
 		return func() {}
 	}
-	lease := time.Duration(t.LeaseMS) * time.Millisecond
+	return every(time.Duration(t.LeaseMS)*time.Millisecond/3, func() bool {
+		b := map[string]any{"id": t.ID, "owner": w.addr, "lease_ms": t.LeaseMS}
+		if _, err := w.send(&verbs.Message{To: "run:" + t.Locker, Type: "lock.renew", From: w.self, Body: body(b)}); err != nil {
+			w.event(WorkerEventsFile, map[string]any{"event": "task.renew_failed", "id": t.ID, "error": err.Error()})
+		}
+		return true
+	})
+}
+
+// every calls fn every period (at least 10 ms) until fn returns false or
+// stop is called; stop waits for a call under way to end.
+func every(period time.Duration, fn func() bool) (stop func()) {
 	done, ended := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ended)
-		tick := time.NewTicker(max(lease/3, 10*time.Millisecond))
-		defer tick.Stop()
+		t := time.NewTicker(max(period, 10*time.Millisecond))
+		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
-			case <-tick.C:
+			case <-t.C:
 			}
-			b := map[string]any{"id": t.ID, "owner": w.addr, "lease_ms": t.LeaseMS}
-			if _, err := w.send(&verbs.Message{To: "run:" + t.Locker, Type: "lock.renew", From: w.self, Body: body(b)}); err != nil {
-				w.event(WorkerEventsFile, map[string]any{"event": "task.renew_failed", "id": t.ID, "error": err.Error()})
+			if !fn() {
+				return
 			}
 		}
 	}()
