@@ -42,6 +42,8 @@ type worker struct {
 	askedAt time.Time // when it was sent
 	nextAsk time.Time // when to ask again after lock.empty
 	status  workerStatus
+	// joined: its actor.join is posted; left: its actor.leave is.
+	joined, left bool
 }
 
 // workerStatus is worker-status.json.
@@ -111,7 +113,12 @@ func Worker(ctx context.Context, env *verbs.Env, o Options) error {
 	}
 	w.roomDir = string(in.Dir)
 	w.status = workerStatus{ArtifactDir: w.artifacts, Branch: w.branch, Room: "room:" + w.room, Run: a.self}
-	return w.loop(ctx)
+	err = w.loop(ctx)
+	if err != nil && w.joined && !w.left {
+		// The roster says it is gone (it read present for ever).
+		w.leave("failed: " + cutText(err.Error(), 200))
+	}
+	return err
 }
 
 // loop joins the room and handles the branch inbox until told to stop.
@@ -161,6 +168,7 @@ func (w *worker) join() error {
 	if _, err := w.post("actor.join", "worker "+w.branch+" joined", join); err != nil {
 		return err
 	}
+	w.joined = true
 	return w.awaiting()
 }
 
@@ -405,6 +413,7 @@ func (w *worker) execute(ctx context.Context, t task) (int, string, string) {
 
 // leave posts actor.leave and records the end.
 func (w *worker) leave(reason string) error {
+	w.left = true
 	w.setState("stopping")
 	w.event(WorkerEventsFile, map[string]any{"event": "worker.stopping", "reason": reason})
 	_, err := w.post("actor.leave", w.branch+" left ("+reason+")", map[string]any{"branch": w.branch, "reason": reason})

@@ -19,7 +19,7 @@ func init() {
 		summary: "packaged actors: actor-worker, locker, room-swarm coordinator",
 		usage: `pi-actors swarm worker|locker|coordinate key=value…   (inside a run; launched by the packaged recipes)
 
-  worker      room=<run> branch=<b> [locker=<run>] [poll_ms=1000] [stale_claim_ms=0]
+  worker      room=<run> branch=<b> [locker=<run>] [poll_ms=1000] [wait_ms=30000] [stale_claim_ms=0]
               [artifact_dir=…] [write_artifacts=true] [notify_coordinator=true]
   locker      [lease_ms=600000]
   coordinate  [tasks=30] [workers=3] [lease_ms=600000] [poll_ms=200] [timeout_s=120] [task_file=…]
