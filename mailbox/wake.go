@@ -73,7 +73,7 @@ func AppendWakes(tx *Tx, path string, ws ...Wake) ([]Wake, error) {
 	if err := tx.AppendFile(path, recs...); err != nil {
 		return nil, err
 	}
-	if err := trimWakes(path); err != nil {
+	if err := TrimLines(path, WakeLimit); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -86,18 +86,20 @@ func AppendWakes(tx *Tx, path string, ws ...Wake) ([]Wake, error) {
 // are busy wrote them for ever.
 var WakeLimit int64 = 1 << 20
 
-// trimWakes cuts path to the newest WakeLimit/4 bytes of whole lines once
-// it is larger than WakeLimit. The caller holds its lock.
-func trimWakes(path string) error {
+// TrimLines cuts the JSONL file path to its newest limit/4 bytes of
+// whole lines once it is larger than limit (a log read from its end:
+// wake.jsonl, an actor's journal). Its one writer calls it after an
+// append, holding the file's lock if others append.
+func TrimLines(path string, limit int64) error {
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() <= WakeLimit {
+	if err != nil || fi.Size() <= limit {
 		return nil // a file that cannot be stat'ed was just appended to: the next append trims it
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("trim %s: %w", path, err)
 	}
-	cut := len(data) - int(WakeLimit/4)
+	cut := len(data) - int(limit/4)
 	nl := bytes.IndexByte(data[max(cut, 0):], '\n')
 	if cut <= 0 || nl < 0 {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -38,6 +39,9 @@ type actor struct {
 	parent       runs.Dir
 	parentRead   bool
 	lookedParent time.Time
+	// eventMu: event files are appended and trimmed one call at a time
+	// (a worker's renewals write from their own goroutine).
+	eventMu sync.Mutex
 }
 
 // parentEnded reports whether the run that started this one (room-swarm
@@ -103,10 +107,22 @@ func body(v any) json.RawMessage {
 	return b
 }
 
-// event appends one line to a JSONL file of this run.
+// eventLimit bounds an actor's event file (journal.jsonl,
+// worker-events.jsonl): past it the oldest lines go, the newest quarter
+// stays. An idle worker's claims wrote ~320 bytes each, for ever.
+var eventLimit int64 = 4 << 20
+
+// event appends one line to a JSONL file of this run (its one writer).
 func (a *actor) event(file string, fields map[string]any) {
 	fields["ts"] = a.clock().UTC().Format(time.RFC3339Nano)
-	if err := mailbox.Append(a.dir.Path(file), fields); err != nil {
+	path := a.dir.Path(file)
+	a.eventMu.Lock()
+	defer a.eventMu.Unlock()
+	if err := mailbox.Append(path, fields); err != nil {
+		fmt.Fprintf(os.Stderr, "swarm: %s: %v\n", file, err)
+		return
+	}
+	if err := mailbox.TrimLines(path, eventLimit); err != nil {
 		fmt.Fprintf(os.Stderr, "swarm: %s: %v\n", file, err)
 	}
 }
