@@ -48,6 +48,15 @@ const catalogue = [
 ];
 const names = (sel) => sel.tools.map((t) => t.name).sort();
 
+// The fake's log: a last line not ended yet (the fake appends as the test
+// reads) is left for the next read.
+function loggedCalls() {
+	const text = readFileSync(process.env.FAKE_LOG, "utf8");
+	const lines = text.split("\n");
+	if (!text.endsWith("\n")) lines.pop();
+	return lines.filter(Boolean).map((l) => JSON.parse(l));
+}
+
 test("selectTools: the default set, globs, default, exclusions, unknown names", () => {
 	const def = ["inspect", "manage_changelog", "manage_graph", "message", "query_graph", "recall", "search_all", "spawn", "subagent-prompt", "utility-git-log", "utility-git-status"];
 	assert.deepEqual(names(mod.selectTools(catalogue, null)), def);
@@ -210,7 +219,7 @@ test("path knowledge through pi's events: once per path, a slow store skipped wi
 	assert.equal(r1.content.length, 2);
 	assert.match(r1.content[1].text, /^\[pi-actors knowledge for src\/pay\/w.ts\]\n/);
 	assert.equal(await readThrough(pi, c, "t2", "src/pay/w.ts"), undefined, "the same path again adds nothing");
-	const calls = readFileSync(process.env.FAKE_LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.bridge?.verb === "query_graph");
+	const calls = loggedCalls().filter((l) => l.bridge?.verb === "query_graph");
 	assert.equal(calls.length, 1);
 	assert.deepEqual(calls[0].bridge.params, { operation: "context", paths: [join(root, "work", "src/pay/w.ts")] });
 	assert.equal(calls[0].bridge.cwd, join(root, "work"));
@@ -239,7 +248,7 @@ test("knowledge_budget = 0 turns path knowledge off; record_summary sends the la
 		assert.equal(await readThrough(pi, c, "t9", "src/pay/w.ts"), undefined);
 		await pi.emit("agent_end", { type: "agent_end", messages: [{ role: "assistant", content: [{ type: "text", text: "FINAL" }] }, { role: "user", content: "x" }] }, c);
 		await pi.emit("session_shutdown", { type: "session_shutdown", reason: "quit" }, c);
-		const calls = readFileSync(process.env.FAKE_LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+		const calls = loggedCalls();
 		assert.ok(!calls.some((l) => l.bridge?.verb === "query_graph" && l.bridge.session === "sess-off"));
 		const add = calls.find((l) => l.bridge?.verb === "node_add");
 		assert.deepEqual(add.bridge.params, { domain: "history", type: "session", name: "pi session sess-off: fix the refunds", content: "FINAL", source: "model", ref: "pi-session:sess-off" });
