@@ -239,7 +239,7 @@ func (w *worker) task(ctx context.Context, rec mailbox.Record) error {
 		lost           bool
 	)
 	t, bad := taskOf(rec)
-	if bad == nil && t.Locker != "" && !t.ExpiresAt.IsZero() && w.clock().After(t.ExpiresAt) {
+	if bad == nil && t.Locker != "" && past(t.ExpiresAt, w.clock()) {
 		// Its lease ran out before it was run (a worker that died with
 		// it, started again): the locker has handed it out again, maybe
 		// finished it — running it now would do it twice.
@@ -458,7 +458,7 @@ type task struct {
 	Locker   string // the locker that leased it ("" for a direct task.assign)
 	// LeaseMS and ExpiresAt are the locker's lease of it (lock.assigned).
 	LeaseMS   int64
-	ExpiresAt time.Time
+	ExpiresAt string
 }
 
 // taskOf reads a task from a message: body {id?, task: {template,
@@ -478,14 +478,10 @@ func taskOf(rec mailbox.Record) (task, error) {
 	if l, ok := m["locker"].(string); ok {
 		t.Locker = strings.TrimPrefix(l, "run:")
 	}
-	if n, ok := m["lease_ms"].(json.Number); ok {
-		t.LeaseMS, _ = n.Int64()
-	} else if f, ok := m["lease_ms"].(float64); ok {
-		t.LeaseMS = int64(f)
+	if n, ok := msOf(m["lease_ms"]); ok {
+		t.LeaseMS = int64(n)
 	}
-	if s, ok := m["expires_at"].(string); ok {
-		t.ExpiresAt, _ = time.Parse(time.RFC3339Nano, s)
-	}
+	t.ExpiresAt, _ = m["expires_at"].(string)
 	if inner, ok := m["task"].(map[string]any); ok {
 		m = inner
 	} else if s, ok := m["task"].(string); ok {
